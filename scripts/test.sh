@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# scripts/test.sh [CARGO TEST ARGS...]: all checks and tests, stopping at the
+# first failure: rustfmt, clippy (warnings are errors), cargo test.
+# Extra arguments go to `cargo test` (e.g. `scripts/test.sh fragment`).
+#
+# Tests get AGENTCARD_TEST_PG_URL, a PostgreSQL server where they may create
+# databases (see scripts/lib/postgres.sh for how it is found): the harness
+# creates a fresh database per run and drops it. Afterwards this script drops
+# leftover agentcard_test_* databases that nobody is connected to.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/lib/postgres.sh
+source scripts/lib/postgres.sh
+
+agentcard_find_postgres
+export AGENTCARD_TEST_PG_URL="$AGENTCARD_PG_URL"
+
+# In CI, don't leave behind a private cluster this run started.
+if [[ -n ${CI:-} ]]; then
+	trap 'agentcard_stop_private_postgres >/dev/null 2>&1 || true' EXIT
+fi
+
+locked=()
+[[ -f Cargo.lock ]] && locked=(--locked)
+
+step() {
+	printf '\n==> %s\n' "$*" >&2
+}
+
+drop_leftover_test_databases() {
+	# No ON_ERROR_STOP: a database someone connected to meanwhile fails to
+	# drop (DROP DATABASE without FORCE refuses) and the others still go.
+	if ! PGCONNECT_TIMEOUT=10 psql -X -w -q -d "$AGENTCARD_PG_URL" <<'SQL'; then
+SELECT format('DROP DATABASE IF EXISTS %I', d.datname)
+FROM pg_database d
+WHERE d.datname LIKE 'agentcard\_test\_%'
+  AND NOT EXISTS (SELECT FROM pg_stat_activity a WHERE a.datname = d.datname) \gexec
+SQL
+		echo "agentcard: warning: could not drop leftover test databases" >&2
+	fi
+}
+
+step "cargo fmt --all -- --check"
+cargo fmt --all -- --check
+
+step "cargo clippy --all-targets${locked[*]:+ ${locked[*]}} -- -D warnings"
+cargo clippy --all-targets "${locked[@]}" -- -D warnings
+
+step "cargo test --all-targets${locked[*]:+ ${locked[*]}}${*:+ $*}"
+status=0
+cargo test --all-targets "${locked[@]}" "$@" || status=$?
+
+# Quietly, so that cargo test's summary stays the last thing printed.
+drop_leftover_test_databases
+
+exit "$status"

@@ -1,0 +1,51 @@
+//! `agentcard admin`: what service.md reserves to the console, from a shell. Each command
+//! returns one JSON object (printed by `main`), or an error for stderr and a non-zero exit.
+
+mod orgs;
+
+use clap::Subcommand;
+use serde_json::Value;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("not found: {0}")]
+    NotFound(String),
+    #[error("database: {0}")]
+    Database(#[from] postgres::Error),
+}
+
+impl From<crate::domain::Invalid> for AdminError {
+    fn from(invalid: crate::domain::Invalid) -> Self {
+        AdminError::Invalid(invalid.to_string())
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Organisations.
+    Org {
+        #[command(subcommand)]
+        command: orgs::OrgCommand,
+    },
+    /// Management tokens (owners only in the console).
+    Token {
+        #[command(subcommand)]
+        command: orgs::TokenCommand,
+    },
+}
+
+/// Runs one command against the database at `database_url`.
+pub fn run(command: AdminCommand, database_url: &str) -> Result<Value, AdminError> {
+    let mut db = crate::db::connect(database_url)?;
+    match command {
+        AdminCommand::Org { command } => orgs::run_org(&mut db, command),
+        AdminCommand::Token { command } => orgs::run_token(&mut db, command, &service_prefix()),
+    }
+}
+
+/// The service prefix, as `serve` reads it (`AGENTCARD_PREFIX`, default `svc`).
+fn service_prefix() -> String {
+    std::env::var("AGENTCARD_PREFIX").unwrap_or_else(|_| "svc".into())
+}

@@ -1,0 +1,186 @@
+//! The management API `/v1`: the pipeline every request goes through, in the contract's order
+//! of checks, and the dispatch to one handler per operation.
+//!
+//! Order: (1) token and limits (`401`, `429`); route (`404`, `405`); (2) body: media type,
+//! size, JSON syntax, duplicate and unknown members (`400`), then shape (`422`); (3) the object
+//! named in the path (`404`); (4) checks on stored data. Steps 2b–4 live in the handlers, which
+//! write nothing before every check has passed.
+
+mod me;
+
+use crate::app::App;
+use crate::auth::{self, Presented};
+use crate::db::{self, orgs::TokenOwner, Conn};
+use crate::error::{ApiError, BODY_LIMIT, RETRY_AFTER_SECONDS};
+use crate::http::{Body, Request, Response};
+use crate::limits::{Counter, POLICY_HEADER};
+use crate::router::{self, Matched, Op};
+use crate::wire;
+use serde_json::Value;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+/// A handler's success: status and JSON body.
+pub struct Reply {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Reply {
+    pub fn ok(body: Value) -> Reply {
+        Reply { status: 200, body }
+    }
+    pub fn created(body: Value) -> Reply {
+        Reply { status: 201, body }
+    }
+}
+
+/// What a handler works with: the caller's organisation and a database connection.
+pub struct Ctx<'a> {
+    pub app: &'a App,
+    pub owner: TokenOwner,
+    pub db: Conn,
+}
+
+/// Answers one `/v1` request. Runs the whole pipeline on the blocking pool, since it reads the
+/// database; the calling coroutine only waits.
+pub fn handle(app: &Arc<App>, request: Request) -> Response {
+    let client_ip = app.client_ip(&request);
+    let app_for_job = Arc::clone(app);
+    let outcome = app
+        .blocking
+        .run(move || process(&app_for_job, &request, client_ip))
+        .unwrap_or_else(|error| Err(ApiError::Internal(error.to_string())));
+    respond(app, outcome)
+}
+
+/// The `404` of `/v1` paths on hosts that do not serve the management API.
+pub fn not_served(app: &App) -> Response {
+    respond(app, Err(ApiError::NotFound))
+}
+
+fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, ApiError> {
+    let (owner, db) = authenticate(app, request, client_ip)?;
+    let is_write = matches!(request.method.as_str(), "PUT" | "POST" | "DELETE");
+    let token = owner.token_id.clone();
+    let charged = if is_write {
+        app.limiter
+            .try_charge(&[Counter::Token(token.clone()), Counter::TokenWrites(token)])
+    } else {
+        app.limiter.try_charge(&[Counter::Token(token)])
+    };
+    if !charged {
+        return Err(ApiError::RateLimited);
+    }
+    app.token_use.touch(&owner.token_id);
+    let matched = router::route(&request.method, &request.path)?;
+    let body = if is_write {
+        Some(read_body(request)?)
+    } else {
+        None
+    };
+    let mut ctx = Ctx { app, owner, db };
+    dispatch(&mut ctx, &matched, body)
+}
+
+/// Step 1: the bearer token, checked against the database on every call, with the per-IP
+/// limits on failed authentications and on requests presenting a well-formed token.
+fn authenticate(app: &App, request: &Request, ip: IpAddr) -> Result<(TokenOwner, Conn), ApiError> {
+    if !app.limiter.has_room(&[Counter::FailedAuth(ip)]) {
+        return Err(ApiError::RateLimited);
+    }
+    let presented = auth::presented_token(request, &app.config.prefix);
+    let Presented::WellFormed(token) = presented else {
+        app.limiter.charge(Counter::FailedAuth(ip));
+        return Err(auth::refusal(&presented));
+    };
+    if !app.limiter.try_charge(&[Counter::IpWithToken(ip)]) {
+        return Err(ApiError::RateLimited);
+    }
+    let mut db = app.pool.get()?;
+    match db::orgs::live_token_owner(&mut *db, &auth::hash(token))? {
+        Some(owner) => Ok((owner, db)),
+        None => {
+            app.limiter.charge(Counter::FailedAuth(ip));
+            Err(ApiError::InvalidToken)
+        }
+    }
+}
+
+/// Step 2a: media type, raw size (a byte order mark included), then the strict JSON parse.
+fn read_body(request: &Request) -> Result<Value, ApiError> {
+    let is_json = request
+        .header("content-type")
+        .is_some_and(is_json_media_type);
+    if !is_json {
+        return Err(ApiError::UnsupportedMediaType);
+    }
+    match &request.body {
+        Body::TooLarge => Err(ApiError::BodyTooLarge),
+        Body::Bytes(bytes) if bytes.len() > BODY_LIMIT => Err(ApiError::BodyTooLarge),
+        Body::Bytes(bytes) => wire::parse_body(bytes),
+    }
+}
+
+/// `application/json`, parameters such as `charset` allowed, case-insensitive.
+pub fn is_json_media_type(value: &str) -> bool {
+    let media_type = value.split(';').next().unwrap_or("").trim();
+    media_type.eq_ignore_ascii_case("application/json")
+}
+
+fn dispatch(ctx: &mut Ctx, matched: &Matched, body: Option<Value>) -> Result<Reply, ApiError> {
+    let _body = body.unwrap_or(Value::Null);
+    match matched.op {
+        Op::GetMe => me::get_me(ctx),
+        _ => Err(ApiError::NotFound),
+    }
+}
+
+/// Encodes an outcome with the headers every management response carries.
+fn respond(app: &App, outcome: Result<Reply, ApiError>) -> Response {
+    let (status, body, error) = match outcome {
+        Ok(reply) => (reply.status, reply.body, None),
+        Err(error) => {
+            if let ApiError::Internal(cause) = &error {
+                log::error!("management request failed: {cause}");
+            }
+            (error.status(), error.to_json(), Some(error))
+        }
+    };
+    let mut response = Response::json(status, &body)
+        .header("Cache-Control", "private, no-store")
+        .header("RateLimit-Policy", POLICY_HEADER);
+    match error {
+        Some(ApiError::MissingToken | ApiError::InvalidToken) => {
+            let realm = format!("Bearer realm=\"{}\"", app.config.prefix);
+            response = response.header("WWW-Authenticate", realm);
+        }
+        Some(ApiError::RateLimited) => {
+            response = response.header("Retry-After", RETRY_AFTER_SECONDS.to_string());
+        }
+        Some(ApiError::MethodNotAllowed { allow }) => response = response.header("Allow", allow),
+        _ => {}
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_json_media_type;
+
+    #[test]
+    fn json_media_type_accepts_parameters_and_case() {
+        let cases = [
+            ("application/json", true),
+            ("application/json; charset=utf-8", true),
+            ("Application/JSON;charset=UTF-8", true),
+            ("text/json", false),
+            ("application/jsonx", false),
+            ("application/x-www-form-urlencoded", false),
+            ("", false),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(is_json_media_type(value), expected, "{value}");
+        }
+    }
+}

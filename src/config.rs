@@ -1,0 +1,210 @@
+//! Typed configuration, read from the environment once and validated at start.
+//!
+//! Every variable is listed in README.md. A bad value stops the process with a message naming
+//! the variable, rather than serving with a silently different setting.
+
+use ipnet::IpNet;
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+#[error("{var}: {message}")]
+pub struct ConfigError {
+    pub var: &'static str,
+    pub message: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub database_url: String,
+    pub listen: SocketAddr,
+    /// Host names, lowercase, without port. `None` base host: every other host is the base.
+    pub base_host: Option<String>,
+    pub console_host: Option<String>,
+    pub legacy_host: Option<String>,
+    /// The service prefix written `svc` in the contract (`svc_mgmt_`, `svc_live_`, realm).
+    pub prefix: String,
+    /// Period of the full fragment-cache refresh.
+    pub refresh: Duration,
+    pub client_ip_header: Option<String>,
+    pub trusted_proxies: Vec<IpNet>,
+    /// Deadline for receiving one whole request (head and body) once its first byte arrived.
+    pub request_timeout: Duration,
+    /// How long a keep-alive connection may sit idle between requests.
+    pub idle_timeout: Duration,
+    pub db_pool_size: u32,
+    /// Coroutine worker threads; one per core by default.
+    pub workers: usize,
+}
+
+impl Config {
+    /// Reads every variable; `DATABASE_URL` is required.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
+    }
+
+    /// Builds the configuration from any variable source (tests pass a map).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let database_url = get("DATABASE_URL").ok_or(ConfigError {
+            var: "DATABASE_URL",
+            message: "required (a PostgreSQL connection string)".into(),
+        })?;
+        Ok(Config {
+            database_url,
+            listen: parse_var(&get, "AGENTCARD_LISTEN", "127.0.0.1:8080")?,
+            base_host: get("AGENTCARD_BASE_HOST").map(|h| normalize_host(&h)),
+            console_host: get("AGENTCARD_CONSOLE_HOST").map(|h| normalize_host(&h)),
+            legacy_host: get("AGENTCARD_LEGACY_HOST").map(|h| normalize_host(&h)),
+            prefix: parse_prefix(get("AGENTCARD_PREFIX"))?,
+            refresh: Duration::from_millis(parse_var(&get, "AGENTCARD_REFRESH_MS", "1000")?),
+            client_ip_header: get("AGENTCARD_CLIENT_IP_HEADER").map(|h| h.to_ascii_lowercase()),
+            trusted_proxies: parse_proxies(get("AGENTCARD_TRUSTED_PROXIES"))?,
+            request_timeout: Duration::from_millis(parse_var(
+                &get,
+                "AGENTCARD_REQUEST_TIMEOUT_MS",
+                "10000",
+            )?),
+            idle_timeout: Duration::from_millis(parse_var(
+                &get,
+                "AGENTCARD_IDLE_TIMEOUT_MS",
+                "60000",
+            )?),
+            db_pool_size: parse_var(&get, "AGENTCARD_DB_POOL", "16")?,
+            workers: match get("AGENTCARD_WORKERS") {
+                Some(v) => parse_value("AGENTCARD_WORKERS", &v)?,
+                None => std::thread::available_parallelism().map_or(2, |n| n.get()),
+            },
+        })
+    }
+
+    /// Is the socket peer allowed to tell us the client address through a header?
+    pub fn is_trusted_proxy(&self, ip: IpAddr) -> bool {
+        self.trusted_proxies.iter().any(|net| net.contains(&ip))
+    }
+}
+
+/// Lowercases a host and drops its port, as `Host` header matching ignores the port.
+pub fn normalize_host(host: &str) -> String {
+    let host = host.trim();
+    let without_port = if host.starts_with('[') {
+        host.split_inclusive(']').next().unwrap_or(host)
+    } else {
+        match host.split_once(':') {
+            Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+            _ => host,
+        }
+    };
+    without_port.to_ascii_lowercase()
+}
+
+fn parse_var<T: std::str::FromStr>(
+    get: &impl Fn(&str) -> Option<String>,
+    var: &'static str,
+    default: &str,
+) -> Result<T, ConfigError> {
+    parse_value(var, &get(var).unwrap_or_else(|| default.to_string()))
+}
+
+fn parse_value<T: std::str::FromStr>(var: &'static str, value: &str) -> Result<T, ConfigError> {
+    value.trim().parse().map_err(|_| ConfigError {
+        var,
+        message: format!("cannot parse {value:?}"),
+    })
+}
+
+fn parse_prefix(value: Option<String>) -> Result<String, ConfigError> {
+    let prefix = value.unwrap_or_else(|| "svc".into());
+    let valid = !prefix.is_empty()
+        && prefix.len() <= 16
+        && prefix
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    if valid {
+        Ok(prefix)
+    } else {
+        Err(ConfigError {
+            var: "AGENTCARD_PREFIX",
+            message: "1 to 16 characters of a-z 0-9".into(),
+        })
+    }
+}
+
+fn parse_proxies(value: Option<String>) -> Result<Vec<IpNet>, ConfigError> {
+    let Some(value) = value else {
+        return Ok(Vec::new());
+    };
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|cidr| {
+            cidr.parse::<IpNet>()
+                .or_else(|_| cidr.parse::<IpAddr>().map(IpNet::from))
+                .map_err(|_| ConfigError {
+                    var: "AGENTCARD_TRUSTED_PROXIES",
+                    message: format!("{cidr:?} is not an address or CIDR block"),
+                })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn defaults_follow_the_decisions() {
+        let c = config(&[("DATABASE_URL", "postgres://x")]).unwrap();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!(c.prefix, "svc");
+        assert_eq!(c.refresh, Duration::from_millis(1000));
+        assert!(c.base_host.is_none() && c.client_ip_header.is_none());
+    }
+
+    #[test]
+    fn bad_values_name_their_variable() {
+        let cases = [
+            (vec![], "DATABASE_URL"),
+            (vec![("AGENTCARD_LISTEN", "nowhere")], "AGENTCARD_LISTEN"),
+            (vec![("AGENTCARD_PREFIX", "Svc!")], "AGENTCARD_PREFIX"),
+            (
+                vec![("AGENTCARD_TRUSTED_PROXIES", "10.0.0.0/99")],
+                "AGENTCARD_TRUSTED_PROXIES",
+            ),
+        ];
+        for (mut vars, var) in cases {
+            if var != "DATABASE_URL" {
+                vars.push(("DATABASE_URL", "postgres://x"));
+            }
+            assert_eq!(config(&vars).unwrap_err().var, var);
+        }
+    }
+
+    #[test]
+    fn hosts_are_matched_without_port_and_case() {
+        assert_eq!(normalize_host("API.Example.com:8443"), "api.example.com");
+        assert_eq!(normalize_host("example.com"), "example.com");
+        assert_eq!(normalize_host("[::1]:80"), "[::1]");
+    }
+
+    #[test]
+    fn trusted_proxies_accept_blocks_and_addresses() {
+        let c = config(&[
+            ("DATABASE_URL", "postgres://x"),
+            ("AGENTCARD_TRUSTED_PROXIES", "127.0.0.0/8, 10.1.2.3"),
+        ])
+        .unwrap();
+        assert!(c.is_trusted_proxy("127.9.9.9".parse().unwrap()));
+        assert!(c.is_trusted_proxy("10.1.2.3".parse().unwrap()));
+        assert!(!c.is_trusted_proxy("10.1.2.4".parse().unwrap()));
+    }
+}

@@ -1,0 +1,224 @@
+//! `GET /contact` (an HTML form) and `POST /contact` (form-urlencoded or JSON: name, email,
+//! message). Messages are validated, stored, and limited per client IP against spam.
+//! A JSON request gets JSON answers in the management error shape; a form gets HTML pages.
+
+use crate::api::is_json_media_type;
+use crate::app::App;
+use crate::error::ApiError;
+use crate::http::{Body, Request, Response, ResponseBody};
+use crate::limits::Counter;
+use crate::wire;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+const NAME_MAX: usize = 200;
+const EMAIL_MAX: usize = 254;
+const MESSAGE_MAX: usize = 5000;
+
+const FORM_PAGE: &str = r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Contact agentcard</title></head>
+<body><main><h1>Contact us</h1>
+<form method="post" action="/contact">
+<p><label>Name <input name="name" required maxlength="200"></label></p>
+<p><label>Email <input name="email" type="email" required maxlength="254"></label></p>
+<p><label>Message <textarea name="message" required maxlength="5000"></textarea></label></p>
+<p><button type="submit">Send</button></p>
+</form></main></body></html>
+"#;
+
+/// A validated message.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ContactMessage {
+    pub name: String,
+    pub email: String,
+    pub message: String,
+}
+
+pub fn handle(app: &Arc<App>, request: Request) -> Response {
+    match request.method.as_str() {
+        "GET" | "HEAD" => html(200, FORM_PAGE.to_string()),
+        "POST" => post(app, request),
+        _ => crate::http::error_response(405, "method_not_allowed", "method not allowed")
+            .header("Allow", "GET, HEAD, POST"),
+    }
+}
+
+fn post(app: &Arc<App>, request: Request) -> Response {
+    let wants_json = request
+        .header("content-type")
+        .is_some_and(is_json_media_type);
+    let client_ip = app.client_ip(&request);
+    let outcome = parse(&request).and_then(|message| {
+        if !app.limiter.try_charge(&[Counter::Contact(client_ip)]) {
+            return Err(ApiError::RateLimited);
+        }
+        let pool = app.pool.clone();
+        app.blocking
+            .run(move || -> Result<(), ApiError> {
+                let mut db = pool.get()?;
+                crate::db::contact::store(&mut *db, &message, &client_ip.to_string())?;
+                Ok(())
+            })
+            .unwrap_or_else(|e| Err(ApiError::Internal(e.to_string())))
+    });
+    match (outcome, wants_json) {
+        (Ok(()), true) => Response::json(201, &json!({"status": "received"})),
+        (Ok(()), false) => html(201, page("Thank you", "Your message was received.")),
+        (Err(error), true) => Response::json(error.status(), &error.to_json()),
+        (Err(error), false) => html(error.status(), page("Message not sent", &error.message())),
+    }
+    .header("Cache-Control", "no-store")
+}
+
+fn parse(request: &Request) -> Result<ContactMessage, ApiError> {
+    let Body::Bytes(bytes) = &request.body else {
+        return Err(ApiError::BodyTooLarge);
+    };
+    let content_type = request.header("content-type").unwrap_or("");
+    let fields: Value = if is_json_media_type(content_type) {
+        wire::parse_body(bytes)?
+    } else if is_form(content_type) {
+        let pairs = url::form_urlencoded::parse(bytes).into_owned();
+        Value::Object(pairs.map(|(k, v)| (k, Value::String(v))).collect())
+    } else {
+        return Err(ApiError::UnsupportedMediaType);
+    };
+    validate(wire::as_object(&fields)?)
+}
+
+fn is_form(content_type: &str) -> bool {
+    let media_type = content_type.split(';').next().unwrap_or("").trim();
+    media_type.eq_ignore_ascii_case("application/x-www-form-urlencoded")
+}
+
+fn validate(fields: &wire::Object) -> Result<ContactMessage, ApiError> {
+    wire::deny_unknown(fields, &["name", "email", "message"], "")?;
+    let name = bounded(
+        wire::required_str(fields, "name", "name")?,
+        "name",
+        NAME_MAX,
+    )?;
+    let email = bounded(
+        wire::required_str(fields, "email", "email")?,
+        "email",
+        EMAIL_MAX,
+    )?;
+    if !looks_like_email(&email) {
+        return Err(ApiError::validation(
+            "email",
+            "enter an email address such as name@example.com",
+        ));
+    }
+    let message = bounded(
+        wire::required_str(fields, "message", "message")?,
+        "message",
+        MESSAGE_MAX,
+    )?;
+    Ok(ContactMessage {
+        name,
+        email,
+        message,
+    })
+}
+
+fn bounded(value: &str, field: &str, max: usize) -> Result<String, ApiError> {
+    let value = value.trim();
+    if value.is_empty() || value.chars().count() > max {
+        return Err(ApiError::validation(
+            field,
+            format!("{field} must be 1 to {max} characters"),
+        ));
+    }
+    Ok(value.to_string())
+}
+
+/// One `@` with text on both sides, a dot in the domain, no spaces: a typo guard, not RFC 5322.
+fn looks_like_email(email: &str) -> bool {
+    match email.split_once('@') {
+        Some((local, domain)) => {
+            !local.is_empty()
+                && !domain.contains('@')
+                && domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+                && !email.chars().any(char::is_whitespace)
+        }
+        None => false,
+    }
+}
+
+fn page(title: &str, text: &str) -> String {
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title></head>\n<body><main><h1>{t}</h1><p>{x}</p><p><a href=\"/contact\">Back</a></p></main></body></html>\n",
+        t = escape_html(title),
+        x = escape_html(text)
+    )
+}
+
+fn html(status: u16, body: String) -> Response {
+    Response::new(status)
+        .header("Content-Type", "text/html; charset=UTF-8")
+        .body(ResponseBody::Owned(body.into_bytes()))
+}
+
+/// Escapes the five characters that matter in HTML text and attribute values.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contact_fields_are_validated() {
+        let ok = json!({"name": " Ann ", "email": "ann@example.com", "message": "Hello"});
+        let cases = [
+            (ok.clone(), Ok(())),
+            (
+                json!({"name": "A", "email": "no-at-sign", "message": "x"}),
+                Err("email"),
+            ),
+            (
+                json!({"name": "", "email": "a@b.co", "message": "x"}),
+                Err("name"),
+            ),
+            (json!({"name": "A", "email": "a@b.co"}), Err("message")),
+            (
+                json!({"name": "A", "email": "a@b.co", "message": "x".repeat(5001)}),
+                Err("message"),
+            ),
+            (
+                json!({"name": "A", "email": "a@b.co", "message": "x", "extra": 1}),
+                Err("extra"),
+            ),
+        ];
+        for (input, expected) in cases {
+            let got = validate(input.as_object().unwrap())
+                .map(|_| ())
+                .map_err(|e| e.to_json()["error"]["field"].as_str().unwrap().to_string());
+            assert_eq!(got, expected.map_err(str::to_string), "{input}");
+        }
+        let message = validate(ok.as_object().unwrap()).unwrap();
+        assert_eq!(message.name, "Ann");
+    }
+
+    #[test]
+    fn html_escaping_covers_markup_characters() {
+        assert_eq!(
+            escape_html("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+}

@@ -1,0 +1,74 @@
+//! Applies the numbered files of `sql/` in order, once each, recorded in
+//! `schema_migrations`. An advisory lock keeps two starting instances from racing.
+
+use postgres::Client;
+
+/// Every migration, in order. A unit test checks this list against the files of `sql/`.
+const MIGRATIONS: &[(i32, &str, &str)] = &[(
+    1,
+    "001_schema.sql",
+    include_str!("../../sql/001_schema.sql"),
+)];
+
+/// Arbitrary constant naming our advisory lock.
+const LOCK_KEY: i64 = 0x6167_656e_7463_6172;
+
+/// Applies what is missing; returns the names of the migrations applied now.
+pub fn run(client: &mut Client) -> Result<Vec<&'static str>, postgres::Error> {
+    client.batch_execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+             version integer PRIMARY KEY,
+             name text NOT NULL,
+             applied_at timestamptz NOT NULL DEFAULT now())",
+    )?;
+    client.execute("SELECT pg_advisory_lock($1)", &[&LOCK_KEY])?;
+    let applied = apply_missing(client);
+    client.execute("SELECT pg_advisory_unlock($1)", &[&LOCK_KEY])?;
+    applied
+}
+
+fn apply_missing(client: &mut Client) -> Result<Vec<&'static str>, postgres::Error> {
+    let mut applied = Vec::new();
+    for &(version, name, sql) in MIGRATIONS {
+        let done = client
+            .query_opt(
+                "SELECT 1 FROM schema_migrations WHERE version = $1",
+                &[&version],
+            )?
+            .is_some();
+        if done {
+            continue;
+        }
+        let mut tx = client.transaction()?;
+        tx.batch_execute(sql)?;
+        tx.execute(
+            "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
+            &[&version, &name],
+        )?;
+        tx.commit()?;
+        applied.push(name);
+    }
+    Ok(applied)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MIGRATIONS;
+
+    #[test]
+    fn every_sql_file_is_listed_in_order() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/sql");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".sql"))
+            .collect();
+        files.sort();
+        let listed: Vec<&str> = MIGRATIONS.iter().map(|m| m.1).collect();
+        assert_eq!(files, listed);
+        for (index, migration) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(migration.0 as usize, index + 1);
+            assert!(migration.1.starts_with(&format!("{:03}_", index + 1)));
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! The data-access layer: the connection pool, migrations, and every query of the service.
+//! SQL lives here and in `sql/`, nowhere else. Functions take a `GenericClient` so that the
+//! same query runs alone or inside a transaction.
+
+pub mod contact;
+pub mod migrate;
+pub mod orgs;
+
+use postgres::NoTls;
+use r2d2_postgres::PostgresConnectionManager;
+use std::str::FromStr;
+use std::time::Duration;
+
+pub type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
+pub type Conn = r2d2::PooledConnection<PostgresConnectionManager<NoTls>>;
+
+/// How long a query may run before Postgres cancels it: a slow database answers
+/// `500 internal` promptly instead of holding a management request forever.
+const STATEMENT_TIMEOUT_MS: u64 = 5_000;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Connection settings with the timeouts every connection of the service carries.
+pub fn pg_config(database_url: &str) -> Result<postgres::Config, postgres::Error> {
+    let mut config = postgres::Config::from_str(database_url)?;
+    config.connect_timeout(CONNECT_TIMEOUT);
+    config.keepalives_idle(Duration::from_secs(30));
+    config.options(&format!("-c statement_timeout={STATEMENT_TIMEOUT_MS}"));
+    config.application_name("agentcard");
+    Ok(config)
+}
+
+/// A pool that does not require the database to be up at start: connections are made on
+/// demand, and checkout gives up after a short wait so callers fail fast when it is down.
+pub fn pool(database_url: &str, size: u32) -> Result<Pool, postgres::Error> {
+    let manager = PostgresConnectionManager::new(pg_config(database_url)?, NoTls);
+    Ok(r2d2::Pool::builder()
+        .max_size(size)
+        .min_idle(Some(0))
+        .connection_timeout(Duration::from_secs(3))
+        .test_on_check_out(true)
+        .build_unchecked(manager))
+}
+
+/// One connection outside the pool (CLI commands, migrations, listeners).
+pub fn connect(database_url: &str) -> Result<postgres::Client, postgres::Error> {
+    pg_config(database_url)?.connect(NoTls)
+}
+
+/// Is this error a unique-constraint violation (a concurrent writer got there first)?
+pub fn is_unique_violation(error: &postgres::Error) -> bool {
+    error.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION)
+}

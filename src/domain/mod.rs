@@ -1,0 +1,73 @@
+//! Domain values of agentcard: every value a client can send (domains,
+//! fragment references, route paths, names, key/values) is parsed here into a
+//! type that can only hold a valid value, so the rest of the service never
+//! re-checks input. A refusal is an [`Invalid`] naming the field at fault, in
+//! words a console user can act on. Nothing here does I/O or panics.
+
+use std::fmt;
+
+pub mod domain_name;
+pub mod fragment_ref;
+pub mod key_values;
+pub mod path;
+mod percent;
+pub mod values;
+
+pub use domain_name::Domain;
+pub use fragment_ref::FragmentRef;
+pub use key_values::KeyValues;
+pub use path::{canonical_page_path, CanonicalPath, MatchMode};
+pub use values::{CardStatus, Description, FragmentName, FragmentStatus, KeyName, Lang, SiteName};
+
+/// A refused value: `field` is the JSON member (or path parameter) at fault, as the API reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid {
+    pub field: String,
+    pub message: String,
+}
+
+impl Invalid {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Invalid {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Invalid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+// Lets callers use `?` into `Box<dyn Error>` or error enums with `#[from]`.
+impl std::error::Error for Invalid {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(field: &str, message: &str, expected: &str) {
+        assert_eq!(Invalid::new(field, message).to_string(), expected);
+    }
+
+    #[test]
+    fn display_is_field_colon_message() {
+        let cases = [
+            ("domain", "must not be empty", "domain: must not be empty"),
+            ("routes[3].ref", "bad", "routes[3].ref: bad"),
+            ("", "", ": "),
+        ];
+        for (field, message, expected) in cases {
+            check(field, message, expected);
+        }
+    }
+
+    #[test]
+    fn new_keeps_both_parts() {
+        let invalid = Invalid::new(String::from("name"), "too long");
+        assert_eq!(invalid.field, "name");
+        assert_eq!(invalid.message, "too long");
+    }
+}

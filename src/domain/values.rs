@@ -1,0 +1,367 @@
+//! Small validated values of the API: languages, statuses, names and
+//! descriptions. Each has one `parse` so the accepted spellings and lengths
+//! are decided here, not in each handler. Lengths count characters, not
+//! bytes, because that is what the user typing a name counts.
+
+use std::fmt;
+
+use super::Invalid;
+
+/// Language of a card or fragment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Lang {
+    #[default]
+    Fr,
+    En,
+    De,
+    Es,
+    It,
+}
+
+impl Lang {
+    pub const ALL: [Lang; 5] = [Lang::Fr, Lang::En, Lang::De, Lang::Es, Lang::It];
+
+    /// Accepts exactly a lowercase code (`fr`, `en`, `de`, `es`, `it`), untrimmed.
+    pub fn parse(input: &str, field: &str) -> Result<Lang, Invalid> {
+        Lang::ALL
+            .into_iter()
+            .find(|lang| lang.as_str() == input)
+            .ok_or_else(|| Invalid::new(field, "language must be one of fr, en, de, es, it"))
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Lang::Fr => "fr",
+            Lang::En => "en",
+            Lang::De => "de",
+            Lang::Es => "es",
+            Lang::It => "it",
+        }
+    }
+}
+
+impl fmt::Display for Lang {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whether a fragment is served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FragmentStatus {
+    Active,
+    Paused,
+}
+
+impl FragmentStatus {
+    const ALL: [FragmentStatus; 2] = [FragmentStatus::Active, FragmentStatus::Paused];
+
+    /// Accepts exactly `active` or `paused`; field `"status"` on refusal.
+    pub fn parse(input: &str) -> Result<FragmentStatus, Invalid> {
+        FragmentStatus::ALL
+            .into_iter()
+            .find(|status| status.as_str() == input)
+            .ok_or_else(|| Invalid::new("status", "status must be \"active\" or \"paused\""))
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FragmentStatus::Active => "active",
+            FragmentStatus::Paused => "paused",
+        }
+    }
+}
+
+impl fmt::Display for FragmentStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Life cycle of a card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CardStatus {
+    Draft,
+    Active,
+    Archived,
+}
+
+impl CardStatus {
+    const ALL: [CardStatus; 3] = [CardStatus::Draft, CardStatus::Active, CardStatus::Archived];
+
+    /// Accepts exactly `draft`, `active` or `archived`; field `"status"` on refusal.
+    pub fn parse(input: &str) -> Result<CardStatus, Invalid> {
+        CardStatus::ALL
+            .into_iter()
+            .find(|status| status.as_str() == input)
+            .ok_or_else(|| {
+                Invalid::new(
+                    "status",
+                    "status must be \"draft\", \"active\" or \"archived\"",
+                )
+            })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CardStatus::Draft => "draft",
+            CardStatus::Active => "active",
+            CardStatus::Archived => "archived",
+        }
+    }
+}
+
+impl fmt::Display for CardStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Trims `input` and checks its length in characters is within `min..=max`.
+fn trimmed_within(input: &str, min: usize, max: usize) -> Option<&str> {
+    let trimmed = input.trim();
+    (min..=max)
+        .contains(&trimmed.chars().count())
+        .then_some(trimmed)
+}
+
+/// The display name of a fragment: trimmed, 1 to 200 characters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FragmentName(String);
+
+impl FragmentName {
+    pub fn parse(input: &str) -> Result<FragmentName, Invalid> {
+        trimmed_within(input, 1, 200)
+            .map(|name| FragmentName(name.to_owned()))
+            .ok_or_else(|| {
+                Invalid::new(
+                    "name",
+                    "name must be 1 to 200 characters (spaces around it do not count)",
+                )
+            })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl fmt::Display for FragmentName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A free-text description: at most 2000 characters; blank means none.
+#[derive(Debug)]
+pub struct Description;
+
+impl Description {
+    pub fn parse(input: &str) -> Result<Option<String>, Invalid> {
+        let text = trimmed_within(input, 0, 2000).ok_or_else(|| {
+            Invalid::new("description", "description must be at most 2000 characters")
+        })?;
+        Ok((!text.is_empty()).then(|| text.to_owned()))
+    }
+}
+
+/// A site's display name: trimmed, 0 to 200 characters (`""` clears it).
+#[derive(Debug)]
+pub struct SiteName;
+
+impl SiteName {
+    pub fn parse(input: &str) -> Result<String, Invalid> {
+        trimmed_within(input, 0, 200)
+            .map(str::to_owned)
+            .ok_or_else(|| Invalid::new("name", "name must be at most 200 characters"))
+    }
+}
+
+/// An API key's label: trimmed, at most 100 characters.
+#[derive(Debug)]
+pub struct KeyName;
+
+impl KeyName {
+    pub fn parse(input: &str) -> Result<String, Invalid> {
+        trimmed_within(input, 0, 100)
+            .map(str::to_owned)
+            .ok_or_else(|| Invalid::new("name", "name must be at most 100 characters"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The accepted value, or the refusal's field and message.
+    type Expected<'a, T> = Result<T, (&'a str, &'a str)>;
+
+    fn check<T: PartialEq + fmt::Debug>(
+        input: &str,
+        got: Result<T, Invalid>,
+        expected: Expected<T>,
+    ) {
+        let expected = expected.map_err(|(field, message)| Invalid::new(field, message));
+        assert_eq!(got, expected, "{input:?}");
+    }
+
+    const LANG: &str = "language must be one of fr, en, de, es, it";
+
+    #[test]
+    fn parses_langs() {
+        let cases = [
+            ("fr", Ok(Lang::Fr)),
+            ("en", Ok(Lang::En)),
+            ("de", Ok(Lang::De)),
+            ("es", Ok(Lang::Es)),
+            ("it", Ok(Lang::It)),
+            ("FR", Err(("lang", LANG))),
+            (" fr", Err(("lang", LANG))),
+            ("fr ", Err(("lang", LANG))),
+            ("pt", Err(("lang", LANG))),
+            ("", Err(("lang", LANG))),
+        ];
+        for (input, expected) in cases {
+            check(input, Lang::parse(input, "lang"), expected);
+        }
+    }
+
+    #[test]
+    fn lang_basics() {
+        assert_eq!(Lang::default(), Lang::Fr);
+        let codes: Vec<&str> = Lang::ALL.iter().map(|lang| lang.as_str()).collect();
+        assert_eq!(codes, ["fr", "en", "de", "es", "it"]);
+        for lang in Lang::ALL {
+            assert_eq!(Lang::parse(&lang.to_string(), "lang"), Ok(lang));
+        }
+        assert_eq!(
+            Lang::parse("xx", "cards[2].lang").map_err(|e| e.field),
+            Err("cards[2].lang".to_owned())
+        );
+    }
+
+    #[test]
+    fn parses_fragment_statuses() {
+        const MSG: &str = "status must be \"active\" or \"paused\"";
+        let cases = [
+            ("active", Ok(FragmentStatus::Active)),
+            ("paused", Ok(FragmentStatus::Paused)),
+            ("Active", Err(("status", MSG))),
+            (" paused", Err(("status", MSG))),
+            ("draft", Err(("status", MSG))),
+            ("", Err(("status", MSG))),
+        ];
+        for (input, expected) in cases {
+            check(input, FragmentStatus::parse(input), expected);
+        }
+        for status in FragmentStatus::ALL {
+            assert_eq!(FragmentStatus::parse(&status.to_string()), Ok(status));
+        }
+    }
+
+    #[test]
+    fn parses_card_statuses() {
+        const MSG: &str = "status must be \"draft\", \"active\" or \"archived\"";
+        let cases = [
+            ("draft", Ok(CardStatus::Draft)),
+            ("active", Ok(CardStatus::Active)),
+            ("archived", Ok(CardStatus::Archived)),
+            ("paused", Err(("status", MSG))),
+            ("Draft", Err(("status", MSG))),
+            ("archived ", Err(("status", MSG))),
+            ("", Err(("status", MSG))),
+        ];
+        for (input, expected) in cases {
+            check(input, CardStatus::parse(input), expected);
+        }
+        for status in CardStatus::ALL {
+            assert_eq!(CardStatus::parse(&status.to_string()), Ok(status));
+        }
+    }
+
+    #[test]
+    fn parses_fragment_names() {
+        const MSG: &str = "name must be 1 to 200 characters (spaces around it do not count)";
+        let max = "é".repeat(200);
+        let over = "é".repeat(201);
+        let padded = format!("  {max}  ");
+        let cases: Vec<(&str, Expected<&str>)> = vec![
+            ("Politics", Ok("Politics")),
+            ("  Politique  ", Ok("Politique")),
+            ("x", Ok("x")),
+            (&max, Ok(&max)),
+            (&padded, Ok(&max)),
+            (&over, Err(("name", MSG))),
+            ("", Err(("name", MSG))),
+            (" \t ", Err(("name", MSG))),
+        ];
+        for (input, expected) in cases {
+            let got = FragmentName::parse(input).map(FragmentName::into_string);
+            check(input, got, expected.map(str::to_owned));
+        }
+        let shown =
+            FragmentName::parse(" a ").map(|name| (name.as_str().to_owned(), name.to_string()));
+        assert_eq!(shown, Ok(("a".to_owned(), "a".to_owned())));
+    }
+
+    #[test]
+    fn parses_descriptions() {
+        const MSG: &str = "description must be at most 2000 characters";
+        let max = "é".repeat(2000);
+        let over = "é".repeat(2001);
+        let padded = format!(" {max} ");
+        let cases: Vec<(&str, Expected<Option<&str>>)> = vec![
+            ("", Ok(None)),
+            ("   ", Ok(None)),
+            ("  About us\n", Ok(Some("About us"))),
+            ("a  b", Ok(Some("a  b"))),
+            (&max, Ok(Some(&max))),
+            (&padded, Ok(Some(&max))),
+            (&over, Err(("description", MSG))),
+        ];
+        for (input, expected) in cases {
+            check(
+                input,
+                Description::parse(input),
+                expected.map(|text| text.map(str::to_owned)),
+            );
+        }
+    }
+
+    #[test]
+    fn parses_site_names() {
+        const MSG: &str = "name must be at most 200 characters";
+        let max = "é".repeat(200);
+        let over = "é".repeat(201);
+        let cases: Vec<(&str, Expected<&str>)> = vec![
+            ("", Ok("")),
+            ("  ", Ok("")),
+            (" Le Monde ", Ok("Le Monde")),
+            (&max, Ok(&max)),
+            (&over, Err(("name", MSG))),
+        ];
+        for (input, expected) in cases {
+            check(input, SiteName::parse(input), expected.map(str::to_owned));
+        }
+    }
+
+    #[test]
+    fn parses_key_names() {
+        const MSG: &str = "name must be at most 100 characters";
+        let max = "é".repeat(100);
+        let over = "é".repeat(101);
+        let cases: Vec<(&str, Expected<&str>)> = vec![
+            ("", Ok("")),
+            (" ci key ", Ok("ci key")),
+            (&max, Ok(&max)),
+            (&over, Err(("name", MSG))),
+        ];
+        for (input, expected) in cases {
+            check(input, KeyName::parse(input), expected.map(str::to_owned));
+        }
+    }
+}

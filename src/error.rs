@@ -1,0 +1,199 @@
+//! The one error enum of the management API and its mapping to the contract's error codes.
+//!
+//! Every handler returns `Result<_, ApiError>`; this file is the only place that knows which
+//! status, `code`, `message`, `field` and `retry_after` an error answers with. Low-level errors
+//! (database, pool) are classified here at the boundary: their cause goes to the log, the client
+//! gets the generic `internal error`.
+
+use crate::domain::Invalid;
+use serde_json::{json, Value};
+
+/// The `retry_after` value and `Retry-After` header of every `429`.
+pub const RETRY_AFTER_SECONDS: u32 = 60;
+/// Raw request body limit of the management API, in bytes.
+pub const BODY_LIMIT: usize = 262_144;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("unsupported media type")]
+    UnsupportedMediaType,
+    #[error("body too large")]
+    BodyTooLarge,
+    #[error("invalid json")]
+    InvalidJson,
+    #[error("unknown field {0}")]
+    UnknownField(String),
+    #[error("missing token")]
+    MissingToken,
+    #[error("invalid token")]
+    InvalidToken,
+    #[error("platform card")]
+    PlatformCard,
+    #[error("not found")]
+    NotFound,
+    #[error("method not allowed")]
+    MethodNotAllowed { allow: String },
+    #[error("conflict on {field}: {message}")]
+    Conflict { field: String, message: String },
+    #[error("validation of {field}: {message}")]
+    Validation { field: String, message: String },
+    #[error("rate limited")]
+    RateLimited,
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn validation(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ApiError::Validation {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    pub fn conflict(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ApiError::Conflict {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    pub fn status(&self) -> u16 {
+        match self {
+            ApiError::UnsupportedMediaType
+            | ApiError::BodyTooLarge
+            | ApiError::InvalidJson
+            | ApiError::UnknownField(_) => 400,
+            ApiError::MissingToken | ApiError::InvalidToken => 401,
+            ApiError::PlatformCard => 403,
+            ApiError::NotFound => 404,
+            ApiError::MethodNotAllowed { .. } => 405,
+            ApiError::Conflict { .. } => 409,
+            ApiError::Validation { .. } => 422,
+            ApiError::RateLimited => 429,
+            ApiError::Internal(_) => 500,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::UnsupportedMediaType => "unsupported_media_type",
+            ApiError::BodyTooLarge => "body_too_large",
+            ApiError::InvalidJson => "invalid_json",
+            ApiError::UnknownField(_) => "unknown_field",
+            ApiError::MissingToken => "missing_token",
+            ApiError::InvalidToken => "invalid_token",
+            ApiError::PlatformCard => "platform_card",
+            ApiError::NotFound => "not_found",
+            ApiError::MethodNotAllowed { .. } => "method_not_allowed",
+            ApiError::Conflict { .. } => "conflict",
+            ApiError::Validation { .. } => "validation",
+            ApiError::RateLimited => "rate_limited",
+            ApiError::Internal(_) => "internal",
+        }
+    }
+
+    /// The console wording; fixed where the contract fixes it.
+    pub fn message(&self) -> String {
+        match self {
+            ApiError::UnsupportedMediaType => {
+                "send a JSON body with Content-Type: application/json".into()
+            }
+            ApiError::BodyTooLarge => format!("request body over {BODY_LIMIT} bytes"),
+            ApiError::InvalidJson => "request body is not valid JSON".into(),
+            ApiError::UnknownField(_) => "unknown field".into(),
+            ApiError::MissingToken => {
+                "send your management token in an Authorization: Bearer header".into()
+            }
+            ApiError::InvalidToken => "invalid management token".into(),
+            ApiError::PlatformCard => "platform cards are managed by the service operator".into(),
+            ApiError::NotFound => "not found".into(),
+            ApiError::MethodNotAllowed { .. } => "method not allowed".into(),
+            ApiError::Conflict { message, .. } | ApiError::Validation { message, .. } => {
+                message.clone()
+            }
+            ApiError::RateLimited => {
+                format!("rate limited — retry after {RETRY_AFTER_SECONDS} seconds")
+            }
+            ApiError::Internal(_) => "internal error".into(),
+        }
+    }
+
+    fn field(&self) -> Option<&str> {
+        match self {
+            ApiError::UnknownField(field)
+            | ApiError::Conflict { field, .. }
+            | ApiError::Validation { field, .. } => Some(field),
+            _ => None,
+        }
+    }
+
+    /// The error object of the contract: `{"error": {code, message, field?, retry_after?}}`.
+    pub fn to_json(&self) -> Value {
+        let mut error = json!({"code": self.code(), "message": self.message()});
+        if let Some(field) = self.field() {
+            error["field"] = json!(field);
+        }
+        if matches!(self, ApiError::RateLimited) {
+            error["retry_after"] = json!(RETRY_AFTER_SECONDS);
+        }
+        json!({ "error": error })
+    }
+}
+
+impl From<Invalid> for ApiError {
+    fn from(invalid: Invalid) -> Self {
+        ApiError::Validation {
+            field: invalid.field,
+            message: invalid.message,
+        }
+    }
+}
+
+impl From<postgres::Error> for ApiError {
+    fn from(error: postgres::Error) -> Self {
+        log::error!("database error: {error}");
+        ApiError::Internal(error.to_string())
+    }
+}
+
+impl From<r2d2::Error> for ApiError {
+    fn from(error: r2d2::Error) -> Self {
+        log::error!("database pool error: {error}");
+        ApiError::Internal(error.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelope_carries_field_only_where_the_contract_puts_it() {
+        let cases: Vec<(ApiError, Value)> = vec![
+            (
+                ApiError::NotFound,
+                json!({"error": {"code": "not_found", "message": "not found"}}),
+            ),
+            (
+                ApiError::UnknownField("routes[3].x".into()),
+                json!({"error": {"code": "unknown_field", "message": "unknown field", "field": "routes[3].x"}}),
+            ),
+            (
+                ApiError::RateLimited,
+                json!({"error": {"code": "rate_limited", "message": "rate limited — retry after 60 seconds", "retry_after": 60}}),
+            ),
+            (
+                ApiError::BodyTooLarge,
+                json!({"error": {"code": "body_too_large", "message": "request body over 262144 bytes"}}),
+            ),
+            (
+                ApiError::Internal("secret cause".into()),
+                json!({"error": {"code": "internal", "message": "internal error"}}),
+            ),
+        ];
+        for (error, expected) in cases {
+            assert_eq!(error.to_json(), expected);
+        }
+    }
+}

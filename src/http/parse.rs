@@ -1,0 +1,252 @@
+//! Parsing one request from the connection buffer, with every framing rule that keeps a
+//! hostile client from crashing the server or smuggling a second request.
+
+use super::{Body, Request};
+use std::net::SocketAddr;
+
+/// Header slots given to `httparse`; more headers than this is answered `431`.
+const MAX_HEADERS: usize = 100;
+
+#[derive(Debug, Clone, Copy)]
+pub struct HttpLimits {
+    /// Most bytes of a request head (request line and headers); more is `431`.
+    pub max_head_bytes: usize,
+    /// Largest body read; a larger declared `Content-Length` becomes [`Body::TooLarge`].
+    pub max_body_bytes: usize,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            max_head_bytes: 16 * 1024,
+            max_body_bytes: crate::error::BODY_LIMIT,
+        }
+    }
+}
+
+/// A request the layer refuses before any handler sees it. The connection closes after the
+/// answer, since what follows in the stream cannot be trusted to start a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub status: u16,
+    pub code: &'static str,
+    pub message: &'static str,
+}
+
+const fn refuse(status: u16, code: &'static str, message: &'static str) -> Refusal {
+    Refusal {
+        status,
+        code,
+        message,
+    }
+}
+
+const HEAD_TOO_LARGE: Refusal = refuse(431, "header_too_large", "request header too large");
+const MALFORMED: Refusal = refuse(400, "bad_request", "malformed HTTP request");
+const BAD_LENGTH: Refusal = refuse(400, "bad_request", "invalid Content-Length");
+const CHUNKED: Refusal = refuse(
+    411,
+    "length_required",
+    "send the body with Content-Length; Transfer-Encoding is not accepted",
+);
+
+/// A parsed request plus what the connection must do afterwards.
+#[derive(Debug)]
+pub struct Parsed {
+    pub request: Request,
+    /// Bytes of the buffer this request used.
+    pub consumed: usize,
+    /// Close after answering (`Connection: close`, HTTP/1.0, or an unread body).
+    pub close: bool,
+    pub is_head: bool,
+}
+
+/// `Ok(None)`: the buffer does not hold a whole request yet.
+pub fn parse_request(
+    buf: &[u8],
+    limits: &HttpLimits,
+    peer: SocketAddr,
+) -> Result<Option<Parsed>, Refusal> {
+    let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut head = httparse::Request::new(&mut slots);
+    let head_len = match head.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) if buf.len() > limits.max_head_bytes => {
+            return Err(HEAD_TOO_LARGE)
+        }
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => return Err(HEAD_TOO_LARGE),
+        Err(_) => return Err(MALFORMED),
+    };
+    if head_len > limits.max_head_bytes {
+        return Err(HEAD_TOO_LARGE);
+    }
+    let (method, target, minor) = match (head.method, head.path, head.version) {
+        (Some(m), Some(t), Some(v)) => (m, t, v),
+        _ => return Err(MALFORMED),
+    };
+    let headers: Vec<(String, String)> = head
+        .headers
+        .iter()
+        .map(|h| {
+            (
+                h.name.to_ascii_lowercase(),
+                String::from_utf8_lossy(h.value).into_owned(),
+            )
+        })
+        .collect();
+    let framing = body_framing(&headers, limits)?;
+    let (body, body_len) = match framing {
+        Framing::Length(len) if buf.len() - head_len < len => return Ok(None),
+        Framing::Length(len) => (Body::Bytes(buf[head_len..head_len + len].to_vec()), len),
+        Framing::TooLarge => (Body::TooLarge, 0),
+    };
+    let (path, query) = split_target(target);
+    let close = minor == 0 || wants_close(&headers) || body == Body::TooLarge;
+    Ok(Some(Parsed {
+        request: Request {
+            method: method.to_string(),
+            path: path.to_string(),
+            query: query.map(str::to_string),
+            headers,
+            body,
+            peer,
+        },
+        consumed: head_len + body_len,
+        close,
+        is_head: method == "HEAD",
+    }))
+}
+
+enum Framing {
+    Length(usize),
+    TooLarge,
+}
+
+/// Only `Content-Length` frames a body. Several must agree; anything but plain digits is
+/// refused; `Transfer-Encoding` is refused outright so a chunked body can never be read as
+/// the next request.
+fn body_framing(headers: &[(String, String)], limits: &HttpLimits) -> Result<Framing, Refusal> {
+    if headers.iter().any(|(n, _)| n == "transfer-encoding") {
+        return Err(CHUNKED);
+    }
+    let mut length: Option<u64> = None;
+    for (_, value) in headers.iter().filter(|(n, _)| n == "content-length") {
+        let value = value.trim();
+        let valid =
+            !value.is_empty() && value.len() <= 18 && value.bytes().all(|b| b.is_ascii_digit());
+        let parsed: u64 = if valid {
+            value.parse().map_err(|_| BAD_LENGTH)?
+        } else {
+            return Err(BAD_LENGTH);
+        };
+        if length.is_some_and(|seen| seen != parsed) {
+            return Err(BAD_LENGTH);
+        }
+        length = Some(parsed);
+    }
+    match length {
+        Some(len) if len > limits.max_body_bytes as u64 => Ok(Framing::TooLarge),
+        Some(len) => Ok(Framing::Length(len as usize)),
+        None => Ok(Framing::Length(0)),
+    }
+}
+
+fn split_target(target: &str) -> (&str, Option<&str>) {
+    match target.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (target, None),
+    }
+}
+
+fn wants_close(headers: &[(String, String)]) -> bool {
+    headers
+        .iter()
+        .filter(|(n, _)| n == "connection")
+        .flat_map(|(_, v)| v.split(','))
+        .any(|token| token.trim().eq_ignore_ascii_case("close"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(raw: &str) -> Result<Option<Parsed>, Refusal> {
+        parse_request(
+            raw.as_bytes(),
+            &HttpLimits::default(),
+            "127.0.0.1:1".parse().unwrap(),
+        )
+    }
+
+    #[test]
+    fn content_length_must_be_plain_digits() {
+        let cases = [
+            ("abc", Err(400)),
+            ("-1", Err(400)),
+            ("1.5", Err(400)),
+            ("99999999999999999999999", Err(400)),
+            ("", Err(400)),
+            ("2", Ok(2)),
+        ];
+        for (value, expected) in cases {
+            let raw = format!("POST / HTTP/1.1\r\nContent-Length: {value}\r\n\r\nab");
+            let got = parse(&raw).map(|p| p.unwrap().consumed - (raw.len() - 2));
+            assert_eq!(got.map_err(|r| r.status), expected, "{value}");
+        }
+    }
+
+    #[test]
+    fn conflicting_lengths_and_transfer_encoding_are_refused() {
+        let two = "POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab";
+        assert_eq!(parse(two).unwrap_err().status, 400);
+        let chunked = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n";
+        assert_eq!(parse(chunked).unwrap_err().status, 411);
+    }
+
+    #[test]
+    fn partial_requests_wait_and_oversized_heads_are_refused() {
+        assert!(parse("GET / HTTP/1.1\r\nHost: x\r\n").unwrap().is_none());
+        assert!(parse("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab")
+            .unwrap()
+            .is_none());
+        let huge = format!("GET / HTTP/1.1\r\nX: {}\r\n", "a".repeat(17_000));
+        assert_eq!(parse(&huge).unwrap_err().status, 431);
+    }
+
+    #[test]
+    fn many_headers_are_accepted_up_to_the_slot_count() {
+        let forty: String = (0..40).map(|i| format!("X-H{i}: v\r\n")).collect();
+        assert!(parse(&format!("GET / HTTP/1.1\r\n{forty}\r\n"))
+            .unwrap()
+            .is_some());
+        let too_many: String = (0..101).map(|i| format!("X-H{i}: v\r\n")).collect();
+        let refused = parse(&format!("GET / HTTP/1.1\r\n{too_many}\r\n")).unwrap_err();
+        assert_eq!(refused.status, 431);
+    }
+
+    #[test]
+    fn close_follows_connection_header_http10_and_unread_bodies() {
+        let cases = [
+            ("GET / HTTP/1.1\r\n\r\n", false),
+            (
+                "GET / HTTP/1.1\r\nConnection: keep-alive, Close\r\n\r\n",
+                true,
+            ),
+            ("GET / HTTP/1.0\r\n\r\n", true),
+            ("POST / HTTP/1.1\r\nContent-Length: 262145\r\n\r\n", true),
+        ];
+        for (raw, close) in cases {
+            assert_eq!(parse(raw).unwrap().unwrap().close, close, "{raw}");
+        }
+    }
+
+    #[test]
+    fn target_splits_into_path_and_query() {
+        let parsed = parse("GET /fragment?a=1&b=2 HTTP/1.1\r\n\r\n")
+            .unwrap()
+            .unwrap();
+        assert_eq!(parsed.request.path, "/fragment");
+        assert_eq!(parsed.request.query.as_deref(), Some("a=1&b=2"));
+    }
+}

@@ -1,0 +1,200 @@
+//! The listener and the per-connection loop: one `may` coroutine per connection, requests
+//! parsed from one growing buffer, answers batched until the next read would block.
+
+use super::parse::{parse_request, HttpLimits, Refusal};
+use super::{error_response, Request, Response, Service};
+use may::net::{TcpListener, TcpStream};
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Bytes asked of the socket per read.
+const READ_CHUNK: usize = 8192;
+
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    pub limits: HttpLimits,
+    /// Deadline for a whole request once its first byte arrived (slow-loris guard).
+    pub request_timeout: Duration,
+    /// How long a keep-alive connection may wait for its next request.
+    pub idle_timeout: Duration,
+}
+
+/// A running listener. The accept loop lives as long as the process.
+pub struct Server {
+    addr: SocketAddr,
+}
+
+impl Server {
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+/// Binds `listen` (port 0 picks a free port) and serves every connection on a coroutine.
+pub fn start(
+    listen: SocketAddr,
+    options: ServerOptions,
+    service: Arc<dyn Service>,
+) -> io::Result<Server> {
+    let listener = TcpListener::bind(listen)?;
+    let addr = listener.local_addr()?;
+    let options = Arc::new(options);
+    may::go!(move || accept_loop(listener, options, service));
+    Ok(Server { addr })
+}
+
+fn accept_loop(listener: TcpListener, options: Arc<ServerOptions>, service: Arc<dyn Service>) {
+    loop {
+        match listener.accept() {
+            Ok((stream, peer)) => {
+                let options = Arc::clone(&options);
+                let service = Arc::clone(&service);
+                may::go!(move || {
+                    if let Err(error) = serve_connection(stream, peer, &*service, &options) {
+                        log::debug!("connection {peer}: {error}");
+                    }
+                });
+            }
+            Err(error) => {
+                // Out of descriptors or a reset before accept: back off instead of spinning.
+                log::warn!("accept failed: {error}");
+                may::coroutine::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+}
+
+fn serve_connection(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    service: &dyn Service,
+    options: &ServerOptions,
+) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    stream.set_write_timeout(Some(options.request_timeout))?;
+    let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    let mut request_started: Option<Instant> = None;
+    loop {
+        match parse_request(&buf, &options.limits, peer) {
+            Ok(Some(parsed)) => {
+                buf.drain(..parsed.consumed);
+                request_started = (!buf.is_empty()).then(Instant::now);
+                let response = call_guarded(service, parsed.request);
+                encode(&response, parsed.is_head, parsed.close, &mut out);
+                if parsed.close {
+                    return stream.write_all(&out);
+                }
+                continue;
+            }
+            Ok(None) => {}
+            Err(refusal) => return refuse(&mut stream, &mut out, &refusal),
+        }
+        if !out.is_empty() {
+            stream.write_all(&out)?;
+            out.clear();
+        }
+        let timeout = match request_started {
+            None => options.idle_timeout,
+            Some(started) => match options.request_timeout.checked_sub(started.elapsed()) {
+                Some(left) if !left.is_zero() => left,
+                _ => return refuse(&mut stream, &mut out, &TIMED_OUT),
+            },
+        };
+        stream.set_read_timeout(Some(timeout))?;
+        match read_more(&mut stream, &mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {
+                request_started.get_or_insert_with(Instant::now);
+            }
+            Err(e) if is_timeout(&e) && request_started.is_some() => {
+                return refuse(&mut stream, &mut out, &TIMED_OUT)
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+const TIMED_OUT: Refusal = Refusal {
+    status: 408,
+    code: "request_timeout",
+    message: "request not received in time",
+};
+
+fn refuse(stream: &mut TcpStream, out: &mut Vec<u8>, refusal: &Refusal) -> io::Result<()> {
+    let response = error_response(refusal.status, refusal.code, refusal.message);
+    encode(&response, false, true, out);
+    stream.write_all(out)?;
+    stream.shutdown(std::net::Shutdown::Write)
+}
+
+fn read_more(stream: &mut TcpStream, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let start = buf.len();
+    buf.resize(start + READ_CHUNK, 0);
+    let result = stream.read(&mut buf[start..]);
+    buf.truncate(start + *result.as_ref().unwrap_or(&0));
+    result
+}
+
+fn is_timeout(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+    )
+}
+
+/// The panic net: a handler that panics answers `500 internal` and the server goes on.
+fn call_guarded(service: &dyn Service, request: Request) -> Response {
+    panic::catch_unwind(AssertUnwindSafe(|| service.call(request)))
+        .unwrap_or_else(|_| error_response(500, "internal", "internal error"))
+}
+
+fn encode(response: &Response, is_head: bool, close: bool, out: &mut Vec<u8>) {
+    let body = response.body.as_bytes();
+    // Writing into a Vec cannot fail.
+    let _ = write!(
+        out,
+        "HTTP/1.1 {} {}\r\nContent-Length: {}\r\n",
+        response.status,
+        reason(response.status),
+        body.len()
+    );
+    for (name, value) in &response.headers {
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if close {
+        out.extend_from_slice(b"Connection: close\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    if !is_head {
+        out.extend_from_slice(body);
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        201 => "Created",
+        204 => "No Content",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        411 => "Length Required",
+        422 => "Unprocessable Content",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "Status",
+    }
+}

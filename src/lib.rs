@@ -1,0 +1,75 @@
+//! agentcard: cards for AI agents reading publishers' pages.
+//!
+//! One library, thin binary: `main.rs` parses the command line and calls [`start`] (serve),
+//! [`db::migrate`] or [`admin`]. Tests start the same server in-process on port 0.
+//! ARCHITECTURE.md maps the modules.
+
+pub mod admin;
+pub mod api;
+pub mod app;
+pub mod auth;
+pub mod blocking;
+pub mod config;
+pub mod contact;
+pub mod db;
+pub mod domain;
+pub mod error;
+pub mod fragment;
+pub mod http;
+pub mod ids;
+pub mod limits;
+pub mod router;
+pub mod status;
+pub mod wire;
+
+use app::{App, AppService};
+use config::Config;
+use std::sync::Arc;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("database: {0}")]
+    Database(#[from] postgres::Error),
+    #[error("listen: {0}")]
+    Listen(#[from] std::io::Error),
+}
+
+/// A started service: its state and the address it listens on.
+pub struct Running {
+    pub app: Arc<App>,
+    pub server: http::Server,
+}
+
+/// Applies migrations, then serves on `config.listen` until the process ends.
+pub fn start(config: Config) -> Result<Running, StartError> {
+    let mut client = db::connect(&config.database_url)?;
+    for name in db::migrate::run(&mut client)? {
+        log::info!("applied migration {name}");
+    }
+    drop(client);
+    serve_without_migrating(config)
+}
+
+/// Serves without touching the database first: a database that is down at start makes the
+/// service not ready, never unable to start (and tests use it to prove `/ready` says so).
+pub fn serve_without_migrating(config: Config) -> Result<Running, StartError> {
+    configure_runtime(config.workers);
+    let app = App::new(config)?;
+    let options = http::ServerOptions {
+        limits: http::HttpLimits::default(),
+        request_timeout: app.config.request_timeout,
+        idle_timeout: app.config.idle_timeout,
+    };
+    let server = http::start(
+        app.config.listen,
+        options,
+        Arc::new(AppService(Arc::clone(&app))),
+    )?;
+    Ok(Running { app, server })
+}
+
+/// Coroutine runtime settings, in one place: one worker thread per core, and stacks large
+/// enough for a handler's JSON and the panic net's unwinding.
+fn configure_runtime(workers: usize) {
+    may::config().set_workers(workers).set_stack_size(0x8000);
+}

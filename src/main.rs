@@ -1,0 +1,82 @@
+//! The `agentcard` binary: `serve`, `migrate` and `admin …`. Everything else is the library.
+
+use agentcard::config::Config;
+use agentcard::{admin, db};
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "agentcard",
+    version,
+    about = "Cards for AI agents reading publishers' pages"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the management API, the fragment endpoint and the other routes.
+    Serve {
+        /// Address to listen on (overrides AGENTCARD_LISTEN).
+        #[arg(long)]
+        listen: Option<std::net::SocketAddr>,
+    },
+    /// Apply the migrations of sql/ (serve applies them too).
+    Migrate,
+    /// Console-only actions, from a shell. Each prints one JSON object.
+    Admin {
+        #[command(subcommand)]
+        command: admin::AdminCommand,
+    },
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("agentcard: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(command: Command) -> Result<(), String> {
+    match command {
+        Command::Serve { listen } => {
+            let mut config = Config::from_env().map_err(|e| e.to_string())?;
+            if let Some(listen) = listen {
+                config.listen = listen;
+            }
+            let running = agentcard::start(config).map_err(|e| e.to_string())?;
+            log::info!("listening on {}", running.server.local_addr());
+            loop {
+                std::thread::park();
+            }
+        }
+        Command::Migrate => {
+            let url = database_url()?;
+            let mut client = db::connect(&url).map_err(|e| e.to_string())?;
+            let applied = db::migrate::run(&mut client).map_err(|e| e.to_string())?;
+            println!("{}", serde_json::json!({ "applied": applied }));
+            Ok(())
+        }
+        Command::Admin { command } => {
+            let url = database_url()?;
+            let output = admin::run(command, &url).map_err(|e| e.to_string())?;
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&output).unwrap_or_default()
+            );
+            Ok(())
+        }
+    }
+}
+
+fn database_url() -> Result<String, String> {
+    std::env::var("DATABASE_URL").map_err(|_| "DATABASE_URL is required".to_string())
+}

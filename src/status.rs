@@ -1,0 +1,46 @@
+//! `GET /health` (the process answers) and `GET /ready` (the database answers and the
+//! fragment cache has loaded): what a load balancer or orchestrator polls.
+
+use crate::app::App;
+use crate::http::{error_response, Request, Response};
+use serde_json::json;
+use std::sync::Arc;
+
+pub fn health(request: &Request) -> Response {
+    if !matches!(request.method.as_str(), "GET" | "HEAD") {
+        return method_not_allowed();
+    }
+    Response::json(200, &json!({"status": "ok"})).header("Cache-Control", "no-store")
+}
+
+pub fn ready(app: &Arc<App>, request: &Request) -> Response {
+    if !matches!(request.method.as_str(), "GET" | "HEAD") {
+        return method_not_allowed();
+    }
+    let pool = app.pool.clone();
+    let database_up = app
+        .blocking
+        .run(move || {
+            pool.get()
+                .map_err(|e| e.to_string())
+                .and_then(|mut db| db.simple_query("SELECT 1").map_err(|e| e.to_string()))
+                .is_ok()
+        })
+        .unwrap_or(false);
+    let cache_loaded = app.fragment_cache_loaded();
+    let status = if database_up && cache_loaded {
+        200
+    } else {
+        503
+    };
+    let body = json!({
+        "status": if status == 200 { "ready" } else { "unavailable" },
+        "database": if database_up { "up" } else { "down" },
+        "fragment_cache": if cache_loaded { "loaded" } else { "loading" },
+    });
+    Response::json(status, &body).header("Cache-Control", "no-store")
+}
+
+fn method_not_allowed() -> Response {
+    error_response(405, "method_not_allowed", "method not allowed").header("Allow", "GET, HEAD")
+}

@@ -1,0 +1,88 @@
+//! `agentcard admin` through the real binary, against the test database.
+
+use crate::harness::{self, next_client_ip, server, Client};
+use serde_json::Value;
+use std::process::Command;
+
+/// Runs `agentcard admin ARGS…`; returns the exit status and the printed JSON (or stderr).
+pub fn admin(args: &[&str]) -> (bool, Value, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_agentcard"))
+        .arg("admin")
+        .args(args)
+        .env("DATABASE_URL", &server().database_url)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run agentcard admin");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let json = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (
+        output.status.success(),
+        json,
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn org_then_token_then_me() {
+    let (ok, org, _) = admin(&["org", "create", "--name", "Le Quotidien"]);
+    assert!(ok);
+    let org_id = org["id"].as_str().unwrap();
+    assert!(org_id.starts_with("acc_") && org_id.len() >= 24);
+    assert_eq!(org["name"], "Le Quotidien");
+
+    let (ok, token, _) = admin(&["token", "create", "--org", org_id, "--name", "ci"]);
+    assert!(ok);
+    let secret = token["token"].as_str().unwrap();
+    assert!(secret.starts_with("svc_mgmt_") && secret.len() == 49);
+    assert_eq!(token["prefix"], &secret[..12]);
+    assert_eq!(token["expires_at"], Value::Null);
+
+    let client = Client::new(server().addr)
+        .ip(&next_client_ip())
+        .token(secret);
+    let me = client.get("/v1/me");
+    assert_eq!(me.status, 200);
+    assert_eq!(me.json()["account"]["id"], org_id);
+    assert_eq!(me.json()["token"]["id"], token["id"]);
+
+    let (ok, listed, _) = admin(&["token", "list", "--org", org_id]);
+    assert!(ok);
+    assert_eq!(listed["items"].as_array().unwrap().len(), 1);
+    assert!(
+        !listed.to_string().contains(secret),
+        "the token is shown once only"
+    );
+
+    let token_id = token["id"].as_str().unwrap();
+    let (ok, revoked, _) = admin(&["token", "revoke", token_id]);
+    assert!(ok && revoked["revoked_at"].is_string());
+    assert_eq!(client.get("/v1/me").status, 401);
+    let (ok, deleted, _) = admin(&["token", "delete", token_id]);
+    assert!(ok && deleted["deleted"] == true);
+}
+
+#[test]
+fn support_tokens_carry_their_expiry() {
+    let (_, org, _) = admin(&["org", "create", "--name", "Support Test"]);
+    let (ok, token, _) = admin(&[
+        "token",
+        "create",
+        "--org",
+        org["id"].as_str().unwrap(),
+        "--support",
+    ]);
+    assert!(ok);
+    assert_eq!(token["creator"], "support");
+    assert!(token["expires_at"].is_string());
+}
+
+#[test]
+fn errors_go_to_stderr_with_a_failing_exit() {
+    let (ok, out, stderr) = admin(&["token", "create", "--org", "acc_doesnotexist"]);
+    assert!(!ok);
+    assert_eq!(out, Value::Null);
+    assert!(stderr.contains("not found"), "{stderr}");
+    let (ok, _, stderr) = admin(&["org", "create", "--name", "  "]);
+    assert!(!ok && stderr.contains("--name"));
+    let _ = harness::db();
+}

@@ -1,0 +1,338 @@
+//! The test harness: a fresh database per test run, the service started in-process on a free
+//! loopback port, a raw HTTP/1.1 client, and tenants (an organisation with its own token and
+//! its own client address, so that per-IP limits of one test never touch another).
+
+use agentcard::config::Config;
+use agentcard::{auth, db};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The header through which tests tell the server which client they are (loopback is a
+/// trusted proxy of the shared test server).
+pub const CLIENT_IP_HEADER: &str = "X-Test-Client-IP";
+pub const CONSOLE_HOST: &str = "console.test";
+pub const LEGACY_HOST: &str = "legacy.test";
+/// Short deadlines so that timeout tests run in about a second.
+pub const REQUEST_TIMEOUT_MS: u64 = 800;
+pub const IDLE_TIMEOUT_MS: u64 = 1500;
+
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub database_url: String,
+}
+
+/// The shared server of this test run, started on first use.
+pub fn server() -> &'static TestServer {
+    static SERVER: OnceLock<TestServer> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        let _ = env_logger::builder().is_test(true).try_init();
+        let database_url = fresh_database();
+        let addr = start_server(
+            &database_url,
+            &[
+                ("AGENTCARD_CLIENT_IP_HEADER", CLIENT_IP_HEADER),
+                ("AGENTCARD_TRUSTED_PROXIES", "127.0.0.0/8"),
+            ],
+        );
+        TestServer { addr, database_url }
+    })
+}
+
+/// Starts another in-process server on the same database with extra settings.
+pub fn start_server(database_url: &str, extra: &[(&str, &str)]) -> SocketAddr {
+    let mut vars: Vec<(String, String)> = vec![
+        ("DATABASE_URL".into(), database_url.into()),
+        ("AGENTCARD_LISTEN".into(), "127.0.0.1:0".into()),
+        ("AGENTCARD_CONSOLE_HOST".into(), CONSOLE_HOST.into()),
+        ("AGENTCARD_LEGACY_HOST".into(), LEGACY_HOST.into()),
+        ("AGENTCARD_REFRESH_MS".into(), "200".into()),
+        (
+            "AGENTCARD_REQUEST_TIMEOUT_MS".into(),
+            REQUEST_TIMEOUT_MS.to_string(),
+        ),
+        (
+            "AGENTCARD_IDLE_TIMEOUT_MS".into(),
+            IDLE_TIMEOUT_MS.to_string(),
+        ),
+        ("AGENTCARD_DB_POOL".into(), "8".into()),
+    ];
+    vars.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let config = Config::from_lookup(|name| {
+        vars.iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    })
+    .expect("test configuration");
+    let running = agentcard::start(config).expect("start test server");
+    let addr = running.server.local_addr();
+    std::mem::forget(running);
+    addr
+}
+
+/// Creates `agentcard_test_<time>_<pid>` on the test server (`AGENTCARD_TEST_PG_URL`, else the
+/// local 5432) and returns its URL. scripts/test.sh drops such databases after the run.
+fn fresh_database() -> String {
+    let admin_url = std::env::var("AGENTCARD_TEST_PG_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+    let seconds = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let name = format!("agentcard_test_{seconds}_{}", std::process::id());
+    let mut admin = db::connect(&admin_url).expect("connect to the test PostgreSQL server");
+    admin
+        .batch_execute(&format!("CREATE DATABASE \"{name}\""))
+        .expect("create the test database");
+    with_database(&admin_url, &name)
+}
+
+/// Replaces the database of a URL or key=value connection string.
+fn with_database(admin_url: &str, name: &str) -> String {
+    if admin_url.starts_with("postgres://") || admin_url.starts_with("postgresql://") {
+        let (base, query) = match admin_url.split_once('?') {
+            Some((b, q)) => (b, Some(q)),
+            None => (admin_url, None),
+        };
+        let scheme_end = base.find("://").map_or(0, |i| i + 3);
+        let server = match base[scheme_end..].find('/') {
+            Some(slash) => &base[..scheme_end + slash],
+            None => base,
+        };
+        match query {
+            Some(q) => format!("{server}/{name}?{q}"),
+            None => format!("{server}/{name}"),
+        }
+    } else {
+        format!("{admin_url} dbname={name}")
+    }
+}
+
+/// A direct database connection for reading state back.
+pub fn db() -> postgres::Client {
+    db::connect(&server().database_url).expect("connect to the test database")
+}
+
+/// A distinct fake client address per tenant (TEST-NET and 10/8 ranges, never routed).
+pub fn next_client_ip() -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("10.{}.{}.{}", (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff)
+}
+
+/// An organisation with a live management token.
+pub struct Tenant {
+    pub org_id: String,
+    pub token_id: String,
+    pub token: String,
+    pub client: Client,
+}
+
+pub fn tenant() -> Tenant {
+    let mut db = db();
+    let org = db::orgs::create_org(&mut db, "Test Publisher").unwrap();
+    let (token_id, token) = new_token(&mut db, &org.id, false);
+    Tenant {
+        client: Client::new(server().addr)
+            .ip(&next_client_ip())
+            .token(&token),
+        org_id: org.id,
+        token_id,
+        token,
+    }
+}
+
+pub fn new_token(db: &mut postgres::Client, org_id: &str, support: bool) -> (String, String) {
+    let secret = auth::generate(auth::SecretKind::ManagementToken, "svc");
+    let row =
+        db::orgs::create_token(db, org_id, "test", &secret.hash, &secret.prefix, support).unwrap();
+    (row.id, secret.value)
+}
+
+/// A response as received.
+#[derive(Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Resp {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&self.body)))
+    }
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+    /// The `error.code` of a management error body.
+    pub fn code(&self) -> String {
+        self.json()["error"]["code"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+    pub fn field(&self) -> Option<String> {
+        self.json()["error"]["field"].as_str().map(str::to_string)
+    }
+}
+
+/// A client of the test server: fixed client address, optional token and host.
+#[derive(Clone)]
+pub struct Client {
+    addr: SocketAddr,
+    ip: Option<String>,
+    token: Option<String>,
+    host: String,
+}
+
+impl Client {
+    pub fn new(addr: SocketAddr) -> Client {
+        Client {
+            addr,
+            ip: None,
+            token: None,
+            host: "api.test".into(),
+        }
+    }
+    pub fn ip(mut self, ip: &str) -> Client {
+        self.ip = Some(ip.into());
+        self
+    }
+    pub fn token(mut self, token: &str) -> Client {
+        self.token = Some(token.into());
+        self
+    }
+    pub fn without_token(mut self) -> Client {
+        self.token = None;
+        self
+    }
+    pub fn host(mut self, host: &str) -> Client {
+        self.host = host.into();
+        self
+    }
+
+    pub fn get(&self, path: &str) -> Resp {
+        self.request("GET", path, &[], None)
+    }
+    pub fn put(&self, path: &str, body: &Value) -> Resp {
+        self.send_json("PUT", path, body)
+    }
+    pub fn post(&self, path: &str, body: &Value) -> Resp {
+        self.send_json("POST", path, body)
+    }
+    pub fn delete(&self, path: &str) -> Resp {
+        self.send_json("DELETE", path, &serde_json::json!({}))
+    }
+    pub fn send_json(&self, method: &str, path: &str, body: &Value) -> Resp {
+        let bytes = body.to_string().into_bytes();
+        self.request(
+            method,
+            path,
+            &[("Content-Type", "application/json")],
+            Some(&bytes),
+        )
+    }
+
+    /// One request on its own connection; `headers` are sent as given, after the defaults.
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Resp {
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n",
+            self.host
+        );
+        if let Some(ip) = &self.ip {
+            head.push_str(&format!("{CLIENT_IP_HEADER}: {ip}\r\n"));
+        }
+        if let Some(token) = &self.token {
+            head.push_str(&format!("Authorization: Bearer {token}\r\n"));
+        }
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        if let Some(body) = body {
+            head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        }
+        head.push_str("\r\n");
+        let mut raw = head.into_bytes();
+        raw.extend_from_slice(body.unwrap_or_default());
+        let responses = exchange(self.addr, &raw);
+        responses.into_iter().next().expect("no response")
+    }
+}
+
+/// Sends raw bytes, reads until the server closes (or 5 s pass), parses every response.
+pub fn exchange(addr: SocketAddr, raw: &[u8]) -> Vec<Resp> {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    stream.write_all(raw).expect("send");
+    let mut received = Vec::new();
+    let _ = stream.read_to_end(&mut received);
+    parse_responses(&received)
+}
+
+/// Parses consecutive HTTP/1.1 responses framed by Content-Length.
+pub fn parse_responses(mut bytes: &[u8]) -> Vec<Resp> {
+    let mut out = Vec::new();
+    while !bytes.is_empty() {
+        let mut slots = [httparse::EMPTY_HEADER; 64];
+        let mut response = httparse::Response::new(&mut slots);
+        let Ok(httparse::Status::Complete(head_len)) = response.parse(bytes) else {
+            break;
+        };
+        let headers: Vec<(String, String)> = response
+            .headers
+            .iter()
+            .map(|h| {
+                (
+                    h.name.to_string(),
+                    String::from_utf8_lossy(h.value).into_owned(),
+                )
+            })
+            .collect();
+        let length = headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+            .and_then(|(_, v)| v.parse::<usize>().ok())
+            .unwrap_or(0);
+        let end = (head_len + length).min(bytes.len());
+        out.push(Resp {
+            status: response.code.unwrap_or(0),
+            headers,
+            body: bytes[head_len..end].to_vec(),
+        });
+        bytes = &bytes[end..];
+    }
+    out
+}
+
+/// A server whose database is unreachable: built without the migration step of `start`.
+pub fn start_server_without_migrations(database_url: &str) -> SocketAddr {
+    let config = Config::from_lookup(|name| match name {
+        "DATABASE_URL" => Some(database_url.to_string()),
+        "AGENTCARD_LISTEN" => Some("127.0.0.1:0".into()),
+        _ => None,
+    })
+    .expect("test configuration");
+    let running = agentcard::serve_without_migrating(config).expect("start test server");
+    let addr = running.server.local_addr();
+    std::mem::forget(running);
+    addr
+}

@@ -1,0 +1,128 @@
+//! The rate limits of the management API, counted exactly on one instance.
+
+use crate::harness::{self, next_client_ip, server, tenant, Client, Resp};
+use serde_json::json;
+
+fn assert_429(resp: &Resp) {
+    assert_eq!(resp.status, 429, "{}", resp.text());
+    assert_eq!(resp.code(), "rate_limited");
+    assert_eq!(resp.header("Retry-After"), Some("60"));
+    assert_eq!(resp.json()["error"]["retry_after"], 60);
+    assert_eq!(
+        resp.json()["error"]["message"],
+        "rate limited — retry after 60 seconds"
+    );
+    assert_eq!(resp.header("Cache-Control"), Some("private, no-store"));
+}
+
+#[test]
+fn the_121st_request_of_a_token_is_refused() {
+    let t = tenant();
+    for i in 0..120 {
+        assert_eq!(t.client.get("/v1/me").status, 200, "request {}", i + 1);
+    }
+    assert_429(&t.client.get("/v1/me"));
+    // The refused request did not count against another token of the same organisation.
+    let (_, other) = harness::new_token(&mut harness::db(), &t.org_id, false);
+    assert_eq!(t.client.clone().token(&other).get("/v1/me").status, 200);
+}
+
+#[test]
+fn the_61st_write_of_a_token_is_refused_and_reads_go_on() {
+    let t = tenant();
+    let absent = "/v1/keys/key_000000000000000000000000";
+    for i in 0..60 {
+        assert_eq!(t.client.delete(absent).status, 404, "write {}", i + 1);
+    }
+    assert_429(&t.client.delete(absent));
+    assert_429(&t.client.post("/v1/keys", &json!({})));
+    assert_eq!(t.client.get("/v1/me").status, 200);
+}
+
+#[test]
+fn the_31st_failed_authentication_of_an_ip_is_refused() {
+    let client = Client::new(server().addr).ip(&next_client_ip());
+    for i in 0..30 {
+        let resp = if i % 2 == 0 {
+            client.get("/v1/me")
+        } else {
+            client.clone().token("svc_mgmt_malformed").get("/v1/me")
+        };
+        assert_eq!(resp.status, 401, "attempt {}", i + 1);
+    }
+    assert_429(&client.get("/v1/me"));
+    // Another client address is not affected.
+    assert_eq!(
+        Client::new(server().addr)
+            .ip(&next_client_ip())
+            .get("/v1/me")
+            .status,
+        401
+    );
+}
+
+#[test]
+fn an_ip_presenting_well_formed_tokens_gets_600_requests() {
+    let ip = next_client_ip();
+    let mut db = harness::db();
+    let org = agentcard::db::orgs::create_org(&mut db, "Busy").unwrap();
+    let tokens: Vec<String> = (0..6)
+        .map(|_| harness::new_token(&mut db, &org.id, false).1)
+        .collect();
+    for (n, token) in tokens.iter().take(5).enumerate() {
+        let client = Client::new(server().addr).ip(&ip).token(token);
+        for i in 0..120 {
+            assert_eq!(client.get("/v1/me").status, 200, "token {n} request {i}");
+        }
+    }
+    assert_429(
+        &Client::new(server().addr)
+            .ip(&ip)
+            .token(&tokens[5])
+            .get("/v1/me"),
+    );
+}
+
+#[test]
+fn the_client_header_counts_only_from_a_trusted_proxy() {
+    // A second server on the same database that trusts no proxy: every request is 127.0.0.1,
+    // whatever the header says, so 30 failures from "different" addresses fill one counter.
+    let addr = harness::start_server(
+        &server().database_url,
+        &[("AGENTCARD_CLIENT_IP_HEADER", "X-Test-Client-IP")],
+    );
+    for i in 0..30 {
+        let client = Client::new(addr).ip(&next_client_ip());
+        assert_eq!(client.get("/v1/me").status, 401, "attempt {}", i + 1);
+    }
+    assert_429(&Client::new(addr).ip(&next_client_ip()).get("/v1/me"));
+}
+
+#[test]
+fn forwarded_for_takes_the_right_most_untrusted_address() {
+    // Through the shared server (loopback trusted): failures spread over the first address of
+    // X-Forwarded-For would be spoofable; the right-most untrusted one is what counts.
+    let addr = harness::start_server(
+        &server().database_url,
+        &[
+            ("AGENTCARD_CLIENT_IP_HEADER", "X-Forwarded-For"),
+            ("AGENTCARD_TRUSTED_PROXIES", "127.0.0.0/8, 10.255.0.0/16"),
+        ],
+    );
+    let real = next_client_ip();
+    for i in 0..30 {
+        let spoofed = format!("192.0.2.{i}, {real}, 10.255.0.1");
+        let resp =
+            Client::new(addr).request("GET", "/v1/me", &[("X-Forwarded-For", &spoofed)], None);
+        assert_eq!(resp.status, 401);
+    }
+    let again = format!("198.51.100.1, {real}");
+    assert_429(&Client::new(addr).request("GET", "/v1/me", &[("X-Forwarded-For", &again)], None));
+    let other = Client::new(addr).request(
+        "GET",
+        "/v1/me",
+        &[("X-Forwarded-For", &next_client_ip())],
+        None,
+    );
+    assert_eq!(other.status, 401);
+}

@@ -1,0 +1,20 @@
+//! The integration tests: every one talks to a real `agentcard` server over real HTTP, on a
+//! fresh PostgreSQL database made for this run.
+//!
+//! Index:
+//! - `harness`: the database, the in-process server, the raw HTTP client, tenants.
+//! - `http_layer`: hostile input (headers, lengths, chunked bodies, timeouts, close, panics).
+//! - `auth`: bearer tokens, `401`s, `GET /v1/me`, hosts.
+//! - `conventions`: headers on every response, 404/405, body checks in their order.
+//! - `limits`: the four rate limits and the client address behind a trusted proxy.
+//! - `other_routes`: `/health`, `/ready`, `/contact`.
+//! - `admin_cli`: the `agentcard admin` commands through the real binary.
+
+mod harness;
+
+mod admin_cli;
+mod auth;
+mod conventions;
+mod http_layer;
+mod limits;
+mod other_routes;
