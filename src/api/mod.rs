@@ -6,7 +6,12 @@
 //! named in the path (`404`); (4) checks on stored data. Steps 2b–4 live in the handlers, which
 //! write nothing before every check has passed.
 
+mod cards;
+mod fragments;
+mod keys;
 mod me;
+mod routes;
+mod sites;
 
 use crate::app::App;
 use crate::auth::{self, Presented};
@@ -129,10 +134,26 @@ pub fn is_json_media_type(value: &str) -> bool {
 }
 
 fn dispatch(ctx: &mut Ctx, matched: &Matched, body: Option<Value>) -> Result<Reply, ApiError> {
-    let _body = body.unwrap_or(Value::Null);
+    let body = body.unwrap_or(Value::Null);
+    let p = &matched.params;
     match matched.op {
         Op::GetMe => me::get_me(ctx),
-        _ => Err(ApiError::NotFound),
+        Op::ListSites => sites::list_sites(ctx),
+        Op::PutSite => sites::put_site(ctx, p[0], &body),
+        Op::PutDefaultFragment => sites::put_default_fragment(ctx, p[0], &body),
+        Op::DeleteDefaultFragment => sites::delete_default_fragment(ctx, p[0], &body),
+        Op::ListFragments => fragments::list_fragments(ctx, p[0]),
+        Op::PutFragment => fragments::put_fragment(ctx, p[0], p[1], &body),
+        Op::ListRoutes => routes::list_routes(ctx, p[0]),
+        Op::ReplaceRoutes => routes::replace_routes(ctx, p[0], &body),
+        Op::CreateRoute => routes::create_route(ctx, p[0], &body),
+        Op::DeleteRoute => routes::delete_route(ctx, p[0], p[1], &body),
+        Op::ListCards => cards::list_cards(ctx),
+        Op::GetEligibility => cards::get_eligibility(ctx, p[0]),
+        Op::ReplaceEligibility => cards::replace_eligibility(ctx, p[0], &body),
+        Op::ListKeys => keys::list_keys(ctx),
+        Op::CreateKey => keys::create_key(ctx, &body),
+        Op::RevokeKey => keys::revoke_key(ctx, p[0], &body),
     }
 }
 
