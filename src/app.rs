@@ -3,8 +3,11 @@
 use crate::blocking::BlockingPool;
 use crate::config::{normalize_host, Config};
 use crate::db::{self, Pool};
+use crate::fragment::cache::FragmentCache;
+use crate::fragment::endpoint as fragment_endpoint;
 use crate::http::{self, Request, Response, Service};
 use crate::limits::RateLimiter;
+use crate::report::Reporter;
 use crate::router::{self, Area, HostRole};
 use crate::{api, contact, status};
 use crossbeam::channel::{self, Sender};
@@ -24,13 +27,19 @@ pub struct App {
     pub blocking: BlockingPool,
     pub limiter: RateLimiter,
     pub token_use: TokenUse,
+    pub fragment_cache: Arc<FragmentCache>,
+    pub reporter: Reporter,
 }
 
 impl App {
     pub fn new(config: Config) -> Result<Arc<App>, postgres::Error> {
         let pool = db::pool(&config.database_url, config.db_pool_size)?;
+        let fragment_cache = FragmentCache::new();
+        fragment_cache.start_refresher(config.database_url.clone(), config.refresh);
         Ok(Arc::new(App {
             token_use: TokenUse::start(pool.clone()),
+            reporter: Reporter::start(pool.clone()),
+            fragment_cache,
             blocking: BlockingPool::new(BLOCKING_THREADS, BLOCKING_QUEUE),
             limiter: RateLimiter::default(),
             pool,
@@ -65,7 +74,7 @@ impl App {
 
     /// Has the fragment cache loaded its first snapshot? (`/ready` waits for it.)
     pub fn fragment_cache_loaded(&self) -> bool {
-        true
+        self.fragment_cache.is_loaded()
     }
 
     fn host_role(&self, request: &Request) -> HostRole {
@@ -109,7 +118,8 @@ impl Service for AppService {
             Area::Health => status::health(&request),
             Area::Ready => status::ready(app, &request),
             Area::Contact => contact::handle(app, request),
-            Area::Fragment | Area::NotFound => http::error_response(404, "not_found", "not found"),
+            Area::Fragment => fragment_endpoint::handle(app, &request),
+            Area::NotFound => http::error_response(404, "not_found", "not found"),
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod fragment;
 pub mod http;
 pub mod ids;
 pub mod limits;
+pub mod report;
 pub mod router;
 pub mod status;
 pub mod wire;

@@ -85,7 +85,20 @@ fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, Api
         None
     };
     let mut ctx = Ctx { app, owner, db };
-    dispatch(&mut ctx, &matched, body)
+    let reply = dispatch(&mut ctx, &matched, body)?;
+    if is_write {
+        refresh_fragment_cache(&mut ctx);
+    }
+    Ok(reply)
+}
+
+/// A write is visible to this instance's next `/fragment` call: the organisation's part of the
+/// snapshot is reloaded before the write is answered. Failing that, the refresher catches up.
+fn refresh_fragment_cache(ctx: &mut Ctx) {
+    let org_id = ctx.owner.org.id.clone();
+    if let Err(error) = ctx.app.fragment_cache.reload_org(&mut ctx.db, &org_id) {
+        log::warn!("fragment cache not reloaded after a write of {org_id}: {error}");
+    }
 }
 
 /// Step 1: the bearer token, checked against the database on every call, with the per-IP

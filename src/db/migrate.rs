@@ -4,11 +4,18 @@
 use postgres::Client;
 
 /// Every migration, in order. A unit test checks this list against the files of `sql/`.
-const MIGRATIONS: &[(i32, &str, &str)] = &[(
-    1,
-    "001_schema.sql",
-    include_str!("../../sql/001_schema.sql"),
-)];
+const MIGRATIONS: &[(i32, &str, &str)] = &[
+    (
+        1,
+        "001_schema.sql",
+        include_str!("../../sql/001_schema.sql"),
+    ),
+    (
+        2,
+        "002_cache_versions.sql",
+        include_str!("../../sql/002_cache_versions.sql"),
+    ),
+];
 
 /// Arbitrary constant naming our advisory lock.
 const LOCK_KEY: i64 = 0x6167_656e_7463_6172;

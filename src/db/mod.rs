@@ -5,6 +5,8 @@
 pub mod contact;
 pub mod migrate;
 pub mod orgs;
+pub mod reports;
+pub mod snapshot;
 
 use postgres::NoTls;
 use r2d2_postgres::PostgresConnectionManager;

@@ -23,6 +23,7 @@ pub const IDLE_TIMEOUT_MS: u64 = 1500;
 pub struct TestServer {
     pub addr: SocketAddr,
     pub database_url: String,
+    pub app: std::sync::Arc<agentcard::app::App>,
 }
 
 /// The shared server of this test run, started on first use.
@@ -31,19 +32,31 @@ pub fn server() -> &'static TestServer {
     SERVER.get_or_init(|| {
         let _ = env_logger::builder().is_test(true).try_init();
         let database_url = fresh_database();
-        let addr = start_server(
+        let running = start_running(
             &database_url,
             &[
                 ("AGENTCARD_CLIENT_IP_HEADER", CLIENT_IP_HEADER),
                 ("AGENTCARD_TRUSTED_PROXIES", "127.0.0.0/8"),
             ],
         );
-        TestServer { addr, database_url }
+        let addr = running.server.local_addr();
+        TestServer {
+            addr,
+            database_url,
+            app: running.app,
+        }
     })
 }
 
 /// Starts another in-process server on the same database with extra settings.
 pub fn start_server(database_url: &str, extra: &[(&str, &str)]) -> SocketAddr {
+    let running = start_running(database_url, extra);
+    let addr = running.server.local_addr();
+    std::mem::forget(running);
+    addr
+}
+
+fn start_running(database_url: &str, extra: &[(&str, &str)]) -> agentcard::Running {
     let mut vars: Vec<(String, String)> = vec![
         ("DATABASE_URL".into(), database_url.into()),
         ("AGENTCARD_LISTEN".into(), "127.0.0.1:0".into()),
@@ -68,10 +81,17 @@ pub fn start_server(database_url: &str, extra: &[(&str, &str)]) -> SocketAddr {
             .map(|(_, v)| v.clone())
     })
     .expect("test configuration");
-    let running = agentcard::start(config).expect("start test server");
-    let addr = running.server.local_addr();
-    std::mem::forget(running);
-    addr
+    agentcard::start(config).expect("start test server")
+}
+
+/// Brings the shared server's fragment cache up to date with the database now (instead of
+/// waiting for its notification or refresh period).
+pub fn sync_cache() {
+    server()
+        .app
+        .fragment_cache
+        .refresh_changed(&mut db())
+        .expect("refresh the fragment cache");
 }
 
 /// Creates `agentcard_test_<time>_<pid>` on the test server (`AGENTCARD_TEST_PG_URL`, else the

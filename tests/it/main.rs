@@ -8,6 +8,7 @@
 //! - `conventions`: headers on every response, 404/405, body checks in their order.
 //! - `limits`: the four rate limits and the client address behind a trusted proxy.
 //! - `other_routes`: `/health`, `/ready`, `/contact`.
+//! - `fragment`: `GET /fragment`: statuses, resolution, selection, formats, hosts, reports.
 //! - `admin_cli`: the `agentcard admin` commands through the real binary.
 
 mod harness;
@@ -15,6 +16,7 @@ mod harness;
 mod admin_cli;
 mod auth;
 mod conventions;
+mod fragment;
 mod http_layer;
 mod limits;
 mod other_routes;

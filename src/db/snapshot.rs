@@ -1,0 +1,201 @@
+//! What the fragment cache loads: the rows of everything `/fragment` reads, for every
+//! organisation at once (start, platform changes) or for one (after its writes). The same
+//! queries serve both; only the filter differs.
+
+use postgres::GenericClient;
+use std::collections::HashMap;
+
+/// Which organisations to load.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope<'a> {
+    All,
+    Org(&'a str),
+}
+
+impl Scope<'_> {
+    /// `WHERE` clause on the column naming the organisation, with `$1` bound by `params`.
+    fn filter(&self, column: &str) -> String {
+        match self {
+            Scope::All => String::new(),
+            Scope::Org(_) => format!("WHERE {column} = $1"),
+        }
+    }
+
+    fn params(&self) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
+        match self {
+            Scope::All => Vec::new(),
+            Scope::Org(org) => vec![org],
+        }
+    }
+}
+
+pub struct KeyRow {
+    pub id: String,
+    pub org_id: String,
+    pub hash: Vec<u8>,
+}
+
+pub struct SiteRow {
+    pub id: i64,
+    pub org_id: String,
+    pub domain: String,
+    pub default_fragment_id: Option<String>,
+}
+
+pub struct FragmentRow {
+    pub id: String,
+    pub site_id: i64,
+    pub active: bool,
+}
+
+pub struct RouteRow {
+    pub site_id: i64,
+    pub path: String,
+    pub exact: bool,
+    pub fragment_id: String,
+}
+
+/// An active card, with everything its rendering needs.
+pub struct CardRow {
+    pub id: String,
+    pub org_id: Option<String>,
+    pub lang: String,
+    pub brand: String,
+    pub brand_domain: Option<String>,
+    pub title: String,
+    pub body: String,
+    pub link_url: Option<String>,
+    pub link_label: Option<String>,
+    pub key_values: serde_json::Value,
+}
+
+pub struct EligibilityRow {
+    pub card_id: String,
+    pub org_id: String,
+    pub fragment_id: String,
+}
+
+/// Everything loaded for a scope.
+pub struct Rows {
+    pub org_ids: Vec<String>,
+    pub keys: Vec<KeyRow>,
+    pub sites: Vec<SiteRow>,
+    pub fragments: Vec<FragmentRow>,
+    pub routes: Vec<RouteRow>,
+    pub cards: Vec<CardRow>,
+    pub eligibility: Vec<EligibilityRow>,
+}
+
+/// Change versions: per organisation, and the platform's.
+pub struct Versions {
+    pub orgs: HashMap<String, i64>,
+    pub platform: i64,
+}
+
+pub fn versions(db: &mut impl GenericClient) -> Result<Versions, postgres::Error> {
+    let orgs = db
+        .query("SELECT id, cache_version FROM orgs", &[])?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let platform = db
+        .query_one("SELECT version FROM platform_cache_version", &[])?
+        .get(0);
+    Ok(Versions { orgs, platform })
+}
+
+/// Loads a scope in one repeatable-read transaction, so the rows agree with each other.
+pub fn load(db: &mut postgres::Client, scope: Scope) -> Result<(Rows, Versions), postgres::Error> {
+    let mut tx = db
+        .build_transaction()
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()?;
+    let versions = versions(&mut tx)?;
+    let rows = Rows {
+        org_ids: query(&mut tx, &format!("SELECT id FROM orgs {}", scope.filter("id")), scope, |r| r.get(0))?,
+        keys: query(
+            &mut tx,
+            &format!(
+                "SELECT id, org_id, key_hash FROM delivery_keys {} {} revoked_at IS NULL",
+                scope.filter("org_id"),
+                if matches!(scope, Scope::All) { "WHERE" } else { "AND" }
+            ),
+            scope,
+            |r| KeyRow { id: r.get(0), org_id: r.get(1), hash: r.get(2) },
+        )?,
+        sites: query(
+            &mut tx,
+            &format!("SELECT id, org_id, domain, default_fragment_id FROM sites {}", scope.filter("org_id")),
+            scope,
+            |r| SiteRow { id: r.get(0), org_id: r.get(1), domain: r.get(2), default_fragment_id: r.get(3) },
+        )?,
+        fragments: query(
+            &mut tx,
+            &format!(
+                "SELECT f.id, f.site_id, f.status = 'active' FROM fragments f JOIN sites s ON s.id = f.site_id {}",
+                scope.filter("s.org_id")
+            ),
+            scope,
+            |r| FragmentRow { id: r.get(0), site_id: r.get(1), active: r.get(2) },
+        )?,
+        routes: query(
+            &mut tx,
+            &format!(
+                "SELECT r.site_id, r.path, r.match = 'exact', r.fragment_id FROM routes r JOIN sites s ON s.id = r.site_id {}",
+                scope.filter("s.org_id")
+            ),
+            scope,
+            |r| RouteRow { site_id: r.get(0), path: r.get(1), exact: r.get(2), fragment_id: r.get(3) },
+        )?,
+        cards: query(
+            &mut tx,
+            &format!(
+                "SELECT id, org_id, lang, brand, brand_domain, title, body, link_url, link_label, key_values
+                   FROM cards WHERE status = 'active' AND {}",
+                match scope {
+                    Scope::All => "true",
+                    Scope::Org(_) => "(org_id = $1 OR org_id IS NULL)",
+                }
+            ),
+            scope,
+            |r| CardRow {
+                id: r.get(0),
+                org_id: r.get(1),
+                lang: r.get(2),
+                brand: r.get(3),
+                brand_domain: r.get(4),
+                title: r.get(5),
+                body: r.get(6),
+                link_url: r.get(7),
+                link_label: r.get(8),
+                key_values: r.get(9),
+            },
+        )?,
+        eligibility: query(
+            &mut tx,
+            &format!(
+                "SELECT e.card_id, e.org_id, e.fragment_id FROM card_eligibility e
+                   JOIN cards c ON c.id = e.card_id AND c.status = 'active' {}",
+                scope.filter("e.org_id")
+            ),
+            scope,
+            |r| EligibilityRow { card_id: r.get(0), org_id: r.get(1), fragment_id: r.get(2) },
+        )?,
+    };
+    tx.commit()?;
+    Ok((rows, versions))
+}
+
+/// Streams the rows into `T`s, so a million fragments never sit in memory twice.
+fn query<T>(
+    tx: &mut postgres::Transaction,
+    sql: &str,
+    scope: Scope,
+    map: impl Fn(&postgres::Row) -> T,
+) -> Result<Vec<T>, postgres::Error> {
+    use postgres::fallible_iterator::FallibleIterator;
+    tx.query_raw(sql, scope.params())?
+        .map(|row| Ok(map(&row)))
+        .collect()
+}

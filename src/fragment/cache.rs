@@ -1,0 +1,136 @@
+//! The fragment cache: the current snapshot, swapped atomically, and the one thread that keeps
+//! it fresh.
+//!
+//! Freshness, from fastest to slowest: a write through this instance's management API reloads
+//! its organisation before the write is answered; other instances hear the database's
+//! `NOTIFY agentcard_cache` (sent by triggers, whatever path wrote); and every refresh period
+//! the versions are compared, so a lost notification costs at most one period. While the
+//! database is down the last snapshot keeps serving.
+
+use super::snapshot::Snapshot;
+use crate::db::snapshot::{self as rows, Scope};
+use parking_lot::{Mutex, RwLock};
+use postgres::fallible_iterator::FallibleIterator;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The notification channel the triggers of `sql/002_cache_versions.sql` send on.
+const CHANNEL: &str = "agentcard_cache";
+/// More changed organisations than this at once: one full load is cheaper.
+const MAX_ORGS_PER_REFRESH: usize = 64;
+/// Pause before reconnecting after the database went away.
+const RECONNECT_BACKOFF: Duration = Duration::from_secs(1);
+
+pub struct FragmentCache {
+    current: RwLock<Option<Arc<Snapshot>>>,
+    /// Serialises reloads, so two updates never race and drop each other's changes.
+    reloading: Mutex<()>,
+}
+
+impl FragmentCache {
+    pub fn new() -> Arc<FragmentCache> {
+        Arc::new(FragmentCache {
+            current: RwLock::new(None),
+            reloading: Mutex::new(()),
+        })
+    }
+
+    /// The snapshot to serve from; `None` until the first load.
+    pub fn current(&self) -> Option<Arc<Snapshot>> {
+        self.current.read().clone()
+    }
+
+    pub fn is_loaded(&self) -> bool {
+        self.current.read().is_some()
+    }
+
+    /// Loads every organisation.
+    pub fn reload_all(&self, db: &mut postgres::Client) -> Result<(), postgres::Error> {
+        let _guard = self.reloading.lock();
+        let started = Instant::now();
+        let (rows, versions) = rows::load(db, Scope::All)?;
+        let snapshot = Snapshot::build(rows, &versions);
+        log::info!(
+            "fragment cache loaded: {} organisations, {} keys in {:?}",
+            snapshot.orgs.len(),
+            snapshot.keys.len(),
+            started.elapsed()
+        );
+        *self.current.write() = Some(Arc::new(snapshot));
+        Ok(())
+    }
+
+    /// Reloads one organisation (after its writes); a full load if none has happened yet.
+    pub fn reload_org(
+        &self,
+        db: &mut postgres::Client,
+        org_id: &str,
+    ) -> Result<(), postgres::Error> {
+        let Some(current) = self.current() else {
+            return self.reload_all(db);
+        };
+        let _guard = self.reloading.lock();
+        let (rows, versions) = rows::load(db, Scope::Org(org_id))?;
+        let latest = self.current().unwrap_or(current);
+        let snapshot = latest.with_org(org_id, rows, &versions);
+        *self.current.write() = Some(Arc::new(snapshot));
+        Ok(())
+    }
+
+    /// Compares versions with the database and reloads what changed.
+    pub fn refresh_changed(&self, db: &mut postgres::Client) -> Result<(), postgres::Error> {
+        let Some(current) = self.current() else {
+            return self.reload_all(db);
+        };
+        let versions = rows::versions(db)?;
+        if versions.platform != current.platform_version {
+            return self.reload_all(db);
+        }
+        let changed: Vec<&String> = versions
+            .orgs
+            .iter()
+            .filter(|(id, version)| current.org_versions.get(id.as_str()) != Some(version))
+            .map(|(id, _)| id)
+            .collect();
+        let removed = current
+            .orgs
+            .keys()
+            .any(|id| !versions.orgs.contains_key(&**id));
+        if removed || changed.len() > MAX_ORGS_PER_REFRESH {
+            return self.reload_all(db);
+        }
+        for org_id in changed {
+            self.reload_org(db, org_id)?;
+        }
+        Ok(())
+    }
+
+    /// Starts the refresher thread: it listens for notifications and, every `period`, checks
+    /// versions; it reconnects by itself when the database comes back.
+    pub fn start_refresher(self: &Arc<Self>, database_url: String, period: Duration) {
+        let cache = Arc::clone(self);
+        std::thread::Builder::new()
+            .name("fragment-cache".into())
+            .spawn(move || loop {
+                if let Err(error) = cache.follow(&database_url, period) {
+                    log::warn!("fragment cache refresher: {error}; serving the last snapshot");
+                }
+                std::thread::sleep(RECONNECT_BACKOFF);
+            })
+            .expect("cannot start the fragment-cache thread at startup");
+    }
+
+    /// One connection's life: listen, refresh on notification or period, until an error.
+    fn follow(&self, database_url: &str, period: Duration) -> Result<(), postgres::Error> {
+        let mut db = crate::db::connect(database_url)?;
+        db.batch_execute(&format!("LISTEN {CHANNEL}"))?;
+        self.refresh_changed(&mut db)?;
+        loop {
+            // Wake at the first notification or at the end of the period, whichever comes
+            // first; then drain the burst (a list replacement notifies once per statement).
+            let _ = db.notifications().timeout_iter(period).next()?;
+            while db.notifications().iter().next()?.is_some() {}
+            self.refresh_changed(&mut db)?;
+        }
+    }
+}

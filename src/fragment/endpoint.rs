@@ -1,0 +1,87 @@
+//! `GET /fragment` over HTTP: reads the request, asks `select::decide`, answers with the
+//! contract's statuses and cache headers, and queues the report row. Never touches the
+//! database: everything comes from the snapshot in memory.
+
+use super::params::{Format, Params};
+use super::select::{decide, Decision, NoFill, Outcome, Refusal};
+use crate::app::App;
+use crate::http::{error_response, Request, Response, ResponseBody};
+use crate::report::ReportRow;
+use std::time::SystemTime;
+
+/// On `200` and `204`: cacheable by URL at the edge; no `Vary: User-Agent`, since the answer
+/// never depends on it.
+const CACHEABLE: &str = "public, s-maxage=120, stale-while-revalidate=240";
+
+pub fn handle(app: &App, request: &Request) -> Response {
+    if !matches!(request.method.as_str(), "GET" | "HEAD") {
+        return error_response(405, "method_not_allowed", "method not allowed")
+            .header("Allow", "GET, HEAD");
+    }
+    let params = Params::parse(request.query.as_deref().unwrap_or(""));
+    let snapshot = app.fragment_cache.current();
+    let decision = decide(
+        snapshot.as_deref(),
+        &params,
+        request.header("x-api-key"),
+        &app.config.prefix,
+    );
+    let response = respond(&decision);
+    app.reporter
+        .record(report_row(&decision, &params, request, response.status));
+    response
+}
+
+fn respond(decision: &Decision) -> Response {
+    match &decision.outcome {
+        Outcome::Served(card) => {
+            let (content_type, body) = match decision.trace.format.unwrap_or(Format::Html) {
+                Format::Html => ("text/html; charset=UTF-8", &card.rendered.html),
+                Format::Json => ("application/json", &card.rendered.json),
+                Format::Both => ("application/json", &card.rendered.both),
+            };
+            Response::new(200)
+                .header("Content-Type", content_type)
+                .header("Cache-Control", CACHEABLE)
+                .body(ResponseBody::Shared(body.clone()))
+        }
+        Outcome::NoFill(_) => Response::new(204).header("Cache-Control", CACHEABLE),
+        Outcome::Refused(refusal) => {
+            error_response(refusal.status(), refusal.code(), refusal.message())
+        }
+    }
+}
+
+/// The visiting agent for reporting: `X-Agent-UA`, then `agent_ua`, then the `User-Agent`.
+fn agent_user_agent(params: &Params, request: &Request) -> Option<String> {
+    request
+        .header("x-agent-ua")
+        .or(params.agent_ua.as_deref())
+        .or_else(|| request.header("user-agent"))
+        .map(str::to_string)
+}
+
+fn report_row(decision: &Decision, params: &Params, request: &Request, status: u16) -> ReportRow {
+    let trace = &decision.trace;
+    let (outcome, reason, card_id) = match &decision.outcome {
+        Outcome::Served(card) => ("served", "served", Some(card.id.to_string())),
+        Outcome::NoFill(no_fill) => ("no_fill", NoFill::reason(*no_fill), None),
+        Outcome::Refused(refusal) => ("refused", Refusal::code(*refusal), None),
+    };
+    ReportRow {
+        at: SystemTime::now(),
+        org_id: trace.org_id.map(str::to_string),
+        key_id: trace.key_id.map(str::to_string),
+        requested_fragment_id: params.requested_fragment().map(str::to_string),
+        resolved_fragment_id: trace.resolved_fragment.map(str::to_string),
+        site_domain: trace.site.clone(),
+        page_url: params.page_url.as_deref().map(str::to_string),
+        lang: trace.lang.map(|l| l.as_str()),
+        format: trace.format.map(Format::as_str),
+        status,
+        outcome,
+        reason,
+        card_id,
+        agent_ua: agent_user_agent(params, request),
+    }
+}

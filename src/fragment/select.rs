@@ -1,0 +1,281 @@
+//! The decision of one `/fragment` request, from the snapshot alone: the checks in order
+//! (`400`, `401`, `403`), the page's resolution (exact rule, longest prefix rule, site
+//! default, else `fragment_id`), and the pick among eligible cards. Pure and allocation-light:
+//! this is the hot path, measured in `benches/`.
+
+use super::params::{non_empty, Format, Params};
+use super::snapshot::{Card, Fragment, OrgSnapshot, Snapshot};
+use crate::auth::{self, SecretKind};
+use crate::domain::domain_name::parent_or_self_matches;
+use crate::domain::path::{canonical_page_path, prefixes_longest_first};
+use crate::domain::Lang;
+use std::sync::Arc;
+use xxhash_rust::xxh3::{xxh3_64_with_seed, Xxh3};
+
+/// A request refused before any card is considered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// `400`: a required parameter missing, or `lang`/`format` not one of the allowed values.
+    InvalidRequest(&'static str),
+    /// `401`: no key, malformed, unknown or revoked.
+    InvalidKey,
+    /// `403`: the key's organisation is not `partner_id`, or `fragment_id` is not one of its fragments.
+    Forbidden(&'static str),
+}
+
+impl Refusal {
+    pub fn status(self) -> u16 {
+        match self {
+            Refusal::InvalidRequest(_) => 400,
+            Refusal::InvalidKey => 401,
+            Refusal::Forbidden(_) => 403,
+        }
+    }
+    pub fn code(self) -> &'static str {
+        match self {
+            Refusal::InvalidRequest(_) => "invalid_request",
+            Refusal::InvalidKey => "invalid_key",
+            Refusal::Forbidden(_) => "forbidden",
+        }
+    }
+    pub fn message(self) -> &'static str {
+        match self {
+            Refusal::InvalidRequest(message) | Refusal::Forbidden(message) => message,
+            Refusal::InvalidKey => "delivery API key missing or invalid",
+        }
+    }
+}
+
+/// Why nothing is served (`204`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoFill {
+    NoEligibleCard,
+    FragmentPaused,
+    ServingError,
+}
+
+impl NoFill {
+    pub fn reason(self) -> &'static str {
+        match self {
+            NoFill::NoEligibleCard => "no_eligible_card",
+            NoFill::FragmentPaused => "fragment_paused",
+            NoFill::ServingError => "serving_error",
+        }
+    }
+}
+
+#[derive(Debug)]
+pub enum Outcome {
+    Served(Arc<Card>),
+    NoFill(NoFill),
+    Refused(Refusal),
+}
+
+/// What the report row needs to know about how the decision went.
+#[derive(Debug, Default)]
+pub struct Trace<'s> {
+    pub org_id: Option<&'s str>,
+    pub key_id: Option<&'s str>,
+    pub resolved_fragment: Option<&'s str>,
+    /// The page's host when it is a site of the organisation.
+    pub site: Option<String>,
+    pub lang: Option<Lang>,
+    pub format: Option<Format>,
+}
+
+pub struct Decision<'s> {
+    pub outcome: Outcome,
+    pub trace: Trace<'s>,
+}
+
+/// Decides one request. `header_key` is `X-API-Key`, which wins over `api_key`.
+/// `snapshot` is `None` until the cache has loaded: then nothing can be checked, and the edge
+/// gets a no-fill rather than a refusal it would log as the publisher's fault.
+pub fn decide<'s>(
+    snapshot: Option<&'s Snapshot>,
+    params: &Params,
+    header_key: Option<&str>,
+    service_prefix: &str,
+) -> Decision<'s> {
+    let mut trace = Trace::default();
+    let outcome = match decide_traced(snapshot, params, header_key, service_prefix, &mut trace) {
+        Ok(outcome) | Err(outcome) => outcome,
+    };
+    Decision { outcome, trace }
+}
+
+fn decide_traced<'s>(
+    snapshot: Option<&'s Snapshot>,
+    params: &Params,
+    header_key: Option<&str>,
+    service_prefix: &str,
+    trace: &mut Trace<'s>,
+) -> Result<Outcome, Outcome> {
+    let refuse = |refusal| Err(Outcome::Refused(refusal));
+    let (Some(partner_id), Some(requested)) = (
+        non_empty(params.partner_id.as_deref()),
+        params.requested_fragment(),
+    ) else {
+        return refuse(Refusal::InvalidRequest(
+            "partner_id and fragment_id are required",
+        ));
+    };
+    let Some(lang) = params
+        .lang
+        .as_deref()
+        .and_then(|l| Lang::parse(l, "lang").ok())
+    else {
+        return refuse(Refusal::InvalidRequest(
+            "lang must be one of fr, en, de, es, it",
+        ));
+    };
+    trace.lang = Some(lang);
+    let Some(format) = params
+        .format
+        .as_deref()
+        .map_or(Some(Format::Html), Format::parse)
+    else {
+        return refuse(Refusal::InvalidRequest("format must be html, json or both"));
+    };
+    trace.format = Some(format);
+    let key = non_empty(header_key).or_else(|| non_empty(params.api_key.as_deref()));
+    let Some(key) =
+        key.filter(|k| auth::is_well_formed(SecretKind::DeliveryKey, service_prefix, k))
+    else {
+        return refuse(Refusal::InvalidKey);
+    };
+    let Some(snapshot) = snapshot else {
+        return Err(Outcome::NoFill(NoFill::ServingError));
+    };
+    let Some(entry) = snapshot.key(&auth::hash(key)) else {
+        return refuse(Refusal::InvalidKey);
+    };
+    trace.key_id = Some(&entry.key_id);
+    trace.org_id = Some(&entry.org_id);
+    let Some(org) = snapshot.org(&entry.org_id) else {
+        return Err(Outcome::NoFill(NoFill::ServingError));
+    };
+    if partner_id != &*entry.org_id {
+        return refuse(Refusal::Forbidden("partner_id does not own this key"));
+    }
+    if !org.fragments.contains_key(requested) {
+        return refuse(Refusal::Forbidden(
+            "fragment_id is not a fragment of this partner",
+        ));
+    }
+    let page = params.page_url.as_deref().and_then(Page::parse);
+    let (resolved_id, fragment) = resolve(org, page.as_ref(), requested, trace)?;
+    trace.resolved_fragment = Some(resolved_id);
+    if !fragment.active {
+        return Err(Outcome::NoFill(NoFill::FragmentPaused));
+    }
+    match pick(org, fragment, lang, page.as_ref(), requested, params) {
+        Some(card) => Ok(Outcome::Served(Arc::clone(card))),
+        None => Err(Outcome::NoFill(NoFill::NoEligibleCard)),
+    }
+}
+
+/// The page as resolution sees it: lowercase host without port, canonical path.
+#[derive(Debug)]
+pub struct Page {
+    pub host: String,
+    /// `None` when the path is refused by the canonical steps: no rule matches it.
+    pub path: Option<String>,
+}
+
+impl Page {
+    /// An `http`/`https` URL (WHATWG parsing: the path a browser would request).
+    pub fn parse(page_url: &str) -> Option<Page> {
+        let url = url::Url::parse(page_url).ok()?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return None;
+        }
+        Some(Page {
+            host: url.host_str()?.to_ascii_lowercase(),
+            path: canonical_page_path(url.path()),
+        })
+    }
+}
+
+/// Exact rule, then the longest prefix rule, then the site default, else `fragment_id`.
+fn resolve<'s>(
+    org: &'s OrgSnapshot,
+    page: Option<&Page>,
+    requested: &str,
+    trace: &mut Trace<'s>,
+) -> Result<(&'s str, &'s Fragment), Outcome> {
+    let site = page.and_then(|p| org.sites.get(p.host.as_str()));
+    if site.is_some() {
+        trace.site = page.map(|p| p.host.clone());
+    }
+    let by_rule = site.and_then(|site| {
+        let path = page?.path.as_deref()?;
+        site.exact
+            .get(path)
+            .or_else(|| prefixes_longest_first(path).find_map(|prefix| site.prefix.get(prefix)))
+    });
+    let chosen = by_rule.or_else(|| site?.default_fragment.as_ref());
+    let lookup = |id: &str| org.fragments.get_key_value(id).map(|(k, f)| (&**k, f));
+    match chosen {
+        Some(id) => lookup(id).ok_or(Outcome::NoFill(NoFill::ServingError)),
+        None => lookup(requested).ok_or(Outcome::NoFill(NoFill::ServingError)),
+    }
+}
+
+/// The pick, highest first: brand (the card's `brand_domain` is the page's host or a parent of
+/// it), then how many `ctx` values the card's key-values hold, then the organisation's own card
+/// over a platform card, then a stable hash of (card id, page or fragment, context), so the
+/// same page and context get the same card on every instance.
+fn pick<'s>(
+    org: &'s OrgSnapshot,
+    fragment: &'s Fragment,
+    lang: Lang,
+    page: Option<&Page>,
+    requested: &str,
+    params: &Params,
+) -> Option<&'s Arc<Card>> {
+    let seed = context_seed(page, requested, params);
+    let score = |card: &Card| {
+        let brand = match (page, card.brand_domain.as_deref()) {
+            (Some(page), Some(brand)) => parent_or_self_matches(brand, &page.host),
+            _ => false,
+        };
+        let context = params
+            .ctx
+            .iter()
+            .filter(|(k, v)| card.key_values.contains(k, v))
+            .count();
+        (
+            brand,
+            context,
+            card.own,
+            xxh3_64_with_seed(card.id.as_bytes(), seed),
+        )
+    };
+    fragment
+        .cards
+        .iter()
+        .chain(org.everywhere.iter())
+        .filter(|card| card.lang == lang)
+        .max_by(|a, b| score(a).cmp(&score(b)).then_with(|| b.id.cmp(&a.id)))
+}
+
+/// Hash of the canonical page (host and canonical path) or, without a page, the requested
+/// fragment id; then the sorted context.
+fn context_seed(page: Option<&Page>, requested: &str, params: &Params) -> u64 {
+    let mut hasher = Xxh3::new();
+    match page {
+        Some(page) => {
+            hasher.update(page.host.as_bytes());
+            hasher.update(page.path.as_deref().unwrap_or("").as_bytes());
+        }
+        None => hasher.update(requested.as_bytes()),
+    }
+    for (key, value) in &params.ctx {
+        hasher.update(b"\0");
+        hasher.update(key.as_bytes());
+        hasher.update(b"=");
+        hasher.update(value.as_bytes());
+    }
+    hasher.digest()
+}

@@ -1,0 +1,308 @@
+//! The immutable in-process snapshot `/fragment` reads: delivery keys by hash, and per
+//! organisation its fragments, sites (rules and default) and eligible cards, rendered.
+//!
+//! Built from database rows (`crate::db::snapshot`), for all organisations or for one; an
+//! update replaces one organisation's part and shares the rest.
+
+use super::render::{render, CardContent, Rendered};
+use crate::db::snapshot::{CardRow, Rows, Versions};
+use crate::domain::{KeyValues, Lang};
+use hashbrown::{HashMap, HashSet};
+use std::sync::Arc;
+
+pub type KeyHash = [u8; 32];
+
+#[derive(Debug)]
+pub struct KeyEntry {
+    pub key_id: Box<str>,
+    pub org_id: Arc<str>,
+}
+
+/// An active card, ready to serve.
+#[derive(Debug)]
+pub struct Card {
+    pub id: Box<str>,
+    /// The organisation's own card (else a platform card).
+    pub own: bool,
+    pub lang: Lang,
+    pub brand_domain: Option<Box<str>>,
+    pub key_values: KeyValues,
+    pub rendered: Rendered,
+}
+
+#[derive(Debug)]
+pub struct Fragment {
+    pub active: bool,
+    /// Active cards whose list names this fragment (own, and platform lists of this org).
+    pub cards: Box<[Arc<Card>]>,
+}
+
+#[derive(Debug, Default)]
+pub struct Site {
+    /// Canonical path → fragment id.
+    pub exact: HashMap<Box<str>, Box<str>>,
+    pub prefix: HashMap<Box<str>, Box<str>>,
+    pub default_fragment: Option<Box<str>>,
+}
+
+#[derive(Debug)]
+pub struct OrgSnapshot {
+    pub id: Arc<str>,
+    pub fragments: HashMap<Box<str>, Fragment>,
+    /// By domain.
+    pub sites: HashMap<Box<str>, Site>,
+    /// The organisation's own active cards with an empty list: eligible everywhere in it.
+    pub everywhere: Box<[Arc<Card>]>,
+}
+
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    pub keys: Arc<HashMap<KeyHash, KeyEntry>>,
+    pub orgs: HashMap<Box<str>, Arc<OrgSnapshot>>,
+    pub org_versions: HashMap<Box<str>, i64>,
+    pub platform_version: i64,
+}
+
+impl Snapshot {
+    /// A snapshot of every organisation.
+    pub fn build(rows: Rows, versions: &Versions) -> Snapshot {
+        let keys = key_map(&rows, |_| true, &HashMap::new());
+        Snapshot {
+            keys: Arc::new(keys),
+            orgs: build_orgs(rows),
+            org_versions: versions
+                .orgs
+                .iter()
+                .map(|(k, v)| (k.as_str().into(), *v))
+                .collect(),
+            platform_version: versions.platform,
+        }
+    }
+
+    /// This snapshot with one organisation reloaded from `rows` (loaded for that org only).
+    pub fn with_org(&self, org_id: &str, rows: Rows, versions: &Versions) -> Snapshot {
+        let keep_other_orgs = |entry: &KeyEntry| &*entry.org_id != org_id;
+        let keys = key_map(&rows, keep_other_orgs, &self.keys);
+        let mut orgs = self.orgs.clone();
+        orgs.remove(org_id);
+        orgs.extend(build_orgs(rows));
+        let mut org_versions = self.org_versions.clone();
+        if let Some(version) = versions.orgs.get(org_id) {
+            org_versions.insert(org_id.into(), *version);
+        }
+        Snapshot {
+            keys: Arc::new(keys),
+            orgs,
+            org_versions,
+            platform_version: self.platform_version,
+        }
+    }
+
+    pub fn key(&self, hash: &KeyHash) -> Option<&KeyEntry> {
+        self.keys.get(hash)
+    }
+
+    pub fn org(&self, id: &str) -> Option<&OrgSnapshot> {
+        self.orgs.get(id).map(|org| &**org)
+    }
+}
+
+/// Keys of `rows` plus the entries of `previous` that `keep` accepts.
+fn key_map(
+    rows: &Rows,
+    keep: impl Fn(&KeyEntry) -> bool,
+    previous: &HashMap<KeyHash, KeyEntry>,
+) -> HashMap<KeyHash, KeyEntry> {
+    let mut keys: HashMap<KeyHash, KeyEntry> = previous
+        .iter()
+        .filter(|(_, entry)| keep(entry))
+        .map(|(hash, entry)| {
+            let copy = KeyEntry {
+                key_id: entry.key_id.clone(),
+                org_id: Arc::clone(&entry.org_id),
+            };
+            (*hash, copy)
+        })
+        .collect();
+    let mut org_ids: HashMap<&str, Arc<str>> = HashMap::new();
+    for row in &rows.keys {
+        let Ok(hash) = KeyHash::try_from(row.hash.as_slice()) else {
+            continue;
+        };
+        let org_id = org_ids
+            .entry(row.org_id.as_str())
+            .or_insert_with(|| row.org_id.as_str().into());
+        keys.insert(
+            hash,
+            KeyEntry {
+                key_id: row.id.as_str().into(),
+                org_id: Arc::clone(org_id),
+            },
+        );
+    }
+    keys
+}
+
+/// Builds the organisations present in `rows`.
+fn build_orgs(rows: Rows) -> HashMap<Box<str>, Arc<OrgSnapshot>> {
+    let cards: HashMap<&str, Arc<Card>> = rows
+        .cards
+        .iter()
+        .filter_map(|row| Some((row.id.as_str(), Arc::new(card(row)?))))
+        .collect();
+    let card_orgs: HashMap<&str, Option<&str>> = rows
+        .cards
+        .iter()
+        .map(|row| (row.id.as_str(), row.org_id.as_deref()))
+        .collect();
+
+    let mut builders: HashMap<&str, OrgBuilder> = rows
+        .org_ids
+        .iter()
+        .map(|id| (id.as_str(), OrgBuilder::default()))
+        .collect();
+    let mut site_owner: HashMap<i64, (&str, &str)> = HashMap::with_capacity(rows.sites.len());
+    for site in &rows.sites {
+        let Some(org) = builders.get_mut(site.org_id.as_str()) else {
+            continue;
+        };
+        site_owner.insert(site.id, (site.org_id.as_str(), site.domain.as_str()));
+        let entry = org.sites.entry(site.domain.as_str().into()).or_default();
+        entry.default_fragment = site.default_fragment_id.as_deref().map(Into::into);
+    }
+    let mut fragment_org: HashMap<&str, &str> = HashMap::with_capacity(rows.fragments.len());
+    for fragment in &rows.fragments {
+        let Some(&(org_id, _)) = site_owner.get(&fragment.site_id) else {
+            continue;
+        };
+        fragment_org.insert(fragment.id.as_str(), org_id);
+        if let Some(org) = builders.get_mut(org_id) {
+            org.fragments
+                .insert(fragment.id.as_str(), (fragment.active, Vec::new()));
+        }
+    }
+    for route in &rows.routes {
+        let Some(&(org_id, domain)) = site_owner.get(&route.site_id) else {
+            continue;
+        };
+        let Some(site) = builders
+            .get_mut(org_id)
+            .and_then(|o| o.sites.get_mut(domain))
+        else {
+            continue;
+        };
+        let table = if route.exact {
+            &mut site.exact
+        } else {
+            &mut site.prefix
+        };
+        table.insert(
+            route.path.as_str().into(),
+            route.fragment_id.as_str().into(),
+        );
+    }
+    let mut listed_own_cards: HashSet<&str> = HashSet::new();
+    for row in &rows.eligibility {
+        let (Some(card), Some(&owner)) = (
+            cards.get(row.card_id.as_str()),
+            card_orgs.get(row.card_id.as_str()),
+        ) else {
+            continue;
+        };
+        // An own card's list belongs to its own organisation only.
+        if owner.is_some_and(|o| o != row.org_id)
+            || fragment_org.get(row.fragment_id.as_str()) != Some(&row.org_id.as_str())
+        {
+            continue;
+        }
+        if owner.is_some() {
+            listed_own_cards.insert(row.card_id.as_str());
+        }
+        let fragment = builders
+            .get_mut(row.org_id.as_str())
+            .and_then(|o| o.fragments.get_mut(row.fragment_id.as_str()));
+        if let Some((_, list)) = fragment {
+            list.push(Arc::clone(card));
+        }
+    }
+    for row in &rows.cards {
+        let (Some(owner), Some(card)) = (row.org_id.as_deref(), cards.get(row.id.as_str())) else {
+            continue;
+        };
+        if !listed_own_cards.contains(row.id.as_str()) {
+            if let Some(org) = builders.get_mut(owner) {
+                org.everywhere.push(Arc::clone(card));
+            }
+        }
+    }
+    builders
+        .into_iter()
+        .map(|(id, builder)| (id.into(), Arc::new(builder.finish(id))))
+        .collect()
+}
+
+#[derive(Default)]
+struct OrgBuilder<'r> {
+    fragments: HashMap<&'r str, (bool, Vec<Arc<Card>>)>,
+    sites: HashMap<Box<str>, Site>,
+    everywhere: Vec<Arc<Card>>,
+}
+
+impl OrgBuilder<'_> {
+    fn finish(self, id: &str) -> OrgSnapshot {
+        OrgSnapshot {
+            id: id.into(),
+            fragments: self
+                .fragments
+                .into_iter()
+                .map(|(id, (active, cards))| {
+                    (
+                        id.into(),
+                        Fragment {
+                            active,
+                            cards: cards.into(),
+                        },
+                    )
+                })
+                .collect(),
+            sites: self.sites,
+            everywhere: self.everywhere.into(),
+        }
+    }
+}
+
+/// A card row ready to serve; `None` (logged) for a row the database should never hold.
+fn card(row: &CardRow) -> Option<Card> {
+    let Ok(lang) = Lang::parse(&row.lang, "lang") else {
+        log::warn!(
+            "card {} has an unknown lang {:?}; not served",
+            row.id,
+            row.lang
+        );
+        return None;
+    };
+    let key_values = KeyValues::parse(&row.key_values).unwrap_or_else(|invalid| {
+        log::warn!("card {} key_values ignored: {invalid}", row.id);
+        KeyValues::default()
+    });
+    let rendered = render(&CardContent {
+        id: &row.id,
+        lang: &row.lang,
+        brand: &row.brand,
+        title: &row.title,
+        body: &row.body,
+        link_url: row.link_url.as_deref(),
+        link_label: row.link_label.as_deref(),
+    });
+    Some(Card {
+        id: row.id.as_str().into(),
+        own: row.org_id.is_some(),
+        lang,
+        brand_domain: row
+            .brand_domain
+            .as_deref()
+            .map(|d| d.to_ascii_lowercase().into()),
+        key_values,
+        rendered,
+    })
+}

@@ -1,0 +1,107 @@
+//! The request report: one row per `/fragment` request, handed to a writer thread through a
+//! bounded channel and inserted in batches. When the writer falls behind (or the database is
+//! down) rows are dropped and counted; a request never waits for the report.
+
+use crate::db::{self, Pool};
+use crate::fragment::markers;
+use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender, TrySendError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Rows waiting for the writer at most; more are dropped.
+const QUEUE: usize = 65_536;
+/// Rows per insert at most.
+const BATCH: usize = 1_000;
+/// How long a partial batch may wait.
+const FLUSH_EVERY: Duration = Duration::from_millis(250);
+
+/// One `/fragment` request, as decisions.md lists the report fields.
+#[derive(Debug, Clone)]
+pub struct ReportRow {
+    pub at: SystemTime,
+    pub org_id: Option<String>,
+    pub key_id: Option<String>,
+    pub requested_fragment_id: Option<String>,
+    pub resolved_fragment_id: Option<String>,
+    pub site_domain: Option<String>,
+    pub page_url: Option<String>,
+    pub lang: Option<&'static str>,
+    pub format: Option<&'static str>,
+    pub status: u16,
+    /// `served`, `no_fill` or `refused`.
+    pub outcome: &'static str,
+    /// `served`, `no_eligible_card`, `fragment_paused`, `serving_error`, or the error code.
+    pub reason: &'static str,
+    pub card_id: Option<String>,
+    pub agent_ua: Option<String>,
+}
+
+/// The sending side, shared by every request.
+pub struct Reporter {
+    rows: Sender<ReportRow>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl Reporter {
+    /// Starts the writer thread over `pool`.
+    pub fn start(pool: Pool) -> Reporter {
+        let (rows, pending) = channel::bounded(QUEUE);
+        let dropped = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&dropped);
+        std::thread::Builder::new()
+            .name("report-writer".into())
+            .spawn(move || write_batches(&pool, &pending, &counter))
+            .expect("cannot start the report writer at startup");
+        Reporter { rows, dropped }
+    }
+
+    /// Queues a row, or drops and counts it when the queue is full.
+    pub fn record(&self, row: ReportRow) {
+        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = self.rows.try_send(row)
+        {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Rows dropped since start (queue full, or a batch the database refused).
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+fn write_batches(pool: &Pool, pending: &Receiver<ReportRow>, dropped: &AtomicU64) {
+    let mut batch: Vec<ReportRow> = Vec::with_capacity(BATCH);
+    loop {
+        let deadline = Instant::now() + FLUSH_EVERY;
+        while batch.len() < BATCH {
+            match pending.recv_deadline(deadline) {
+                Ok(row) => batch.push(row),
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+        if batch.is_empty() {
+            continue;
+        }
+        let written = pool.get().map_err(|e| e.to_string()).and_then(|mut conn| {
+            db::reports::insert(&mut *conn, &batch, classify).map_err(|e| e.to_string())
+        });
+        if let Err(error) = written {
+            let lost =
+                dropped.fetch_add(batch.len() as u64, Ordering::Relaxed) + batch.len() as u64;
+            log::warn!(
+                "report batch of {} rows dropped ({lost} in all): {error}",
+                batch.len()
+            );
+        }
+        batch.clear();
+    }
+}
+
+/// The agent's purpose, from the marker list; computed here, off the request path.
+fn classify(agent_ua: Option<&str>) -> &'static str {
+    agent_ua
+        .map_or(markers::Purpose::None, markers::classify)
+        .as_str()
+}

@@ -1,0 +1,753 @@
+//! `GET /fragment`: statuses and headers, each resolution step, each selection rule, formats,
+//! hosts, determinism, reporting. Fixtures are written with SQL (as the console would) and the
+//! cache is brought up to date with `harness::sync_cache`; `cache_follows_writes_of_others`
+//! proves the notification path without it.
+
+use crate::harness::{self, server, tenant, Client, Resp, CONSOLE_HOST, LEGACY_HOST};
+use agentcard::{auth, ids};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+const CACHEABLE: &str = "public, s-maxage=120, stale-while-revalidate=240";
+
+/// An organisation with a delivery key, and SQL helpers to shape its data.
+pub struct World {
+    pub org_id: String,
+    pub key: String,
+    pub key_id: String,
+    db: postgres::Client,
+}
+
+impl World {
+    pub fn new() -> World {
+        let t = tenant();
+        let mut db = harness::db();
+        let secret = auth::generate(auth::SecretKind::DeliveryKey, "svc");
+        let key_id = ids::new_id(ids::KEY);
+        db.execute(
+            "INSERT INTO delivery_keys (id, org_id, key_hash, prefix) VALUES ($1, $2, $3, $4)",
+            &[&key_id, &t.org_id, &secret.hash, &secret.prefix],
+        )
+        .unwrap();
+        World {
+            org_id: t.org_id,
+            key: secret.value,
+            key_id,
+            db,
+        }
+    }
+
+    pub fn site(&mut self, domain: &str) -> i64 {
+        self.db
+            .query_one(
+                "INSERT INTO sites (org_id, domain) VALUES ($1, $2) RETURNING id",
+                &[&self.org_id, &domain],
+            )
+            .unwrap()
+            .get(0)
+    }
+
+    pub fn fragment(&mut self, site: i64, reference: &str, active: bool) -> String {
+        let id = ids::new_id(ids::FRAGMENT);
+        let status = if active { "active" } else { "paused" };
+        self.db
+            .execute(
+                "INSERT INTO fragments (id, site_id, ref, name, lang, status) VALUES ($1, $2, $3, 'f', 'fr', $4)",
+                &[&id, &site, &reference, &status],
+            )
+            .unwrap();
+        id
+    }
+
+    pub fn route(&mut self, site: i64, path: &str, exact: bool, fragment: &str) {
+        let id = ids::new_id(ids::ROUTE);
+        let mode = if exact { "exact" } else { "prefix" };
+        self.db
+            .execute(
+                "INSERT INTO routes (id, site_id, path, match, fragment_id) VALUES ($1, $2, $3, $4, $5)",
+                &[&id, &site, &path, &mode, &fragment],
+            )
+            .unwrap();
+    }
+
+    pub fn default_fragment(&mut self, site: i64, fragment: &str) {
+        self.db
+            .execute(
+                "UPDATE sites SET default_fragment_id = $2 WHERE id = $1",
+                &[&site, &fragment],
+            )
+            .unwrap();
+    }
+
+    /// An active card of this organisation (`platform`: a platform card), eligible on `on`.
+    pub fn card(&mut self, spec: CardSpec, on: &[&str]) -> String {
+        let id = ids::new_id(ids::CARD);
+        let org: Option<&str> = (!spec.platform).then_some(self.org_id.as_str());
+        self.db
+            .execute(
+                "INSERT INTO cards (id, org_id, status, name, lang, brand, brand_domain, title, body, key_values)
+                 VALUES ($1, $2, 'active', 'card', $3, 'Brand', $4, 'Title', 'Body', $5)",
+                &[&id, &org, &spec.lang, &spec.brand_domain, &spec.key_values],
+            )
+            .unwrap();
+        for fragment in on {
+            self.db
+                .execute(
+                    "INSERT INTO card_eligibility (card_id, org_id, fragment_id) VALUES ($1, $2, $3)",
+                    &[&id, &self.org_id, fragment],
+                )
+                .unwrap();
+        }
+        id
+    }
+
+    pub fn sql(&mut self, statement: &str, id: &str) {
+        self.db.execute(statement, &[&id]).unwrap();
+    }
+
+    /// `GET /fragment` with these extra query parameters (partner, lang and key filled in).
+    pub fn fetch(&self, fragment: &str, extra: &str) -> Resp {
+        self.fetch_with(fragment, extra, &[])
+    }
+
+    pub fn fetch_with(&self, fragment: &str, extra: &str, headers: &[(&str, &str)]) -> Resp {
+        let path = format!(
+            "/fragment?partner_id={}&fragment_id={fragment}&lang=fr&api_key={}{extra}",
+            self.org_id, self.key
+        );
+        Client::new(server().addr).request("GET", &path, headers, None)
+    }
+}
+
+pub struct CardSpec {
+    pub lang: &'static str,
+    pub platform: bool,
+    pub brand_domain: Option<&'static str>,
+    pub key_values: Value,
+}
+
+impl Default for CardSpec {
+    fn default() -> Self {
+        CardSpec {
+            lang: "fr",
+            platform: false,
+            brand_domain: None,
+            key_values: json!({}),
+        }
+    }
+}
+
+/// The card id a `200` served.
+pub fn served_card(resp: &Resp) -> String {
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    let html = resp.text();
+    let start = html.find("data-card-id=\"").expect("card id") + 14;
+    html[start..start + html[start..].find('"').unwrap()].to_string()
+}
+
+fn assert_refused(resp: &Resp, status: u16, code: &str) {
+    assert_eq!(resp.status, status, "{}", resp.text());
+    assert_eq!(resp.json()["error"]["code"], code);
+    assert_eq!(resp.header("Cache-Control"), Some("no-store"));
+}
+
+/// A site with one fragment and one card on it.
+fn simple_world() -> (World, String, String) {
+    let mut w = World::new();
+    let site = w.site("simple.example");
+    let fragment = w.fragment(site, "/home", true);
+    let card = w.card(CardSpec::default(), &[&fragment]);
+    harness::sync_cache();
+    (w, fragment, card)
+}
+
+#[test]
+fn a_card_is_served_as_cacheable_html() {
+    let (w, fragment, card) = simple_world();
+    let resp = w.fetch(&fragment, "");
+    assert_eq!(served_card(&resp), card);
+    assert_eq!(
+        resp.header("Content-Type"),
+        Some("text/html; charset=UTF-8")
+    );
+    assert_eq!(resp.header("Cache-Control"), Some(CACHEABLE));
+    assert_eq!(resp.header("Vary"), None);
+    let html = resp.text();
+    assert!(html.starts_with("<aside ") && html.ends_with("</aside>"));
+    assert!(html.contains("data-brand=\"Brand\"") && html.contains("lang=\"fr\""));
+}
+
+#[test]
+fn json_and_both_formats() {
+    let (w, fragment, card) = simple_world();
+    let json = w.fetch(&fragment, "&format=json");
+    assert_eq!(json.header("Content-Type"), Some("application/json"));
+    assert_eq!(
+        json.json(),
+        json!({"card": {"id": card, "lang": "fr", "brand": "Brand", "title": "Title", "body": "Body", "link_url": null, "link_label": null}})
+    );
+    let both = w.fetch(&fragment, "&format=both").json();
+    assert_eq!(both["card"], json.json()["card"]);
+    assert_eq!(
+        both["html"].as_str().unwrap(),
+        w.fetch(&fragment, "").text()
+    );
+    assert_refused(&w.fetch(&fragment, "&format=xml"), 400, "invalid_request");
+}
+
+#[test]
+fn missing_or_invalid_parameters_are_400() {
+    let (w, fragment, _) = simple_world();
+    let key = &w.key;
+    let org = &w.org_id;
+    let cases = [
+        format!("/fragment?fragment_id={fragment}&lang=fr&api_key={key}"),
+        format!("/fragment?partner_id={org}&lang=fr&api_key={key}"),
+        format!("/fragment?partner_id={org}&fragment_id={fragment}&api_key={key}"),
+        format!("/fragment?partner_id={org}&fragment_id={fragment}&lang=pt&api_key={key}"),
+        format!("/fragment?partner_id=&fragment_id={fragment}&lang=fr&api_key={key}"),
+        "/fragment".to_string(),
+    ];
+    for path in cases {
+        assert_refused(
+            &Client::new(server().addr).get(&path),
+            400,
+            "invalid_request",
+        );
+    }
+}
+
+#[test]
+fn missing_malformed_unknown_or_revoked_keys_are_401() {
+    let (mut w, fragment, _) = simple_world();
+    let base = format!(
+        "/fragment?partner_id={}&fragment_id={fragment}&lang=fr",
+        w.org_id
+    );
+    let unknown = auth::generate(auth::SecretKind::DeliveryKey, "svc").value;
+    let (_, mgmt_token) = harness::new_token(&mut harness::db(), &w.org_id, false);
+    for key in [
+        "",
+        "&api_key=nope",
+        &format!("&api_key={unknown}"),
+        &format!("&api_key={mgmt_token}"),
+    ] {
+        assert_refused(
+            &Client::new(server().addr).get(&format!("{base}{key}")),
+            401,
+            "invalid_key",
+        );
+    }
+    assert_eq!(w.fetch(&fragment, "").status, 200);
+    let key_id = w.key_id.clone();
+    w.sql(
+        "UPDATE delivery_keys SET revoked_at = now() WHERE id = $1",
+        &key_id,
+    );
+    harness::sync_cache();
+    assert_refused(&w.fetch(&fragment, ""), 401, "invalid_key");
+}
+
+#[test]
+fn the_x_api_key_header_wins_over_the_parameter() {
+    let (w, fragment, card) = simple_world();
+    let base = format!(
+        "/fragment?partner_id={}&fragment_id={fragment}&lang=fr",
+        w.org_id
+    );
+    let client = Client::new(server().addr);
+    assert_eq!(
+        served_card(&client.request("GET", &base, &[("X-API-Key", &w.key)], None)),
+        card
+    );
+    let wrong = auth::generate(auth::SecretKind::DeliveryKey, "svc").value;
+    let with_param = format!("{base}&api_key={}", w.key);
+    assert_refused(
+        &client.request("GET", &with_param, &[("X-API-Key", &wrong)], None),
+        401,
+        "invalid_key",
+    );
+    let with_wrong_param = format!("{base}&api_key={wrong}");
+    assert_eq!(
+        client
+            .request("GET", &with_wrong_param, &[("X-API-Key", &w.key)], None)
+            .status,
+        200
+    );
+}
+
+#[test]
+fn a_key_of_another_partner_or_fragment_is_403() {
+    let (w, fragment, _) = simple_world();
+    let (other, other_fragment, _) = simple_world();
+    let wrong_partner = format!(
+        "/fragment?partner_id={}&fragment_id={fragment}&lang=fr&api_key={}",
+        other.org_id, w.key
+    );
+    assert_refused(
+        &Client::new(server().addr).get(&wrong_partner),
+        403,
+        "forbidden",
+    );
+    assert_refused(&w.fetch(&other_fragment, ""), 403, "forbidden");
+    assert_refused(&w.fetch("frg_doesnotexist", ""), 403, "forbidden");
+}
+
+#[test]
+fn placement_id_is_a_deprecated_alias() {
+    let (w, fragment, card) = simple_world();
+    let path = format!(
+        "/fragment?partner_id={}&placement_id={fragment}&lang=fr&api_key={}",
+        w.org_id, w.key
+    );
+    assert_eq!(served_card(&Client::new(server().addr).get(&path)), card);
+}
+
+#[test]
+fn no_fill_is_204_with_an_empty_cacheable_body() {
+    let mut w = World::new();
+    let site = w.site("nofill.example");
+    let bare = w.fragment(site, "/bare", true);
+    let paused = w.fragment(site, "/paused", false);
+    let other = w.fragment(site, "/other", true);
+    w.card(CardSpec::default(), &[&paused, &other]);
+    w.card(
+        CardSpec {
+            lang: "en",
+            ..CardSpec::default()
+        },
+        &[&bare],
+    );
+    harness::sync_cache();
+    for fragment in [&bare, &paused] {
+        let resp = w.fetch(fragment, "");
+        assert_eq!(resp.status, 204);
+        assert!(resp.body.is_empty());
+        assert_eq!(resp.header("Cache-Control"), Some(CACHEABLE));
+    }
+    assert_eq!(w.fetch(&other, "").status, 200);
+}
+
+#[test]
+fn head_answers_like_get_without_a_body() {
+    let (w, fragment, _) = simple_world();
+    let path = format!(
+        "/fragment?partner_id={}&fragment_id={fragment}&lang=fr&api_key={}",
+        w.org_id, w.key
+    );
+    let resp = Client::new(server().addr).request("HEAD", &path, &[], None);
+    assert_eq!(resp.status, 200);
+    assert!(resp.body.is_empty());
+    let get = w.fetch(&fragment, "");
+    assert_eq!(
+        resp.header("Content-Length").unwrap(),
+        get.body.len().to_string()
+    );
+    assert_eq!(resp.header("Cache-Control"), Some(CACHEABLE));
+}
+
+#[test]
+fn the_answer_never_depends_on_a_user_agent() {
+    let (w, fragment, _) = simple_world();
+    let plain = w.fetch(&fragment, "");
+    let variants = [
+        w.fetch_with(&fragment, "", &[("User-Agent", "GPTBot/1.1")]),
+        w.fetch_with(
+            &fragment,
+            "",
+            &[("X-Agent-UA", "ClaudeBot/1.0"), ("User-Agent", "curl/8")],
+        ),
+        w.fetch(&fragment, "&agent_ua=PerplexityBot"),
+    ];
+    for resp in variants {
+        assert_eq!((resp.status, &resp.body), (plain.status, &plain.body));
+        assert_eq!(resp.header("Cache-Control"), plain.header("Cache-Control"));
+        assert_eq!(resp.header("Vary"), None);
+    }
+}
+
+/// A site whose fragments each carry a card of their own, so the served card names the
+/// fragment the page resolved to.
+struct Resolution {
+    w: World,
+    cards: std::collections::HashMap<&'static str, String>,
+    requested: String,
+}
+
+fn resolution_world() -> Resolution {
+    let mut w = World::new();
+    let site = w.site("news.example");
+    let bare_site = w.site("bare.example");
+    let mut cards = std::collections::HashMap::new();
+    let mut fragment_with_card = |w: &mut World, site: i64, name: &'static str| {
+        let fragment = w.fragment(site, &format!("/{name}"), true);
+        cards.insert(name, w.card(CardSpec::default(), &[&fragment]));
+        fragment
+    };
+    let exact = fragment_with_card(&mut w, site, "exact");
+    let prefix = fragment_with_card(&mut w, site, "prefix");
+    let longer = fragment_with_card(&mut w, site, "longer");
+    let default = fragment_with_card(&mut w, site, "default");
+    let requested = fragment_with_card(&mut w, bare_site, "requested");
+    w.route(site, "/news/", true, &exact);
+    w.route(site, "/news/", false, &prefix);
+    w.route(site, "/news/world/", false, &longer);
+    w.route(site, "/%C3%A9t%C3%A9/", false, &longer);
+    w.default_fragment(site, &default);
+    harness::sync_cache();
+    Resolution {
+        w,
+        cards,
+        requested,
+    }
+}
+
+#[test]
+fn pages_resolve_exact_then_longest_prefix_then_default_then_fragment_id() {
+    let r = resolution_world();
+    let cases = [
+        ("https://news.example/news", "exact"),
+        ("https://news.example/news/", "exact"),
+        ("https://news.example/news?x=1#top", "exact"),
+        ("https://news.example/news/story-1", "prefix"),
+        ("https://News.Example:8443/NEWS/World/europe/x", "longer"),
+        ("http://news.example/news/world", "longer"),
+        ("https://news.example/%C3%89t%C3%A9/juillet", "longer"),
+        ("https://news.example/newsroom", "default"),
+        ("https://news.example/", "default"),
+        ("https://news.example/a//b", "default"),
+        ("https://bare.example/news/", "requested"),
+        ("https://elsewhere.example/news/", "requested"),
+        ("ftp://news.example/news/", "requested"),
+        ("not a url", "requested"),
+    ];
+    for (page_url, expected) in cases {
+        let encoded: String = url::form_urlencoded::byte_serialize(page_url.as_bytes()).collect();
+        let resp = r.w.fetch(&r.requested, &format!("&page_url={encoded}"));
+        assert_eq!(served_card(&resp), r.cards[expected], "{page_url}");
+    }
+    assert_eq!(
+        served_card(&r.w.fetch(&r.requested, "")),
+        r.cards["requested"]
+    );
+}
+
+#[test]
+fn a_resolved_paused_fragment_answers_204() {
+    let mut w = World::new();
+    let site = w.site("paused.example");
+    let paused = w.fragment(site, "/paused", false);
+    let requested = w.fragment(site, "/requested", true);
+    w.card(CardSpec::default(), &[]);
+    w.route(site, "/", false, &paused);
+    harness::sync_cache();
+    assert_eq!(
+        w.fetch(&requested, "").status,
+        200,
+        "own card with an empty list serves everywhere"
+    );
+    assert_eq!(
+        w.fetch(&requested, "&page_url=https%3A%2F%2Fpaused.example%2Fx")
+            .status,
+        204
+    );
+}
+
+#[test]
+fn cards_are_picked_by_lang_brand_context_ownership_then_hash() {
+    let mut w = World::new();
+    let site = w.site("www.brand.example");
+    let fragment = w.fragment(site, "/f", true);
+    let plain = w.card(CardSpec::default(), &[&fragment]);
+    let english = w.card(
+        CardSpec {
+            lang: "en",
+            ..CardSpec::default()
+        },
+        &[&fragment],
+    );
+    let sport = w.card(
+        CardSpec {
+            key_values: json!({"topic": ["sport", "foot"]}),
+            ..CardSpec::default()
+        },
+        &[&fragment],
+    );
+    let branded = w.card(
+        CardSpec {
+            brand_domain: Some("brand.example"),
+            ..CardSpec::default()
+        },
+        &[&fragment],
+    );
+    let en_path = format!(
+        "/fragment?partner_id={}&fragment_id={fragment}&lang=en&api_key={}",
+        w.org_id, w.key
+    );
+    harness::sync_cache();
+
+    assert_eq!(
+        served_card(&Client::new(server().addr).get(&en_path)),
+        english
+    );
+    let page = "&page_url=https%3A%2F%2Fwww.brand.example%2Fx";
+    assert_eq!(
+        served_card(&w.fetch(&fragment, page)),
+        branded,
+        "brand first"
+    );
+    assert_eq!(
+        served_card(&w.fetch(&fragment, &format!("{page}&ctx.topic=sport"))),
+        branded,
+        "brand before context"
+    );
+    assert_eq!(
+        served_card(&w.fetch(&fragment, "&ctx.topic=sport")),
+        sport,
+        "context without brand"
+    );
+    assert_eq!(
+        served_card(&w.fetch(&fragment, "&ctx.topic=+foot+&ctx.topic=sport")),
+        sport
+    );
+    let unmatched = w.fetch(&fragment, "&ctx.topic=chess");
+    assert_eq!(
+        unmatched.status, 200,
+        "a value matching nothing does not cause a no-fill"
+    );
+    assert!([&plain, &sport, &branded].contains(&&served_card(&unmatched)));
+}
+
+#[test]
+fn own_cards_beat_platform_cards_and_platform_cards_need_a_list() {
+    let mut w = World::new();
+    let site = w.site("platform.example");
+    let listed = w.fragment(site, "/listed", true);
+    let unlisted = w.fragment(site, "/unlisted", true);
+    let platform = w.card(
+        CardSpec {
+            platform: true,
+            ..CardSpec::default()
+        },
+        &[&listed],
+    );
+    harness::sync_cache();
+    assert_eq!(served_card(&w.fetch(&listed, "")), platform);
+    assert_eq!(
+        w.fetch(&unlisted, "").status,
+        204,
+        "no list for this org: not eligible"
+    );
+    let own = w.card(CardSpec::default(), &[&listed]);
+    harness::sync_cache();
+    assert_eq!(served_card(&w.fetch(&listed, "")), own);
+}
+
+#[test]
+fn the_same_page_and_context_get_the_same_card_and_pages_spread() {
+    let mut w = World::new();
+    let site = w.site("spread.example");
+    let fragment = w.fragment(site, "/f", true);
+    let cards: Vec<String> = (0..4)
+        .map(|_| w.card(CardSpec::default(), &[&fragment]))
+        .collect();
+    harness::sync_cache();
+    let mut seen = std::collections::HashSet::new();
+    for page in 0..40 {
+        let extra = format!("&page_url=https%3A%2F%2Fspread.example%2Fp{page}");
+        let first = served_card(&w.fetch(&fragment, &extra));
+        assert_eq!(served_card(&w.fetch(&fragment, &extra)), first);
+        assert!(cards.contains(&first));
+        seen.insert(first);
+    }
+    assert!(seen.len() > 1, "the hash spreads pages over tied cards");
+}
+
+#[test]
+fn another_server_process_picks_the_same_cards() {
+    let mut w = World::new();
+    let site = w.site("twoprocs.example");
+    let fragment = w.fragment(site, "/f", true);
+    for _ in 0..5 {
+        w.card(CardSpec::default(), &[&fragment]);
+    }
+    harness::sync_cache();
+    let other = OtherProcess::start();
+    for page in 0..20 {
+        let path = format!(
+            "/fragment?partner_id={}&fragment_id={fragment}&lang=fr&api_key={}&page_url=https%3A%2F%2Ftwoprocs.example%2F{page}&ctx.a=b",
+            w.org_id, w.key
+        );
+        let here = Client::new(server().addr).get(&path);
+        let there = Client::new(other.addr).get(&path);
+        assert_eq!(served_card(&here), served_card(&there), "page {page}");
+        assert_eq!(here.body, there.body);
+    }
+}
+
+/// `agentcard serve` as a separate process on the test database.
+struct OtherProcess {
+    child: std::process::Child,
+    addr: std::net::SocketAddr,
+}
+
+impl OtherProcess {
+    fn start() -> OtherProcess {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_agentcard"))
+            .arg("serve")
+            .env("DATABASE_URL", &server().database_url)
+            .env("AGENTCARD_LISTEN", addr.to_string())
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start agentcard serve");
+        // Owned before waiting, so that a failed wait still stops the process.
+        let process = OtherProcess { child, addr };
+        let started = Instant::now();
+        while !is_ready(addr) {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "second process never ready"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        process
+    }
+}
+
+fn is_ready(addr: std::net::SocketAddr) -> bool {
+    std::net::TcpStream::connect(addr).is_ok() && Client::new(addr).get("/ready").status == 200
+}
+
+impl Drop for OtherProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn cache_follows_writes_of_others_by_notification() {
+    let (mut w, fragment, card) = simple_world();
+    assert_eq!(served_card(&w.fetch(&fragment, "")), card);
+    w.sql(
+        "UPDATE fragments SET status = 'paused' WHERE id = $1",
+        &fragment,
+    );
+    let started = Instant::now();
+    while w.fetch(&fragment, "").status != 204 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the cache never saw the change"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_legacy_host_serves_identically_and_the_console_host_not_at_all() {
+    let (w, fragment, _) = simple_world();
+    let path = format!(
+        "/fragment?partner_id={}&fragment_id={fragment}&lang=fr&api_key={}",
+        w.org_id, w.key
+    );
+    let base = Client::new(server().addr).get(&path);
+    let legacy = Client::new(server().addr).host(LEGACY_HOST).get(&path);
+    assert_eq!((legacy.status, &legacy.body), (base.status, &base.body));
+    assert_eq!(legacy.header("Cache-Control"), base.header("Cache-Control"));
+    assert_eq!(
+        Client::new(server().addr)
+            .host(CONSOLE_HOST)
+            .get(&path)
+            .status,
+        404
+    );
+    assert_eq!(
+        Client::new(server().addr)
+            .host(LEGACY_HOST)
+            .get("/contact")
+            .status,
+        404
+    );
+}
+
+#[test]
+fn every_request_is_reported_with_its_reason_and_agent_purpose() {
+    let (w, fragment, card) = simple_world();
+    w.fetch_with(
+        &fragment,
+        "&page_url=https%3A%2F%2Fsimple.example%2Fa",
+        &[("User-Agent", "Mozilla/5.0 (compatible; GPTBot/1.1)")],
+    );
+    w.fetch_with(
+        &fragment,
+        "&format=json",
+        &[("X-Agent-UA", "Claude-User/1.0"), ("User-Agent", "edge/1")],
+    );
+    let bad_lang = format!(
+        "/fragment?partner_id={}&fragment_id={fragment}&lang=xx&api_key={}",
+        w.org_id, w.key
+    );
+    Client::new(server().addr).get(&bad_lang);
+    let mut db = harness::db();
+    let started = Instant::now();
+    let rows = loop {
+        let rows = db
+            .query(
+                "SELECT status, outcome, reason, card_id, agent_purpose, site_domain, format, resolved_fragment_id
+                   FROM fragment_requests WHERE key_id = $1 OR requested_fragment_id = $2 ORDER BY id",
+                &[&w.key_id, &fragment],
+            )
+            .unwrap();
+        if rows.len() >= 3 || started.elapsed() > Duration::from_secs(5) {
+            break rows;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let got: Vec<(i16, String, String, Option<String>, String)> = rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                200,
+                "served".into(),
+                "served".into(),
+                Some(card.clone()),
+                "training".into()
+            ),
+            (
+                200,
+                "served".into(),
+                "served".into(),
+                Some(card),
+                "query".into()
+            ),
+            (
+                400,
+                "refused".into(),
+                "invalid_request".into(),
+                None,
+                "none".into()
+            ),
+        ]
+    );
+    assert_eq!(
+        rows[0].get::<_, Option<String>>(5).as_deref(),
+        Some("simple.example")
+    );
+    assert_eq!(rows[1].get::<_, Option<String>>(6).as_deref(), Some("json"));
+    assert_eq!(
+        rows[0].get::<_, Option<String>>(7).as_deref(),
+        Some(fragment.as_str())
+    );
+}
