@@ -3,8 +3,11 @@
 //! same query runs alone or inside a transaction.
 
 pub mod contact;
+pub mod fragments;
 pub mod migrate;
 pub mod orgs;
+pub mod routes;
+pub mod sites;
 
 use postgres::NoTls;
 use r2d2_postgres::PostgresConnectionManager;

@@ -9,12 +9,18 @@
 //! - `limits`: the four rate limits and the client address behind a trusted proxy.
 //! - `other_routes`: `/health`, `/ready`, `/contact`.
 //! - `admin_cli`: the `agentcard admin` commands through the real binary.
+//! - `sites`: sites, the default fragment, isolation between organisations; shared fixtures.
+//! - `fragments`: fragment writes and list, the `{ref}` segment, pause warnings.
+//! - `routes`: routing rules: list order, POST, PUT (atomic, concurrent), DELETE.
 
 mod harness;
 
 mod admin_cli;
 mod auth;
 mod conventions;
+mod fragments;
 mod http_layer;
 mod limits;
 mod other_routes;
+mod routes;
+mod sites;
