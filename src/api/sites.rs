@@ -1,29 +1,160 @@
-//! PLACEHOLDER: replaced by the issue-3 implementation.
+//! Sites: `GET /v1/sites`, `PUT /v1/sites/{domain}` and the site default fragment
+//! (`PUT`/`DELETE …/default-fragment`). Also what every site-scoped handler shares: reading
+//! the `{domain}` path parameter, finding an addressable fragment, and classifying a write
+//! that collided with a concurrent one.
 
 use super::{Ctx, Reply};
+use crate::db::{self, fragments::FragmentRow, sites::SiteRow};
+use crate::domain::{Domain, FragmentRef};
 use crate::error::ApiError;
+use crate::wire::{self, SiteWrite};
+use postgres::GenericClient;
 use serde_json::Value;
 
-pub fn list_sites(_ctx: &mut Ctx) -> Result<Reply, ApiError> {
-    Err(ApiError::NotFound)
+/// The `409` message of a write that collided with a concurrent one.
+pub(super) const CHANGED_MEANWHILE: &str = "changed by another request meanwhile: read it again";
+
+pub fn list_sites(ctx: &mut Ctx) -> Result<Reply, ApiError> {
+    let sites = db::sites::list_sites(&mut *ctx.db, &ctx.owner.org.id)?;
+    Ok(Reply::ok(wire::site_list_json(&sites)))
 }
 
-pub fn put_site(_ctx: &mut Ctx, _domain: &str, _body: &Value) -> Result<Reply, ApiError> {
-    Err(ApiError::NotFound)
+/// Creates the site (`201`) or updates it (`200`). Absent members keep their value; a default
+/// fragment can only be named on an existing site, since the fragment must exist already.
+pub fn put_site(ctx: &mut Ctx, domain: &str, body: &Value) -> Result<Reply, ApiError> {
+    let write = wire::site_write(body)?;
+    let domain = Domain::from_path_segment(domain)?;
+    let org_id = &ctx.owner.org.id;
+    let mut tx = ctx.db.transaction()?;
+    let (site, created) = match db::sites::lock_site(&mut tx, org_id, domain.as_str())? {
+        Some(site) => (update_site(&mut tx, &site, write)?, false),
+        None => create_site(&mut tx, org_id, &domain, write)?,
+    };
+    tx.commit()?;
+    Ok(created_or_updated(created, wire::site_json(&site)))
 }
 
-pub fn put_default_fragment(
-    _ctx: &mut Ctx,
-    _domain: &str,
-    _body: &Value,
-) -> Result<Reply, ApiError> {
-    Err(ApiError::NotFound)
+/// Creates the site; when a concurrent request created it meanwhile, updates it instead.
+/// The boolean tells whether this call created it.
+fn create_site(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    domain: &Domain,
+    write: SiteWrite,
+) -> Result<(SiteRow, bool), ApiError> {
+    if write.default_fragment_ref.is_some() {
+        return Err(not_an_active_fragment("default_fragment_ref"));
+    }
+    let name = write.name.as_deref().unwrap_or_default();
+    if let Some(id) = db::sites::insert_site(db, org_id, domain, name)? {
+        return Ok((db::sites::site_by_id(db, id)?, true));
+    }
+    let site = db::sites::lock_site(db, org_id, domain.as_str())?
+        .ok_or_else(|| ApiError::conflict("domain", CHANGED_MEANWHILE))?;
+    Ok((update_site(db, &site, write)?, false))
 }
 
+fn update_site(
+    db: &mut impl GenericClient,
+    site: &SiteRow,
+    write: SiteWrite,
+) -> Result<SiteRow, ApiError> {
+    let default_id = match &write.default_fragment_ref {
+        Some(fragment_ref) => {
+            Some(active_fragment(db, site, fragment_ref, "default_fragment_ref")?.id)
+        }
+        None => site.default_fragment_id.clone(),
+    };
+    let name = write.name.unwrap_or_else(|| site.name.clone());
+    db::sites::update_site(db, site.id, &name, default_id.as_deref())?;
+    Ok(db::sites::site_by_id(db, site.id)?)
+}
+
+/// Makes an active fragment of the site its default; answers the site.
+pub fn put_default_fragment(ctx: &mut Ctx, domain: &str, body: &Value) -> Result<Reply, ApiError> {
+    let fragment_ref = wire::default_fragment_write(body)?;
+    let mut tx = ctx.db.transaction()?;
+    let site = lock_site_in_path(&mut tx, &ctx.owner.org.id, domain)?;
+    let fragment = active_fragment(&mut tx, &site, &fragment_ref, "ref")?;
+    db::sites::update_site(&mut tx, site.id, &site.name, Some(&fragment.id))?;
+    let site = db::sites::site_by_id(&mut tx, site.id)?;
+    tx.commit()?;
+    Ok(Reply::ok(wire::site_json(&site)))
+}
+
+/// Clears the default (the fragment itself is kept); repeatable.
 pub fn delete_default_fragment(
-    _ctx: &mut Ctx,
-    _domain: &str,
-    _body: &Value,
+    ctx: &mut Ctx,
+    domain: &str,
+    body: &Value,
 ) -> Result<Reply, ApiError> {
-    Err(ApiError::NotFound)
+    wire::deny_unknown(wire::as_object(body)?, &[], "")?;
+    let mut tx = ctx.db.transaction()?;
+    let site = lock_site_in_path(&mut tx, &ctx.owner.org.id, domain)?;
+    db::sites::update_site(&mut tx, site.id, &site.name, None)?;
+    let site = db::sites::site_by_id(&mut tx, site.id)?;
+    tx.commit()?;
+    Ok(Reply::ok(wire::site_json(&site)))
+}
+
+/// The caller's site named by the `{domain}` path parameter. Absent, another organisation's
+/// and invalid all answer the same `404`.
+pub(super) fn site_in_path(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    raw_domain: &str,
+) -> Result<SiteRow, ApiError> {
+    let domain = Domain::from_path_segment(raw_domain).map_err(|_| ApiError::NotFound)?;
+    db::sites::find_site(db, org_id, domain.as_str())?.ok_or(ApiError::NotFound)
+}
+
+/// Like [`site_in_path`], and locks the site for the rest of the transaction, so that the
+/// writers of one site run one after the other.
+pub(super) fn lock_site_in_path(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    raw_domain: &str,
+) -> Result<SiteRow, ApiError> {
+    let domain = Domain::from_path_segment(raw_domain).map_err(|_| ApiError::NotFound)?;
+    db::sites::lock_site(db, org_id, domain.as_str())?.ok_or(ApiError::NotFound)
+}
+
+/// The site's fragment with this reference, which must be active; else `422` on `field`.
+fn active_fragment(
+    db: &mut impl GenericClient,
+    site: &SiteRow,
+    fragment_ref: &FragmentRef,
+    field: &str,
+) -> Result<FragmentRow, ApiError> {
+    db::fragments::find_by_ref(db, site.id, fragment_ref)?
+        .filter(FragmentRow::is_active)
+        .ok_or_else(|| not_an_active_fragment(field))
+}
+
+fn not_an_active_fragment(field: &str) -> ApiError {
+    ApiError::validation(field, "no active fragment of this site has this reference")
+}
+
+/// `201` for a write that created its object, else `200`.
+pub(super) fn created_or_updated(created: bool, body: Value) -> Reply {
+    if created {
+        Reply::created(body)
+    } else {
+        Reply::ok(body)
+    }
+}
+
+/// Maps a unique violation (a concurrent writer got there first) to `409 conflict` on
+/// `field`; any other database error stays `500`.
+pub(super) fn conflict_on_unique(
+    field: &'static str,
+    message: &'static str,
+) -> impl FnOnce(postgres::Error) -> ApiError {
+    move |error| {
+        if db::is_unique_violation(&error) {
+            ApiError::conflict(field, message)
+        } else {
+            error.into()
+        }
+    }
 }

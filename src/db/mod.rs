@@ -3,9 +3,12 @@
 //! same query runs alone or inside a transaction.
 
 pub mod contact;
+pub mod fragments;
 pub mod migrate;
 pub mod orgs;
 pub mod reports;
+pub mod routes;
+pub mod sites;
 pub mod snapshot;
 
 use postgres::NoTls;

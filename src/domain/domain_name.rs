@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use super::percent::decode_strict;
 use super::Invalid;
 
 const FIELD: &str = "domain";
@@ -23,6 +24,14 @@ impl Domain {
         let host = trimmed.to_ascii_lowercase();
         check_host(&host).map_err(|message| Invalid::new(FIELD, message))?;
         Ok(Domain(host))
+    }
+
+    /// Reads the `{domain}` URL path segment: decoded once, then [`Domain::parse`]. A domain
+    /// needs no escapes, but a client that encodes every path component still reaches its site.
+    pub fn from_path_segment(raw: &str) -> Result<Domain, Invalid> {
+        let decoded = decode_strict(raw)
+            .map_err(|_| Invalid::new(FIELD, "domain in the URL has an invalid percent escape"))?;
+        Self::parse(&decoded)
     }
 
     pub fn as_str(&self) -> &str {
@@ -186,6 +195,30 @@ mod tests {
         ];
         for (input, expected) in cases {
             check(input, expected);
+        }
+    }
+
+    #[test]
+    fn reads_path_segments() {
+        let escape = "domain in the URL has an invalid percent escape";
+        let cases: &[(&str, Result<&str, &str>)] = &[
+            ("example.com", Ok("example.com")),
+            ("Example.COM", Ok("example.com")),
+            ("%20example.com%20", Ok("example.com")),
+            ("ex%61mple.com", Ok("example.com")),
+            (
+                "example.com%2Fa",
+                Err("domain must not contain a path (/...)"),
+            ),
+            ("%zz.com", Err(escape)),
+            ("%C3.com", Err(escape)),
+        ];
+        for &(raw, expected) in cases {
+            let got = Domain::from_path_segment(raw);
+            match expected {
+                Ok(domain) => assert_eq!(got.as_ref().map(Domain::as_str), Ok(domain), "{raw:?}"),
+                Err(message) => assert_eq!(got, Err(Invalid::new("domain", message)), "{raw:?}"),
+            }
         }
     }
 

@@ -5,9 +5,20 @@
 //! (`400 unknown_field`, nested ones included) and member types (`422 validation`); the
 //! meaning of each value is checked by `crate::domain`.
 
+mod fragments;
 mod me;
+mod routes;
+mod sites;
 
+pub use fragments::{
+    fragment_json, fragment_list_json, fragment_write, fragment_write_json, FragmentWrite,
+};
 pub use me::me_json;
+pub use routes::{
+    route_json, route_list, route_list_json, route_write, too_many_routes, RouteWrite,
+    MAX_ROUTES_PER_SITE,
+};
+pub use sites::{default_fragment_write, site_json, site_list_json, site_write, SiteWrite};
 
 use crate::error::ApiError;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};

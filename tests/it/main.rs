@@ -10,6 +10,9 @@
 //! - `other_routes`: `/health`, `/ready`, `/contact`.
 //! - `fragment`: `GET /fragment`: statuses, resolution, selection, formats, hosts, reports.
 //! - `admin_cli`: the `agentcard admin` commands through the real binary.
+//! - `sites`: sites, the default fragment, isolation between organisations; shared fixtures.
+//! - `fragments`: fragment writes and list, the `{ref}` segment, pause warnings.
+//! - `routes`: routing rules: list order, POST, PUT (atomic, concurrent), DELETE.
 
 mod harness;
 
@@ -17,6 +20,9 @@ mod admin_cli;
 mod auth;
 mod conventions;
 mod fragment;
+mod fragments;
 mod http_layer;
 mod limits;
 mod other_routes;
+mod routes;
+mod sites;

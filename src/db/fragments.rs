@@ -1,0 +1,157 @@
+//! Fragments of a site. Through the API a fragment is found by its reference only, so one
+//! made in the console without a reference (`ref` null) is listed but never written here.
+
+use crate::domain::{FragmentName, FragmentRef, FragmentStatus, KeyValues, Lang};
+use crate::ids;
+use postgres::GenericClient;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// A fragment as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FragmentRow {
+    pub id: String,
+    pub fragment_ref: Option<String>,
+    pub name: String,
+    pub lang: String,
+    pub description: Option<String>,
+    pub key_values: Value,
+    pub status: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl FragmentRow {
+    pub fn is_active(&self) -> bool {
+        self.status == FragmentStatus::Active.as_str()
+    }
+}
+
+/// Everything a fragment write stores.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FragmentFields {
+    pub name: FragmentName,
+    pub lang: Lang,
+    pub description: Option<String>,
+    pub key_values: KeyValues,
+    pub status: FragmentStatus,
+}
+
+const COLUMNS: &str = "id, ref, name, lang, description, key_values, status,
+     rfc3339(created_at), rfc3339(updated_at)";
+
+fn fragment_row(r: &postgres::Row) -> FragmentRow {
+    FragmentRow {
+        id: r.get(0),
+        fragment_ref: r.get(1),
+        name: r.get(2),
+        lang: r.get(3),
+        description: r.get(4),
+        key_values: r.get(5),
+        status: r.get(6),
+        created_at: r.get(7),
+        updated_at: r.get(8),
+    }
+}
+
+/// The site's fragments by reference in byte order (the column is `COLLATE "C"`), those
+/// without one last.
+pub fn list_fragments(
+    db: &mut impl GenericClient,
+    site_id: i64,
+) -> Result<Vec<FragmentRow>, postgres::Error> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM fragments WHERE site_id = $1
+          ORDER BY ref NULLS LAST, created_at, id"
+    );
+    Ok(db
+        .query(&sql, &[&site_id])?
+        .iter()
+        .map(fragment_row)
+        .collect())
+}
+
+/// The site's fragment with this reference. `KEY SHARE` keeps it from being deleted before
+/// the transaction ends, so a default or a rule set to it next cannot lose its target.
+pub fn find_by_ref(
+    db: &mut impl GenericClient,
+    site_id: i64,
+    fragment_ref: &FragmentRef,
+) -> Result<Option<FragmentRow>, postgres::Error> {
+    let sql =
+        format!("SELECT {COLUMNS} FROM fragments WHERE site_id = $1 AND ref = $2 FOR KEY SHARE");
+    let row = db.query_opt(&sql, &[&site_id, &fragment_ref.as_str()])?;
+    Ok(row.as_ref().map(fragment_row))
+}
+
+/// The ids of those of `refs` that name a fragment of the site, by reference (locked as in
+/// [`find_by_ref`]).
+pub fn ids_by_ref(
+    db: &mut impl GenericClient,
+    site_id: i64,
+    refs: &[&str],
+) -> Result<HashMap<String, String>, postgres::Error> {
+    let rows = db.query(
+        "SELECT ref, id FROM fragments WHERE site_id = $1 AND ref = ANY($2) FOR KEY SHARE",
+        &[&site_id, &refs],
+    )?;
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+}
+
+pub fn insert_fragment(
+    db: &mut impl GenericClient,
+    site_id: i64,
+    fragment_ref: &FragmentRef,
+    fields: &FragmentFields,
+) -> Result<FragmentRow, postgres::Error> {
+    let id = ids::new_id(ids::FRAGMENT);
+    let sql = format!(
+        "INSERT INTO fragments (id, site_id, ref, name, lang, description, key_values, status)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING {COLUMNS}"
+    );
+    let row = db.query_one(
+        &sql,
+        &[
+            &id,
+            &site_id,
+            &fragment_ref.as_str(),
+            &fields.name.as_str(),
+            &fields.lang.as_str(),
+            &fields.description,
+            &fields.key_values.to_json(),
+            &fields.status.as_str(),
+        ],
+    )?;
+    Ok(fragment_row(&row))
+}
+
+/// Replaces every field. `updated_at` moves only when something changes, so that repeating a
+/// write leaves the same state.
+pub fn update_fragment(
+    db: &mut impl GenericClient,
+    id: &str,
+    fields: &FragmentFields,
+) -> Result<FragmentRow, postgres::Error> {
+    let sql = format!(
+        "UPDATE fragments
+            SET name = $2::text, lang = $3::text, description = $4::text,
+                key_values = $5::jsonb, status = $6::text,
+                updated_at = CASE
+                    WHEN (name, lang, description, key_values, status)
+                         IS DISTINCT FROM ($2::text, $3::text, $4::text, $5::jsonb, $6::text)
+                    THEN now() ELSE updated_at END
+          WHERE id = $1 RETURNING {COLUMNS}"
+    );
+    let row = db.query_one(
+        &sql,
+        &[
+            &id,
+            &fields.name.as_str(),
+            &fields.lang.as_str(),
+            &fields.description,
+            &fields.key_values.to_json(),
+            &fields.status.as_str(),
+        ],
+    )?;
+    Ok(fragment_row(&row))
+}

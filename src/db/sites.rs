@@ -1,0 +1,133 @@
+//! Sites: one per domain per organisation, with their default fragment.
+//!
+//! Writers of anything inside a site (its fields, its fragments, its rules) first take the
+//! site row with [`lock_site`], so that concurrent writers of the same site run one after the
+//! other and a read-then-write never sees a half-applied change.
+
+use crate::domain::Domain;
+use postgres::GenericClient;
+
+/// A site as stored, with the reference of its default fragment (null when that fragment has
+/// none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteRow {
+    pub id: i64,
+    pub org_id: String,
+    pub domain: String,
+    pub name: String,
+    pub icon: Option<String>,
+    pub default_fragment_id: Option<String>,
+    pub default_fragment_ref: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+const SITE_SELECT: &str = "SELECT s.id, s.org_id, s.domain, s.name, s.icon,
+        s.default_fragment_id, f.ref, rfc3339(s.created_at), rfc3339(s.updated_at)
+   FROM sites s LEFT JOIN fragments f ON f.id = s.default_fragment_id";
+
+const BY_DOMAIN: &str = "WHERE s.org_id = $1 AND s.domain = $2";
+
+fn site_row(r: &postgres::Row) -> SiteRow {
+    SiteRow {
+        id: r.get(0),
+        org_id: r.get(1),
+        domain: r.get(2),
+        name: r.get(3),
+        icon: r.get(4),
+        default_fragment_id: r.get(5),
+        default_fragment_ref: r.get(6),
+        created_at: r.get(7),
+        updated_at: r.get(8),
+    }
+}
+
+/// The organisation's sites, by domain in byte order.
+pub fn list_sites(
+    db: &mut impl GenericClient,
+    org_id: &str,
+) -> Result<Vec<SiteRow>, postgres::Error> {
+    let sql = format!("{SITE_SELECT} WHERE s.org_id = $1 ORDER BY s.domain COLLATE \"C\"");
+    Ok(db.query(&sql, &[&org_id])?.iter().map(site_row).collect())
+}
+
+/// The organisation's site with this (already canonical) domain.
+pub fn find_site(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    domain: &str,
+) -> Result<Option<SiteRow>, postgres::Error> {
+    let sql = format!("{SITE_SELECT} {BY_DOMAIN}");
+    Ok(db
+        .query_opt(&sql, &[&org_id, &domain])?
+        .as_ref()
+        .map(site_row))
+}
+
+/// Like [`find_site`], and locks the site row until the end of the transaction. `NO KEY
+/// UPDATE` serialises the writers of the site without blocking inserts that only reference
+/// it (a foreign key takes `KEY SHARE`).
+pub fn lock_site(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    domain: &str,
+) -> Result<Option<SiteRow>, postgres::Error> {
+    let sql = format!("{SITE_SELECT} {BY_DOMAIN} FOR NO KEY UPDATE OF s");
+    Ok(db
+        .query_opt(&sql, &[&org_id, &domain])?
+        .as_ref()
+        .map(site_row))
+}
+
+/// The site by its row id.
+pub fn site_by_id(db: &mut impl GenericClient, id: i64) -> Result<SiteRow, postgres::Error> {
+    let sql = format!("{SITE_SELECT} WHERE s.id = $1");
+    db.query_one(&sql, &[&id]).map(|r| site_row(&r))
+}
+
+/// Inserts the site unless the organisation already has this domain; `None` when it has.
+pub fn insert_site(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    domain: &Domain,
+    name: &str,
+) -> Result<Option<i64>, postgres::Error> {
+    let row = db.query_opt(
+        "INSERT INTO sites (org_id, domain, name) VALUES ($1, $2, $3)
+         ON CONFLICT (org_id, domain) DO NOTHING RETURNING id",
+        &[&org_id, &domain.as_str(), &name],
+    )?;
+    Ok(row.map(|r| r.get(0)))
+}
+
+/// Creates the site (with an empty name) if the organisation does not have it yet, and
+/// returns it either way. For callers outside the API, such as `agentcard admin`.
+pub fn ensure_site(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    domain: &Domain,
+) -> Result<SiteRow, postgres::Error> {
+    insert_site(db, org_id, domain, "")?;
+    let sql = format!("{SITE_SELECT} {BY_DOMAIN}");
+    db.query_one(&sql, &[&org_id, &domain.as_str()])
+        .map(|r| site_row(&r))
+}
+
+/// Sets the name and the default fragment. `updated_at` moves only when one of them changes,
+/// so that repeating a write leaves the same state.
+pub fn update_site(
+    db: &mut impl GenericClient,
+    id: i64,
+    name: &str,
+    default_fragment_id: Option<&str>,
+) -> Result<(), postgres::Error> {
+    db.execute(
+        "UPDATE sites SET name = $2::text, default_fragment_id = $3::text,
+                updated_at = CASE
+                    WHEN (name, default_fragment_id) IS DISTINCT FROM ($2::text, $3::text)
+                    THEN now() ELSE updated_at END
+          WHERE id = $1",
+        &[&id, &name, &default_fragment_id],
+    )?;
+    Ok(())
+}
