@@ -2,7 +2,10 @@
 //! SQL lives here and in `sql/`, nowhere else. Functions take a `GenericClient` so that the
 //! same query runs alone or inside a transaction.
 
+pub mod cards;
+pub mod console;
 pub mod contact;
+pub mod keys;
 pub mod migrate;
 pub mod orgs;
 
@@ -49,4 +52,16 @@ pub fn connect(database_url: &str) -> Result<postgres::Client, postgres::Error> 
 /// Is this error a unique-constraint violation (a concurrent writer got there first)?
 pub fn is_unique_violation(error: &postgres::Error) -> bool {
     error.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION)
+}
+
+/// Is this error a foreign-key violation (a row it points to was deleted meanwhile)?
+pub fn is_foreign_key_violation(error: &postgres::Error) -> bool {
+    error.code() == Some(&postgres::error::SqlState::FOREIGN_KEY_VIOLATION)
+}
+
+/// Reads a `jsonb` column selected as `column::text` (the crate's `postgres` has no JSON
+/// support enabled). Postgres always prints a `jsonb` as valid JSON, so the parse holds.
+pub fn json_column(row: &postgres::Row, index: usize) -> serde_json::Value {
+    let text: &str = row.get(index);
+    serde_json::from_str(text).unwrap_or_default()
 }

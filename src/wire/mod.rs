@@ -5,8 +5,12 @@
 //! (`400 unknown_field`, nested ones included) and member types (`422 validation`); the
 //! meaning of each value is checked by `crate::domain`.
 
+mod cards;
+mod keys;
 mod me;
 
+pub use cards::{card_json, card_list_json, eligibility_json};
+pub use keys::{created_key_json, key_json, key_list_json};
 pub use me::me_json;
 
 use crate::error::ApiError;

@@ -9,12 +9,18 @@
 //! - `limits`: the four rate limits and the client address behind a trusted proxy.
 //! - `other_routes`: `/health`, `/ready`, `/contact`.
 //! - `admin_cli`: the `agentcard admin` commands through the real binary.
+//! - `cards`: `/v1/cards` and eligibility lists (order of checks, atomicity, platform cards).
+//! - `keys`: `/v1/keys` (shown once, newest first, repeatable revocation, isolation).
+//! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
 
 mod harness;
 
 mod admin_cli;
 mod auth;
+mod cards;
+mod console;
 mod conventions;
 mod http_layer;
+mod keys;
 mod limits;
 mod other_routes;
