@@ -1,6 +1,9 @@
 //! `agentcard admin`: what service.md reserves to the console, from a shell. Each command
 //! returns one JSON object (printed by `main`), or an error for stderr and a non-zero exit.
 
+mod cards;
+mod content;
+mod keys;
 mod orgs;
 
 use clap::Subcommand;
@@ -34,6 +37,26 @@ pub enum AdminCommand {
         #[command(subcommand)]
         command: orgs::TokenCommand,
     },
+    /// Cards (console only: create, activate, archive, delete; platform card eligibility).
+    Card {
+        #[command(subcommand)]
+        command: cards::CardCommand,
+    },
+    /// Fragments (console only: create without a reference, delete).
+    Fragment {
+        #[command(subcommand)]
+        command: content::FragmentCommand,
+    },
+    /// Sites (console only: delete).
+    Site {
+        #[command(subcommand)]
+        command: content::SiteCommand,
+    },
+    /// Delivery API keys (console only: delete a revoked key).
+    Key {
+        #[command(subcommand)]
+        command: keys::KeyCommand,
+    },
 }
 
 /// Runs one command against the database at `database_url`.
@@ -42,6 +65,10 @@ pub fn run(command: AdminCommand, database_url: &str) -> Result<Value, AdminErro
     match command {
         AdminCommand::Org { command } => orgs::run_org(&mut db, command),
         AdminCommand::Token { command } => orgs::run_token(&mut db, command, &service_prefix()),
+        AdminCommand::Card { command } => cards::run(&mut db, command),
+        AdminCommand::Fragment { command } => content::run_fragment(&mut db, command),
+        AdminCommand::Site { command } => content::run_site(&mut db, command),
+        AdminCommand::Key { command } => keys::run(&mut db, command),
     }
 }
 

@@ -2,8 +2,11 @@
 //! SQL lives here and in `sql/`, nowhere else. Functions take a `GenericClient` so that the
 //! same query runs alone or inside a transaction.
 
+pub mod cards;
+pub mod console;
 pub mod contact;
 pub mod fragments;
+pub mod keys;
 pub mod migrate;
 pub mod orgs;
 pub mod reports;
@@ -54,4 +57,9 @@ pub fn connect(database_url: &str) -> Result<postgres::Client, postgres::Error> 
 /// Is this error a unique-constraint violation (a concurrent writer got there first)?
 pub fn is_unique_violation(error: &postgres::Error) -> bool {
     error.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION)
+}
+
+/// Is this error a foreign-key violation (a row it points to was deleted meanwhile)?
+pub fn is_foreign_key_violation(error: &postgres::Error) -> bool {
+    error.code() == Some(&postgres::error::SqlState::FOREIGN_KEY_VIOLATION)
 }

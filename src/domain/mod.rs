@@ -6,6 +6,7 @@
 
 use std::fmt;
 
+pub mod card;
 pub mod domain_name;
 pub mod fragment_ref;
 pub mod key_values;
@@ -13,6 +14,7 @@ pub mod path;
 mod percent;
 pub mod values;
 
+pub use card::{CardText, LinkUrl, CARD_BODY_MAX, CARD_TEXT_MAX};
 pub use domain_name::Domain;
 pub use fragment_ref::FragmentRef;
 pub use key_values::KeyValues;

@@ -118,7 +118,7 @@ impl fmt::Display for CardStatus {
 }
 
 /// Trims `input` and checks its length in characters is within `min..=max`.
-fn trimmed_within(input: &str, min: usize, max: usize) -> Option<&str> {
+pub(super) fn trimmed_within(input: &str, min: usize, max: usize) -> Option<&str> {
     let trimmed = input.trim();
     (min..=max)
         .contains(&trimmed.chars().count())

@@ -5,14 +5,18 @@
 //! (`400 unknown_field`, nested ones included) and member types (`422 validation`); the
 //! meaning of each value is checked by `crate::domain`.
 
+mod cards;
 mod fragments;
+mod keys;
 mod me;
 mod routes;
 mod sites;
 
+pub use cards::{card_json, card_list_json, eligibility_json};
 pub use fragments::{
     fragment_json, fragment_list_json, fragment_write, fragment_write_json, FragmentWrite,
 };
+pub use keys::{created_key_json, key_json, key_list_json};
 pub use me::me_json;
 pub use routes::{
     route_json, route_list, route_list_json, route_write, too_many_routes, RouteWrite,

@@ -13,15 +13,21 @@
 //! - `sites`: sites, the default fragment, isolation between organisations; shared fixtures.
 //! - `fragments`: fragment writes and list, the `{ref}` segment, pause warnings.
 //! - `routes`: routing rules: list order, POST, PUT (atomic, concurrent), DELETE.
+//! - `cards`: `/v1/cards` and eligibility lists (order of checks, atomicity, platform cards).
+//! - `keys`: `/v1/keys` (shown once, newest first, repeatable revocation, isolation).
+//! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
 
 mod harness;
 
 mod admin_cli;
 mod auth;
+mod cards;
+mod console;
 mod conventions;
 mod fragment;
 mod fragments;
 mod http_layer;
+mod keys;
 mod limits;
 mod other_routes;
 mod routes;

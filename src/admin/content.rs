@@ -1,0 +1,136 @@
+//! `admin fragment …` and `admin site …`: the site and fragment writes the API does not offer.
+//! A fragment without a reference (which the API cannot make) is made by leaving out --ref.
+//! Deletes cascade: rules, eligibility entries and a site default go with the fragment.
+
+use super::AdminError;
+use crate::db::{self, console, orgs};
+use crate::domain::{Domain, FragmentName, FragmentRef};
+use clap::Subcommand;
+use postgres::Client;
+use serde_json::{json, Value};
+
+#[derive(Debug, Subcommand)]
+pub enum FragmentCommand {
+    /// Create an active `fr` fragment. The site is created in the organisation first if it
+    /// does not exist yet (the output says so in `site_created`).
+    Create {
+        #[arg(long)]
+        org: String,
+        #[arg(long)]
+        domain: String,
+        /// The fragment's reference; leave it out for a fragment without one.
+        #[arg(long = "ref", value_name = "REF")]
+        fragment_ref: Option<String>,
+        #[arg(long)]
+        name: String,
+    },
+    /// Delete a fragment, with the rules that target it and its eligibility entries.
+    Delete {
+        #[arg(long)]
+        org: String,
+        #[arg(long, value_name = "frg_…")]
+        fragment: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SiteCommand {
+    /// Delete a site with its fragments, rules and eligibility entries.
+    Delete {
+        #[arg(long)]
+        org: String,
+        #[arg(long)]
+        domain: String,
+    },
+}
+
+pub fn run_fragment(db: &mut Client, command: FragmentCommand) -> Result<Value, AdminError> {
+    match command {
+        FragmentCommand::Create {
+            org,
+            domain,
+            fragment_ref,
+            name,
+        } => {
+            let domain = Domain::parse(&domain)?;
+            let fragment_ref = fragment_ref
+                .as_deref()
+                .map(FragmentRef::parse)
+                .transpose()?;
+            let name = FragmentName::parse(&name)?;
+            create_fragment(db, &org, &domain, fragment_ref.as_ref(), &name)
+        }
+        FragmentCommand::Delete { org, fragment } => {
+            let mut tx = db.transaction()?;
+            let ids = [fragment.clone()];
+            let widened = console::cards_eligible_only_on(&mut tx, &org, &ids)?;
+            if !console::delete_fragment(&mut tx, &org, &fragment)? {
+                return Err(AdminError::NotFound(fragment));
+            }
+            tx.commit()?;
+            Ok(json!({"id": fragment, "deleted": true, "warnings": widened_warnings(&widened)}))
+        }
+    }
+}
+
+pub fn run_site(db: &mut Client, command: SiteCommand) -> Result<Value, AdminError> {
+    match command {
+        SiteCommand::Delete { org, domain } => {
+            let domain = Domain::parse(&domain)?;
+            let mut tx = db.transaction()?;
+            let ids = console::site_fragment_ids(&mut tx, &org, &domain)?;
+            let widened = console::cards_eligible_only_on(&mut tx, &org, &ids)?;
+            if !console::delete_site(&mut tx, &org, &domain)? {
+                return Err(AdminError::NotFound(format!("site {domain} in {org}")));
+            }
+            tx.commit()?;
+            Ok(json!({"domain": domain.as_str(), "deleted": true,
+                      "warnings": widened_warnings(&widened)}))
+        }
+    }
+}
+
+fn create_fragment(
+    db: &mut Client,
+    org: &str,
+    domain: &Domain,
+    fragment_ref: Option<&FragmentRef>,
+    name: &FragmentName,
+) -> Result<Value, AdminError> {
+    orgs::find_org(db, org)?.ok_or_else(|| AdminError::NotFound(org.into()))?;
+    let mut tx = db.transaction()?;
+    let (site_id, site_created) = console::ensure_site(&mut tx, org, domain)?;
+    let fragment = console::create_fragment(&mut tx, site_id, fragment_ref, name).map_err(|e| {
+        if db::is_unique_violation(&e) {
+            AdminError::Invalid(format!(
+                "site {domain} already has a fragment with this --ref"
+            ))
+        } else {
+            e.into()
+        }
+    })?;
+    tx.commit()?;
+    Ok(json!({
+        "id": fragment.id,
+        "ref": fragment.fragment_ref,
+        "name": fragment.name,
+        "lang": fragment.lang,
+        "description": fragment.description,
+        "key_values": fragment.key_values,
+        "status": fragment.status,
+        "created_at": fragment.created_at,
+        "updated_at": fragment.updated_at,
+        "domain": domain.as_str(),
+        "site_created": site_created,
+    }))
+}
+
+/// Emptying an organisation card's list makes it eligible everywhere: say so.
+fn widened_warnings(card_ids: &[String]) -> Vec<String> {
+    card_ids
+        .iter()
+        .map(|id| {
+            format!("card {id} was eligible only on deleted fragments: it is now eligible everywhere in the organisation")
+        })
+        .collect()
+}

@@ -1,0 +1,27 @@
+//! Delivery key records: listed without the key; the `POST /v1/keys` answer adds `key`, the
+//! only place the full key ever appears.
+
+use crate::db::keys::KeyRow;
+use serde_json::{json, Value};
+
+pub fn key_json(key: &KeyRow) -> Value {
+    json!({
+        "id": key.id,
+        "prefix": key.prefix,
+        "name": key.name,
+        "created_at": key.created_at,
+        "revoked_at": key.revoked_at,
+        "last_used_at": key.last_used_at,
+    })
+}
+
+pub fn key_list_json(keys: &[KeyRow]) -> Value {
+    json!({"items": keys.iter().map(key_json).collect::<Vec<_>>()})
+}
+
+/// The record of a key just created, with the full key shown this once.
+pub fn created_key_json(key: &KeyRow, full_key: &str) -> Value {
+    let mut record = key_json(key);
+    record["key"] = json!(full_key);
+    record
+}
