@@ -1,0 +1,536 @@
+#!/usr/bin/env bash
+# scripts/bench-load.sh [--quick]: load benchmark of GET /fragment against two references.
+#
+# 1. Recreates database `agentcard_bench` on the PostgreSQL server scripts/lib/postgres.sh
+#    finds, builds the release binaries, migrates, and loads scripts/bench-data.sql (10
+#    organisations, 10 000 sites, 1 000 000 fragments, 200 000 rules, 10 000 cards, keys).
+# 2. Starts three servers on loopback, each with WORKERS threads (default: nproc), NOT
+#    pinned (servers and wrk share every CPU), all answering the same ~600-byte card
+#    (scripts/bench/card.html):
+#      A  agentcard serve, GET /fragment       127.0.0.1:18080
+#      B  examples/hello_minihttp.rs           127.0.0.1:18081  (bare may_minihttp, HashMap)
+#      C  nginx, static file                   127.0.0.1:18082
+# 3. Runs wrk over keep-alive against A B C A B C … for ROUNDS rounds; against A the
+#    requests rotate over 1000 page URLs (scripts/bench/fragment.lua).
+# 4. Prints per target the median over rounds of req/s, p50, p99 and the server's CPU time
+#    per request (utime+stime of its process(es), from /proc), the ratios agentcard/hello
+#    and agentcard/nginx, and the machine.
+# 5. Unless SKIP_WRITES=1: one more wrk run against A while a management token writes at
+#    its rate limit (one PUT a second), and the p99 with and without writes.
+#
+# wrk and nginx are installed from Debian's packages with apt-get when absent (as root or
+# with passwordless sudo). Everything started here is stopped on exit.
+#
+# Knobs (environment): ROUNDS (3), DURATION seconds per run (10; 3 with --quick or
+# QUICK=1), CONNECTIONS (64), THREADS wrk threads (2), WORKERS server threads (nproc),
+# SKIP_WRITES=1, DATABASE_URL (see scripts/lib/postgres.sh).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/lib/postgres.sh
+source scripts/lib/postgres.sh
+
+readonly DATABASE=agentcard_bench
+# The delivery key the data set stores (its SHA-256); not a secret, loopback only.
+readonly BENCH_KEY=svc_live_0be4c11a7d5e9f3b2a6c8d0e1f4b7a9c3d5e8f20
+readonly PORT_AGENTCARD=18080 PORT_HELLO=18081 PORT_NGINX=18082
+readonly CARD_FILE=scripts/bench/card.html
+readonly FRAGMENT_LUA=scripts/bench/fragment.lua
+readonly WRITES_DOMAIN=bench-writes.example
+
+usage() {
+	sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//'
+}
+
+case ${1:-} in
+--quick) QUICK=1 ;;
+-h | --help)
+	usage
+	exit 0
+	;;
+"") ;;
+*)
+	usage >&2
+	exit 2
+	;;
+esac
+
+# Every knob is a bounded positive integer, so every loop below is bounded.
+knob() {
+	local name=$1 value=$2 max=$3
+	if ! [[ $value =~ ^[1-9][0-9]*$ ]] || ((value > max)); then
+		echo "bench-load: $name must be an integer from 1 to $max (got '$value')" >&2
+		exit 2
+	fi
+	printf '%s\n' "$value"
+}
+
+QUICK=${QUICK:-0}
+default_duration=10
+[[ $QUICK == 1 ]] && default_duration=3
+ROUNDS=$(knob ROUNDS "${ROUNDS:-3}" 20)
+DURATION=$(knob DURATION "${DURATION:-$default_duration}" 300)
+CONNECTIONS=$(knob CONNECTIONS "${CONNECTIONS:-64}" 10000)
+THREADS=$(knob THREADS "${THREADS:-2}" 64)
+WORKERS=$(knob WORKERS "${WORKERS:-$(nproc)}" 256)
+SKIP_WRITES=${SKIP_WRITES:-0}
+WARMUP=$((DURATION < 10 ? 1 : 2))
+CLK_TCK=$(getconf CLK_TCK)
+
+# Numbers are printed and parsed with a decimal point.
+export LC_NUMERIC=C
+# The servers read these; a caller's own settings must not change what is measured.
+export RUST_LOG=warn
+unset AGENTCARD_PREFIX AGENTCARD_BASE_HOST AGENTCARD_CONSOLE_HOST AGENTCARD_LEGACY_HOST \
+	AGENTCARD_CLIENT_IP_HEADER AGENTCARD_TRUSTED_PROXIES
+
+section() {
+	printf '\n=== %s ===\n' "$*"
+}
+
+die() {
+	echo "bench-load: error: $*" >&2
+	exit 1
+}
+
+# ---------------------------------------------------------------- processes and clean-up
+
+WORKDIR=$(mktemp -d "${TMPDIR:-/tmp}/agentcard-bench.XXXXXX")
+# nginx's workers may run as another user: they must read the card.
+chmod 755 "$WORKDIR"
+STARTED_PIDS=()
+
+# Stops what this script started: TERM, up to 5 s, then KILL.
+stop_started() {
+	local pid tries
+	for pid in "${STARTED_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+	done
+	for pid in "${STARTED_PIDS[@]}"; do
+		for ((tries = 0; tries < 50; tries++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	STARTED_PIDS=()
+}
+
+cleanup() {
+	stop_started
+	rm -rf "$WORKDIR"
+	agentcard_stop_private_postgres >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# forget PID: drop a process that has ended from the clean-up list.
+forget() {
+	local pid kept=()
+	for pid in "${STARTED_PIDS[@]}"; do
+		[[ $pid == "$1" ]] || kept+=("$pid")
+	done
+	STARTED_PIDS=("${kept[@]}")
+}
+
+# wait_http NAME PID URL LOG: wait (up to 30 s) until URL answers 200 while PID lives.
+wait_http() {
+	local name=$1 pid=$2 url=$3 log=$4 tries
+	for ((tries = 0; tries < 300; tries++)); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			tail -n 20 "$log" >&2 || true
+			die "$name exited during start-up (log above)"
+		fi
+		if curl -fsS -o /dev/null --max-time 1 "$url" 2>/dev/null; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	tail -n 20 "$log" >&2 || true
+	die "$name did not answer 200 on $url within 30 s"
+}
+
+# ---------------------------------------------------------------- tools
+
+APT_UPDATED=0
+
+apt_install() {
+	local -a sudo=()
+	if [[ $EUID -ne 0 ]]; then
+		sudo -n true 2>/dev/null || die "$* missing: install them (apt-get install $*) or run as root"
+		sudo=(sudo -n)
+	fi
+	command -v apt-get >/dev/null || die "$* missing and there is no apt-get here"
+	if ((APT_UPDATED == 0)); then
+		"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null >&2
+		APT_UPDATED=1
+	fi
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" </dev/null >&2
+}
+
+nginx_binary() {
+	command -v nginx 2>/dev/null || { [[ -x /usr/sbin/nginx ]] && echo /usr/sbin/nginx; }
+}
+
+ensure_tools() {
+	local -a missing=()
+	command -v wrk >/dev/null || missing+=(wrk)
+	nginx_binary >/dev/null || missing+=(nginx)
+	command -v curl >/dev/null || missing+=(curl)
+	((${#missing[@]} == 0)) && return 0
+	echo "installing ${missing[*]} with apt-get" >&2
+	apt_install "${missing[@]}"
+}
+
+# ---------------------------------------------------------------- database and build
+
+psql_bench() {
+	PGCONNECT_TIMEOUT=10 psql -X -w -q -v ON_ERROR_STOP=1 -d "$BENCH_URL" "$@"
+}
+
+prepare_database() {
+	section "Database and build"
+	agentcard_find_postgres
+	BENCH_URL=$(agentcard_database_url "$DATABASE")
+	echo "database: $(_agentcard_mask "$BENCH_URL") (dropped and created afresh)"
+	PGCONNECT_TIMEOUT=10 psql -X -w -q -v ON_ERROR_STOP=1 -d "$AGENTCARD_PG_URL" \
+		-c 'SET client_min_messages = warning' -c "DROP DATABASE IF EXISTS $DATABASE WITH (FORCE)"
+	agentcard_ensure_database "$DATABASE"
+
+	local -a locked=()
+	[[ -f Cargo.lock ]] && locked=(--locked)
+	echo "cargo build --release --bin agentcard --example hello_minihttp"
+	cargo build --release "${locked[@]}" --bin agentcard --example hello_minihttp
+	TARGET_DIR=${CARGO_TARGET_DIR:-target}/release
+	AGENTCARD_BIN=$TARGET_DIR/agentcard
+	HELLO_BIN=$TARGET_DIR/examples/hello_minihttp
+
+	DATABASE_URL=$BENCH_URL "$AGENTCARD_BIN" migrate >/dev/null
+}
+
+load_data() {
+	section "Data set (scripts/bench-data.sql)"
+	local start=$EPOCHREALTIME
+	psql_bench -v bench_key="$BENCH_KEY" -f scripts/bench-data.sql
+	LOAD_SECONDS=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+	psql_bench -At -F ' ' -c "SELECT (SELECT count(*) FROM orgs), (SELECT count(*) FROM sites),
+		(SELECT count(*) FROM fragments), (SELECT count(*) FROM routes),
+		(SELECT count(*) FROM cards), (SELECT count(*) FROM card_eligibility),
+		(SELECT count(*) FROM delivery_keys)" |
+		awk '{ printf "loaded: %s orgs, %s sites, %s fragments, %s rules, %s cards, %s eligibility rows, %s delivery keys\n", $1, $2, $3, $4, $5, $6, $7 }'
+	echo "load time: $LOAD_SECONDS s"
+	PARTNER_ID=$(psql_bench -At -c "SELECT id FROM orgs WHERE id LIKE 'acc\_bench%'")
+	FRAGMENT_ID=$(psql_bench -At -c "SELECT f.id FROM fragments f JOIN sites s ON s.id = f.site_id
+		WHERE s.domain = 'site1.example' AND f.ref = '/section1'")
+	[[ -n $PARTNER_ID && -n $FRAGMENT_ID ]] || die "the data set has no bench organisation or fragment"
+	echo "api_key:     $BENCH_KEY"
+	echo "partner_id:  $PARTNER_ID"
+	echo "fragment_id: $FRAGMENT_ID"
+}
+
+# ---------------------------------------------------------------- servers
+
+start_agentcard() {
+	local log=$WORKDIR/agentcard.log
+	DATABASE_URL=$BENCH_URL AGENTCARD_LISTEN=127.0.0.1:$PORT_AGENTCARD AGENTCARD_REFRESH_MS=60000 \
+		AGENTCARD_WORKERS=$WORKERS "$AGENTCARD_BIN" serve >"$log" 2>&1 &
+	PID_AGENTCARD=$!
+	STARTED_PIDS+=("$PID_AGENTCARD")
+	wait_http agentcard "$PID_AGENTCARD" "http://127.0.0.1:$PORT_AGENTCARD/ready" "$log"
+}
+
+start_hello() {
+	local log=$WORKDIR/hello.log
+	"$HELLO_BIN" "127.0.0.1:$PORT_HELLO" "$WORKERS" >"$log" 2>&1 &
+	PID_HELLO=$!
+	STARTED_PIDS+=("$PID_HELLO")
+	wait_http hello_minihttp "$PID_HELLO" "http://127.0.0.1:$PORT_HELLO/card.html" "$log"
+}
+
+start_nginx() {
+	local dir=$WORKDIR/nginx log=$WORKDIR/nginx/error.log
+	mkdir -p "$dir/www" "$dir/tmp"
+	chmod 755 "$dir" "$dir/www"
+	cp "$CARD_FILE" "$dir/www/card.html"
+	chmod 644 "$dir/www/card.html"
+	cat >"$dir/nginx.conf" <<-EOF
+		daemon off;
+		master_process on;
+		worker_processes $WORKERS;
+		pid $dir/nginx.pid;
+		error_log $log warn;
+		events { worker_connections 1024; }
+		http {
+		    access_log off;
+		    types { text/html html; }
+		    default_type text/html;
+		    charset utf-8;
+		    sendfile on;
+		    tcp_nodelay on;
+		    keepalive_timeout 65s;
+		    keepalive_requests 1000000000;
+		    open_file_cache max=16 inactive=60s;
+		    open_file_cache_valid 60s;
+		    client_body_temp_path $dir/tmp/body;
+		    proxy_temp_path $dir/tmp/proxy;
+		    fastcgi_temp_path $dir/tmp/fastcgi;
+		    uwsgi_temp_path $dir/tmp/uwsgi;
+		    scgi_temp_path $dir/tmp/scgi;
+		    server {
+		        listen 127.0.0.1:$PORT_NGINX;
+		        root $dir/www;
+		    }
+		}
+	EOF
+	"$(nginx_binary)" -p "$dir" -c "$dir/nginx.conf" -e "$log" >"$dir/stdout.log" 2>&1 &
+	PID_NGINX=$!
+	STARTED_PIDS+=("$PID_NGINX")
+	wait_http nginx "$PID_NGINX" "http://127.0.0.1:$PORT_NGINX/card.html" "$log"
+}
+
+# check_target NAME URL: one request, status and body size shown.
+check_target() {
+	local name=$1 url=$2 answer
+	answer=$(curl -sS -o /dev/null --max-time 5 -w '%{http_code} %{size_download}' "$url")
+	printf '%-22s HTTP %s, %s bytes\n' "$name" "${answer% *}" "${answer#* }"
+	[[ ${answer% *} == 200 ]]
+}
+
+start_servers() {
+	section "Servers (loopback, $WORKERS worker threads each, not pinned)"
+	start_agentcard
+	start_hello
+	start_nginx
+	echo "card: $CARD_FILE, $(wc -c <"$CARD_FILE") bytes"
+	FRAGMENT_URL="http://127.0.0.1:$PORT_AGENTCARD/fragment?partner_id=$PARTNER_ID&fragment_id=$FRAGMENT_ID"
+	FRAGMENT_URL+="&lang=fr&api_key=$BENCH_KEY&page_url=https%3A%2F%2Fsite1.example%2Fnews%2F1%2Farticle"
+	if ! check_target "A agentcard /fragment" "$FRAGMENT_URL"; then
+		echo "  warning: /fragment does not answer 200: A's numbers do not measure the endpoint"
+	fi
+	check_target "B hello_minihttp" "http://127.0.0.1:$PORT_HELLO/card.html" ||
+		die "hello_minihttp does not serve the card"
+	check_target "C nginx" "http://127.0.0.1:$PORT_NGINX/card.html" || die "nginx does not serve the card"
+}
+
+# ---------------------------------------------------------------- measuring
+
+# Processes whose CPU time counts for a target: nginx's master and workers.
+target_pids() {
+	case $1 in
+	A) echo "$PID_AGENTCARD" ;;
+	B) echo "$PID_HELLO" ;;
+	C) echo "$PID_NGINX $(pgrep -P "$PID_NGINX" | tr '\n' ' ')" ;;
+	esac
+}
+
+# cpu_ticks PID...: utime + stime, in clock ticks, summed (all threads of each process).
+cpu_ticks() {
+	local pid stat total=0
+	local -a fields
+	for pid in "$@"; do
+		stat=$(<"/proc/$pid/stat")
+		# Fields after the command name, which is in parentheses and may hold spaces.
+		read -r -a fields <<<"${stat##*) }"
+		total=$((total + fields[11] + fields[12]))
+	done
+	echo "$total"
+}
+
+target_name() {
+	case $1 in
+	A) echo "A agentcard /fragment" ;;
+	B) echo "B may_minihttp hello" ;;
+	C) echo "C nginx static" ;;
+	esac
+}
+
+# wrk_target TARGET SECONDS OUTPUT: one wrk run against TARGET, output kept in OUTPUT.
+wrk_target() {
+	local target=$1 seconds=$2 output=$3
+	local -a args=(-t "$THREADS" -c "$CONNECTIONS" -d "${seconds}s" --latency --timeout 2s)
+	case $target in
+	A) args+=(-s "$FRAGMENT_LUA" "http://127.0.0.1:$PORT_AGENTCARD") ;;
+	B) args+=("http://127.0.0.1:$PORT_HELLO/card.html") ;;
+	C) args+=("http://127.0.0.1:$PORT_NGINX/card.html") ;;
+	esac
+	if ! BENCH_PARTNER_ID=$PARTNER_ID BENCH_FRAGMENT_ID=$FRAGMENT_ID BENCH_API_KEY=$BENCH_KEY \
+		timeout "$((seconds + 30))" wrk "${args[@]}" >"$output" 2>&1; then
+		cat "$output" >&2
+		die "wrk failed against $(target_name "$target")"
+	fi
+}
+
+# Reads wrk --latency output: requests rps p50_us p99_us non2xx socket_errors.
+parse_wrk() {
+	awk '
+		function us(v) {
+			if (v ~ /us$/) return v + 0
+			if (v ~ /ms$/) return v * 1000
+			if (v ~ /s$/) return v * 1000000
+			return v + 0
+		}
+		/requests in/ { requests = $1 }
+		/^Requests\/sec:/ { rps = $2 }
+		/^ +50%/ { p50 = us($2) }
+		/^ +99%/ { p99 = us($2) }
+		/Non-2xx or 3xx responses:/ { non2xx = $NF }
+		/Socket errors:/ { for (i = 3; i <= NF; i++) { gsub(",", "", $i); if ($i ~ /^[0-9]+$/) errors += $i } }
+		END { printf "%d %.2f %.1f %.1f %d %d\n", requests, rps, p50, p99, non2xx, errors }
+	' "$1"
+}
+
+RESULTS=$WORKDIR/results.tsv
+
+# measure TARGET ROUND: one measured run; appends a line to RESULTS and prints it.
+measure() {
+	local target=$1 round=$2 output=$WORKDIR/wrk-$1-$2.txt before after
+	local requests rps p50 p99 non2xx errors cpu
+	local -a pids
+	read -r -a pids <<<"$(target_pids "$target")"
+	before=$(cpu_ticks "${pids[@]}")
+	wrk_target "$target" "$DURATION" "$output"
+	after=$(cpu_ticks "${pids[@]}")
+	read -r requests rps p50 p99 non2xx errors <<<"$(parse_wrk "$output")"
+	((requests > 0)) || die "no request completed against $(target_name "$target") (see $output)"
+	cpu=$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$requests" 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$round" "$rps" "$p50" "$p99" "$cpu" "$non2xx" "$errors" >>"$RESULTS"
+	printf 'round %d/%d  %-22s %10.0f req/s  p50 %8.3f ms  p99 %8.3f ms  CPU %7.2f µs/req  non-2xx %d  socket errors %d\n' \
+		"$round" "$ROUNDS" "$(target_name "$target")" "$rps" "$(ms "$p50")" "$(ms "$p99")" "$cpu" "$non2xx" "$errors"
+}
+
+ms() {
+	awk -v v="$1" 'BEGIN { printf "%.3f", v / 1000 }'
+}
+
+# median TARGET COLUMN: median of one column of RESULTS over the target's rounds.
+median() {
+	awk -F '\t' -v t="$1" -v c="$2" '$1 == t { print $c }' "$RESULTS" | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'
+}
+
+run_rounds() {
+	local round target
+	section "Warm-up (${WARMUP} s per target, not measured)"
+	for target in A B C; do
+		wrk_target "$target" "$WARMUP" "$WORKDIR/warmup-$target.txt"
+		echo "$(target_name "$target"): done"
+	done
+	section "Runs: $ROUNDS rounds of A B C, wrk $THREADS threads, $CONNECTIONS connections, keep-alive, ${DURATION} s each"
+	for ((round = 1; round <= ROUNDS; round++)); do
+		for target in A B C; do
+			measure "$target" "$round"
+		done
+	done
+}
+
+machine() {
+	local model
+	model=$(awk -F ': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+	echo "machine: $(nproc) CPUs, ${model:-unknown CPU}, $(uname -sr), load average $(cut -d ' ' -f 1-3 /proc/loadavg)"
+}
+
+report() {
+	local target a_rps a_cpu non2xx
+	section "Results: median over $ROUNDS rounds (servers not pinned, $WORKERS worker threads each)"
+	printf '%-22s %12s %10s %10s %14s %10s\n' target "req/s" "p50 ms" "p99 ms" "CPU µs/req" "non-2xx"
+	for target in A B C; do
+		printf '%-22s %12.0f %10.3f %10.3f %14.2f %10.0f\n' "$(target_name "$target")" \
+			"$(median "$target" 3)" "$(ms "$(median "$target" 4)")" "$(ms "$(median "$target" 5)")" \
+			"$(median "$target" 6)" "$(median "$target" 7)"
+	done
+	a_rps=$(median A 3)
+	a_cpu=$(median A 6)
+	echo
+	echo "agentcard / hello_minihttp:  req/s $(ratio "$a_rps" "$(median B 3)")   CPU per request $(ratio "$a_cpu" "$(median B 6)")"
+	echo "agentcard / nginx:           req/s $(ratio "$a_rps" "$(median C 3)")   CPU per request $(ratio "$a_cpu" "$(median C 6)")"
+	non2xx=$(median A 7)
+	if awk -v n="$non2xx" 'BEGIN { exit !(n > 0) }'; then
+		echo "warning: agentcard answered non-2xx (median $non2xx per run): its numbers do not measure /fragment"
+	fi
+	echo "CPU time: the server process(es) only (nginx: master and workers), not wrk nor PostgreSQL."
+	machine
+	echo "data load: $LOAD_SECONDS s"
+}
+
+# ---------------------------------------------------------------- writes phase
+
+json_string() {
+	sed -n "s/^ *\"$1\": *\"\\([^\"]*\\)\".*/\\1/p" | head -n 1
+}
+
+# put PATH BODY: one management write with the bench token; prints the status.
+put() {
+	curl -sS -o /dev/null --max-time 2 -w '%{http_code}\n' -X PUT \
+		-H "Authorization: Bearer $WRITES_TOKEN" -H 'Content-Type: application/json' \
+		--data "$2" "http://127.0.0.1:$PORT_AGENTCARD$1" || true
+}
+
+# writer COUNT OUTPUT: one PUT a second (the write limit, 60 a minute), COUNT of them.
+writer() {
+	local count=$1 output=$2 i start wait_s
+	start=$EPOCHREALTIME
+	for ((i = 0; i < count; i++)); do
+		put "/v1/sites/$WRITES_DOMAIN/fragments/%2Fw" '{"name":"w"}' >>"$output"
+		wait_s=$(awk -v s="$start" -v now="$EPOCHREALTIME" -v i="$i" \
+			'BEGIN { w = s + i + 1 - now; printf "%.3f", (w > 0 ? w : 0) }')
+		sleep "$wait_s"
+	done
+}
+
+writes_phase() {
+	local org token_json statuses=$WORKDIR/writes.txt output=$WORKDIR/wrk-writes.txt
+	local requests rps p50 p99 non2xx errors base_p99 writer_pid
+	section "Writes: /fragment p99 while a token writes at its rate limit"
+	org=$(DATABASE_URL=$BENCH_URL "$AGENTCARD_BIN" admin org create --name "bench writes" | json_string id)
+	token_json=$(DATABASE_URL=$BENCH_URL "$AGENTCARD_BIN" admin token create --org "$org" --name bench-writes)
+	WRITES_TOKEN=$(json_string token <<<"$token_json")
+	[[ -n $org && -n $WRITES_TOKEN ]] || die "could not create the writes organisation and token"
+	echo "organisation $org, token $(json_string prefix <<<"$token_json")…"
+	echo "PUT /v1/sites/$WRITES_DOMAIN: HTTP $(put "/v1/sites/$WRITES_DOMAIN" '{"name":"bench writes"}')"
+	echo "PUT /v1/sites/$WRITES_DOMAIN/fragments/%2Fw: HTTP $(put "/v1/sites/$WRITES_DOMAIN/fragments/%2Fw" '{"name":"w"}')"
+
+	: >"$statuses"
+	writer "$DURATION" "$statuses" &
+	writer_pid=$!
+	STARTED_PIDS+=("$writer_pid")
+	wrk_target A "$DURATION" "$output"
+	wait "$writer_pid" || true
+	forget "$writer_pid"
+
+	read -r requests rps p50 p99 non2xx errors <<<"$(parse_wrk "$output")"
+	base_p99=$(median A 5)
+	printf 'writes during the run: %d (HTTP status: %s)\n' "$(wc -l <"$statuses")" \
+		"$(sort "$statuses" | uniq -c | awk '{ printf "%s%s×%s", sep, $2, $1; sep = ", " }')"
+	printf 'A with writes:    %10.0f req/s  p99 %8.3f ms  non-2xx %d  socket errors %d\n' \
+		"$rps" "$(ms "$p99")" "$non2xx" "$errors"
+	printf 'A without writes: p99 %8.3f ms (median of the runs above)\n' "$(ms "$base_p99")"
+	echo "p99 with / without writes: $(ratio "$p99" "$base_p99")"
+}
+
+# ---------------------------------------------------------------- main
+
+main() {
+	local start=$SECONDS
+	machine
+	ensure_tools
+	prepare_database
+	load_data
+	start_servers
+	run_rounds
+	report
+	if [[ $SKIP_WRITES == 1 ]]; then
+		section "Writes: skipped (SKIP_WRITES=1)"
+	else
+		writes_phase
+	fi
+	echo
+	echo "total time: $((SECONDS - start)) s"
+}
+
+main
