@@ -3,8 +3,10 @@
 //! Deletes cascade: rules, eligibility entries and a site default go with the fragment.
 
 use super::AdminError;
+use crate::db::fragments::FragmentFields;
 use crate::db::{self, console, orgs};
 use crate::domain::{Domain, FragmentName, FragmentRef};
+use crate::wire;
 use clap::Subcommand;
 use postgres::Client;
 use serde_json::{json, Value};
@@ -99,30 +101,23 @@ fn create_fragment(
 ) -> Result<Value, AdminError> {
     orgs::find_org(db, org)?.ok_or_else(|| AdminError::NotFound(org.into()))?;
     let mut tx = db.transaction()?;
-    let (site_id, site_created) = console::ensure_site(&mut tx, org, domain)?;
-    let fragment = console::create_fragment(&mut tx, site_id, fragment_ref, name).map_err(|e| {
-        if db::is_unique_violation(&e) {
-            AdminError::Invalid(format!(
-                "site {domain} already has a fragment with this --ref"
-            ))
-        } else {
-            e.into()
-        }
-    })?;
+    let (site, site_created) = db::sites::ensure_site(&mut tx, org, domain)?;
+    let fields = FragmentFields::named(name.clone());
+    let fragment = db::fragments::insert_fragment(&mut tx, site.id, fragment_ref, &fields)
+        .map_err(|e| {
+            if db::is_unique_violation(&e) {
+                AdminError::Invalid(format!(
+                    "site {domain} already has a fragment with this --ref"
+                ))
+            } else {
+                e.into()
+            }
+        })?;
     tx.commit()?;
-    Ok(json!({
-        "id": fragment.id,
-        "ref": fragment.fragment_ref,
-        "name": fragment.name,
-        "lang": fragment.lang,
-        "description": fragment.description,
-        "key_values": fragment.key_values,
-        "status": fragment.status,
-        "created_at": fragment.created_at,
-        "updated_at": fragment.updated_at,
-        "domain": domain.as_str(),
-        "site_created": site_created,
-    }))
+    let mut record = wire::fragment_json(&fragment);
+    record["domain"] = json!(domain.as_str());
+    record["site_created"] = json!(site_created);
+    Ok(record)
 }
 
 /// Emptying an organisation card's list makes it eligible everywhere: say so.

@@ -55,7 +55,7 @@ fn write_fragment(
         }
         None => {
             let fields = write.into_fields(FragmentStatus::Active);
-            let inserted = db::fragments::insert_fragment(db, site_id, fragment_ref, &fields)
+            let inserted = db::fragments::insert_fragment(db, site_id, Some(fragment_ref), &fields)
                 .map_err(conflict_on_unique("ref", CHANGED_MEANWHILE))?;
             Ok((inserted, true))
         }

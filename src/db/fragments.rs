@@ -37,6 +37,19 @@ pub struct FragmentFields {
     pub status: FragmentStatus,
 }
 
+impl FragmentFields {
+    /// What a fragment made with only a name holds: `fr`, no description, no key-values, active.
+    pub fn named(name: FragmentName) -> FragmentFields {
+        FragmentFields {
+            name,
+            lang: Lang::default(),
+            description: None,
+            key_values: KeyValues::default(),
+            status: FragmentStatus::Active,
+        }
+    }
+}
+
 const COLUMNS: &str = "id, ref, name, lang, description, key_values, status,
      rfc3339(created_at), rfc3339(updated_at)";
 
@@ -98,10 +111,11 @@ pub fn ids_by_ref(
     Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
+/// Inserts a fragment; `fragment_ref` is `None` only for console-made fragments.
 pub fn insert_fragment(
     db: &mut impl GenericClient,
     site_id: i64,
-    fragment_ref: &FragmentRef,
+    fragment_ref: Option<&FragmentRef>,
     fields: &FragmentFields,
 ) -> Result<FragmentRow, postgres::Error> {
     let id = ids::new_id(ids::FRAGMENT);
@@ -114,7 +128,7 @@ pub fn insert_fragment(
         &[
             &id,
             &site_id,
-            &fragment_ref.as_str(),
+            &fragment_ref.map(FragmentRef::as_str),
             &fields.name.as_str(),
             &fields.lang.as_str(),
             &fields.description,

@@ -101,16 +101,19 @@ pub fn insert_site(
 }
 
 /// Creates the site (with an empty name) if the organisation does not have it yet, and
-/// returns it either way. For callers outside the API, such as `agentcard admin`.
+/// returns it either way, `true` when it was created. For callers outside the API, such as
+/// `agentcard admin`.
 pub fn ensure_site(
     db: &mut impl GenericClient,
     org_id: &str,
     domain: &Domain,
-) -> Result<SiteRow, postgres::Error> {
-    insert_site(db, org_id, domain, "")?;
+) -> Result<(SiteRow, bool), postgres::Error> {
+    let created = insert_site(db, org_id, domain, "")?.is_some();
     let sql = format!("{SITE_SELECT} {BY_DOMAIN}");
-    db.query_one(&sql, &[&org_id, &domain.as_str()])
-        .map(|r| site_row(&r))
+    let site = db
+        .query_one(&sql, &[&org_id, &domain.as_str()])
+        .map(|r| site_row(&r))?;
+    Ok((site, created))
 }
 
 /// Sets the name and the default fragment. `updated_at` moves only when one of them changes,

@@ -6,7 +6,7 @@
 
 use crate::harness::{db, tenant, Resp, Tenant};
 use agentcard::db::cards::{self, CardRow, NewCard};
-use agentcard::db::console;
+use agentcard::db::fragments::FragmentFields;
 use agentcard::domain::{CardStatus, Domain, FragmentName, FragmentRef, KeyValues, Lang};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -17,10 +17,10 @@ const ABSENT_CARD: &str = "crd_000000000000000000000000";
 pub(crate) fn fragment(org: &str, domain: &str, fragment_ref: Option<&str>) -> String {
     let mut db = db();
     let domain = Domain::parse(domain).unwrap();
-    let (site_id, _) = console::ensure_site(&mut db, org, &domain).unwrap();
+    let (site, _) = agentcard::db::sites::ensure_site(&mut db, org, &domain).unwrap();
     let fragment_ref = fragment_ref.map(|r| FragmentRef::parse(r).unwrap());
-    let name = FragmentName::parse("Fixture").unwrap();
-    console::create_fragment(&mut db, site_id, fragment_ref.as_ref(), &name)
+    let fields = FragmentFields::named(FragmentName::parse("Fixture").unwrap());
+    agentcard::db::fragments::insert_fragment(&mut db, site.id, fragment_ref.as_ref(), &fields)
         .unwrap()
         .id
 }

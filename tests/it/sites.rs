@@ -311,13 +311,15 @@ fn ensure_site_creates_the_site_once_and_returns_it() {
     let t = tenant();
     let mut db = harness::db();
     let domain = Domain::parse(" Example.com ").expect("valid domain");
-    let created = db::sites::ensure_site(&mut db, &t.org_id, &domain).expect("ensure");
+    let (created, was_created) =
+        db::sites::ensure_site(&mut db, &t.org_id, &domain).expect("ensure");
+    assert!(was_created);
     assert_eq!(
         (created.domain.as_str(), created.name.as_str()),
         ("example.com", "")
     );
     let again = db::sites::ensure_site(&mut db, &t.org_id, &domain).expect("ensure again");
-    assert_eq!(again, created);
+    assert_eq!(again, (created.clone(), false));
     let found = db::sites::find_site(&mut db, &t.org_id, "example.com").expect("find");
     assert_eq!(found, Some(created));
     assert_eq!(
