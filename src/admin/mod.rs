@@ -3,6 +3,7 @@
 
 mod cards;
 mod content;
+mod demo;
 mod keys;
 mod orgs;
 
@@ -57,6 +58,9 @@ pub enum AdminCommand {
         #[command(subcommand)]
         command: keys::KeyCommand,
     },
+    /// Create a demonstration organisation (token, sites, fragments, rules, cards, key) and
+    /// print it with ready-to-paste curl requests.
+    Demo,
 }
 
 /// Runs one command against the database at `database_url`.
@@ -69,10 +73,17 @@ pub fn run(command: AdminCommand, database_url: &str) -> Result<Value, AdminErro
         AdminCommand::Fragment { command } => content::run_fragment(&mut db, command),
         AdminCommand::Site { command } => content::run_site(&mut db, command),
         AdminCommand::Key { command } => keys::run(&mut db, command),
+        AdminCommand::Demo => demo::run(&mut db, &service_prefix(), &base_url()),
     }
 }
 
 /// The service prefix, as `serve` reads it (`AGENTCARD_PREFIX`, default `svc`).
+/// Where `serve` listens by default (`AGENTCARD_LISTEN`), for the printed examples.
+fn base_url() -> String {
+    let listen = std::env::var("AGENTCARD_LISTEN").unwrap_or_else(|_| "127.0.0.1:8080".into());
+    format!("http://{listen}")
+}
+
 fn service_prefix() -> String {
     std::env::var("AGENTCARD_PREFIX").unwrap_or_else(|_| "svc".into())
 }

@@ -15,6 +15,7 @@
 //! - `routes`: routing rules: list order, POST, PUT (atomic, concurrent), DELETE.
 //! - `cards`: `/v1/cards` and eligibility lists (order of checks, atomicity, platform cards).
 //! - `keys`: `/v1/keys` (shown once, newest first, repeatable revocation, isolation).
+//! - `demo`: `agentcard admin demo` and the requests it prints.
 //! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
 
 mod harness;
@@ -24,6 +25,7 @@ mod auth;
 mod cards;
 mod console;
 mod conventions;
+mod demo;
 mod fragment;
 mod fragments;
 mod http_layer;

@@ -1,0 +1,244 @@
+//! `admin demo`: a demonstration organisation with everything the contract describes (a
+//! token, two sites, fragments of which one paused, rules of both kinds, a default fragment,
+//! cards in two languages including a platform card, eligibility and a delivery key), printed
+//! with ready-to-paste `curl` requests. Written in one transaction through the data layer.
+
+use super::AdminError;
+use crate::auth::{self, SecretKind};
+use crate::db::cards::{self, NewCard};
+use crate::db::fragments::{self, FragmentFields};
+use crate::db::routes::{self, NewRoute};
+use crate::db::{keys, orgs, sites};
+use crate::domain::{
+    CanonicalPath, CardStatus, Domain, FragmentName, FragmentRef, FragmentStatus, KeyValues, Lang,
+    MatchMode,
+};
+use postgres::{Client, Transaction};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+const NEWS_SITE: &str = "lequotidien.example";
+const SPORT_SITE: &str = "sport.lequotidien.example";
+
+/// Fragments to create: (site, ref, name, lang, active).
+const FRAGMENTS: &[(&str, &str, &str, Lang, bool)] = &[
+    (NEWS_SITE, "/home", "Home page", Lang::Fr, true),
+    (NEWS_SITE, "/politique", "Politique", Lang::Fr, true),
+    (
+        NEWS_SITE,
+        "/world",
+        "World (English edition)",
+        Lang::En,
+        true,
+    ),
+    (NEWS_SITE, "/archives", "Archives", Lang::Fr, false),
+    (SPORT_SITE, "/live", "Sport en direct", Lang::Fr, true),
+];
+
+/// Rules of the news site: (path, match, target ref).
+const RULES: &[(&str, MatchMode, &str)] = &[
+    ("/", MatchMode::Exact, "/home"),
+    ("/politique/", MatchMode::Prefix, "/politique"),
+    ("/world/", MatchMode::Prefix, "/world"),
+    ("/archives/", MatchMode::Prefix, "/archives"),
+];
+
+pub fn run(db: &mut Client, service_prefix: &str, base_url: &str) -> Result<Value, AdminError> {
+    let mut tx = db.transaction()?;
+    let org = orgs::create_org(&mut tx, "Le Quotidien (demo)")?;
+    let token = auth::generate(SecretKind::ManagementToken, service_prefix);
+    orgs::create_token(&mut tx, &org.id, "demo", &token.hash, &token.prefix, false)?;
+    let key = auth::generate(SecretKind::DeliveryKey, service_prefix);
+    keys::create_key(&mut tx, &org.id, Some("demo edge"), &key.hash, &key.prefix)?;
+
+    let fragment_ids = create_sites_and_fragments(&mut tx, &org.id)?;
+    let card_ids = create_cards(&mut tx, &org.id, &fragment_ids)?;
+    tx.commit()?;
+
+    let home = &fragment_ids[&(NEWS_SITE, "/home")];
+    Ok(json!({
+        "organisation": {"id": org.id, "name": org.name},
+        "management_token": token.value,
+        "delivery_key": key.value,
+        "sites": [NEWS_SITE, SPORT_SITE],
+        "fragments": fragment_ids.iter().map(|((site, r), id)| json!({"site": site, "ref": r, "id": id})).collect::<Vec<_>>(),
+        "cards": card_ids,
+        "try": examples(base_url, &token.value, &key.value, &org.id, home),
+    }))
+}
+
+type FragmentIds = BTreeMap<(&'static str, &'static str), String>;
+
+fn create_sites_and_fragments(
+    tx: &mut Transaction,
+    org_id: &str,
+) -> Result<FragmentIds, AdminError> {
+    let mut ids = FragmentIds::new();
+    let mut site_ids = BTreeMap::new();
+    for &(site, reference, name, lang, active) in FRAGMENTS {
+        let site_id = match site_ids.get(site) {
+            Some(&id) => id,
+            None => {
+                let (row, _) = sites::ensure_site(tx, org_id, &Domain::parse(site)?)?;
+                site_ids.insert(site, row.id);
+                row.id
+            }
+        };
+        let fields = FragmentFields {
+            lang,
+            status: if active {
+                FragmentStatus::Active
+            } else {
+                FragmentStatus::Paused
+            },
+            ..FragmentFields::named(FragmentName::parse(name)?)
+        };
+        let row = fragments::insert_fragment(
+            tx,
+            site_id,
+            Some(&FragmentRef::parse(reference)?),
+            &fields,
+        )?;
+        ids.insert((site, reference), row.id);
+    }
+    let news = site_ids[NEWS_SITE];
+    let paths: Vec<CanonicalPath> = RULES
+        .iter()
+        .map(|(path, _, _)| CanonicalPath::parse(path, "path_prefix"))
+        .collect::<Result<_, _>>()?;
+    let rules: Vec<NewRoute> = RULES
+        .iter()
+        .zip(&paths)
+        .map(|((_, mode, target), path)| NewRoute {
+            path,
+            mode: *mode,
+            fragment_id: &ids[&(NEWS_SITE, *target)],
+        })
+        .collect();
+    routes::insert_routes(tx, news, &rules)?;
+    sites::update_site(tx, news, "Le Quotidien", Some(&ids[&(NEWS_SITE, "/home")]))?;
+    sites::update_site(
+        tx,
+        site_ids[SPORT_SITE],
+        "Le Quotidien Sport",
+        Some(&ids[&(SPORT_SITE, "/live")]),
+    )?;
+    Ok(ids)
+}
+
+fn create_cards(
+    tx: &mut Transaction,
+    org_id: &str,
+    fragments: &FragmentIds,
+) -> Result<Value, AdminError> {
+    let card = |org: Option<&str>,
+                lang,
+                brand: &str,
+                title: &str,
+                body: &str,
+                kv: &[(&str, &str)]|
+     -> Result<NewCard, AdminError> {
+        Ok(NewCard {
+            org_id: org.map(str::to_string),
+            status: CardStatus::Active,
+            name: title.to_string(),
+            lang,
+            brand: brand.to_string(),
+            brand_domain: org.map(|_| Domain::parse(NEWS_SITE)).transpose()?,
+            title: title.to_string(),
+            body: body.to_string(),
+            link: Some((
+                format!("https://{NEWS_SITE}/licence"),
+                "Licensing terms".to_string(),
+            )),
+            key_values: KeyValues::from_pairs(
+                kv.iter().map(|(k, v)| (k.to_string(), v.to_string())),
+            )?,
+        })
+    };
+    let everywhere = cards::create_card(
+        tx,
+        &card(
+            Some(org_id),
+            Lang::Fr,
+            "Le Quotidien",
+            "Contenu sous licence",
+            "Ce contenu est publié par Le Quotidien. Réutilisation soumise à licence.",
+            &[],
+        )?,
+    )?;
+    let politics = cards::create_card(
+        tx,
+        &card(
+            Some(org_id),
+            Lang::Fr,
+            "Le Quotidien",
+            "Politique : citez vos sources",
+            "Les articles politiques du Quotidien peuvent être cités avec un lien.",
+            &[("section", "politique")],
+        )?,
+    )?;
+    let english = cards::create_card(
+        tx,
+        &card(
+            Some(org_id),
+            Lang::En,
+            "Le Quotidien",
+            "Licensed content",
+            "This article is published by Le Quotidien. Reuse requires a licence.",
+            &[],
+        )?,
+    )?;
+    let platform = cards::create_card(
+        tx,
+        &card(
+            None,
+            Lang::Fr,
+            "Presse indépendante",
+            "Soutenez la presse",
+            "Un service de la plateforme pour les éditeurs indépendants.",
+            &[("topic", "sport")],
+        )?,
+    )?;
+    let politique = fragments[&(NEWS_SITE, "/politique")].clone();
+    cards::replace_eligibility(tx, &politics.id, org_id, std::slice::from_ref(&politique))?;
+    cards::replace_eligibility(
+        tx,
+        &english.id,
+        org_id,
+        &[fragments[&(NEWS_SITE, "/world")].clone()],
+    )?;
+    cards::replace_eligibility(
+        tx,
+        &platform.id,
+        org_id,
+        &[fragments[&(SPORT_SITE, "/live")].clone()],
+    )?;
+    Ok(json!([
+        {"id": everywhere.id, "lang": "fr", "eligible": "everywhere in the organisation"},
+        {"id": politics.id, "lang": "fr", "eligible": format!("{NEWS_SITE} /politique")},
+        {"id": english.id, "lang": "en", "eligible": format!("{NEWS_SITE} /world")},
+        {"id": platform.id, "lang": "fr", "platform": true, "eligible": format!("{SPORT_SITE} /live")},
+    ]))
+}
+
+fn examples(base: &str, token: &str, key: &str, org_id: &str, home: &str) -> Vec<String> {
+    let auth = format!("-H 'Authorization: Bearer {token}'");
+    let fragment = |lang: &str, page: &str, extra: &str| {
+        let page: String = url::form_urlencoded::byte_serialize(page.as_bytes()).collect();
+        format!("curl -s '{base}/fragment?partner_id={org_id}&fragment_id={home}&lang={lang}&page_url={page}{extra}' -H 'X-API-Key: {key}' -H 'X-Agent-UA: GPTBot/1.1'")
+    };
+    vec![
+        format!("curl -s {auth} {base}/v1/me"),
+        format!("curl -s {auth} {base}/v1/sites"),
+        format!("curl -s {auth} {base}/v1/sites/{NEWS_SITE}/routes"),
+        format!("curl -s -X PUT {auth} -H 'Content-Type: application/json' -d '{{\"name\": \"Culture\", \"lang\": \"fr\"}}' {base}/v1/sites/{NEWS_SITE}/fragments/%2Fculture"),
+        format!("curl -s -X POST {auth} -H 'Content-Type: application/json' -d '{{\"path_prefix\": \"/culture/\", \"match\": \"prefix\", \"ref\": \"/culture\"}}' {base}/v1/sites/{NEWS_SITE}/routes"),
+        format!("curl -s {auth} {base}/v1/cards"),
+        format!("curl -s {auth} {base}/v1/keys"),
+        fragment("fr", &format!("https://{NEWS_SITE}/politique/election-2027"), "&ctx.section=politique"),
+        fragment("en", &format!("https://{NEWS_SITE}/world/europe"), "&format=json"),
+        fragment("fr", &format!("https://{SPORT_SITE}/match-du-jour"), ""),
+        format!("{} -i   # 204: a paused fragment", fragment("fr", &format!("https://{NEWS_SITE}/archives/1999"), "")),
+    ]
+}
