@@ -208,4 +208,29 @@ mod tests {
             assert_eq!(area(host, path), expected, "{host:?} {path}");
         }
     }
+
+    #[test]
+    fn the_openapi_description_lists_the_same_operations_as_the_router() {
+        let text = include_str!("../openapi.json");
+        let description: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(description["openapi"], "3.1.0");
+        assert_eq!(description["info"]["version"], "v1");
+        let mut described: Vec<(String, String)> = Vec::new();
+        for (path, item) in description["paths"].as_object().unwrap() {
+            for method in item.as_object().unwrap().keys() {
+                if ["get", "put", "post", "delete", "patch", "head", "options"]
+                    .contains(&method.as_str())
+                {
+                    described.push((method.to_uppercase(), path.clone()));
+                }
+            }
+        }
+        let mut routed: Vec<(String, String)> = OPERATIONS
+            .iter()
+            .map(|(method, path, _)| (method.to_string(), path.to_string()))
+            .collect();
+        described.sort();
+        routed.sort();
+        assert_eq!(described, routed);
+    }
 }

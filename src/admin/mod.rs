@@ -6,6 +6,7 @@ mod content;
 mod demo;
 mod keys;
 mod orgs;
+mod report;
 
 use clap::Subcommand;
 use serde_json::Value;
@@ -16,8 +17,15 @@ pub enum AdminError {
     Invalid(String),
     #[error("not found: {0}")]
     NotFound(String),
-    #[error("database: {0}")]
+    #[error("database: {}", database_message(.0))]
     Database(#[from] postgres::Error),
+}
+
+/// The server's own message when there is one: `postgres::Error` alone prints "db error".
+fn database_message(error: &postgres::Error) -> String {
+    error
+        .as_db_error()
+        .map_or_else(|| error.to_string(), |db| db.message().to_string())
 }
 
 impl From<crate::domain::Invalid> for AdminError {
@@ -61,6 +69,14 @@ pub enum AdminCommand {
     /// Create a demonstration organisation (token, sites, fragments, rules, cards, key) and
     /// print it with ready-to-paste curl requests.
     Demo,
+    /// Fill rate, no-fill reasons and agent purposes per site and fragment.
+    Report {
+        #[arg(long)]
+        org: String,
+        /// An RFC 3339 time, or a duration back from now such as 24h or 7d.
+        #[arg(long)]
+        since: Option<String>,
+    },
 }
 
 /// Runs one command against the database at `database_url`.
@@ -74,6 +90,7 @@ pub fn run(command: AdminCommand, database_url: &str) -> Result<Value, AdminErro
         AdminCommand::Site { command } => content::run_site(&mut db, command),
         AdminCommand::Key { command } => keys::run(&mut db, command),
         AdminCommand::Demo => demo::run(&mut db, &service_prefix(), &base_url()),
+        AdminCommand::Report { org, since } => report::run(&mut db, &org, since.as_deref()),
     }
 }
 

@@ -56,3 +56,71 @@ pub fn insert(
     }
     Ok(())
 }
+
+/// One group of report rows: requests of a site and fragment with the same reason and agent
+/// purpose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportGroup {
+    pub site: Option<String>,
+    pub fragment_id: Option<String>,
+    pub fragment_ref: Option<String>,
+    pub reason: String,
+    pub purpose: String,
+    pub count: i64,
+}
+
+/// Where a `--since` starts: an RFC 3339 time, or a duration back from now (`36h`, `7d`).
+pub fn since_timestamp(
+    db: &mut impl GenericClient,
+    since: &str,
+) -> Result<SystemTime, postgres::Error> {
+    let interval = match since.strip_suffix('h').or(since.strip_suffix('d')) {
+        Some(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => Some(format!(
+            "{n} {}",
+            if since.ends_with('h') {
+                "hours"
+            } else {
+                "days"
+            }
+        )),
+        _ => None,
+    };
+    let row = match interval {
+        Some(interval) => db.query_one("SELECT now() - $1::text::interval", &[&interval])?,
+        None => db.query_one("SELECT $1::text::timestamptz", &[&since])?,
+    };
+    Ok(row.get(0))
+}
+
+/// The organisation's requests since `since`, grouped by site, fragment (the resolved one, else
+/// the requested one), reason and agent purpose; by site, then fragment.
+pub fn summary(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    since: SystemTime,
+) -> Result<Vec<ReportGroup>, postgres::Error> {
+    let rows = db.query(
+        "WITH grouped AS (
+             SELECT r.site_domain AS site,
+                    coalesce(r.resolved_fragment_id, r.requested_fragment_id) AS fragment,
+                    r.reason, coalesce(r.agent_purpose, 'none') AS purpose, count(*) AS n
+               FROM fragment_requests r
+              WHERE r.org_id = $1 AND r.at >= $2
+              GROUP BY 1, 2, 3, 4)
+         SELECT g.site, g.fragment, f.ref, g.reason, g.purpose, g.n
+           FROM grouped g LEFT JOIN fragments f ON f.id = g.fragment
+          ORDER BY g.site COLLATE \"C\" NULLS LAST, g.fragment COLLATE \"C\", g.reason, g.purpose",
+        &[&org_id, &since],
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| ReportGroup {
+            site: r.get(0),
+            fragment_id: r.get(1),
+            fragment_ref: r.get(2),
+            reason: r.get(3),
+            purpose: r.get(4),
+            count: r.get(5),
+        })
+        .collect())
+}

@@ -751,3 +751,134 @@ fn every_request_is_reported_with_its_reason_and_agent_purpose() {
         Some(fragment.as_str())
     );
 }
+
+#[test]
+fn writes_through_the_api_are_seen_by_the_very_next_fragment_call() {
+    let t = tenant();
+    let key = t.client.post("/v1/keys", &json!({"name": "edge"})).json();
+    let (key_id, key) = (
+        key["id"].as_str().unwrap().to_string(),
+        key["key"].as_str().unwrap().to_string(),
+    );
+    assert_eq!(
+        t.client.put("/v1/sites/api.example", &json!({})).status,
+        201
+    );
+    let put_fragment = |r: &str, body: Value| {
+        t.client
+            .put(&format!("/v1/sites/api.example/fragments/{r}"), &body)
+    };
+    let a = put_fragment("%2Fa", json!({"name": "A"})).json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(put_fragment("%2Fb", json!({"name": "B"})).status, 201);
+    let mut db = harness::db();
+    let card_on_b = ids::new_id(ids::CARD);
+    db.execute(
+        "INSERT INTO cards (id, org_id, status, name, lang, brand, title, body) VALUES ($1, $2, 'active', 'c', 'fr', 'B', 'T', 'x')",
+        &[&card_on_b, &t.org_id],
+    )
+    .unwrap();
+    harness::sync_cache();
+    let fetch = |extra: &str| {
+        let path = format!(
+            "/fragment?partner_id={}&fragment_id={a}&lang=fr&api_key={key}{extra}",
+            t.org_id
+        );
+        Client::new(server().addr).get(&path)
+    };
+    assert_eq!(
+        served_card(&fetch("")),
+        card_on_b,
+        "a key created through the API serves"
+    );
+
+    assert_eq!(
+        put_fragment("%2Fa", json!({"name": "A", "status": "paused"})).status,
+        200
+    );
+    assert_eq!(fetch("").status, 204, "pausing is seen at once");
+    let page = "&page_url=https%3A%2F%2Fapi.example%2Fsport%2Fx";
+    let rule = json!({"path_prefix": "/sport/", "match": "prefix", "ref": "/b"});
+    assert_eq!(
+        t.client.post("/v1/sites/api.example/routes", &rule).status,
+        201
+    );
+    assert_eq!(
+        served_card(&fetch(page)),
+        card_on_b,
+        "a new rule resolves at once"
+    );
+    let eligibility = json!({"fragments": [{"domain": "api.example", "ref": "/a"}]});
+    assert_eq!(
+        t.client
+            .put(&format!("/v1/cards/{card_on_b}/eligibility"), &eligibility)
+            .status,
+        200
+    );
+    assert_eq!(fetch(page).status, 204, "the card left /b at once");
+
+    assert_eq!(t.client.delete(&format!("/v1/keys/{key_id}")).status, 200);
+    let refused = fetch(page);
+    assert_eq!(
+        (refused.status, refused.json()["error"]["code"].as_str()),
+        (401, Some("invalid_key"))
+    );
+}
+
+#[test]
+fn the_admin_report_gives_fill_rate_reasons_and_purposes_per_site_and_fragment() {
+    let mut w = World::new();
+    let site = w.site("report.example");
+    let served = w.fragment(site, "/served", true);
+    let paused = w.fragment(site, "/paused", false);
+    w.card(CardSpec::default(), &[&served]);
+    harness::sync_cache();
+    let page = |path: &str| format!("&page_url=https%3A%2F%2Freport.example%2F{path}");
+    w.fetch_with(&served, &page("a"), &[("User-Agent", "GPTBot/1.1")]);
+    w.fetch_with(&served, &page("b"), &[("X-Agent-UA", "OAI-SearchBot/1.0")]);
+    w.fetch_with(
+        &paused,
+        &page("c"),
+        &[("User-Agent", "Mozilla/5.0 Firefox/128.0")],
+    );
+    let expected_requests = 3;
+    let started = Instant::now();
+    let report = loop {
+        let (ok, report, stderr) =
+            crate::admin_cli::admin(&["report", "--org", &w.org_id, "--since", "1h"]);
+        assert!(ok, "{stderr}");
+        if report["requests"] == expected_requests || started.elapsed() > Duration::from_secs(5) {
+            break report;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(report["served"], 2);
+    assert_eq!(report["fill_rate"], 0.667);
+    assert_eq!(report["no_fill_reasons"], json!({"fragment_paused": 1}));
+    assert_eq!(
+        report["agent_purposes"],
+        json!({"training": 1, "search": 1, "none": 1})
+    );
+    let site = &report["sites"][0];
+    assert_eq!(site["site"], "report.example");
+    let fragments: Vec<(&str, i64)> = site["fragments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["ref"].as_str().unwrap(), f["requests"].as_i64().unwrap()))
+        .collect();
+    let mut expected = vec![("/served", 2), ("/paused", 1)];
+    expected.sort_by_key(|(r, _)| {
+        if *r == "/served" {
+            served.clone()
+        } else {
+            paused.clone()
+        }
+    });
+    assert_eq!(fragments, expected);
+    let (ok, _, stderr) =
+        crate::admin_cli::admin(&["report", "--org", &w.org_id, "--since", "yesterday-ish"]);
+    assert!(!ok && stderr.contains("--since"));
+}
