@@ -16,6 +16,7 @@
 //! - `cards`: `/v1/cards` and eligibility lists (order of checks, atomicity, platform cards).
 //! - `keys`: `/v1/keys` (shown once, newest first, repeatable revocation, isolation).
 //! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
+//! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
 
 mod harness;
 
@@ -30,5 +31,6 @@ mod http_layer;
 mod keys;
 mod limits;
 mod other_routes;
+mod outage;
 mod routes;
 mod sites;
