@@ -3,9 +3,10 @@
 //! cache is brought up to date with `harness::sync_cache`; `cache_follows_writes_of_others`
 //! proves the notification path without it.
 
-use crate::harness::{self, server, tenant, Client, Resp, CONSOLE_HOST, LEGACY_HOST};
+use crate::harness::{self, server, Client, Resp, CONSOLE_HOST, LEGACY_HOST};
 use agentcard::{auth, ids};
 use serde_json::{json, Value};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 const CACHEABLE: &str = "public, s-maxage=120, stale-while-revalidate=240";
@@ -15,26 +16,47 @@ pub struct World {
     pub org_id: String,
     pub key: String,
     pub key_id: String,
+    database_url: String,
     db: postgres::Client,
+    /// The server `fetch` asks.
+    addr: SocketAddr,
 }
 
 impl World {
+    /// A world in the shared test database, fetched from the shared server.
     pub fn new() -> World {
-        let t = tenant();
-        let mut db = harness::db();
+        World::on(&server().database_url, server().addr)
+    }
+
+    /// A world in the database at `database_url`, fetched from the server at `addr`.
+    pub fn on(database_url: &str, addr: SocketAddr) -> World {
+        let mut db = agentcard::db::connect(database_url).expect("connect to the database");
+        let org = agentcard::db::orgs::create_org(&mut db, "Test Publisher").unwrap();
         let secret = auth::generate(auth::SecretKind::DeliveryKey, "svc");
         let key_id = ids::new_id(ids::KEY);
         db.execute(
             "INSERT INTO delivery_keys (id, org_id, key_hash, prefix) VALUES ($1, $2, $3, $4)",
-            &[&key_id, &t.org_id, &secret.hash, &secret.prefix],
+            &[&key_id, &org.id, &secret.hash, &secret.prefix],
         )
         .unwrap();
         World {
-            org_id: t.org_id,
+            org_id: org.id,
             key: secret.value,
             key_id,
+            database_url: database_url.to_string(),
             db,
+            addr,
         }
+    }
+
+    /// Replaces the connection of the SQL helpers (after the database server restarted).
+    pub fn reconnect(&mut self) {
+        self.db = agentcard::db::connect(&self.database_url).expect("reconnect to the database");
+    }
+
+    /// A management token of this organisation.
+    pub fn management_token(&mut self) -> String {
+        harness::new_token(&mut self.db, &self.org_id, false).1
     }
 
     pub fn site(&mut self, domain: &str) -> i64 {
@@ -115,7 +137,7 @@ impl World {
             "/fragment?partner_id={}&fragment_id={fragment}&lang=fr&api_key={}{extra}",
             self.org_id, self.key
         );
-        Client::new(server().addr).request("GET", &path, headers, None)
+        Client::new(self.addr).request("GET", &path, headers, None)
     }
 }
 
@@ -588,7 +610,7 @@ fn another_server_process_picks_the_same_cards() {
 /// `agentcard serve` as a separate process on the test database.
 struct OtherProcess {
     child: std::process::Child,
-    addr: std::net::SocketAddr,
+    addr: SocketAddr,
 }
 
 impl OtherProcess {
@@ -598,7 +620,7 @@ impl OtherProcess {
             .local_addr()
             .unwrap()
             .port();
-        let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let child = std::process::Command::new(env!("CARGO_BIN_EXE_agentcard"))
             .arg("serve")
             .env("DATABASE_URL", &server().database_url)
@@ -622,7 +644,7 @@ impl OtherProcess {
     }
 }
 
-fn is_ready(addr: std::net::SocketAddr) -> bool {
+fn is_ready(addr: SocketAddr) -> bool {
     std::net::TcpStream::connect(addr).is_ok() && Client::new(addr).get("/ready").status == 200
 }
 

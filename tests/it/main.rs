@@ -17,6 +17,7 @@
 //! - `keys`: `/v1/keys` (shown once, newest first, repeatable revocation, isolation).
 //! - `demo`: `agentcard admin demo` and the requests it prints.
 //! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
+//! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
 
 mod harness;
 
@@ -32,5 +33,6 @@ mod http_layer;
 mod keys;
 mod limits;
 mod other_routes;
+mod outage;
 mod routes;
 mod sites;

@@ -1,0 +1,378 @@
+//! A database outage: with PostgreSQL stopped, `/fragment` keeps serving the last snapshot at
+//! once, `/ready` says the database is down, the management API answers `500 internal` within
+//! the pool's checkout timeout, and everything recovers by itself when PostgreSQL returns.
+//! The test stops and starts a PostgreSQL cluster of its own, never the shared server.
+
+use crate::fragment::{served_card, CardSpec, World};
+use crate::harness::{self, Client, Resp};
+use serde_json::json;
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Each `/fragment` answer during the outage: no hang, generous for a loaded machine.
+const FRAGMENT_BOUND: Duration = Duration::from_millis(200);
+/// `/ready` and the management API: the pool gives up a checkout after 3 s (`db::pool`).
+const DATABASE_DOWN_BOUND: Duration = Duration::from_secs(5);
+/// How long the service may take to notice that PostgreSQL is back.
+const RECOVERY_BOUND: Duration = Duration::from_secs(20);
+/// A periodic refresh far beyond the test's length: changes arrive by notification only.
+const REFRESH_MS: &str = "600000";
+
+/// A PostgreSQL cluster of this test alone: a temporary folder, a free loopback port, trust
+/// authentication. Dropping it stops the server and removes the folder, even on a panic.
+struct PrivateCluster {
+    bindir: PathBuf,
+    dir: PathBuf,
+    port: u16,
+    /// PostgreSQL refuses to run as root: then its binaries run as the `postgres` user.
+    as_postgres: bool,
+}
+
+impl PrivateCluster {
+    /// Creates and starts the cluster; `None` when this machine has no PostgreSQL binaries.
+    fn start_new() -> Option<PrivateCluster> {
+        let bindir = server_binaries()?;
+        let cluster = PrivateCluster {
+            bindir,
+            dir: std::env::temp_dir().join(format!("agentcard-outage-{}", std::process::id())),
+            port: free_port(),
+            as_postgres: is_root(),
+        };
+        let data = cluster.data_dir();
+        cluster.run(Path::new("mkdir"), &["-p", &cluster.socket_dir()]);
+        cluster.run(
+            &cluster.bindir.join("initdb"),
+            &[
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--locale=C",
+                "--no-sync",
+                "-D",
+                &data,
+            ],
+        );
+        cluster.start();
+        Some(cluster)
+    }
+
+    /// Starts the server on the cluster's data, port and socket folder; waits until it answers.
+    fn start(&self) {
+        let log = self.dir.join("log").display().to_string();
+        let options = format!(
+            "-p {} -k '{}' -c listen_addresses=127.0.0.1 -c fsync=off",
+            self.port,
+            self.socket_dir()
+        );
+        let data = self.data_dir();
+        self.pg_ctl(&[
+            "-D", &data, "-l", &log, "-w", "-t", "60", "-o", &options, "start",
+        ]);
+    }
+
+    /// Stops the server the way an operator would (`-m fast`: sessions are cut).
+    fn stop(&self) {
+        self.pg_ctl(&["-D", &self.data_dir(), "-m", "fast", "-w", "stop"]);
+    }
+
+    /// Creates database `name` and returns its URL.
+    fn create_database(&self, name: &str) -> String {
+        let mut admin = agentcard::db::connect(&self.url("postgres")).expect("connect");
+        admin
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .expect("create the database");
+        self.url(name)
+    }
+
+    fn url(&self, database: &str) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/{database}", self.port)
+    }
+
+    fn data_dir(&self) -> String {
+        self.dir.join("data").display().to_string()
+    }
+
+    fn socket_dir(&self) -> String {
+        self.dir.join("run").display().to_string()
+    }
+
+    fn pg_ctl(&self, args: &[&str]) {
+        self.run(&self.bindir.join("pg_ctl"), args);
+    }
+
+    /// Runs a program as the cluster's owner; panics with its output if it fails.
+    fn run(&self, program: &Path, args: &[&str]) {
+        let output = self
+            .command(program, args)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+        assert!(
+            output.status.success(),
+            "{} {args:?} failed: {}{}",
+            program.display(),
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    fn command(&self, program: &Path, args: &[&str]) -> Command {
+        let mut command = if self.as_postgres {
+            let mut runuser = Command::new("runuser");
+            runuser.args(["-u", "postgres", "--"]).arg(program);
+            runuser
+        } else {
+            Command::new(program)
+        };
+        // A folder the `postgres` user may enter (not the checkout, which may be under /root).
+        command
+            .args(args)
+            .current_dir(std::env::temp_dir())
+            .stdin(Stdio::null());
+        command
+    }
+}
+
+impl Drop for PrivateCluster {
+    fn drop(&mut self) {
+        let data = self.data_dir();
+        let stop = ["-D", &data, "-m", "immediate", "-w", "stop"];
+        let _ = self
+            .command(&self.bindir.join("pg_ctl"), &stop)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The newest `/usr/lib/postgresql/<version>/bin` with a server, else one on `PATH`.
+fn server_binaries() -> Option<PathBuf> {
+    let has_server = |dir: &PathBuf| {
+        ["initdb", "pg_ctl", "postgres"]
+            .iter()
+            .all(|binary| dir.join(binary).is_file())
+    };
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let version = entry.file_name().to_str()?.parse().ok()?;
+            Some((version, entry.path().join("bin")))
+        })
+        .filter(|(_, bin)| has_server(bin))
+        .collect();
+    versions.sort();
+    versions
+        .pop()
+        .map(|(_, bin)| bin)
+        .or_else(|| std::env::split_paths(&std::env::var_os("PATH")?).find(|dir| has_server(dir)))
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|output| output.stdout.trim_ascii() == b"0")
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+/// Polls `done` every 50 ms; panics naming `what` if it is still false after `bound`.
+fn wait_until(what: &str, bound: Duration, mut done: impl FnMut() -> bool) -> Duration {
+    let started = Instant::now();
+    while !done() {
+        assert!(started.elapsed() < bound, "{what}: not within {bound:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    started.elapsed()
+}
+
+/// A request answered on another thread, timed.
+struct Pending {
+    path: &'static str,
+    answer: JoinHandle<(Resp, Duration)>,
+}
+
+impl Pending {
+    fn send(client: &Client, path: &'static str) -> Pending {
+        let client = client.clone();
+        let answer = std::thread::spawn(move || {
+            let started = Instant::now();
+            let resp = client.get(path);
+            (resp, started.elapsed())
+        });
+        Pending { path, answer }
+    }
+
+    fn is_finished(&self) -> bool {
+        self.answer.is_finished()
+    }
+
+    /// The response and how long it took; panics if none came (the client waits 5 s).
+    fn wait(self) -> (Resp, Duration) {
+        let path = self.path;
+        self.answer
+            .join()
+            .unwrap_or_else(|_| panic!("{path}: no answer while the database was down"))
+    }
+}
+
+/// An organisation with a served fragment (one card) and a paused one, on the private cluster.
+struct Scene {
+    w: World,
+    served: String,
+    paused: String,
+    card: String,
+    anonymous: Client,
+    management: Client,
+}
+
+impl Scene {
+    fn new(database_url: &str, addr: SocketAddr) -> Scene {
+        let mut w = World::on(database_url, addr);
+        let site = w.site("outage.example");
+        let served = w.fragment(site, "/served", true);
+        let paused = w.fragment(site, "/paused", false);
+        let card = w.card(CardSpec::default(), &[&served]);
+        let token = w.management_token();
+        Scene {
+            w,
+            served,
+            paused,
+            card,
+            anonymous: Client::new(addr),
+            management: Client::new(addr).token(&token),
+        }
+    }
+
+    fn served_status(&self) -> u16 {
+        self.w.fetch(&self.served, "").status
+    }
+
+    /// The account of `GET /v1/me`, asserting a `200`.
+    fn me(&self) -> String {
+        let resp = self.management.get("/v1/me");
+        assert_eq!(resp.status, 200, "{}", resp.text());
+        resp.json()["account"]["id"].as_str().unwrap().to_string()
+    }
+
+    /// `/fragment` answers from the snapshot, each time fast, until `/ready` and `GET /v1/me`
+    /// (sent meanwhile, waiting on the database) have answered. Returns the slowest answer.
+    fn fragments_keep_serving(&self, before: &Resp, others: &[&Pending]) -> Duration {
+        let started = Instant::now();
+        let mut slowest = Duration::ZERO;
+        let mut rounds = 0;
+        while rounds < 100 || !others.iter().all(|other| other.is_finished()) {
+            assert!(
+                started.elapsed() < 3 * DATABASE_DOWN_BOUND,
+                "the others never answered"
+            );
+            for (fragment, status) in [(&self.served, 200), (&self.paused, 204)] {
+                let asked = Instant::now();
+                let resp = self.w.fetch(fragment, "");
+                let took = asked.elapsed();
+                assert_eq!(resp.status, status, "{fragment} in round {rounds}");
+                assert!(
+                    took < FRAGMENT_BOUND,
+                    "{fragment} took {took:?} in round {rounds}"
+                );
+                if status == 200 {
+                    assert_eq!(resp.body, before.body, "the same card, byte for byte");
+                }
+                slowest = slowest.max(took);
+            }
+            rounds += 1;
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        slowest
+    }
+}
+
+#[test]
+fn fragment_serves_through_a_database_outage_and_everything_recovers() {
+    let Some(cluster) = PrivateCluster::start_new() else {
+        eprintln!("outage test skipped: no PostgreSQL server binaries (initdb, pg_ctl) here");
+        return;
+    };
+    let database_url = cluster.create_database("agentcard_outage");
+    let addr = harness::start_server(&database_url, &[("AGENTCARD_REFRESH_MS", REFRESH_MS)]);
+    let mut s = Scene::new(&database_url, addr);
+
+    // Before: the card is served (its rows came by notification or the first load) and the
+    // service is ready.
+    wait_until("the first card served", RECOVERY_BOUND, || {
+        s.served_status() == 200
+    });
+    let before = s.w.fetch(&s.served, "");
+    assert_eq!(served_card(&before), s.card);
+    assert_eq!(s.w.fetch(&s.paused, "").status, 204);
+    assert_eq!(s.anonymous.get("/ready").status, 200);
+    assert_eq!(s.me(), s.w.org_id);
+
+    // During: PostgreSQL is stopped; /ready and the management API wait on the pool while
+    // /fragment keeps answering from memory.
+    cluster.stop();
+    let ready = Pending::send(&s.anonymous, "/ready");
+    let me = Pending::send(&s.management, "/v1/me");
+    let slowest_fragment = s.fragments_keep_serving(&before, &[&ready, &me]);
+    let (ready, ready_took) = ready.wait();
+    assert_eq!(ready.status, 503);
+    assert_eq!(
+        ready.json(),
+        json!({"status": "unavailable", "database": "down", "fragment_cache": "loaded"})
+    );
+    assert!(
+        ready_took < DATABASE_DOWN_BOUND,
+        "/ready took {ready_took:?}"
+    );
+    let (me, me_took) = me.wait();
+    assert_eq!(
+        (me.status, me.code()),
+        (500, "internal".to_string()),
+        "{}",
+        me.text()
+    );
+    assert!(me_took < DATABASE_DOWN_BOUND, "/v1/me took {me_took:?}");
+
+    // After: PostgreSQL is back; nobody restarts the service.
+    cluster.start();
+    let ready_again = wait_until("/ready 200 again", RECOVERY_BOUND, || {
+        s.anonymous.get("/ready").status == 200
+    });
+    assert_eq!(s.me(), s.w.org_id);
+    s.w.reconnect();
+    let served = s.served.clone();
+    s.w.sql(
+        "UPDATE fragments SET status = 'paused' WHERE id = $1",
+        &served,
+    );
+    let refresher_back = wait_until("the refresher reconnected", RECOVERY_BOUND, || {
+        s.served_status() == 204
+    });
+    // Seen the pause, the refresher is listening again: with the periodic refresh out of the
+    // way, only a notification brings this change.
+    s.w.sql(
+        "UPDATE fragments SET status = 'active' WHERE id = $1",
+        &served,
+    );
+    let notified = wait_until(
+        "the notification after the outage",
+        Duration::from_secs(5),
+        || s.served_status() == 200,
+    );
+    assert_eq!(served_card(&s.w.fetch(&s.served, "")), s.card);
+    eprintln!(
+        "outage: slowest /fragment {slowest_fragment:?}, /ready {ready_took:?}, /v1/me {me_took:?}; \
+         after restart: ready in {ready_again:?}, refresher in {refresher_back:?}, notification in {notified:?}"
+    );
+}
