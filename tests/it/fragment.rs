@@ -3,7 +3,7 @@
 //! cache is brought up to date with `harness::sync_cache`; `cache_follows_writes_of_others`
 //! proves the notification path without it.
 
-use crate::harness::{self, server, Client, Resp, CONSOLE_HOST, LEGACY_HOST};
+use crate::harness::{self, server, tenant, Client, Resp, CONSOLE_HOST, LEGACY_HOST};
 use agentcard::{auth, ids};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
