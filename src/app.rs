@@ -1,9 +1,9 @@
 //! The running service: shared state, and the entry that sends each request to its area.
 
 use crate::blocking::BlockingPool;
+use crate::cache::FragmentCache;
 use crate::config::{normalize_host, Config};
 use crate::db::{self, Pool};
-use crate::fragment::cache::FragmentCache;
 use crate::fragment::endpoint as fragment_endpoint;
 use crate::http::{self, Request, Response, Service};
 use crate::limits::RateLimiter;

@@ -9,6 +9,7 @@ pub mod api;
 pub mod app;
 pub mod auth;
 pub mod blocking;
+pub mod cache;
 pub mod config;
 pub mod contact;
 pub mod db;

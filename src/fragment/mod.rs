@@ -1,15 +1,13 @@
-//! The fragment endpoint `/fragment`: served from an in-process snapshot, never from the
-//! database on the request path.
+//! The fragment endpoint `/fragment`: served from an in-process snapshot; nothing in this
+//! module touches the database (`crate::cache` loads the snapshot, `crate::report` writes rows).
 //!
 //! - `params`: the query string and the parameters that matter.
 //! - `snapshot`: the immutable maps the endpoint reads, built from database rows.
-//! - `cache`: the current snapshot and the thread that keeps it fresh.
 //! - `select`: the decision of one request (checks, resolution, pick) — the hot path.
 //! - `render`: a card's HTML and JSON bodies, made once per snapshot build.
 //! - `endpoint`: the HTTP glue and the report row.
 //! - `markers`: the agent markers v0.1, for reporting.
 
-pub mod cache;
 pub mod endpoint;
 pub mod markers;
 pub mod params;

@@ -7,8 +7,8 @@
 //! the versions are compared, so a lost notification costs at most one period. While the
 //! database is down the last snapshot keeps serving.
 
-use super::snapshot::Snapshot;
 use crate::db::snapshot::{self as rows, Scope};
+use crate::fragment::snapshot::Snapshot;
 use parking_lot::{Mutex, RwLock};
 use postgres::fallible_iterator::FallibleIterator;
 use std::sync::Arc;
