@@ -252,15 +252,12 @@ fn pick<'s>(
             xxh3_64_with_seed(card.id.as_bytes(), seed),
         )
     };
-    // Each candidate is scored once (`max_by` on the cards would score two per comparison).
     fragment
         .cards
         .iter()
         .chain(org.everywhere.iter())
         .filter(|card| card.lang == lang)
-        .map(|card| (score(card), card))
-        .max_by(|(score_a, a), (score_b, b)| score_a.cmp(score_b).then_with(|| b.id.cmp(&a.id)))
-        .map(|(_, card)| card)
+        .max_by(|a, b| score(a).cmp(&score(b)).then_with(|| b.id.cmp(&a.id)))
 }
 
 /// Hash of the canonical page (host and canonical path) or, without a page, the requested
