@@ -2,7 +2,6 @@
 //! is a space, the first of a repeated parameter counts) and the headers that matter.
 
 use std::borrow::Cow;
-use url::form_urlencoded;
 
 /// The body shape asked for with `format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,13 +48,12 @@ pub struct Params<'a> {
 impl<'a> Params<'a> {
     pub fn parse(query: &'a str) -> Params<'a> {
         let mut params = Params::default();
-        for (name, value) in form_urlencoded::parse(query.as_bytes()) {
-            if let Some(key) = name.strip_prefix("ctx.") {
-                let trimmed = value.trim();
-                if !key.is_empty() && !trimmed.is_empty() {
-                    params
-                        .ctx
-                        .push((Cow::Owned(key.to_string()), Cow::Owned(trimmed.to_string())));
+        for (name, raw_value) in pairs(query) {
+            if name.starts_with(CTX_PREFIX) {
+                let key = sub_cow(name, |n| n.strip_prefix(CTX_PREFIX).unwrap_or(n));
+                let value = sub_cow(decode(raw_value), str::trim);
+                if !key.is_empty() && !value.is_empty() {
+                    params.ctx.push((key, value));
                 }
                 continue;
             }
@@ -71,7 +69,7 @@ impl<'a> Params<'a> {
                 _ => continue,
             };
             if slot.is_none() {
-                *slot = Some(value);
+                *slot = Some(decode(raw_value));
             }
         }
         params.ctx.sort();
@@ -83,6 +81,76 @@ impl<'a> Params<'a> {
     pub fn requested_fragment(&self) -> Option<&str> {
         non_empty(self.fragment_id.as_deref()).or_else(|| non_empty(self.placement_id.as_deref()))
     }
+}
+
+const CTX_PREFIX: &str = "ctx.";
+
+/// The `name=value` pairs of a form-urlencoded query (the URL standard's parser, as
+/// `form_urlencoded::parse`): empty pieces between `&` skipped, the first `=` splits, a piece
+/// without one has an empty value. Names come decoded; values stay raw, so only the values of
+/// the parameters that count are decoded.
+fn pairs(query: &str) -> impl Iterator<Item = (Cow<'_, str>, &str)> {
+    query
+        .split('&')
+        .filter(|piece| !piece.is_empty())
+        .map(|piece| {
+            let (name, value) = piece.split_once('=').unwrap_or((piece, ""));
+            (decode(name), value)
+        })
+}
+
+/// One name or value: `+` is a space, then percent-decoding, then UTF-8 with U+FFFD for an
+/// invalid sequence. Borrowed, with no copy and no UTF-8 check, when there is nothing to
+/// decode, the common case (the query is already a `str`).
+fn decode(text: &str) -> Cow<'_, str> {
+    if !text.contains(['%', '+']) {
+        return Cow::Borrowed(text);
+    }
+    let spaced: Cow<str> = if text.contains('+') {
+        Cow::Owned(text.replace('+', " "))
+    } else {
+        Cow::Borrowed(text)
+    };
+    match String::from_utf8(percent_decode(&spaced)) {
+        Ok(decoded) => Cow::Owned(decoded),
+        Err(invalid) => Cow::Owned(String::from_utf8_lossy(invalid.as_bytes()).into_owned()),
+    }
+}
+
+/// The part of `text` that `part` selects, still borrowed from the query when `text` is (a
+/// value with nothing to decode): no allocation for the common `ctx.` parameter.
+fn sub_cow<'a>(text: Cow<'a, str>, part: impl Fn(&str) -> &str) -> Cow<'a, str> {
+    match text {
+        Cow::Borrowed(text) => Cow::Borrowed(part(text)),
+        Cow::Owned(text) => Cow::Owned(part(&text).to_string()),
+    }
+}
+
+/// Percent-decoding as the URL standard (and the `percent-encoding` crate) does it: `%` and
+/// two hex digits make a byte, any other `%` stays. Copies the runs between escapes whole, as
+/// this runs on every `page_url`.
+fn percent_decode(text: &str) -> Vec<u8> {
+    let hex = |b: &u8| char::from(*b).to_digit(16);
+    let mut decoded = Vec::with_capacity(text.len());
+    let mut rest = text.as_bytes();
+    while let Some(at) = rest.iter().position(|&b| b == b'%') {
+        decoded.extend_from_slice(&rest[..at]);
+        match (
+            rest.get(at + 1).and_then(hex),
+            rest.get(at + 2).and_then(hex),
+        ) {
+            (Some(high), Some(low)) => {
+                decoded.push((high * 16 + low) as u8);
+                rest = &rest[at + 3..];
+            }
+            _ => {
+                decoded.push(b'%');
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    decoded.extend_from_slice(rest);
+    decoded
 }
 
 pub fn non_empty(value: Option<&str>) -> Option<&str> {
@@ -112,6 +180,40 @@ mod tests {
             .map(|(k, v)| (k.as_ref(), v.as_ref()))
             .collect();
         assert_eq!(ctx, [("a", "1"), ("a", "2"), ("topic", "sport")]);
+    }
+
+    #[test]
+    fn pairs_decode_as_the_url_standard_parser() {
+        let queries = [
+            "a=1&b=2",
+            "&&a=1&&",
+            "a==b&=x&x&x=",
+            "a+b=c+d&%61=%62",
+            "page_url=https%3A%2F%2Fa.com%2Fx%20y%2Bz",
+            "bad=%zz%4&pct=%&end=%2&sign=%+1%-1&upper=%4A%4a%%41",
+            "utf8=%C3%A9t%C3%A9&invalid=%E9t%FF&raw=\u{e9}t\u{e9}",
+            "ctx.%74opic=+sport+&ctx.=x&ctx.a",
+        ];
+        for query in queries {
+            let ours: Vec<(String, String)> = pairs(query)
+                .map(|(name, value)| (name.into_owned(), decode(value).into_owned()))
+                .collect();
+            let standard: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+                .map(|(name, value)| (name.into_owned(), value.into_owned()))
+                .collect();
+            assert_eq!(ours, standard, "{query}");
+        }
+    }
+
+    #[test]
+    fn encoded_ctx_keys_and_values_are_decoded() {
+        let p = Params::parse("ctx.%74opic=%20%C3%A9nergie+&ctx.a%2Bb=1");
+        let ctx: Vec<(&str, &str)> = p
+            .ctx
+            .iter()
+            .map(|(k, v)| (k.as_ref(), v.as_ref()))
+            .collect();
+        assert_eq!(ctx, [("a+b", "1"), ("topic", "énergie")]);
     }
 
     #[test]
