@@ -99,8 +99,8 @@ fn pairs(query: &str) -> impl Iterator<Item = (Cow<'_, str>, &str)> {
         })
 }
 
-/// One name or value: `+` is a space, then percent-decoding, then UTF-8 with U+FFFD for an
-/// invalid sequence. Borrowed, with no copy and no UTF-8 check, when there is nothing to
+/// One name or value: `+` is a space, then percent-decoding (the `percent-encoding` crate, as
+/// `form_urlencoded` does it), then UTF-8 with U+FFFD for an invalid sequence. Borrowed, with no copy and no UTF-8 check, when there is nothing to
 /// decode, the common case (the query is already a `str`).
 fn decode(text: &str) -> Cow<'_, str> {
     if !text.contains(['%', '+']) {
@@ -111,7 +111,8 @@ fn decode(text: &str) -> Cow<'_, str> {
     } else {
         Cow::Borrowed(text)
     };
-    match String::from_utf8(percent_decode(&spaced)) {
+    let bytes: Vec<u8> = percent_encoding::percent_decode_str(&spaced).collect();
+    match String::from_utf8(bytes) {
         Ok(decoded) => Cow::Owned(decoded),
         Err(invalid) => Cow::Owned(String::from_utf8_lossy(invalid.as_bytes()).into_owned()),
     }
@@ -124,33 +125,6 @@ fn sub_cow<'a>(text: Cow<'a, str>, part: impl Fn(&str) -> &str) -> Cow<'a, str> 
         Cow::Borrowed(text) => Cow::Borrowed(part(text)),
         Cow::Owned(text) => Cow::Owned(part(&text).to_string()),
     }
-}
-
-/// Percent-decoding as the URL standard (and the `percent-encoding` crate) does it: `%` and
-/// two hex digits make a byte, any other `%` stays. Copies the runs between escapes whole, as
-/// this runs on every `page_url`.
-fn percent_decode(text: &str) -> Vec<u8> {
-    let hex = |b: &u8| char::from(*b).to_digit(16);
-    let mut decoded = Vec::with_capacity(text.len());
-    let mut rest = text.as_bytes();
-    while let Some(at) = rest.iter().position(|&b| b == b'%') {
-        decoded.extend_from_slice(&rest[..at]);
-        match (
-            rest.get(at + 1).and_then(hex),
-            rest.get(at + 2).and_then(hex),
-        ) {
-            (Some(high), Some(low)) => {
-                decoded.push((high * 16 + low) as u8);
-                rest = &rest[at + 3..];
-            }
-            _ => {
-                decoded.push(b'%');
-                rest = &rest[at + 1..];
-            }
-        }
-    }
-    decoded.extend_from_slice(rest);
-    decoded
 }
 
 pub fn non_empty(value: Option<&str>) -> Option<&str> {
