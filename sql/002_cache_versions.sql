@@ -12,6 +12,21 @@ CREATE TABLE platform_cache_version (
 );
 INSERT INTO platform_cache_version DEFAULT VALUES;
 
+-- Bumps the versions of `orgs` (and the platform's when `platform`) and notifies listeners.
+CREATE FUNCTION cache_bump(orgs_changed text[], platform boolean) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    IF platform THEN
+        UPDATE platform_cache_version SET version = version + 1;
+        PERFORM pg_notify('agentcard_cache', '*');
+    END IF;
+    IF orgs_changed IS NOT NULL THEN
+        UPDATE orgs SET cache_version = cache_version + 1 WHERE id = ANY (orgs_changed);
+        PERFORM pg_notify('agentcard_cache', org) FROM unnest(orgs_changed) AS org;
+    END IF;
+END;
+$$;
+
+-- Statement trigger: the organisations the changed rows belong to.
 CREATE FUNCTION cache_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     affected text[];
@@ -28,14 +43,21 @@ BEGIN
     ELSE
         SELECT array_agg(DISTINCT c.org_id) INTO affected FROM changed c;
     END IF;
-    IF platform THEN
-        UPDATE platform_cache_version SET version = version + 1;
-        PERFORM pg_notify('agentcard_cache', '*');
-    END IF;
-    IF affected IS NOT NULL THEN
-        UPDATE orgs SET cache_version = cache_version + 1 WHERE id = ANY (affected);
-        PERFORM pg_notify('agentcard_cache', org) FROM unnest(affected) AS org;
-    END IF;
+    PERFORM cache_bump(affected, platform);
+    RETURN NULL;
+END;
+$$;
+
+-- A key's use (`last_used_at`, written by the request report for every batch) changes nothing
+-- the cache holds: only a change of owner, hash or revocation counts.
+CREATE FUNCTION delivery_keys_cache_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    affected text[];
+BEGIN
+    SELECT array_agg(DISTINCT n.org_id) || array_agg(DISTINCT o.org_id) INTO affected
+      FROM new_rows n JOIN old_rows o ON o.id = n.id
+     WHERE (n.org_id, n.key_hash, n.revoked_at) IS DISTINCT FROM (o.org_id, o.key_hash, o.revoked_at);
+    PERFORM cache_bump(affected, false);
     RETURN NULL;
 END;
 $$;
@@ -47,10 +69,16 @@ BEGIN
     FOREACH t IN ARRAY ARRAY['sites', 'fragments', 'routes', 'cards', 'card_eligibility', 'delivery_keys'] LOOP
         EXECUTE format('CREATE TRIGGER %I AFTER INSERT ON %I REFERENCING NEW TABLE AS changed
                         FOR EACH STATEMENT EXECUTE FUNCTION cache_changed()', t || '_cache_ins', t);
-        EXECUTE format('CREATE TRIGGER %I AFTER UPDATE ON %I REFERENCING NEW TABLE AS changed
-                        FOR EACH STATEMENT EXECUTE FUNCTION cache_changed()', t || '_cache_upd', t);
         EXECUTE format('CREATE TRIGGER %I AFTER DELETE ON %I REFERENCING OLD TABLE AS changed
                         FOR EACH STATEMENT EXECUTE FUNCTION cache_changed()', t || '_cache_del', t);
+        IF t <> 'delivery_keys' THEN
+            EXECUTE format('CREATE TRIGGER %I AFTER UPDATE ON %I REFERENCING NEW TABLE AS changed
+                            FOR EACH STATEMENT EXECUTE FUNCTION cache_changed()', t || '_cache_upd', t);
+        END IF;
     END LOOP;
 END;
 $$;
+
+CREATE TRIGGER delivery_keys_cache_upd AFTER UPDATE ON delivery_keys
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION delivery_keys_cache_changed();

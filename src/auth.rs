@@ -58,7 +58,10 @@ pub fn hash(secret: &str) -> [u8; 32] {
 /// Does `value` have the form of this kind of secret? Management tokens are lowercase hex;
 /// delivery keys accept either case, as the contract says "hexadecimal".
 pub fn is_well_formed(kind: SecretKind, service_prefix: &str, value: &str) -> bool {
-    let Some(tail) = value.strip_prefix(&kind.lead(service_prefix)) else {
+    let tail = value
+        .strip_prefix(service_prefix)
+        .and_then(|rest| rest.strip_prefix(kind.marker()));
+    let Some(tail) = tail else {
         return false;
     };
     tail.len() == SECRET_HEX_LEN

@@ -16,15 +16,16 @@ const BATCH: usize = 1_000;
 /// How long a partial batch may wait.
 const FLUSH_EVERY: Duration = Duration::from_millis(250);
 
-/// One `/fragment` request, as decisions.md lists the report fields.
+/// One `/fragment` request, as decisions.md lists the report fields. Identifiers are shared
+/// with the snapshot (`Arc<str>`), so a row costs few allocations on the request path.
 #[derive(Debug, Clone)]
 pub struct ReportRow {
     pub at: SystemTime,
-    pub org_id: Option<String>,
-    pub key_id: Option<String>,
-    pub requested_fragment_id: Option<String>,
-    pub resolved_fragment_id: Option<String>,
-    pub site_domain: Option<String>,
+    pub org_id: Option<Arc<str>>,
+    pub key_id: Option<Arc<str>>,
+    pub requested_fragment_id: Option<Arc<str>>,
+    pub resolved_fragment_id: Option<Arc<str>>,
+    pub site_domain: Option<Arc<str>>,
     pub page_url: Option<String>,
     pub lang: Option<&'static str>,
     pub format: Option<&'static str>,
@@ -33,7 +34,7 @@ pub struct ReportRow {
     pub outcome: &'static str,
     /// `served`, `no_eligible_card`, `fragment_paused`, `serving_error`, or the error code.
     pub reason: &'static str,
-    pub card_id: Option<String>,
+    pub card_id: Option<Arc<str>>,
     pub agent_ua: Option<String>,
 }
 
@@ -84,9 +85,10 @@ fn write_batches(pool: &Pool, pending: &Receiver<ReportRow>, dropped: &AtomicU64
         if batch.is_empty() {
             continue;
         }
-        let written = pool.get().map_err(|e| e.to_string()).and_then(|mut conn| {
-            db::reports::insert(&mut *conn, &batch, classify).map_err(|e| e.to_string())
-        });
+        let written = pool
+            .get()
+            .map_err(|e| e.to_string())
+            .and_then(|mut conn| write_batch(&mut conn, &batch).map_err(|e| e.to_string()));
         if let Err(error) = written {
             let lost =
                 dropped.fetch_add(batch.len() as u64, Ordering::Relaxed) + batch.len() as u64;
@@ -97,6 +99,13 @@ fn write_batches(pool: &Pool, pending: &Receiver<ReportRow>, dropped: &AtomicU64
         }
         batch.clear();
     }
+}
+
+/// The rows and their keys' last use, in one transaction.
+fn write_batch(conn: &mut postgres::Client, batch: &[ReportRow]) -> Result<(), postgres::Error> {
+    let mut tx = conn.transaction()?;
+    db::reports::insert(&mut tx, batch, classify)?;
+    tx.commit()
 }
 
 /// The agent's purpose, from the marker list; computed here, off the request path.

@@ -7,6 +7,7 @@ use super::select::{decide, Decision, NoFill, Outcome, Refusal};
 use crate::app::App;
 use crate::http::{error_response, Request, Response, ResponseBody};
 use crate::report::ReportRow;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 /// On `200` and `204`: cacheable by URL at the edge; no `Vary: User-Agent`, since the answer
@@ -64,17 +65,18 @@ fn agent_user_agent(params: &Params, request: &Request) -> Option<String> {
 fn report_row(decision: &Decision, params: &Params, request: &Request, status: u16) -> ReportRow {
     let trace = &decision.trace;
     let (outcome, reason, card_id) = match &decision.outcome {
-        Outcome::Served(card) => ("served", "served", Some(card.id.to_string())),
+        Outcome::Served(card) => ("served", "served", Some(Arc::clone(&card.id))),
         Outcome::NoFill(no_fill) => ("no_fill", NoFill::reason(*no_fill), None),
         Outcome::Refused(refusal) => ("refused", Refusal::code(*refusal), None),
     };
+    let requested = || params.requested_fragment().map(Arc::from);
     ReportRow {
         at: SystemTime::now(),
-        org_id: trace.org_id.map(str::to_string),
-        key_id: trace.key_id.map(str::to_string),
-        requested_fragment_id: params.requested_fragment().map(str::to_string),
-        resolved_fragment_id: trace.resolved_fragment.map(str::to_string),
-        site_domain: trace.site.clone(),
+        org_id: trace.org_id.cloned(),
+        key_id: trace.key_id.cloned(),
+        requested_fragment_id: trace.requested_fragment.cloned().or_else(requested),
+        resolved_fragment_id: trace.resolved_fragment.cloned(),
+        site_domain: trace.site.cloned(),
         page_url: params.page_url.as_deref().map(str::to_string),
         lang: trace.lang.map(|l| l.as_str()),
         format: trace.format.map(Format::as_str),

@@ -74,11 +74,13 @@ pub enum Outcome {
 /// What the report row needs to know about how the decision went.
 #[derive(Debug, Default)]
 pub struct Trace<'s> {
-    pub org_id: Option<&'s str>,
-    pub key_id: Option<&'s str>,
-    pub resolved_fragment: Option<&'s str>,
+    pub org_id: Option<&'s Arc<str>>,
+    pub key_id: Option<&'s Arc<str>>,
+    /// The requested fragment, once known to be one of the organisation's.
+    pub requested_fragment: Option<&'s Arc<str>>,
+    pub resolved_fragment: Option<&'s Arc<str>>,
     /// The page's host when it is a site of the organisation.
-    pub site: Option<String>,
+    pub site: Option<&'s Arc<str>>,
     pub lang: Option<Lang>,
     pub format: Option<Format>,
 }
@@ -158,11 +160,12 @@ fn decide_traced<'s>(
     if partner_id != &*entry.org_id {
         return refuse(Refusal::Forbidden("partner_id does not own this key"));
     }
-    if !org.fragments.contains_key(requested) {
+    let Some((requested_id, _)) = org.fragments.get_key_value(requested) else {
         return refuse(Refusal::Forbidden(
             "fragment_id is not a fragment of this partner",
         ));
-    }
+    };
+    trace.requested_fragment = Some(requested_id);
     let page = params.page_url.as_deref().and_then(Page::parse);
     let (resolved_id, fragment) = resolve(org, page.as_ref(), requested, trace)?;
     trace.resolved_fragment = Some(resolved_id);
@@ -203,11 +206,10 @@ fn resolve<'s>(
     page: Option<&Page>,
     requested: &str,
     trace: &mut Trace<'s>,
-) -> Result<(&'s str, &'s Fragment), Outcome> {
-    let site = page.and_then(|p| org.sites.get(p.host.as_str()));
-    if site.is_some() {
-        trace.site = page.map(|p| p.host.clone());
-    }
+) -> Result<(&'s Arc<str>, &'s Fragment), Outcome> {
+    let found = page.and_then(|p| org.sites.get_key_value(p.host.as_str()));
+    trace.site = found.map(|(domain, _)| domain);
+    let site = found.map(|(_, site)| site);
     let by_rule = site.and_then(|site| {
         let path = page?.path.as_deref()?;
         site.exact
@@ -215,7 +217,7 @@ fn resolve<'s>(
             .or_else(|| prefixes_longest_first(path).find_map(|prefix| site.prefix.get(prefix)))
     });
     let chosen = by_rule.or_else(|| site?.default_fragment.as_ref());
-    let lookup = |id: &str| org.fragments.get_key_value(id).map(|(k, f)| (&**k, f));
+    let lookup = |id: &str| org.fragments.get_key_value(id);
     match chosen {
         Some(id) => lookup(id).ok_or(Outcome::NoFill(NoFill::ServingError)),
         None => lookup(requested).ok_or(Outcome::NoFill(NoFill::ServingError)),

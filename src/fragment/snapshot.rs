@@ -14,14 +14,14 @@ pub type KeyHash = [u8; 32];
 
 #[derive(Debug)]
 pub struct KeyEntry {
-    pub key_id: Box<str>,
+    pub key_id: Arc<str>,
     pub org_id: Arc<str>,
 }
 
 /// An active card, ready to serve.
 #[derive(Debug)]
 pub struct Card {
-    pub id: Box<str>,
+    pub id: Arc<str>,
     /// The organisation's own card (else a platform card).
     pub own: bool,
     pub lang: Lang,
@@ -48,9 +48,9 @@ pub struct Site {
 #[derive(Debug)]
 pub struct OrgSnapshot {
     pub id: Arc<str>,
-    pub fragments: HashMap<Box<str>, Fragment>,
+    pub fragments: HashMap<Arc<str>, Fragment>,
     /// By domain.
-    pub sites: HashMap<Box<str>, Site>,
+    pub sites: HashMap<Arc<str>, Site>,
     /// The organisation's own active cards with an empty list: eligible everywhere in it.
     pub everywhere: Box<[Arc<Card>]>,
 }
@@ -118,7 +118,7 @@ fn key_map(
         .filter(|(_, entry)| keep(entry))
         .map(|(hash, entry)| {
             let copy = KeyEntry {
-                key_id: entry.key_id.clone(),
+                key_id: Arc::clone(&entry.key_id),
                 org_id: Arc::clone(&entry.org_id),
             };
             (*hash, copy)
@@ -244,7 +244,7 @@ fn build_orgs(rows: Rows) -> HashMap<Box<str>, Arc<OrgSnapshot>> {
 #[derive(Default)]
 struct OrgBuilder<'r> {
     fragments: HashMap<&'r str, (bool, Vec<Arc<Card>>)>,
-    sites: HashMap<Box<str>, Site>,
+    sites: HashMap<Arc<str>, Site>,
     everywhere: Vec<Arc<Card>>,
 }
 

@@ -15,6 +15,7 @@ mod server;
 pub use parse::HttpLimits;
 pub use server::{start, Server, ServerOptions};
 
+use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -75,7 +76,8 @@ impl ResponseBody {
 #[derive(Debug, Clone)]
 pub struct Response {
     pub status: u16,
-    pub headers: Vec<(&'static str, String)>,
+    /// Values are usually constants: `Cow` keeps them unallocated.
+    pub headers: Vec<(&'static str, Cow<'static, str>)>,
     pub body: ResponseBody,
 }
 
@@ -88,7 +90,7 @@ impl Response {
         }
     }
 
-    pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Response {
+    pub fn header(mut self, name: &'static str, value: impl Into<Cow<'static, str>>) -> Response {
         self.headers.push((name, value.into()));
         self
     }
@@ -108,7 +110,7 @@ impl Response {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v.as_ref())
     }
 }
 

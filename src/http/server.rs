@@ -75,13 +75,14 @@ fn serve_connection(
 ) -> io::Result<()> {
     stream.set_nodelay(true)?;
     stream.set_write_timeout(Some(options.request_timeout))?;
-    let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    let mut buf = InputBuffer::new();
     let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut request_started: Option<Instant> = None;
+    let mut read_timeout: Option<Duration> = None;
     loop {
-        match parse_request(&buf, &options.limits, peer) {
+        match parse_request(buf.data(), &options.limits, peer) {
             Ok(Some(parsed)) => {
-                buf.drain(..parsed.consumed);
+                buf.consume(parsed.consumed);
                 request_started = (!buf.is_empty()).then(Instant::now);
                 let response = call_guarded(service, parsed.request);
                 encode(&response, parsed.is_head, parsed.close, &mut out);
@@ -104,8 +105,13 @@ fn serve_connection(
                 _ => return refuse(&mut stream, &mut out, &TIMED_OUT),
             },
         };
-        stream.set_read_timeout(Some(timeout))?;
-        match read_more(&mut stream, &mut buf) {
+        // `set_read_timeout` is a system call: made only when the value changes, which in
+        // the common case (each request arriving whole) is never after the first read.
+        if read_timeout != Some(timeout) {
+            stream.set_read_timeout(Some(timeout))?;
+            read_timeout = Some(timeout);
+        }
+        match buf.read_from(&mut stream) {
             Ok(0) => return Ok(()),
             Ok(_) => {
                 request_started.get_or_insert_with(Instant::now);
@@ -131,12 +137,43 @@ fn refuse(stream: &mut TcpStream, out: &mut Vec<u8>, refusal: &Refusal) -> io::R
     stream.shutdown(std::net::Shutdown::Write)
 }
 
-fn read_more(stream: &mut TcpStream, buf: &mut Vec<u8>) -> io::Result<usize> {
-    let start = buf.len();
-    buf.resize(start + READ_CHUNK, 0);
-    let result = stream.read(&mut buf[start..]);
-    buf.truncate(start + *result.as_ref().unwrap_or(&0));
-    result
+/// The bytes received and not yet parsed. Zeroed only when it grows, not on every read.
+struct InputBuffer {
+    bytes: Vec<u8>,
+    filled: usize,
+}
+
+impl InputBuffer {
+    fn new() -> InputBuffer {
+        InputBuffer {
+            bytes: vec![0; READ_CHUNK],
+            filled: 0,
+        }
+    }
+
+    fn data(&self) -> &[u8] {
+        &self.bytes[..self.filled]
+    }
+
+    fn is_empty(&self) -> bool {
+        self.filled == 0
+    }
+
+    /// Forgets the first `n` bytes (a parsed request), keeping what follows (pipelining).
+    fn consume(&mut self, n: usize) {
+        self.bytes.copy_within(n..self.filled, 0);
+        self.filled -= n;
+    }
+
+    /// One read into the free space, grown by a chunk when less than half a chunk is left.
+    fn read_from(&mut self, stream: &mut TcpStream) -> io::Result<usize> {
+        if self.bytes.len() - self.filled < READ_CHUNK / 2 {
+            self.bytes.resize(self.bytes.len() + READ_CHUNK, 0);
+        }
+        let n = stream.read(&mut self.bytes[self.filled..])?;
+        self.filled += n;
+        Ok(n)
+    }
 }
 
 fn is_timeout(error: &io::Error) -> bool {

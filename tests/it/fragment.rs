@@ -703,6 +703,12 @@ fn the_legacy_host_serves_identically_and_the_console_host_not_at_all() {
 #[test]
 fn every_request_is_reported_with_its_reason_and_agent_purpose() {
     let (w, fragment, card) = simple_world();
+    let version = |db: &mut postgres::Client| -> i64 {
+        db.query_one("SELECT cache_version FROM orgs WHERE id = $1", &[&w.org_id])
+            .unwrap()
+            .get(0)
+    };
+    let version_before = version(&mut harness::db());
     w.fetch_with(
         &fragment,
         "&page_url=https%3A%2F%2Fsimple.example%2Fa",
@@ -771,6 +777,19 @@ fn every_request_is_reported_with_its_reason_and_agent_purpose() {
     assert_eq!(
         rows[0].get::<_, Option<String>>(7).as_deref(),
         Some(fragment.as_str())
+    );
+    let key_used: bool = db
+        .query_one(
+            "SELECT last_used_at IS NOT NULL FROM delivery_keys WHERE id = $1",
+            &[&w.key_id],
+        )
+        .unwrap()
+        .get(0);
+    assert!(key_used, "the report records the key's last use");
+    assert_eq!(
+        version(&mut db),
+        version_before,
+        "a key's use does not reload the cache"
     );
 }
 
