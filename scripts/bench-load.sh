@@ -395,6 +395,7 @@ measure() {
 	read -r requests rps p50 p99 non2xx errors <<<"$(parse_wrk "$output")"
 	((requests > 0)) || die "no request completed against $(target_name "$target") (see $output)"
 	cpu=$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$requests" 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')
+	[[ $target == A ]] && A_REQUESTS=$((A_REQUESTS + requests))
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$round" "$rps" "$p50" "$p99" "$cpu" "$non2xx" "$errors" >>"$RESULTS"
 	printf 'round %d/%d  %-22s %10.0f req/s  p50 %8.3f ms  p99 %8.3f ms  CPU %7.2f µs/req  non-2xx %d  socket errors %d\n' \
 		"$round" "$ROUNDS" "$(target_name "$target")" "$rps" "$(ms "$p50")" "$(ms "$p99")" "$cpu" "$non2xx" "$errors"
@@ -422,11 +423,20 @@ run_rounds() {
 		echo "$(target_name "$target"): done"
 	done
 	section "Runs: $ROUNDS rounds of A B C, wrk $THREADS threads, $CONNECTIONS connections, keep-alive, ${DURATION} s each"
+	A_REQUESTS=0
+	REPORT_ROWS_BEFORE=$(report_rows)
 	for ((round = 1; round <= ROUNDS; round++)); do
 		for target in A B C; do
 			measure "$target" "$round"
 		done
 	done
+	sleep 2 # the report writer's last batch
+	REPORT_ROWS_AFTER=$(report_rows)
+}
+
+# report_rows: rows in agentcard's request report so far.
+report_rows() {
+	psql_bench -Atc 'SELECT count(*) FROM fragment_requests'
 }
 
 machine() {
@@ -453,6 +463,8 @@ report() {
 	if awk -v n="$non2xx" 'BEGIN { exit !(n > 0) }'; then
 		echo "warning: agentcard answered non-2xx (median $non2xx per run): its numbers do not measure /fragment"
 	fi
+	echo "report rows written during the measured runs: $((REPORT_ROWS_AFTER - REPORT_ROWS_BEFORE)) of $A_REQUESTS agentcard requests" \
+		"($(ratio "$((100 * (REPORT_ROWS_AFTER - REPORT_ROWS_BEFORE)))" "$A_REQUESTS") %; the rest dropped and counted: serving never waits)"
 	echo "CPU time: the server process(es) only (nginx: master and workers), not wrk nor PostgreSQL."
 	machine
 	echo "data load: $LOAD_SECONDS s"
