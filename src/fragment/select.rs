@@ -257,7 +257,7 @@ fn pick<'s>(
     fragment
         .cards
         .iter()
-        .chain(org.everywhere.iter())
+        .chain(org.everywhere.get(&lang).into_iter().flatten())
         .filter(|card| card.lang == lang)
         .max_by(|a, b| score(a).cmp(&score(b)).then_with(|| b.id.cmp(&a.id)))
 }

@@ -51,8 +51,9 @@ pub struct OrgSnapshot {
     pub fragments: HashMap<Arc<str>, Fragment>,
     /// By domain.
     pub sites: HashMap<Arc<str>, Site>,
-    /// The organisation's own active cards with an empty list: eligible everywhere in it.
-    pub everywhere: Box<[Arc<Card>]>,
+    /// The organisation's own active cards with an empty list (eligible everywhere in it), by
+    /// language, so a request never scans the cards of other languages.
+    pub everywhere: HashMap<Lang, Box<[Arc<Card>]>>,
 }
 
 #[derive(Debug, Default)]
@@ -266,9 +267,20 @@ impl OrgBuilder<'_> {
                 })
                 .collect(),
             sites: self.sites,
-            everywhere: self.everywhere.into(),
+            everywhere: by_lang(self.everywhere),
         }
     }
+}
+
+fn by_lang(cards: Vec<Arc<Card>>) -> HashMap<Lang, Box<[Arc<Card>]>> {
+    let mut grouped: HashMap<Lang, Vec<Arc<Card>>> = HashMap::new();
+    for card in cards {
+        grouped.entry(card.lang).or_default().push(card);
+    }
+    grouped
+        .into_iter()
+        .map(|(lang, cards)| (lang, cards.into()))
+        .collect()
 }
 
 /// A card row ready to serve; `None` (logged) for a row the database should never hold.
