@@ -49,9 +49,14 @@ cargo clippy --all-targets "${locked[@]}" -- -D warnings
 
 step "cargo test --all-targets${locked[*]:+ ${locked[*]}}${*:+ $*}"
 status=0
-cargo test --all-targets "${locked[@]}" "$@" || status=$?
+log=$(mktemp)
+cargo test --all-targets "${locked[@]}" "$@" 2>&1 | tee "$log" || status=$?
 
-# Quietly, so that cargo test's summary stays the last thing printed.
 drop_leftover_test_databases
 
+# One closing line for the whole run: cargo prints a summary per test binary, and the last
+# binaries (the CLI, the benchmarks in test mode) hold no tests.
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i - 1); if ($(i) ~ /^failed;?$/) f += $(i - 1) } }
+     END { printf "all tests: %d passed, %d failed\n", p, f }' "$log"
+rm -f "$log"
 exit "$status"
