@@ -5,6 +5,7 @@
 use crate::db::{self, Pool};
 use crate::fragment::markers;
 use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender, TrySendError};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -73,6 +74,7 @@ impl Reporter {
 
 fn write_batches(pool: &Pool, pending: &Receiver<ReportRow>, dropped: &AtomicU64) {
     let mut batch: Vec<ReportRow> = Vec::with_capacity(BATCH);
+    let mut classifier = Classifier::default();
     loop {
         let deadline = Instant::now() + FLUSH_EVERY;
         while batch.len() < BATCH {
@@ -85,10 +87,9 @@ fn write_batches(pool: &Pool, pending: &Receiver<ReportRow>, dropped: &AtomicU64
         if batch.is_empty() {
             continue;
         }
-        let written = pool
-            .get()
-            .map_err(|e| e.to_string())
-            .and_then(|mut conn| write_batch(&mut conn, &batch).map_err(|e| e.to_string()));
+        let written = pool.get().map_err(|e| e.to_string()).and_then(|mut conn| {
+            write_batch(&mut conn, &batch, &mut classifier).map_err(|e| e.to_string())
+        });
         if let Err(error) = written {
             let lost =
                 dropped.fetch_add(batch.len() as u64, Ordering::Relaxed) + batch.len() as u64;
@@ -104,16 +105,67 @@ fn write_batches(pool: &Pool, pending: &Receiver<ReportRow>, dropped: &AtomicU64
 /// The rows and their keys' last use, in one transaction. It commits without waiting for the
 /// disk flush: a crash may lose the last fraction of a second of report rows, never the data the
 /// service serves, and the writer keeps up with far more requests.
-fn write_batch(conn: &mut postgres::Client, batch: &[ReportRow]) -> Result<(), postgres::Error> {
+fn write_batch(
+    conn: &mut postgres::Client,
+    batch: &[ReportRow],
+    classifier: &mut Classifier,
+) -> Result<(), postgres::Error> {
     let mut tx = conn.transaction()?;
     tx.batch_execute("SET LOCAL synchronous_commit = off")?;
-    db::reports::insert(&mut tx, batch, classify)?;
+    db::reports::insert(&mut tx, batch, |ua| classifier.purpose(ua))?;
     tx.commit()
 }
 
-/// The agent's purpose, from the marker list; computed here, off the request path.
-fn classify(agent_ua: Option<&str>) -> &'static str {
-    agent_ua
-        .map_or(markers::Purpose::None, markers::classify)
-        .as_str()
+/// The agent's purpose, from the marker list; computed here, off the request path, and
+/// remembered per User-Agent string, since agents send the same few strings over and over.
+#[derive(Default)]
+struct Classifier {
+    known: HashMap<String, &'static str>,
+}
+
+/// Distinct User-Agents remembered at most; past that the memory starts afresh.
+const CLASSIFIER_MEMORY: usize = 10_000;
+
+impl Classifier {
+    fn purpose(&mut self, agent_ua: Option<&str>) -> &'static str {
+        let Some(agent_ua) = agent_ua else {
+            return markers::Purpose::None.as_str();
+        };
+        if let Some(purpose) = self.known.get(agent_ua) {
+            return purpose;
+        }
+        if self.known.len() >= CLASSIFIER_MEMORY {
+            self.known.clear();
+        }
+        let purpose = markers::classify(agent_ua).as_str();
+        self.known.insert(agent_ua.to_string(), purpose);
+        purpose
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_classifier_remembers_within_its_bound() {
+        let mut classifier = Classifier::default();
+        for _ in 0..2 {
+            assert_eq!(
+                classifier.purpose(Some("Mozilla/5.0 (compatible; GPTBot/1.1)")),
+                "training"
+            );
+            assert_eq!(classifier.purpose(Some("Claude-User/1.0")), "query");
+            assert_eq!(
+                classifier.purpose(Some("Mozilla/5.0 Firefox/128.0")),
+                "none"
+            );
+            assert_eq!(classifier.purpose(None), "none");
+        }
+        for n in 0..CLASSIFIER_MEMORY + 10 {
+            classifier.purpose(Some(&format!("agent {n}")));
+        }
+        assert!(classifier.known.len() <= CLASSIFIER_MEMORY);
+        assert_eq!(classifier.purpose(Some("OAI-SearchBot/1.0")), "search");
+    }
 }

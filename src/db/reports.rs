@@ -12,7 +12,7 @@ use std::time::SystemTime;
 pub fn insert(
     db: &mut impl GenericClient,
     rows: &[ReportRow],
-    purpose: impl Fn(Option<&str>) -> &'static str,
+    mut purpose: impl FnMut(Option<&str>) -> &'static str,
 ) -> Result<(), postgres::Error> {
     let sink = db.copy_in(
         "COPY fragment_requests (at, org_id, key_id, requested_fragment_id, resolved_fragment_id,

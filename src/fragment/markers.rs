@@ -136,8 +136,11 @@ fn contains_word(haystack: &[u8], needle: &[u8]) -> bool {
     if len == 0 || haystack.len() < len {
         return false;
     }
+    // Compare whole windows only where the first byte matches: most positions fail there.
+    let first = needle[0].to_ascii_lowercase();
     haystack.windows(len).enumerate().any(|(start, window)| {
-        window.eq_ignore_ascii_case(needle)
+        window[0].to_ascii_lowercase() == first
+            && window.eq_ignore_ascii_case(needle)
             && is_boundary(start.checked_sub(1).map(|before| haystack[before]))
             && is_boundary(haystack.get(start + len).copied())
     })
