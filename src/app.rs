@@ -38,7 +38,7 @@ impl App {
         fragment_cache.start_refresher(config.database_url.clone(), config.refresh);
         Ok(Arc::new(App {
             token_use: TokenUse::start(pool.clone()),
-            reporter: Reporter::start(pool.clone()),
+            reporter: Reporter::start(config.database_url.clone()),
             fragment_cache,
             blocking: BlockingPool::new(BLOCKING_THREADS, BLOCKING_QUEUE),
             limiter: RateLimiter::default(),

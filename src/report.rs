@@ -2,7 +2,7 @@
 //! bounded channel and inserted in batches. When the writer falls behind (or the database is
 //! down) rows are dropped and counted; a request never waits for the report.
 
-use crate::db::{self, Pool};
+use crate::db;
 use crate::fragment::markers;
 use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender, TrySendError};
 use std::collections::HashMap;
@@ -46,14 +46,14 @@ pub struct Reporter {
 }
 
 impl Reporter {
-    /// Starts the writer thread over `pool`.
-    pub fn start(pool: Pool) -> Reporter {
+    /// Starts the writer thread, with a database connection of its own.
+    pub fn start(database_url: String) -> Reporter {
         let (rows, pending) = channel::bounded(QUEUE);
         let dropped = Arc::new(AtomicU64::new(0));
         let counter = Arc::clone(&dropped);
         std::thread::Builder::new()
             .name("report-writer".into())
-            .spawn(move || write_batches(&pool, &pending, &counter))
+            .spawn(move || write_batches(&database_url, &pending, &counter))
             .expect("cannot start the report writer at startup");
         Reporter { rows, dropped }
     }
@@ -72,10 +72,13 @@ impl Reporter {
     }
 }
 
-fn write_batches(pool: &Pool, pending: &Receiver<ReportRow>, dropped: &AtomicU64) {
+fn write_batches(database_url: &str, pending: &Receiver<ReportRow>, dropped: &AtomicU64) {
+    let mut writer = Connection::new(database_url);
     let mut batch: Vec<ReportRow> = Vec::with_capacity(BATCH);
     let mut classifier = Classifier::default();
+    let mut drops = DropLog::default();
     loop {
+        drops.log_increase(dropped);
         let deadline = Instant::now() + FLUSH_EVERY;
         while batch.len() < BATCH {
             match pending.recv_deadline(deadline) {
@@ -87,9 +90,7 @@ fn write_batches(pool: &Pool, pending: &Receiver<ReportRow>, dropped: &AtomicU64
         if batch.is_empty() {
             continue;
         }
-        let written = pool.get().map_err(|e| e.to_string()).and_then(|mut conn| {
-            write_batch(&mut conn, &batch, &mut classifier).map_err(|e| e.to_string())
-        });
+        let written = writer.write(&batch, &mut classifier);
         if let Err(error) = written {
             let lost =
                 dropped.fetch_add(batch.len() as u64, Ordering::Relaxed) + batch.len() as u64;
@@ -102,18 +103,73 @@ fn write_batches(pool: &Pool, pending: &Receiver<ReportRow>, dropped: &AtomicU64
     }
 }
 
-/// The rows and their keys' last use, in one transaction. It commits without waiting for the
-/// disk flush: a crash may lose the last fraction of a second of report rows, never the data the
-/// service serves, and the writer keeps up with far more requests.
-fn write_batch(
-    conn: &mut postgres::Client,
-    batch: &[ReportRow],
-    classifier: &mut Classifier,
-) -> Result<(), postgres::Error> {
-    let mut tx = conn.transaction()?;
-    tx.batch_execute("SET LOCAL synchronous_commit = off")?;
-    db::reports::insert(&mut tx, batch, |ua| classifier.purpose(ua))?;
-    tx.commit()
+/// Says in the log, at most every `DROP_LOG_EVERY`, how many rows were dropped meanwhile.
+#[derive(Default)]
+struct DropLog {
+    reported: u64,
+    at: Option<Instant>,
+}
+
+const DROP_LOG_EVERY: Duration = Duration::from_secs(10);
+
+impl DropLog {
+    fn log_increase(&mut self, dropped: &AtomicU64) {
+        if self.at.is_some_and(|at| at.elapsed() < DROP_LOG_EVERY) {
+            return;
+        }
+        let total = dropped.load(Ordering::Relaxed);
+        if total > self.reported {
+            log::warn!(
+                "{} report rows dropped ({total} since start): the writer fell behind",
+                total - self.reported
+            );
+            self.reported = total;
+        }
+        self.at = Some(Instant::now());
+    }
+}
+
+/// The writer's own connection, made when needed and dropped after an error (the next batch
+/// reconnects). It commits without waiting for the disk flush: a crash may lose the last
+/// fraction of a second of report rows, never the data the service serves, and the writer
+/// keeps up with far more requests.
+struct Connection<'a> {
+    database_url: &'a str,
+    client: Option<postgres::Client>,
+}
+
+impl<'a> Connection<'a> {
+    fn new(database_url: &'a str) -> Connection<'a> {
+        Connection {
+            database_url,
+            client: None,
+        }
+    }
+
+    /// The rows and their keys' last use, in one transaction.
+    fn write(&mut self, batch: &[ReportRow], classifier: &mut Classifier) -> Result<(), String> {
+        let outcome = self.client().and_then(|client| {
+            let mut tx = client.transaction()?;
+            db::reports::insert(&mut tx, batch, |ua| classifier.purpose(ua))?;
+            tx.commit()
+        });
+        if outcome.is_err() {
+            self.client = None;
+        }
+        outcome.map_err(|e| e.to_string())
+    }
+
+    fn client(&mut self) -> Result<&mut postgres::Client, postgres::Error> {
+        let client = match self.client.take() {
+            Some(client) if !client.is_closed() => client,
+            _ => {
+                let mut client = db::connect(self.database_url)?;
+                client.batch_execute("SET synchronous_commit = off")?;
+                client
+            }
+        };
+        Ok(self.client.insert(client))
+    }
 }
 
 /// The agent's purpose, from the marker list; computed here, off the request path, and

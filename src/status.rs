@@ -42,6 +42,7 @@ pub fn ready(app: &Arc<App>, request: &Request) -> Response {
         "status": if status == 200 { "ready" } else { "unavailable" },
         "database": if database_up { "up" } else { "down" },
         "fragment_cache": if cache_loaded { "loaded" } else { "loading" },
+        "report_rows_dropped": app.reporter.dropped(),
     });
     Response::json(status, &body).header("Cache-Control", "no-store")
 }
