@@ -20,8 +20,9 @@
 //! the request's lang.
 
 use agentcard::auth;
+use agentcard::db::cards::CardRow;
 use agentcard::db::snapshot::{
-    CardRow, EligibilityRow, FragmentRow, KeyRow, RouteRow, Rows, SiteRow, Versions,
+    EligibilityRow, FragmentRow, KeyRow, RouteRow, Rows, SiteRow, Versions,
 };
 use serde_json::json;
 
@@ -228,6 +229,10 @@ fn card_row(sizes: &Sizes, n: u64) -> CardRow {
     CardRow {
         id: card_id(n),
         org_id: (!is_platform(n)).then(|| org_id(home)),
+        status: "active".to_string(),
+        name: format!("card {n}"),
+        created_at: "2026-11-22T00:00:00.000000Z".to_string(),
+        updated_at: "2026-11-22T00:00:00.000000Z".to_string(),
         lang: LANGS[roll(n, Trait::Lang, 5) as usize].to_string(),
         brand_domain: (roll(n, Trait::BrandDomain, 3) == 0)
             .then(|| domain(sizes.card_site(n, home))),

@@ -70,13 +70,14 @@ pub enum Resolved {
     NoFragment,
 }
 
-const CARD_COLUMNS: &str = "id, org_id, status, name, lang, brand, brand_domain, title, body,
+pub(super) const CARD_COLUMNS: &str =
+    "id, org_id, status, name, lang, brand, brand_domain, title, body,
      link_url, link_label, key_values, rfc3339(created_at), rfc3339(updated_at)";
 
 /// The cards an organisation (`$1`) sees: its own and the platform cards.
 const VISIBLE_TO_ORG: &str = "(org_id = $1 OR org_id IS NULL)";
 
-fn card_row(r: &postgres::Row) -> CardRow {
+pub(super) fn card_row(r: &postgres::Row) -> CardRow {
     CardRow {
         id: r.get(0),
         org_id: r.get(1),

@@ -2,6 +2,7 @@
 //! organisation at once (start, platform changes) or for one (after its writes). The same
 //! queries serve both; only the filter differs.
 
+use super::cards::{card_row, CardRow, CARD_COLUMNS};
 use postgres::GenericClient;
 use std::collections::HashMap;
 
@@ -55,20 +56,6 @@ pub struct RouteRow {
     pub fragment_id: String,
 }
 
-/// An active card, with everything its rendering needs.
-pub struct CardRow {
-    pub id: String,
-    pub org_id: Option<String>,
-    pub lang: String,
-    pub brand: String,
-    pub brand_domain: Option<String>,
-    pub title: String,
-    pub body: String,
-    pub link_url: Option<String>,
-    pub link_label: Option<String>,
-    pub key_values: serde_json::Value,
-}
-
 pub struct EligibilityRow {
     pub card_id: String,
     pub org_id: String,
@@ -82,6 +69,7 @@ pub struct Rows {
     pub sites: Vec<SiteRow>,
     pub fragments: Vec<FragmentRow>,
     pub routes: Vec<RouteRow>,
+    /// Active cards only.
     pub cards: Vec<CardRow>,
     pub eligibility: Vec<EligibilityRow>,
 }
@@ -151,26 +139,14 @@ pub fn load(db: &mut postgres::Client, scope: Scope) -> Result<(Rows, Versions),
         cards: query(
             &mut tx,
             &format!(
-                "SELECT id, org_id, lang, brand, brand_domain, title, body, link_url, link_label, key_values
-                   FROM cards WHERE status = 'active' AND {}",
+                "SELECT {CARD_COLUMNS} FROM cards WHERE status = 'active' AND {}",
                 match scope {
                     Scope::All => "true",
                     Scope::Org(_) => "(org_id = $1 OR org_id IS NULL)",
                 }
             ),
             scope,
-            |r| CardRow {
-                id: r.get(0),
-                org_id: r.get(1),
-                lang: r.get(2),
-                brand: r.get(3),
-                brand_domain: r.get(4),
-                title: r.get(5),
-                body: r.get(6),
-                link_url: r.get(7),
-                link_label: r.get(8),
-                key_values: r.get(9),
-            },
+            card_row,
         )?,
         eligibility: query(
             &mut tx,

@@ -5,7 +5,8 @@
 //! update replaces one organisation's part and shares the rest.
 
 use super::render::{render, CardContent, Rendered};
-use crate::db::snapshot::{CardRow, Rows, Versions};
+use crate::db::cards::CardRow;
+use crate::db::snapshot::{Rows, Versions};
 use crate::domain::{KeyValues, Lang};
 use hashbrown::{HashMap, HashSet};
 use std::sync::Arc;
