@@ -72,11 +72,6 @@ impl App {
             .unwrap_or(peer)
     }
 
-    /// Has the fragment cache loaded its first snapshot? (`/ready` waits for it.)
-    pub fn fragment_cache_loaded(&self) -> bool {
-        self.fragment_cache.is_loaded()
-    }
-
     fn host_role(&self, request: &Request) -> HostRole {
         let host = normalize_host(request.header("host").unwrap_or(""));
         let is = |configured: &Option<String>| configured.as_deref() == Some(host.as_str());

@@ -38,8 +38,7 @@ pub fn handle(app: &Arc<App>, request: Request) -> Response {
     match request.method.as_str() {
         "GET" | "HEAD" => html(200, FORM_PAGE.to_string()),
         "POST" => post(app, request),
-        _ => crate::http::error_response(405, "method_not_allowed", "method not allowed")
-            .header("Allow", "GET, HEAD, POST"),
+        _ => crate::http::method_not_allowed("GET, HEAD, POST"),
     }
 }
 

@@ -2,7 +2,7 @@
 //! fragment cache has loaded): what a load balancer or orchestrator polls.
 
 use crate::app::App;
-use crate::http::{error_response, Request, Response};
+use crate::http::{method_not_allowed, Request, Response};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,14 +13,14 @@ const READY_DB_TIMEOUT: Duration = Duration::from_secs(1);
 
 pub fn health(request: &Request) -> Response {
     if !matches!(request.method.as_str(), "GET" | "HEAD") {
-        return method_not_allowed();
+        return method_not_allowed("GET, HEAD");
     }
     Response::json(200, &json!({"status": "ok"})).header("Cache-Control", "no-store")
 }
 
 pub fn ready(app: &Arc<App>, request: &Request) -> Response {
     if !matches!(request.method.as_str(), "GET" | "HEAD") {
-        return method_not_allowed();
+        return method_not_allowed("GET, HEAD");
     }
     let pool = app.pool.clone();
     let database_up = app
@@ -32,7 +32,7 @@ pub fn ready(app: &Arc<App>, request: &Request) -> Response {
                 .is_ok()
         })
         .unwrap_or(false);
-    let cache_loaded = app.fragment_cache_loaded();
+    let cache_loaded = app.fragment_cache.is_loaded();
     let status = if database_up && cache_loaded {
         200
     } else {
@@ -45,8 +45,4 @@ pub fn ready(app: &Arc<App>, request: &Request) -> Response {
         "report_rows_dropped": app.reporter.dropped(),
     });
     Response::json(status, &body).header("Cache-Control", "no-store")
-}
-
-fn method_not_allowed() -> Response {
-    error_response(405, "method_not_allowed", "method not allowed").header("Allow", "GET, HEAD")
 }

@@ -3,6 +3,7 @@
 
 use crate::domain::{FragmentName, FragmentRef, FragmentStatus, KeyValues, Lang};
 use crate::ids;
+use postgres::types::ToSql;
 use postgres::GenericClient;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -123,20 +124,8 @@ pub fn insert_fragment(
         "INSERT INTO fragments (id, site_id, ref, name, lang, description, key_values, status)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING {COLUMNS}"
     );
-    let row = db.query_one(
-        &sql,
-        &[
-            &id,
-            &site_id,
-            &fragment_ref.map(FragmentRef::as_str),
-            &fields.name.as_str(),
-            &fields.lang.as_str(),
-            &fields.description,
-            &fields.key_values.to_json(),
-            &fields.status.as_str(),
-        ],
-    )?;
-    Ok(fragment_row(&row))
+    let fragment_ref = fragment_ref.map(FragmentRef::as_str);
+    write_fields(db, &sql, &[&id, &site_id, &fragment_ref], fields)
 }
 
 /// Replaces every field. `updated_at` moves only when something changes, so that repeating a
@@ -156,16 +145,24 @@ pub fn update_fragment(
                     THEN now() ELSE updated_at END
           WHERE id = $1 RETURNING {COLUMNS}"
     );
-    let row = db.query_one(
-        &sql,
-        &[
-            &id,
-            &fields.name.as_str(),
-            &fields.lang.as_str(),
-            &fields.description,
-            &fields.key_values.to_json(),
-            &fields.status.as_str(),
-        ],
-    )?;
-    Ok(fragment_row(&row))
+    write_fields(db, &sql, &[&id], fields)
+}
+
+/// Runs a write returning the fragment, binding `leading` then the five stored fields
+/// (name, lang, description, key-values, status) as the next parameters.
+fn write_fields(
+    db: &mut impl GenericClient,
+    sql: &str,
+    leading: &[&(dyn ToSql + Sync)],
+    fields: &FragmentFields,
+) -> Result<FragmentRow, postgres::Error> {
+    let (name, lang, status) = (
+        fields.name.as_str(),
+        fields.lang.as_str(),
+        fields.status.as_str(),
+    );
+    let key_values = fields.key_values.to_json();
+    let mut params = leading.to_vec();
+    params.extend_from_slice(&[&name, &lang, &fields.description, &key_values, &status]);
+    Ok(fragment_row(&db.query_one(sql, &params)?))
 }

@@ -57,11 +57,7 @@ pub fn find_site(
     org_id: &str,
     domain: &str,
 ) -> Result<Option<SiteRow>, postgres::Error> {
-    let sql = format!("{SITE_SELECT} {BY_DOMAIN}");
-    Ok(db
-        .query_opt(&sql, &[&org_id, &domain])?
-        .as_ref()
-        .map(site_row))
+    site_by_domain(db, org_id, domain, "")
 }
 
 /// Like [`find_site`], and locks the site row until the end of the transaction. `NO KEY
@@ -72,7 +68,16 @@ pub fn lock_site(
     org_id: &str,
     domain: &str,
 ) -> Result<Option<SiteRow>, postgres::Error> {
-    let sql = format!("{SITE_SELECT} {BY_DOMAIN} FOR NO KEY UPDATE OF s");
+    site_by_domain(db, org_id, domain, "FOR NO KEY UPDATE OF s")
+}
+
+fn site_by_domain(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    domain: &str,
+    locking: &str,
+) -> Result<Option<SiteRow>, postgres::Error> {
+    let sql = format!("{SITE_SELECT} {BY_DOMAIN} {locking}");
     Ok(db
         .query_opt(&sql, &[&org_id, &domain])?
         .as_ref()

@@ -37,21 +37,11 @@ impl Domain {
     pub fn as_str(&self) -> &str {
         &self.0
     }
-
-    pub fn into_string(self) -> String {
-        self.0
-    }
 }
 
 impl fmt::Display for Domain {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
-    }
-}
-
-impl AsRef<str> for Domain {
-    fn as_ref(&self) -> &str {
-        &self.0
     }
 }
 
@@ -239,7 +229,7 @@ mod tests {
                 domain.as_ref().map(ToString::to_string).as_deref(),
                 Ok(input)
             );
-            assert_eq!(domain.map(Domain::into_string).as_deref(), Ok(input));
+            assert_eq!(domain.as_ref().map(Domain::as_str), Ok(input));
         }
     }
 

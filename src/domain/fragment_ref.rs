@@ -41,21 +41,11 @@ impl FragmentRef {
     pub fn as_str(&self) -> &str {
         &self.0
     }
-
-    pub fn into_string(self) -> String {
-        self.0
-    }
 }
 
 impl fmt::Display for FragmentRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
-    }
-}
-
-impl AsRef<str> for FragmentRef {
-    fn as_ref(&self) -> &str {
-        &self.0
     }
 }
 
@@ -166,7 +156,8 @@ mod tests {
             let got = FragmentRef::parse_with_field(input, field).map_err(|e| e.field);
             assert_eq!(got, Err(field.to_owned()));
         }
-        let ok = FragmentRef::parse_with_field("x", "routes[0].ref").map(FragmentRef::into_string);
+        let ok =
+            FragmentRef::parse_with_field("x", "routes[0].ref").map(|r| r.as_str().to_string());
         assert_eq!(ok.as_deref(), Ok("x"));
     }
 

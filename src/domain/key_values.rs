@@ -74,32 +74,11 @@ impl KeyValues {
         Value::Object(object)
     }
 
-    /// Keys in sorted order, each with its values in the order given.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &[String])> + '_ {
-        self.0
-            .iter()
-            .map(|(key, values)| (key.as_str(), values.as_slice()))
-    }
-
-    /// The values of `key`, if it is present.
-    pub fn get(&self, key: &str) -> Option<&[String]> {
-        self.0.get(key).map(Vec::as_slice)
-    }
-
     /// True when `key` lists exactly `value` (case-sensitive, as stored).
     pub fn contains(&self, key: &str, value: &str) -> bool {
         self.0
             .get(key)
             .is_some_and(|values| values.iter().any(|v| v == value))
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// Number of keys.
-    pub fn len(&self) -> usize {
-        self.0.len()
     }
 }
 
@@ -355,14 +334,11 @@ mod tests {
         for (key, value, expected) in cases {
             assert_eq!(kv.contains(key, value), expected, "{key}={value}");
         }
-        assert_eq!(kv.len(), 2);
-        assert!(!kv.is_empty());
-        assert!(KeyValues::default().is_empty());
-        assert_eq!(kv.get("lang"), Some(&["fr".to_owned()][..]));
-        assert_eq!(kv.get("missing"), None);
-        let listed: Vec<(&str, usize)> =
-            kv.iter().map(|(key, values)| (key, values.len())).collect();
-        assert_eq!(listed, [("lang", 1), ("section", 2)]);
+        assert_eq!(
+            kv.to_json(),
+            json!({"lang": ["fr"], "section": ["sport", "Foot"]})
+        );
+        assert_eq!(KeyValues::default().to_json(), json!({}));
     }
 
     #[test]

@@ -65,21 +65,11 @@ impl CanonicalPath {
     pub fn as_str(&self) -> &str {
         &self.0
     }
-
-    pub fn into_string(self) -> String {
-        self.0
-    }
 }
 
 impl fmt::Display for CanonicalPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
-    }
-}
-
-impl AsRef<str> for CanonicalPath {
-    fn as_ref(&self) -> &str {
-        &self.0
     }
 }
 
@@ -513,7 +503,7 @@ mod tests {
         for input in cases {
             let prefix = CanonicalPath::parse(input, "path_prefix")
                 .ok()
-                .map(CanonicalPath::into_string);
+                .map(|p| p.as_str().to_string());
             assert_eq!(canonical_page_path(input), prefix, "{input:?}");
         }
     }

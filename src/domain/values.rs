@@ -144,10 +144,6 @@ impl FragmentName {
     pub fn as_str(&self) -> &str {
         &self.0
     }
-
-    pub fn into_string(self) -> String {
-        self.0
-    }
 }
 
 impl fmt::Display for FragmentName {
@@ -300,7 +296,7 @@ mod tests {
             (" \t ", Err(("name", MSG))),
         ];
         for (input, expected) in cases {
-            let got = FragmentName::parse(input).map(FragmentName::into_string);
+            let got = FragmentName::parse(input).map(|n| n.as_str().to_string());
             check(input, got, expected.map(str::to_owned));
         }
         let shown =

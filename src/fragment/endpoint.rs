@@ -5,7 +5,7 @@
 use super::params::{Format, Params};
 use super::select::{decide, Decision, NoFill, Outcome, Refusal};
 use crate::app::App;
-use crate::http::{error_response, Request, Response, ResponseBody};
+use crate::http::{error_response, method_not_allowed, Request, Response, ResponseBody};
 use crate::report::ReportRow;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -16,8 +16,7 @@ const CACHEABLE: &str = "public, s-maxage=120, stale-while-revalidate=240";
 
 pub fn handle(app: &App, request: &Request) -> Response {
     if !matches!(request.method.as_str(), "GET" | "HEAD") {
-        return error_response(405, "method_not_allowed", "method not allowed")
-            .header("Allow", "GET, HEAD");
+        return method_not_allowed("GET, HEAD");
     }
     let params = Params::parse(request.query.as_deref().unwrap_or(""));
     let snapshot = app.fragment_cache.current();

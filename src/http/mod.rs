@@ -105,19 +105,17 @@ impl Response {
             .header("Content-Type", "application/json")
             .body(ResponseBody::Owned(value.to_string().into_bytes()))
     }
-
-    pub fn get_header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_ref())
-    }
 }
 
 /// What the server calls for every request. Runs on a coroutine: it must not block the
 /// thread (database work goes through [`crate::blocking`]).
 pub trait Service: Send + Sync + 'static {
     fn call(&self, request: Request) -> Response;
+}
+
+/// `405` for the routes outside `/v1` (whose `405` comes from `crate::error`), with `Allow`.
+pub fn method_not_allowed(allow: &'static str) -> Response {
+    error_response(405, "method_not_allowed", "method not allowed").header("Allow", allow)
 }
 
 /// The error answer the HTTP layer itself gives (malformed request, limits, panics).
