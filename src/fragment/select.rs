@@ -160,15 +160,15 @@ fn decide_traced<'s>(
     if partner_id != &*entry.org_id {
         return refuse(Refusal::Forbidden("partner_id does not own this key"));
     }
-    let Some((requested_id, _)) = org.fragments.get_key_value(requested) else {
+    let Some(requested_fragment) = org.fragments.get(requested) else {
         return refuse(Refusal::Forbidden(
             "fragment_id is not a fragment of this partner",
         ));
     };
-    trace.requested_fragment = Some(requested_id);
+    trace.requested_fragment = Some(&requested_fragment.id);
     let page = params.page_url.as_deref().and_then(Page::parse);
-    let (resolved_id, fragment) = resolve(org, page.as_ref(), requested, trace)?;
-    trace.resolved_fragment = Some(resolved_id);
+    let fragment = resolve(org, page.as_ref(), trace).unwrap_or(requested_fragment);
+    trace.resolved_fragment = Some(&fragment.id);
     if !fragment.active {
         return Err(Outcome::NoFill(NoFill::FragmentPaused));
     }
@@ -200,28 +200,22 @@ impl Page {
     }
 }
 
-/// Exact rule, then the longest prefix rule, then the site default, else `fragment_id`.
+/// Exact rule, then the longest prefix rule, then the site default; `None` leaves the
+/// requested `fragment_id` to serve.
 fn resolve<'s>(
     org: &'s OrgSnapshot,
     page: Option<&Page>,
-    requested: &str,
     trace: &mut Trace<'s>,
-) -> Result<(&'s Arc<str>, &'s Fragment), Outcome> {
-    let found = page.and_then(|p| org.sites.get_key_value(p.host.as_str()));
-    trace.site = found.map(|(domain, _)| domain);
-    let site = found.map(|(_, site)| site);
-    let by_rule = site.and_then(|site| {
-        let path = page?.path.as_deref()?;
+) -> Option<&'s Arc<Fragment>> {
+    let page = page?;
+    let (domain, site) = org.sites.get_key_value(page.host.as_str())?;
+    trace.site = Some(domain);
+    let by_rule = page.path.as_deref().and_then(|path| {
         site.exact
             .get(path)
             .or_else(|| prefixes_longest_first(path).find_map(|prefix| site.prefix.get(prefix)))
     });
-    let chosen = by_rule.or_else(|| site?.default_fragment.as_ref());
-    let lookup = |id: &str| org.fragments.get_key_value(id);
-    match chosen {
-        Some(id) => lookup(id).ok_or(Outcome::NoFill(NoFill::ServingError)),
-        None => lookup(requested).ok_or(Outcome::NoFill(NoFill::ServingError)),
-    }
+    by_rule.or(site.default_fragment.as_ref())
 }
 
 /// The pick, highest first: brand (the card's `brand_domain` is the page's host or a parent of

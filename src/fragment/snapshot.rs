@@ -33,23 +33,27 @@ pub struct Card {
 
 #[derive(Debug)]
 pub struct Fragment {
+    pub id: Arc<str>,
     pub active: bool,
     /// Active cards whose list names this fragment (own, and platform lists of this org).
     pub cards: Box<[Arc<Card>]>,
 }
 
+/// A site's rules and default point at their fragments directly: resolving a page is one
+/// lookup per candidate path, never a second lookup by fragment id.
 #[derive(Debug, Default)]
 pub struct Site {
-    /// Canonical path → fragment id.
-    pub exact: HashMap<Box<str>, Box<str>>,
-    pub prefix: HashMap<Box<str>, Box<str>>,
-    pub default_fragment: Option<Box<str>>,
+    /// Canonical path → fragment.
+    pub exact: HashMap<Box<str>, Arc<Fragment>>,
+    pub prefix: HashMap<Box<str>, Arc<Fragment>>,
+    pub default_fragment: Option<Arc<Fragment>>,
 }
 
 #[derive(Debug)]
 pub struct OrgSnapshot {
     pub id: Arc<str>,
-    pub fragments: HashMap<Arc<str>, Fragment>,
+    /// By id: what `fragment_id` names.
+    pub fragments: HashMap<Arc<str>, Arc<Fragment>>,
     /// By domain.
     pub sites: HashMap<Arc<str>, Site>,
     /// The organisation's own active cards with an empty list (eligible everywhere in it), by
@@ -169,8 +173,8 @@ fn build_orgs(rows: Rows) -> HashMap<Box<str>, Arc<OrgSnapshot>> {
             continue;
         };
         site_owner.insert(site.id, (site.org_id.as_str(), site.domain.as_str()));
-        let entry = org.sites.entry(site.domain.as_str().into()).or_default();
-        entry.default_fragment = site.default_fragment_id.as_deref().map(Into::into);
+        let entry = org.sites.entry(site.domain.as_str()).or_default();
+        entry.default_fragment = site.default_fragment_id.as_deref();
     }
     let mut fragment_org: HashMap<&str, &str> = HashMap::with_capacity(rows.fragments.len());
     for fragment in &rows.fragments {
@@ -193,15 +197,8 @@ fn build_orgs(rows: Rows) -> HashMap<Box<str>, Arc<OrgSnapshot>> {
         else {
             continue;
         };
-        let table = if route.exact {
-            &mut site.exact
-        } else {
-            &mut site.prefix
-        };
-        table.insert(
-            route.path.as_str().into(),
-            route.fragment_id.as_str().into(),
-        );
+        site.rules
+            .push((route.path.as_str(), route.exact, route.fragment_id.as_str()));
     }
     let mut listed_own_cards: HashSet<&str> = HashSet::new();
     for row in &rows.eligibility {
@@ -246,30 +243,69 @@ fn build_orgs(rows: Rows) -> HashMap<Box<str>, Arc<OrgSnapshot>> {
 #[derive(Default)]
 struct OrgBuilder<'r> {
     fragments: HashMap<&'r str, (bool, Vec<Arc<Card>>)>,
-    sites: HashMap<Arc<str>, Site>,
+    sites: HashMap<&'r str, SiteBuilder<'r>>,
     everywhere: Vec<Arc<Card>>,
+}
+
+/// A site as its rows name things: fragments by id, resolved when the organisation is built.
+#[derive(Default)]
+struct SiteBuilder<'r> {
+    default_fragment: Option<&'r str>,
+    /// (canonical path, exact, fragment id).
+    rules: Vec<(&'r str, bool, &'r str)>,
 }
 
 impl OrgBuilder<'_> {
     fn finish(self, id: &str) -> OrgSnapshot {
+        let fragments: HashMap<Arc<str>, Arc<Fragment>> = self
+            .fragments
+            .into_iter()
+            .map(|(id, (active, cards))| {
+                let id: Arc<str> = id.into();
+                let fragment = Fragment {
+                    id: Arc::clone(&id),
+                    active,
+                    cards: cards.into(),
+                };
+                (id, Arc::new(fragment))
+            })
+            .collect();
+        let sites = self
+            .sites
+            .into_iter()
+            .map(|(domain, site)| (domain.into(), site.finish(&fragments)))
+            .collect();
         OrgSnapshot {
             id: id.into(),
-            fragments: self
-                .fragments
-                .into_iter()
-                .map(|(id, (active, cards))| {
-                    (
-                        id.into(),
-                        Fragment {
-                            active,
-                            cards: cards.into(),
-                        },
-                    )
-                })
-                .collect(),
-            sites: self.sites,
+            fragments,
+            sites,
             everywhere: by_lang(self.everywhere),
         }
+    }
+}
+
+impl SiteBuilder<'_> {
+    /// The database's foreign keys make every target a fragment of the site, loaded in the
+    /// same transaction; a target missing anyway is left out rather than served wrong.
+    fn finish(self, fragments: &HashMap<Arc<str>, Arc<Fragment>>) -> Site {
+        let mut site = Site {
+            default_fragment: self
+                .default_fragment
+                .and_then(|id| fragments.get(id).cloned()),
+            ..Site::default()
+        };
+        for (path, exact, fragment_id) in self.rules {
+            let Some(fragment) = fragments.get(fragment_id) else {
+                continue;
+            };
+            let table = if exact {
+                &mut site.exact
+            } else {
+                &mut site.prefix
+            };
+            table.insert(path.into(), Arc::clone(fragment));
+        }
+        site
     }
 }
 
