@@ -3,11 +3,12 @@
 //! default, else `fragment_id`), and the pick among eligible cards. Pure and allocation-light:
 //! this is the hot path, measured in `benches/`.
 
+use super::page::Page;
 use super::params::{non_empty, Format, Params};
 use super::snapshot::{Card, Fragment, OrgSnapshot, Snapshot};
 use crate::auth::{self, SecretKind};
 use crate::domain::domain_name::parent_or_self_matches;
-use crate::domain::path::{canonical_page_path, prefixes_longest_first};
+use crate::domain::path::prefixes_longest_first;
 use crate::domain::Lang;
 use std::sync::Arc;
 use xxhash_rust::xxh3::{xxh3_64_with_seed, Xxh3};
@@ -175,28 +176,6 @@ fn decide_traced<'s>(
     match pick(org, fragment, lang, page.as_ref(), requested, params) {
         Some(card) => Ok(Outcome::Served(Arc::clone(card))),
         None => Err(Outcome::NoFill(NoFill::NoEligibleCard)),
-    }
-}
-
-/// The page as resolution sees it: lowercase host without port, canonical path.
-#[derive(Debug)]
-pub struct Page {
-    pub host: String,
-    /// `None` when the path is refused by the canonical steps: no rule matches it.
-    pub path: Option<String>,
-}
-
-impl Page {
-    /// An `http`/`https` URL (WHATWG parsing: the path a browser would request).
-    pub fn parse(page_url: &str) -> Option<Page> {
-        let url = url::Url::parse(page_url).ok()?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return None;
-        }
-        Some(Page {
-            host: url.host_str()?.to_ascii_lowercase(),
-            path: canonical_page_path(url.path()),
-        })
     }
 }
 
