@@ -14,10 +14,12 @@
 --   10 000 active cards in the five languages: card n is a platform card when n % 10 = 0,
 --     else a card of org (n / 10) % 10 (900 per organisation); a third have a brand_domain
 --     (a site of their organisation), two fifths have key/values, three quarters have a link.
---   Eligibility: an organisation's card with n % 4 <> 0 is restricted to 10 fragments of one
---     of its sites (`/section1` … `/section9` and `/section100`), the others are eligible
---     everywhere; a platform card has a list of 10 fragments for the bench organisation and
---     for one other organisation, and none (not eligible) elsewhere.
+--   Eligibility: as a publisher sets it up, a few cards of each organisation are eligible
+--     everywhere (n % 10 = 4 and (n / 100) % 10 = 0: 10 per organisation, two in each
+--     language, language n / 1000), so every page has a card to serve; every other
+--     card of an organisation is restricted to 10 fragments of one of its sites (`/section1`
+--     … `/section9` and `/section100`); a platform card has a list of 10 fragments for the
+--     bench organisation and for one other organisation, and none (not eligible) elsewhere.
 --   Delivery keys: the bench key (value from :bench_key, stored as auth.rs does: SHA-256 of
 --     the UTF-8 value, first 12 characters as prefix) plus 3 per organisation, 1 of them revoked.
 --
@@ -90,7 +92,8 @@ SELECT n,
        pg_temp.bench_id('crd_', 'crd-' || n) AS id,
        n % 10 = 0 AS platform,
        (n / 10) % 10 AS home,
-       (n / 10) % 10 * 1000 + 1 + (n * 37) % 1000 AS site
+       (n / 10) % 10 * 1000 + 1 + (n * 37) % 1000 AS site,
+       n % 10 = 4 AND (n / 100) % 10 = 0 AS everywhere
 FROM generate_series(1, 10000) AS n;
 
 INSERT INTO cards (id, org_id, status, name, lang, brand, brand_domain, title, body,
@@ -99,7 +102,7 @@ SELECT c.id,
        CASE WHEN c.platform THEN NULL ELSE pg_temp.org_id(c.home) END,
        'active',
        'Card ' || c.n,
-       pg_temp.lang(c.n / 3),
+       CASE WHEN c.everywhere THEN pg_temp.lang(c.n / 1000) ELSE pg_temp.lang(c.n / 3) END,
        'Le Quotidien ' || c.n % 50,
        CASE WHEN c.n % 3 = 0 THEN 'site' || c.site || '.example' END,
        'Lisez notre dossier complet n°' || c.n || ' sur les marchés de l''énergie',
@@ -120,7 +123,7 @@ FROM bench_cards AS c;
 INSERT INTO card_eligibility (card_id, org_id, fragment_id)
 SELECT c.id, pg_temp.org_id(c.home), pg_temp.frg_id(c.site, k)
 FROM bench_cards AS c, unnest(ARRAY[1, 2, 3, 4, 5, 6, 7, 8, 9, 100]) AS k
-WHERE NOT c.platform AND c.n % 4 <> 0
+WHERE NOT c.platform AND NOT c.everywhere
 ORDER BY 3;
 
 -- Platform cards: a list for the bench organisation and one for another organisation.

@@ -362,22 +362,28 @@ wrk_target() {
 	fi
 }
 
-# Reads wrk --latency output: requests rps p50_us p99_us non2xx socket_errors.
+# Reads wrk --latency output: requests rps p50_us p99_us non2xx socket_errors bytes_read.
 parse_wrk() {
 	awk '
+		function bytes(v) {
+			if (v ~ /GB$/) return v * 1073741824
+			if (v ~ /MB$/) return v * 1048576
+			if (v ~ /KB$/) return v * 1024
+			return v + 0
+		}
 		function us(v) {
 			if (v ~ /us$/) return v + 0
 			if (v ~ /ms$/) return v * 1000
 			if (v ~ /s$/) return v * 1000000
 			return v + 0
 		}
-		/requests in/ { requests = $1 }
+		/requests in/ { requests = $1; read = bytes($5) }
 		/^Requests\/sec:/ { rps = $2 }
 		/^ +50%/ { p50 = us($2) }
 		/^ +99%/ { p99 = us($2) }
 		/Non-2xx or 3xx responses:/ { non2xx = $NF }
 		/Socket errors:/ { for (i = 3; i <= NF; i++) { gsub(",", "", $i); if ($i ~ /^[0-9]+$/) errors += $i } }
-		END { printf "%d %.2f %.1f %.1f %d %d\n", requests, rps, p50, p99, non2xx, errors }
+		END { printf "%d %.2f %.1f %.1f %d %d %.0f\n", requests, rps, p50, p99, non2xx, errors, read }
 	' "$1"
 }
 
@@ -386,19 +392,20 @@ RESULTS=$WORKDIR/results.tsv
 # measure TARGET ROUND: one measured run; appends a line to RESULTS and prints it.
 measure() {
 	local target=$1 round=$2 output=$WORKDIR/wrk-$1-$2.txt before after
-	local requests rps p50 p99 non2xx errors cpu
+	local requests rps p50 p99 non2xx errors bytes_read cpu size
 	local -a pids
 	read -r -a pids <<<"$(target_pids "$target")"
 	before=$(cpu_ticks "${pids[@]}")
 	wrk_target "$target" "$DURATION" "$output"
 	after=$(cpu_ticks "${pids[@]}")
-	read -r requests rps p50 p99 non2xx errors <<<"$(parse_wrk "$output")"
+	read -r requests rps p50 p99 non2xx errors bytes_read <<<"$(parse_wrk "$output")"
 	((requests > 0)) || die "no request completed against $(target_name "$target") (see $output)"
 	cpu=$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$requests" 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')
+	size=$(awk -v b="$bytes_read" -v n="$requests" 'BEGIN { printf "%.0f", b / n }')
 	[[ $target == A ]] && A_REQUESTS=$((A_REQUESTS + requests))
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$round" "$rps" "$p50" "$p99" "$cpu" "$non2xx" "$errors" >>"$RESULTS"
-	printf 'round %d/%d  %-22s %10.0f req/s  p50 %8.3f ms  p99 %8.3f ms  CPU %7.2f µs/req  non-2xx %d  socket errors %d\n' \
-		"$round" "$ROUNDS" "$(target_name "$target")" "$rps" "$(ms "$p50")" "$(ms "$p99")" "$cpu" "$non2xx" "$errors"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$round" "$rps" "$p50" "$p99" "$cpu" "$non2xx" "$errors" "$size" >>"$RESULTS"
+	printf 'round %d/%d  %-22s %10.0f req/s  p50 %8.3f ms  p99 %8.3f ms  CPU %7.2f µs/req  %4d B/resp  non-2xx %d  socket errors %d\n' \
+		"$round" "$ROUNDS" "$(target_name "$target")" "$rps" "$(ms "$p50")" "$(ms "$p99")" "$cpu" "$size" "$non2xx" "$errors"
 }
 
 ms() {
@@ -448,11 +455,11 @@ machine() {
 report() {
 	local target a_rps a_cpu non2xx
 	section "Results: median over $ROUNDS rounds (servers not pinned, $WORKERS worker threads each)"
-	printf '%-22s %12s %10s %10s %14s %10s\n' target "req/s" "p50 ms" "p99 ms" "CPU µs/req" "non-2xx"
+	printf '%-22s %12s %10s %10s %14s %12s %10s\n' target "req/s" "p50 ms" "p99 ms" "CPU µs/req" "bytes/resp" "non-2xx"
 	for target in A B C; do
-		printf '%-22s %12.0f %10.3f %10.3f %14.2f %10.0f\n' "$(target_name "$target")" \
+		printf '%-22s %12.0f %10.3f %10.3f %14.2f %12.0f %10.0f\n' "$(target_name "$target")" \
 			"$(median "$target" 3)" "$(ms "$(median "$target" 4)")" "$(ms "$(median "$target" 5)")" \
-			"$(median "$target" 6)" "$(median "$target" 7)"
+			"$(median "$target" 6)" "$(median "$target" 9)" "$(median "$target" 7)"
 	done
 	a_rps=$(median A 3)
 	a_cpu=$(median A 6)
@@ -515,7 +522,7 @@ writes_phase() {
 	wait "$writer_pid" || true
 	forget "$writer_pid"
 
-	read -r requests rps p50 p99 non2xx errors <<<"$(parse_wrk "$output")"
+	read -r requests rps p50 p99 non2xx errors _ <<<"$(parse_wrk "$output")"
 	base_p99=$(median A 5)
 	printf 'writes during the run: %d (HTTP status: %s)\n' "$(wc -l <"$statuses")" \
 		"$(sort "$statuses" | uniq -c | awk '{ printf "%s%s×%s", sep, $2, $1; sep = ", " }')"
