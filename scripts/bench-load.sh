@@ -15,8 +15,8 @@
 # 4. Prints per target the median over rounds of req/s, p50, p99 and the server's CPU time
 #    per request (utime+stime of its process(es), from /proc), the ratios agentcard/hello
 #    and agentcard/nginx, and the machine.
-# 5. Unless SKIP_WRITES=1: one more wrk run against A while a management token writes at
-#    its rate limit (one PUT a second), and the p99 with and without writes.
+# 5. Unless SKIP_WRITES=1: ROUNDS more rounds against A, alternating without and with a
+#    management token writing at its rate limit (one PUT a second), and the median p99 of each.
 #
 # wrk and nginx are installed from Debian's packages with apt-get when absent (as root or
 # with passwordless sudo). Everything started here is stopped on exit.
@@ -502,10 +502,33 @@ writer() {
 	done
 }
 
+# writes_round ROUND LABEL: one wrk run against A, with a writer at the rate limit when LABEL
+# is W (N: none); appends the run to RESULTS under LABEL and prints it.
+writes_round() {
+	local round=$1 label=$2 output=$WORKDIR/wrk-writes-$1-$2.txt writer_pid=""
+	local requests rps p50 p99 non2xx errors bytes_read
+	if [[ $label == W ]]; then
+		writer "$DURATION" "$WORKDIR/writes.txt" &
+		writer_pid=$!
+		STARTED_PIDS+=("$writer_pid")
+	fi
+	wrk_target A "$DURATION" "$output"
+	if [[ -n $writer_pid ]]; then
+		wait "$writer_pid" || true
+		forget "$writer_pid"
+	fi
+	read -r requests rps p50 p99 non2xx errors bytes_read <<<"$(parse_wrk "$output")"
+	printf '%s\t%s\t%s\t%s\t%s\t0\t%s\t%s\t0\n' "$label" "$round" "$rps" "$p50" "$p99" "$non2xx" "$errors" >>"$RESULTS"
+	printf 'round %d/%d  A %-14s %10.0f req/s  p50 %8.3f ms  p99 %8.3f ms  non-2xx %d  socket errors %d\n' \
+		"$round" "$ROUNDS" "$([[ $label == W ]] && echo "with writes" || echo "without")" \
+		"$rps" "$(ms "$p50")" "$(ms "$p99")" "$non2xx" "$errors"
+}
+
+# Rounds of A without and with writes, alternating like the targets above, so that drift
+# hits both alike; compares the medians.
 writes_phase() {
-	local org token_json statuses=$WORKDIR/writes.txt output=$WORKDIR/wrk-writes.txt
-	local requests rps p50 p99 non2xx errors base_p99 writer_pid
-	section "Writes: /fragment p99 while a token writes at its rate limit"
+	local org token_json round
+	section "Writes: /fragment p99 while a token writes at its rate limit ($ROUNDS rounds, alternating)"
 	org=$(DATABASE_URL=$BENCH_URL "$AGENTCARD_BIN" admin org create --name "bench writes" | json_string id)
 	token_json=$(DATABASE_URL=$BENCH_URL "$AGENTCARD_BIN" admin token create --org "$org" --name bench-writes)
 	WRITES_TOKEN=$(json_string token <<<"$token_json")
@@ -514,22 +537,16 @@ writes_phase() {
 	echo "PUT /v1/sites/$WRITES_DOMAIN: HTTP $(put "/v1/sites/$WRITES_DOMAIN" '{"name":"bench writes"}')"
 	echo "PUT /v1/sites/$WRITES_DOMAIN/fragments/%2Fw: HTTP $(put "/v1/sites/$WRITES_DOMAIN/fragments/%2Fw" '{"name":"w"}')"
 
-	: >"$statuses"
-	writer "$DURATION" "$statuses" &
-	writer_pid=$!
-	STARTED_PIDS+=("$writer_pid")
-	wrk_target A "$DURATION" "$output"
-	wait "$writer_pid" || true
-	forget "$writer_pid"
-
-	read -r requests rps p50 p99 non2xx errors _ <<<"$(parse_wrk "$output")"
-	base_p99=$(median A 5)
-	printf 'writes during the run: %d (HTTP status: %s)\n' "$(wc -l <"$statuses")" \
-		"$(sort "$statuses" | uniq -c | awk '{ printf "%s%s×%s", sep, $2, $1; sep = ", " }')"
-	printf 'A with writes:    %10.0f req/s  p99 %8.3f ms  non-2xx %d  socket errors %d\n' \
-		"$rps" "$(ms "$p99")" "$non2xx" "$errors"
-	printf 'A without writes: p99 %8.3f ms (median of the runs above)\n' "$(ms "$base_p99")"
-	echo "p99 with / without writes: $(ratio "$p99" "$base_p99")"
+	: >"$WORKDIR/writes.txt"
+	for ((round = 1; round <= ROUNDS; round++)); do
+		writes_round "$round" N
+		writes_round "$round" W
+	done
+	printf 'writes during the runs: %d (HTTP status: %s)\n' "$(wc -l <"$WORKDIR/writes.txt")" \
+		"$(sort "$WORKDIR/writes.txt" | uniq -c | awk '{ printf "%s%s×%s", sep, $2, $1; sep = ", " }')"
+	printf 'A with writes:    median %10.0f req/s  p99 %8.3f ms\n' "$(median W 3)" "$(ms "$(median W 5)")"
+	printf 'A without writes: median %10.0f req/s  p99 %8.3f ms\n' "$(median N 3)" "$(ms "$(median N 5)")"
+	echo "p99 with / without writes: $(ratio "$(median W 5)" "$(median N 5)")"
 }
 
 # ---------------------------------------------------------------- main

@@ -3,8 +3,8 @@
 //! management API's route paths).
 //!
 //! `page_url` is read as a browser would (WHATWG URL parsing by the `url` crate: dot segments
-//! resolved, IDNA hosts, IPv4 forms, backslashes, tabs and newlines). That parser is a fifth of
-//! a request's own work, yet nearly every edge sends a plain `https://host/path`, which it
+//! resolved, IDNA hosts, IPv4 forms, backslashes, tabs and newlines). That parser took a quarter
+//! of the decision's time, yet nearly every edge sends a plain `https://host/path`, which it
 //! leaves unchanged. So a URL of that plain shape is split here directly, and every other URL
 //! goes to the parser; a test compares the two on tens of thousands of generated URLs.
 
