@@ -61,6 +61,8 @@ impl FragmentCache {
     }
 
     /// Reloads one organisation (after its writes); a full load if none has happened yet.
+    /// Nothing to do when the snapshot already holds the organisation's current version: the
+    /// refresher, woken by the write's notification, often gets there first.
     pub fn reload_org(
         &self,
         db: &mut postgres::Client,
@@ -70,8 +72,12 @@ impl FragmentCache {
             return self.reload_all(db);
         };
         let _guard = self.reloading.lock();
-        let (rows, versions) = rows::load(db, Scope::Org(org_id))?;
         let latest = self.current().unwrap_or(current);
+        let loaded = latest.org_versions.get(org_id).copied();
+        if loaded.is_some() && rows::org_version(db, org_id)? == loaded {
+            return Ok(());
+        }
+        let (rows, versions) = rows::load(db, Scope::Org(org_id))?;
         let snapshot = latest.with_org(org_id, rows, &versions);
         *self.current.write() = Some(Arc::new(snapshot));
         Ok(())

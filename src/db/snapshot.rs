@@ -93,6 +93,15 @@ pub fn versions(db: &mut impl GenericClient) -> Result<Versions, postgres::Error
 }
 
 /// Loads a scope in one repeatable-read transaction, so the rows agree with each other.
+/// The change version of one organisation; `None` once it is deleted.
+pub fn org_version(
+    db: &mut impl GenericClient,
+    org_id: &str,
+) -> Result<Option<i64>, postgres::Error> {
+    let row = db.query_opt("SELECT cache_version FROM orgs WHERE id = $1", &[&org_id])?;
+    Ok(row.map(|r| r.get(0)))
+}
+
 pub fn load(db: &mut postgres::Client, scope: Scope) -> Result<(Rows, Versions), postgres::Error> {
     let mut tx = db
         .build_transaction()
@@ -142,7 +151,12 @@ pub fn load(db: &mut postgres::Client, scope: Scope) -> Result<(Rows, Versions),
                 "SELECT {CARD_COLUMNS} FROM cards WHERE status = 'active' AND {}",
                 match scope {
                     Scope::All => "true",
-                    Scope::Org(_) => "(org_id = $1 OR org_id IS NULL)",
+                    // Platform cards only where this organisation has a list for them: no
+                    // other can serve there, and a write would render them all for nothing.
+                    Scope::Org(_) => {
+                        "(org_id = $1 OR (org_id IS NULL AND id IN \
+                          (SELECT card_id FROM card_eligibility WHERE org_id = $1)))"
+                    }
                 }
             ),
             scope,

@@ -794,6 +794,48 @@ fn every_request_is_reported_with_its_reason_and_agent_purpose() {
 }
 
 #[test]
+fn a_platform_card_listed_for_an_organisation_survives_its_reloads() {
+    let t = tenant();
+    let key = t.client.post("/v1/keys", &json!({})).json()["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let site = "/v1/sites/platform-reload.example";
+    assert_eq!(t.client.put(site, &json!({})).status, 201);
+    let fragment = t
+        .client
+        .put(&format!("{site}/fragments/%2Fp"), &json!({"name": "P"}))
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let platform = ids::new_id(ids::CARD);
+    let mut db = harness::db();
+    db.execute(
+        "INSERT INTO cards (id, org_id, status, name, lang, brand, title, body) VALUES ($1, NULL, 'active', 'p', 'fr', 'P', 'T', 'x')",
+        &[&platform],
+    )
+    .unwrap();
+    db.execute(
+        "INSERT INTO card_eligibility (card_id, org_id, fragment_id) VALUES ($1, $2, $3)",
+        &[&platform, &t.org_id, &fragment],
+    )
+    .unwrap();
+    harness::sync_cache();
+    let fetch = || {
+        let path = format!(
+            "/fragment?partner_id={}&fragment_id={fragment}&lang=fr&api_key={key}",
+            t.org_id
+        );
+        Client::new(server().addr).get(&path)
+    };
+    assert_eq!(served_card(&fetch()), platform);
+    // A write reloads this organisation alone, with only the platform cards it lists.
+    assert_eq!(t.client.put(site, &json!({"name": "renamed"})).status, 200);
+    assert_eq!(served_card(&fetch()), platform, "after its reload");
+}
+
+#[test]
 fn writes_through_the_api_are_seen_by_the_very_next_fragment_call() {
     let t = tenant();
     let key = t.client.post("/v1/keys", &json!({"name": "edge"})).json();
