@@ -16,6 +16,8 @@ const QUEUE: usize = 65_536;
 const BATCH: usize = 5_000;
 /// How long a partial batch may wait.
 const FLUSH_EVERY: Duration = Duration::from_millis(250);
+/// How long one batch may take in the database before it is given up.
+const STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One `/fragment` request, as decisions.md lists the report fields. Identifiers are shared
 /// with the snapshot (`Arc<str>`), so a row costs few allocations on the request path.
@@ -132,7 +134,9 @@ impl DropLog {
 /// The writer's own connection, made when needed and dropped after an error (the next batch
 /// reconnects). It commits without waiting for the disk flush: a crash may lose the last
 /// fraction of a second of report rows, never the data the service serves, and the writer
-/// keeps up with far more requests.
+/// keeps up with far more requests. Its statements may run for `STATEMENT_TIMEOUT` rather than
+/// the management API's few seconds: on a busy machine a batch can take longer, and cancelling
+/// it would lose every row of it.
 struct Connection<'a> {
     database_url: &'a str,
     client: Option<postgres::Client>,
@@ -164,7 +168,10 @@ impl<'a> Connection<'a> {
             Some(client) if !client.is_closed() => client,
             _ => {
                 let mut client = db::connect(self.database_url)?;
-                client.batch_execute("SET synchronous_commit = off")?;
+                client.batch_execute(&format!(
+                    "SET synchronous_commit = off; SET statement_timeout = {}",
+                    STATEMENT_TIMEOUT.as_millis()
+                ))?;
                 client
             }
         };
