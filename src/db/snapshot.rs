@@ -92,7 +92,6 @@ pub fn versions(db: &mut impl GenericClient) -> Result<Versions, postgres::Error
     Ok(Versions { orgs, platform })
 }
 
-/// Loads a scope in one repeatable-read transaction, so the rows agree with each other.
 /// The change version of one organisation; `None` once it is deleted.
 pub fn org_version(
     db: &mut impl GenericClient,
@@ -102,6 +101,7 @@ pub fn org_version(
     Ok(row.map(|r| r.get(0)))
 }
 
+/// Loads a scope in one repeatable-read transaction, so the rows agree with each other.
 pub fn load(db: &mut postgres::Client, scope: Scope) -> Result<(Rows, Versions), postgres::Error> {
     let mut tx = db
         .build_transaction()
