@@ -512,7 +512,7 @@ writer() {
 # is W (N: none); appends the run to RESULTS under LABEL and prints it.
 writes_round() {
 	local round=$1 label=$2 output=$WORKDIR/wrk-writes-$1-$2.txt writer_pid=""
-	local requests rps p50 p99 non2xx errors bytes_read
+	local requests rps p50 p99 non2xx errors
 	if [[ $label == W ]]; then
 		writer "$DURATION" "$WORKDIR/writes.txt" &
 		writer_pid=$!
@@ -523,7 +523,7 @@ writes_round() {
 		wait "$writer_pid" || true
 		forget "$writer_pid"
 	fi
-	read -r requests rps p50 p99 non2xx errors bytes_read <<<"$(parse_wrk "$output")"
+	read -r requests rps p50 p99 non2xx errors _ <<<"$(parse_wrk "$output")"
 	printf '%s\t%s\t%s\t%s\t%s\t0\t%s\t%s\t0\n' "$label" "$round" "$rps" "$p50" "$p99" "$non2xx" "$errors" >>"$RESULTS"
 	printf 'round %d/%d  A %-14s %10.0f req/s  p50 %8.3f ms  p99 %8.3f ms  non-2xx %d  socket errors %d\n' \
 		"$round" "$ROUNDS" "$([[ $label == W ]] && echo "with writes" || echo "without")" \

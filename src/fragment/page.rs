@@ -70,7 +70,7 @@ fn is_plain_host(host: &str) -> bool {
         let plain = label
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-');
-        let idna = label.len() >= 4 && label[..4].eq_ignore_ascii_case("xn--");
+        let idna = starts_with_ignore_ascii_case(label, "xn--");
         let last = labels.peek().is_none();
         if !plain || idna || (last && !first.is_ascii_alphabetic()) {
             return false;
@@ -90,13 +90,16 @@ fn is_plain_path(path: &str) -> bool {
         return false;
     };
     let copied_as_is = |b: u8| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/%".contains(&b);
-    let dot_like = |segment: &str| {
-        segment.starts_with('.')
-            || segment
-                .get(..3)
-                .is_some_and(|s| s.eq_ignore_ascii_case("%2e"))
-    };
+    let dot_like =
+        |segment: &str| segment.starts_with('.') || starts_with_ignore_ascii_case(segment, "%2e");
     body.bytes().all(copied_as_is) && !body.split('/').any(dot_like)
+}
+
+/// `text` starts with `prefix`, ASCII case aside. Never slices inside a character: `text` is
+/// still unchecked input here.
+fn starts_with_ignore_ascii_case(text: &str, prefix: &str) -> bool {
+    text.get(..prefix.len())
+        .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
 }
 
 #[cfg(test)]
@@ -209,6 +212,8 @@ mod tests {
             "a.example.",
             "ß.example",
             "a.xn--p1ai",
+            "abcé.example",
+            "abc.xnéa",
         ];
         let paths = [
             "",
@@ -243,6 +248,7 @@ mod tests {
             "//a",
             "/a/%2e.",
             "/@:!$&()*+,=",
+            "/%2é",
         ];
         let suffixes = ["", "?q=1", "#x", "?a#b", " ", "\t", "?\t#\n", "?/../x"];
         let mut plain = 0;
