@@ -11,6 +11,8 @@ use crate::db::snapshot::{self as rows, Scope};
 use crate::fragment::snapshot::Snapshot;
 use parking_lot::{Mutex, RwLock};
 use postgres::fallible_iterator::FallibleIterator;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,26 +24,90 @@ const MAX_ORGS_PER_REFRESH: usize = 64;
 const RECONNECT_BACKOFF: Duration = Duration::from_secs(1);
 
 pub struct FragmentCache {
-    current: RwLock<Option<Arc<Snapshot>>>,
+    /// The snapshot and its generation, changed together.
+    current: RwLock<Current>,
+    /// The generation in `current`, readable without the lock.
+    generation: AtomicU64,
     /// Serialises reloads, so two updates never race and drop each other's changes.
     reloading: Mutex<()>,
+    /// Replaced snapshots that worker threads may still hold: the last reference is dropped
+    /// here, by `reap` on a background thread, since freeing a whole snapshot takes long
+    /// enough to stall the requests of the worker that would otherwise do it.
+    retired: Mutex<Vec<Arc<Snapshot>>>,
+}
+
+/// A snapshot with its generation: a number no other snapshot of any cache in the process
+/// has, so that a thread's copy is known current by comparing numbers. Generation 0 is the
+/// "nothing loaded yet" of every cache.
+#[derive(Clone, Default)]
+struct Current {
+    generation: u64,
+    snapshot: Option<Arc<Snapshot>>,
+}
+
+/// Generations handed out so far, over every cache of the process.
+static GENERATIONS: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The snapshot this thread served from last. Serving from it costs one load of an atomic
+    /// that changes only at a reload; taking the lock and a reference every request would
+    /// make both worker threads write the same two counters, and each such write moves a cache line
+    /// from one core to the other.
+    static SERVED: RefCell<Current> = RefCell::default();
 }
 
 impl FragmentCache {
     pub fn new() -> Arc<FragmentCache> {
         Arc::new(FragmentCache {
-            current: RwLock::new(None),
+            current: RwLock::new(Current::default()),
+            generation: AtomicU64::new(0),
             reloading: Mutex::new(()),
+            retired: Mutex::new(Vec::new()),
         })
     }
 
     /// The snapshot to serve from; `None` until the first load.
     pub fn current(&self) -> Option<Arc<Snapshot>> {
-        self.current.read().clone()
+        self.current.read().snapshot.clone()
+    }
+
+    /// Runs `serve` on the current snapshot (`None` until the first load), through the
+    /// calling thread's copy. `serve` must not yield a coroutine: the copy belongs to the
+    /// thread. A thread keeps the snapshot it served from last alive until its next call.
+    pub fn with_current<R>(&self, serve: impl FnOnce(Option<&Snapshot>) -> R) -> R {
+        let generation = self.generation.load(Ordering::Acquire);
+        SERVED.with(|served| {
+            let mut served = served.borrow_mut();
+            if served.generation != generation {
+                *served = self.current.read().clone();
+            }
+            serve(served.snapshot.as_deref())
+        })
     }
 
     pub fn is_loaded(&self) -> bool {
-        self.current.read().is_some()
+        self.current.read().snapshot.is_some()
+    }
+
+    /// Makes `snapshot` the one served, under a new generation.
+    fn install(&self, snapshot: Snapshot) {
+        let generation = GENERATIONS.fetch_add(1, Ordering::Relaxed) + 1;
+        let replaced = {
+            let mut current = self.current.write();
+            let replaced = current.snapshot.replace(Arc::new(snapshot));
+            current.generation = generation;
+            self.generation.store(generation, Ordering::Release);
+            replaced
+        };
+        self.retired.lock().extend(replaced);
+        self.reap();
+    }
+
+    /// Frees the replaced snapshots no thread serves from any more.
+    fn reap(&self) {
+        self.retired
+            .lock()
+            .retain(|snapshot| Arc::strong_count(snapshot) > 1);
     }
 
     /// Loads every organisation.
@@ -56,7 +122,7 @@ impl FragmentCache {
             snapshot.keys.len(),
             started.elapsed()
         );
-        *self.current.write() = Some(Arc::new(snapshot));
+        self.install(snapshot);
         Ok(())
     }
 
@@ -79,7 +145,7 @@ impl FragmentCache {
         }
         let (rows, versions) = rows::load(db, Scope::Org(org_id))?;
         let snapshot = latest.with_org(org_id, rows, &versions);
-        *self.current.write() = Some(Arc::new(snapshot));
+        self.install(snapshot);
         Ok(())
     }
 
@@ -137,6 +203,45 @@ impl FragmentCache {
             let _ = db.notifications().timeout_iter(period).next()?;
             while db.notifications().iter().next()?.is_some() {}
             self.refresh_changed(&mut db)?;
+            self.reap();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot(platform_version: i64) -> Snapshot {
+        Snapshot {
+            platform_version,
+            ..Snapshot::default()
+        }
+    }
+
+    fn served_version(cache: &FragmentCache) -> Option<i64> {
+        cache.with_current(|snapshot| snapshot.map(|s| s.platform_version))
+    }
+
+    #[test]
+    fn a_thread_serves_each_new_snapshot_and_the_replaced_ones_are_freed_off_its_path() {
+        let cache = FragmentCache::new();
+        let other = FragmentCache::new();
+        assert_eq!(served_version(&cache), None);
+        cache.install(snapshot(1));
+        other.install(snapshot(7));
+        assert_eq!(served_version(&other), Some(7));
+        assert_eq!(
+            served_version(&cache),
+            Some(1),
+            "each cache its own snapshot"
+        );
+        cache.install(snapshot(2));
+        // This thread still holds snapshot 1, so it is retired, not freed.
+        assert_eq!(cache.retired.lock().len(), 1);
+        assert_eq!(served_version(&cache), Some(2));
+        cache.reap();
+        assert!(cache.retired.lock().is_empty());
+        assert_eq!(served_version(&cache), Some(2));
     }
 }

@@ -5,7 +5,7 @@
 use crate::api::is_json_media_type;
 use crate::app::App;
 use crate::error::ApiError;
-use crate::http::{Body, Request, Response, ResponseBody};
+use crate::http::{Body, Request, Response};
 use crate::limits::Counter;
 use crate::wire;
 use serde_json::{json, Value};
@@ -157,7 +157,7 @@ fn page(title: &str, text: &str) -> String {
 fn html(status: u16, body: String) -> Response {
     Response::new(status)
         .header("Content-Type", "text/html; charset=UTF-8")
-        .body(ResponseBody::Owned(body.into_bytes()))
+        .body(body.into_bytes())
 }
 
 /// Escapes the five characters that matter in HTML text and attribute values.

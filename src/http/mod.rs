@@ -17,7 +17,6 @@ pub use server::{start, Server, ServerOptions};
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 /// The request as handlers see it. Header names are lowercase.
 #[derive(Debug, Clone)]
@@ -57,28 +56,12 @@ impl Request {
     }
 }
 
-/// A response body: owned bytes, or bytes shared with a cache (the rendered card).
-#[derive(Debug, Clone)]
-pub enum ResponseBody {
-    Owned(Vec<u8>),
-    Shared(Arc<[u8]>),
-}
-
-impl ResponseBody {
-    pub fn as_bytes(&self) -> &[u8] {
-        match self {
-            ResponseBody::Owned(bytes) => bytes,
-            ResponseBody::Shared(bytes) => bytes,
-        }
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct Response {
     pub status: u16,
     /// Values are usually constants: `Cow` keeps them unallocated.
     pub headers: Vec<(&'static str, Cow<'static, str>)>,
-    pub body: ResponseBody,
+    pub body: Vec<u8>,
 }
 
 impl Response {
@@ -86,7 +69,7 @@ impl Response {
         Response {
             status,
             headers: Vec::with_capacity(6),
-            body: ResponseBody::Owned(Vec::new()),
+            body: Vec::new(),
         }
     }
 
@@ -95,7 +78,7 @@ impl Response {
         self
     }
 
-    pub fn body(mut self, body: ResponseBody) -> Response {
+    pub fn body(mut self, body: Vec<u8>) -> Response {
         self.body = body;
         self
     }
@@ -103,7 +86,7 @@ impl Response {
     pub fn json(status: u16, value: &serde_json::Value) -> Response {
         Response::new(status)
             .header("Content-Type", "application/json")
-            .body(ResponseBody::Owned(value.to_string().into_bytes()))
+            .body(value.to_string().into_bytes())
     }
 }
 

@@ -190,7 +190,7 @@ fn call_guarded(service: &dyn Service, request: Request) -> Response {
 }
 
 fn encode(response: &Response, is_head: bool, close: bool, out: &mut Vec<u8>) {
-    let body = response.body.as_bytes();
+    let body = &response.body;
     // Writing into a Vec cannot fail.
     let _ = write!(
         out,
