@@ -1,17 +1,31 @@
-//! The request report: one row per `/fragment` request, handed to a writer thread through a
-//! bounded channel and inserted in batches. When the writer falls behind (or the database is
-//! down) rows are dropped and counted; a request never waits for the report.
+//! The request report: one row per `/fragment` request, inserted in batches by a writer
+//! thread. When the writer falls behind (or the database is down) rows are dropped and
+//! counted; a request never waits for the report.
+//!
+//! A row costs its request no allocation and no write to memory that another core writes
+//! too: its texts are copied into a block of the recording thread's own slot, and only full
+//! blocks of `BLOCK_ROWS` rows cross to the writer, through a bounded channel. The writer
+//! also takes partly filled blocks at every flush, so that a quiet thread's rows still reach
+//! the database within about `FLUSH_EVERY`.
 
 use crate::db;
 use crate::fragment::markers;
-use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender, TrySendError};
+use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender};
+use crossbeam::utils::CachePadded;
+use parking_lot::Mutex;
+use std::cell::Cell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-/// Rows waiting for the writer at most; more are dropped.
+/// Rows waiting for the writer at most (in full blocks); more are dropped.
 const QUEUE: usize = 65_536;
+/// Rows per block handed to the writer.
+const BLOCK_ROWS: usize = 128;
+/// Slots for partly filled blocks; threads share them round robin, one each in practice.
+const SLOTS: usize = 16;
 /// Rows per insert at most.
 const BATCH: usize = 5_000;
 /// How long a partial batch may wait.
@@ -21,17 +35,17 @@ const STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The writer's niceness: the lowest priority, so it runs on what serving leaves.
 const WRITER_NICE: i32 = 19;
 
-/// One `/fragment` request, as decisions.md lists the report fields. Identifiers are shared
-/// with the snapshot (`Arc<str>`), so a row costs few allocations on the request path.
-#[derive(Debug, Clone)]
-pub struct ReportRow {
+/// One `/fragment` request, as decisions.md lists the report fields, borrowed from the
+/// request and the snapshot until it is recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReportRow<'a> {
     pub at: SystemTime,
-    pub org_id: Option<Arc<str>>,
-    pub key_id: Option<Arc<str>>,
-    pub requested_fragment_id: Option<Arc<str>>,
-    pub resolved_fragment_id: Option<Arc<str>>,
-    pub site_domain: Option<Arc<str>>,
-    pub page_url: Option<String>,
+    pub org_id: Option<&'a str>,
+    pub key_id: Option<&'a str>,
+    pub requested_fragment_id: Option<&'a str>,
+    pub resolved_fragment_id: Option<&'a str>,
+    pub site_domain: Option<&'a str>,
+    pub page_url: Option<&'a str>,
     pub lang: Option<&'static str>,
     pub format: Option<&'static str>,
     pub status: u16,
@@ -39,34 +53,170 @@ pub struct ReportRow {
     pub outcome: &'static str,
     /// `served`, `no_eligible_card`, `fragment_paused`, `serving_error`, or the error code.
     pub reason: &'static str,
-    pub card_id: Option<Arc<str>>,
-    pub agent_ua: Option<String>,
+    pub card_id: Option<&'a str>,
+    pub agent_ua: Option<&'a str>,
 }
 
-/// The sending side, shared by every request.
+/// Recorded rows: their texts appended to one string, so a row allocates nothing.
+#[derive(Debug, Default)]
+pub struct RowBlock {
+    texts: String,
+    rows: Vec<StoredRow>,
+}
+
+/// A row of a block: its texts as ranges of the block's string, in `ReportRow` field order
+/// (organisation, key, requested and resolved fragment, site, page URL, card, agent).
+#[derive(Debug)]
+struct StoredRow {
+    at: SystemTime,
+    texts: [Option<Range<u32>>; 8],
+    lang: Option<&'static str>,
+    format: Option<&'static str>,
+    status: u16,
+    outcome: &'static str,
+    reason: &'static str,
+}
+
+impl RowBlock {
+    fn with_capacity(rows: usize) -> RowBlock {
+        RowBlock {
+            texts: String::with_capacity(rows * 256),
+            rows: Vec::with_capacity(rows),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    fn push(&mut self, row: &ReportRow<'_>) {
+        let texts = [
+            row.org_id,
+            row.key_id,
+            row.requested_fragment_id,
+            row.resolved_fragment_id,
+            row.site_domain,
+            row.page_url,
+            row.card_id,
+            row.agent_ua,
+        ]
+        .map(|text| text.map(|text| self.append(text)));
+        self.rows.push(StoredRow {
+            at: row.at,
+            texts,
+            lang: row.lang,
+            format: row.format,
+            status: row.status,
+            outcome: row.outcome,
+            reason: row.reason,
+        });
+    }
+
+    fn append(&mut self, text: &str) -> Range<u32> {
+        // A block holds BLOCK_ROWS rows of texts bounded by the request size: far below 4 GiB.
+        let start = self.texts.len() as u32;
+        self.texts.push_str(text);
+        start..self.texts.len() as u32
+    }
+
+    pub fn rows(&self) -> impl Iterator<Item = ReportRow<'_>> {
+        self.rows.iter().map(|stored| {
+            let [org_id, key_id, requested_fragment_id, resolved_fragment_id, site_domain, page_url, card_id, agent_ua] =
+                stored
+                    .texts
+                    .clone()
+                    .map(|range| range.map(|r| &self.texts[r.start as usize..r.end as usize]));
+            ReportRow {
+                at: stored.at,
+                org_id,
+                key_id,
+                requested_fragment_id,
+                resolved_fragment_id,
+                site_domain,
+                page_url,
+                lang: stored.lang,
+                format: stored.format,
+                status: stored.status,
+                outcome: stored.outcome,
+                reason: stored.reason,
+                card_id,
+                agent_ua,
+            }
+        })
+    }
+}
+
+type Slots = Arc<[CachePadded<Mutex<RowBlock>>]>;
+
+/// The recording side, shared by every request.
 pub struct Reporter {
-    rows: Sender<ReportRow>,
+    blocks: Sender<RowBlock>,
+    slots: Slots,
     dropped: Arc<AtomicU64>,
+}
+
+/// Slots handed out so far, round robin over the threads that record.
+static NEXT_SLOT: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's slot index, taken at its first row.
+    static SLOT: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+fn this_threads_slot() -> usize {
+    SLOT.with(|slot| {
+        *slot.get().get_or_insert_with(|| {
+            let index = NEXT_SLOT.fetch_add(1, Ordering::Relaxed) % SLOTS;
+            slot.set(Some(index));
+            index
+        })
+    })
 }
 
 impl Reporter {
     /// Starts the writer thread, with a database connection of its own.
     pub fn start(database_url: String) -> Reporter {
-        let (rows, pending) = channel::bounded(QUEUE);
+        let (blocks, pending) = channel::bounded(QUEUE / BLOCK_ROWS);
+        let slots: Slots = (0..SLOTS)
+            .map(|_| CachePadded::new(Mutex::new(RowBlock::default())))
+            .collect();
         let dropped = Arc::new(AtomicU64::new(0));
-        let counter = Arc::clone(&dropped);
+        let writer = Writer {
+            pending,
+            slots: Arc::clone(&slots),
+            dropped: Arc::clone(&dropped),
+        };
         std::thread::Builder::new()
             .name("report-writer".into())
-            .spawn(move || write_batches(&database_url, &pending, &counter))
+            .spawn(move || writer.run(&database_url))
             .expect("cannot start the report writer at startup");
-        Reporter { rows, dropped }
+        Reporter {
+            blocks,
+            slots,
+            dropped,
+        }
     }
 
-    /// Queues a row, or drops and counts it when the queue is full.
-    pub fn record(&self, row: ReportRow) {
-        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = self.rows.try_send(row)
-        {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
+    /// Copies the row into this thread's block; hands the block to the writer when it is
+    /// full, or drops and counts its rows when the writer's queue is full.
+    pub fn record(&self, row: &ReportRow<'_>) {
+        let full = {
+            let mut block = self.slots[this_threads_slot()].lock();
+            if block.rows.capacity() == 0 {
+                *block = RowBlock::with_capacity(BLOCK_ROWS);
+            }
+            block.push(row);
+            (block.len() >= BLOCK_ROWS).then(|| std::mem::take(&mut *block))
+        };
+        if let Some(full) = full {
+            let rows = full.len() as u64;
+            if self.blocks.try_send(full).is_err() {
+                self.dropped.fetch_add(rows, Ordering::Relaxed);
+            }
         }
     }
 
@@ -76,35 +226,67 @@ impl Reporter {
     }
 }
 
-fn write_batches(database_url: &str, pending: &Receiver<ReportRow>, dropped: &AtomicU64) {
-    yield_cpu_to_serving();
-    let mut writer = Connection::new(database_url);
-    let mut batch: Vec<ReportRow> = Vec::with_capacity(BATCH);
-    let mut classifier = Classifier::default();
-    let mut drops = DropLog::default();
-    loop {
-        drops.log_increase(dropped);
-        let deadline = Instant::now() + FLUSH_EVERY;
-        while batch.len() < BATCH {
-            match pending.recv_deadline(deadline) {
-                Ok(row) => batch.push(row),
-                Err(RecvTimeoutError::Timeout) => break,
-                Err(RecvTimeoutError::Disconnected) => return,
+/// The writer thread's side.
+struct Writer {
+    pending: Receiver<RowBlock>,
+    slots: Slots,
+    dropped: Arc<AtomicU64>,
+}
+
+impl Writer {
+    fn run(self, database_url: &str) {
+        yield_cpu_to_serving();
+        let mut connection = Connection::new(database_url);
+        let mut classifier = Classifier::default();
+        let mut drops = DropLog::default();
+        loop {
+            drops.log_increase(&self.dropped);
+            let (batch, open) = self.next_batch();
+            if batch.iter().any(|block| !block.is_empty()) {
+                self.write(&mut connection, &batch, &mut classifier);
+            }
+            if !open {
+                return;
             }
         }
-        if batch.is_empty() {
-            continue;
+    }
+
+    /// Full blocks until `BATCH` rows or `FLUSH_EVERY`, then, when short of `BATCH`, the
+    /// partly filled ones. `false` once the reporter is gone (what is left is in the batch).
+    fn next_batch(&self) -> (Vec<RowBlock>, bool) {
+        let deadline = Instant::now() + FLUSH_EVERY;
+        let mut batch = Vec::new();
+        let mut rows = 0;
+        let mut open = true;
+        while rows < BATCH {
+            match self.pending.recv_deadline(deadline) {
+                Ok(block) => {
+                    rows += block.len();
+                    batch.push(block);
+                }
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => {
+                    open = false;
+                    break;
+                }
+            }
         }
-        let written = writer.write(&batch, &mut classifier);
-        if let Err(error) = written {
-            let lost =
-                dropped.fetch_add(batch.len() as u64, Ordering::Relaxed) + batch.len() as u64;
-            log::warn!(
-                "report batch of {} rows dropped ({lost} in all): {error}",
-                batch.len()
-            );
+        if rows < BATCH {
+            let partial = self
+                .slots
+                .iter()
+                .map(|slot| std::mem::take(&mut *slot.lock()));
+            batch.extend(partial.filter(|block| !block.is_empty()));
         }
-        batch.clear();
+        (batch, open)
+    }
+
+    fn write(&self, connection: &mut Connection, batch: &[RowBlock], classifier: &mut Classifier) {
+        if let Err(error) = connection.write(batch, classifier) {
+            let rows: usize = batch.iter().map(RowBlock::len).sum();
+            let lost = self.dropped.fetch_add(rows as u64, Ordering::Relaxed) + rows as u64;
+            log::warn!("report batch of {rows} rows dropped ({lost} in all): {error}");
+        }
     }
 }
 
@@ -173,7 +355,7 @@ impl<'a> Connection<'a> {
     }
 
     /// The rows and their keys' last use, in one transaction.
-    fn write(&mut self, batch: &[ReportRow], classifier: &mut Classifier) -> Result<(), String> {
+    fn write(&mut self, batch: &[RowBlock], classifier: &mut Classifier) -> Result<(), String> {
         let outcome = self.client().and_then(|client| {
             let mut tx = client.transaction()?;
             db::reports::insert(&mut tx, batch, |ua| classifier.purpose(ua))?;
@@ -231,6 +413,47 @@ impl Classifier {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_block_gives_back_the_rows_recorded_in_it() {
+        let served = ReportRow {
+            at: SystemTime::UNIX_EPOCH + Duration::from_micros(1_700_000_000_123_456),
+            org_id: Some("acc_1"),
+            key_id: Some("key_1"),
+            requested_fragment_id: Some("frg_requested"),
+            resolved_fragment_id: Some("frg_resolved"),
+            site_domain: Some("example.com"),
+            page_url: Some("https://example.com/é?q=1"),
+            lang: Some("fr"),
+            format: Some("html"),
+            status: 200,
+            outcome: "served",
+            reason: "served",
+            card_id: Some("crd_1"),
+            agent_ua: Some("GPTBot/1.2"),
+        };
+        let refused = ReportRow {
+            org_id: None,
+            key_id: None,
+            requested_fragment_id: Some(""),
+            resolved_fragment_id: None,
+            site_domain: None,
+            page_url: None,
+            lang: None,
+            format: None,
+            status: 401,
+            outcome: "refused",
+            reason: "invalid_key",
+            card_id: None,
+            agent_ua: None,
+            ..served
+        };
+        let mut block = RowBlock::default();
+        for row in [served, refused, served] {
+            block.push(&row);
+        }
+        assert_eq!(block.rows().collect::<Vec<_>>(), [served, refused, served]);
+    }
 
     #[test]
     fn the_classifier_remembers_within_its_bound() {

@@ -1,6 +1,6 @@
 //! The fragment request report: batch inserts, and the summary of `agentcard admin report`.
 
-use crate::report::ReportRow;
+use crate::report::RowBlock;
 use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::types::Type;
 use postgres::GenericClient;
@@ -11,7 +11,7 @@ use std::time::SystemTime;
 /// each agent User-Agent.
 pub fn insert(
     db: &mut impl GenericClient,
-    rows: &[ReportRow],
+    blocks: &[RowBlock],
     mut purpose: impl FnMut(Option<&str>) -> &'static str,
 ) -> Result<(), postgres::Error> {
     let sink = db.copy_in(
@@ -40,27 +40,28 @@ pub fn insert(
             text,
         ],
     );
-    for row in rows {
+    let rows = || blocks.iter().flat_map(RowBlock::rows);
+    for row in rows() {
         writer.write(&[
             &row.at,
-            &row.org_id.as_deref(),
-            &row.key_id.as_deref(),
-            &row.requested_fragment_id.as_deref(),
-            &row.resolved_fragment_id.as_deref(),
-            &row.site_domain.as_deref(),
-            &row.page_url.as_deref(),
+            &row.org_id,
+            &row.key_id,
+            &row.requested_fragment_id,
+            &row.resolved_fragment_id,
+            &row.site_domain,
+            &row.page_url,
             &row.lang,
             &row.format,
             &(row.status as i16),
             &row.outcome,
             &row.reason,
-            &row.card_id.as_deref(),
-            &row.agent_ua.as_deref(),
-            &purpose(row.agent_ua.as_deref()),
+            &row.card_id,
+            &row.agent_ua,
+            &purpose(row.agent_ua),
         ])?;
     }
     writer.finish()?;
-    let mut keys: Vec<&str> = rows.iter().filter_map(|r| r.key_id.as_deref()).collect();
+    let mut keys: Vec<&str> = rows().filter_map(|row| row.key_id).collect();
     keys.sort_unstable();
     keys.dedup();
     if !keys.is_empty() {

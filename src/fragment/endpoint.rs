@@ -28,7 +28,7 @@ pub fn handle(app: &App, request: &Request) -> Response {
         );
         let response = respond(&decision);
         app.reporter
-            .record(report_row(&decision, &params, request, response.status));
+            .record(&report_row(&decision, &params, request, response.status));
         response
     })
 }
@@ -57,30 +57,35 @@ fn respond(decision: &Decision) -> Response {
 }
 
 /// The visiting agent for reporting: `X-Agent-UA`, then `agent_ua`, then the `User-Agent`.
-fn agent_user_agent(params: &Params, request: &Request) -> Option<String> {
+fn agent_user_agent<'r>(params: &'r Params, request: &'r Request) -> Option<&'r str> {
     request
         .header("x-agent-ua")
         .or(params.agent_ua.as_deref())
         .or_else(|| request.header("user-agent"))
-        .map(str::to_string)
 }
 
-fn report_row(decision: &Decision, params: &Params, request: &Request, status: u16) -> ReportRow {
+fn report_row<'r>(
+    decision: &'r Decision,
+    params: &'r Params,
+    request: &'r Request,
+    status: u16,
+) -> ReportRow<'r> {
     let trace = &decision.trace;
     let (outcome, reason, card_id) = match &decision.outcome {
-        Outcome::Served(card) => ("served", "served", Some(Arc::clone(&card.id))),
+        Outcome::Served(card) => ("served", "served", Some(&*card.id)),
         Outcome::NoFill(no_fill) => ("no_fill", NoFill::reason(*no_fill), None),
         Outcome::Refused(refusal) => ("refused", Refusal::code(*refusal), None),
     };
-    let requested = || params.requested_fragment().map(Arc::from);
+    let text = |id: Option<&'r Arc<str>>| id.map(|id| &**id);
     ReportRow {
         at: SystemTime::now(),
-        org_id: trace.org_id.cloned(),
-        key_id: trace.key_id.cloned(),
-        requested_fragment_id: trace.requested_fragment.cloned().or_else(requested),
-        resolved_fragment_id: trace.resolved_fragment.cloned(),
-        site_domain: trace.site.cloned(),
-        page_url: params.page_url.as_deref().map(str::to_string),
+        org_id: text(trace.org_id),
+        key_id: text(trace.key_id),
+        requested_fragment_id: text(trace.requested_fragment)
+            .or_else(|| params.requested_fragment()),
+        resolved_fragment_id: text(trace.resolved_fragment),
+        site_domain: text(trace.site),
+        page_url: params.page_url.as_deref(),
         lang: trace.lang.map(|l| l.as_str()),
         format: trace.format.map(Format::as_str),
         status,

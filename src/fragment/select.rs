@@ -66,8 +66,8 @@ impl NoFill {
 }
 
 #[derive(Debug)]
-pub enum Outcome {
-    Served(Arc<Card>),
+pub enum Outcome<'s> {
+    Served(&'s Card),
     NoFill(NoFill),
     Refused(Refusal),
 }
@@ -87,7 +87,7 @@ pub struct Trace<'s> {
 }
 
 pub struct Decision<'s> {
-    pub outcome: Outcome,
+    pub outcome: Outcome<'s>,
     pub trace: Trace<'s>,
 }
 
@@ -113,7 +113,7 @@ fn decide_traced<'s>(
     header_key: Option<&str>,
     service_prefix: &str,
     trace: &mut Trace<'s>,
-) -> Result<Outcome, Outcome> {
+) -> Result<Outcome<'s>, Outcome<'s>> {
     let refuse = |refusal| Err(Outcome::Refused(refusal));
     let (Some(partner_id), Some(requested)) = (
         non_empty(params.partner_id.as_deref()),
@@ -174,7 +174,7 @@ fn decide_traced<'s>(
         return Err(Outcome::NoFill(NoFill::FragmentPaused));
     }
     match pick(org, fragment, lang, page.as_ref(), requested, params) {
-        Some(card) => Ok(Outcome::Served(Arc::clone(card))),
+        Some(card) => Ok(Outcome::Served(card)),
         None => Err(Outcome::NoFill(NoFill::NoEligibleCard)),
     }
 }

@@ -726,11 +726,13 @@ fn every_request_is_reported_with_its_reason_and_agent_purpose() {
     Client::new(server().addr).get(&bad_lang);
     let mut db = harness::db();
     let started = Instant::now();
+    // Ordered by request time: rows recorded by different worker threads are inserted block
+    // by block, not in request order.
     let rows = loop {
         let rows = db
             .query(
                 "SELECT status, outcome, reason, card_id, agent_purpose, site_domain, format, resolved_fragment_id
-                   FROM fragment_requests WHERE key_id = $1 OR requested_fragment_id = $2 ORDER BY id",
+                   FROM fragment_requests WHERE key_id = $1 OR requested_fragment_id = $2 ORDER BY at",
                 &[&w.key_id, &fragment],
             )
             .unwrap();
