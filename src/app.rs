@@ -107,7 +107,7 @@ pub struct AppService(pub Arc<App>);
 impl Service for AppService {
     fn call(&self, request: Request) -> Response {
         let app = &self.0;
-        match router::area(app.host_role(&request), &request.path) {
+        match router::area(app.host_role(&request), request.path()) {
             Area::Management => api::handle(app, request),
             Area::ManagementNotFound => api::not_served(app),
             Area::Health => status::health(&request),

@@ -116,17 +116,11 @@ mod tests {
     use super::*;
 
     fn request(headers: &[(&str, &str)]) -> Request {
-        Request {
-            method: "GET".into(),
-            path: "/v1/me".into(),
-            query: None,
-            headers: headers
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-                .collect(),
-            body: crate::http::Body::Bytes(Vec::new()),
-            peer: "127.0.0.1:1".parse().unwrap(),
+        let mut request = Request::new("GET", "/v1/me", None, "127.0.0.1:1".parse().unwrap(), 64);
+        for (name, value) in headers {
+            request.push_header(name, value);
         }
+        request
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub struct ContactMessage {
 }
 
 pub fn handle(app: &Arc<App>, request: Request) -> Response {
-    match request.method.as_str() {
+    match request.method() {
         "GET" | "HEAD" => html(200, FORM_PAGE.to_string()),
         "POST" => post(app, request),
         _ => crate::http::method_not_allowed("GET, HEAD, POST"),

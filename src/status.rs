@@ -12,14 +12,14 @@ use std::time::Duration;
 const READY_DB_TIMEOUT: Duration = Duration::from_secs(1);
 
 pub fn health(request: &Request) -> Response {
-    if !matches!(request.method.as_str(), "GET" | "HEAD") {
+    if !matches!(request.method(), "GET" | "HEAD") {
         return method_not_allowed("GET, HEAD");
     }
     Response::json(200, &json!({"status": "ok"})).header("Cache-Control", "no-store")
 }
 
 pub fn ready(app: &Arc<App>, request: &Request) -> Response {
-    if !matches!(request.method.as_str(), "GET" | "HEAD") {
+    if !matches!(request.method(), "GET" | "HEAD") {
         return method_not_allowed("GET, HEAD");
     }
     let pool = app.pool.clone();

@@ -66,7 +66,7 @@ pub fn not_served(app: &App) -> Response {
 
 fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, ApiError> {
     let (owner, db) = authenticate(app, request, client_ip)?;
-    let is_write = matches!(request.method.as_str(), "PUT" | "POST" | "DELETE");
+    let is_write = matches!(request.method(), "PUT" | "POST" | "DELETE");
     let token = owner.token_id.clone();
     let charged = if is_write {
         app.limiter
@@ -78,7 +78,7 @@ fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, Api
         return Err(ApiError::RateLimited);
     }
     app.token_use.touch(&owner.token_id);
-    let matched = router::route(&request.method, &request.path)?;
+    let matched = router::route(request.method(), request.path())?;
     let body = if is_write {
         Some(read_body(request)?)
     } else {

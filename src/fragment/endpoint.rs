@@ -15,10 +15,10 @@ use std::time::SystemTime;
 const CACHEABLE: &str = "public, s-maxage=120, stale-while-revalidate=240";
 
 pub fn handle(app: &App, request: &Request) -> Response {
-    if !matches!(request.method.as_str(), "GET" | "HEAD") {
+    if !matches!(request.method(), "GET" | "HEAD") {
         return method_not_allowed("GET, HEAD");
     }
-    let params = Params::parse(request.query.as_deref().unwrap_or(""));
+    let params = Params::parse(request.query().unwrap_or(""));
     app.fragment_cache.with_current(|snapshot| {
         let decision = decide(
             snapshot,

@@ -17,16 +17,18 @@ pub use server::{start, Server, ServerOptions};
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
+use std::ops::Range;
 
-/// The request as handlers see it. Header names are lowercase.
+/// The request as handlers see it: the texts of its head in one string (one allocation for
+/// the whole head, where a string per part cost a handful per request), header names
+/// lowercase.
 #[derive(Debug, Clone)]
 pub struct Request {
-    pub method: String,
-    /// The path part of the target, still percent-encoded.
-    pub path: String,
-    /// The raw query string, without `?`.
-    pub query: Option<String>,
-    pub headers: Vec<(String, String)>,
+    text: String,
+    method: Range<usize>,
+    path: Range<usize>,
+    query: Option<Range<usize>>,
+    headers: Vec<(Range<usize>, Range<usize>)>,
     pub body: Body,
     pub peer: SocketAddr,
 }
@@ -39,21 +41,76 @@ pub enum Body {
 }
 
 impl Request {
+    /// A request without headers yet; `capacity` is the expected bytes of the head's texts.
+    pub fn new(
+        method: &str,
+        path: &str,
+        query: Option<&str>,
+        peer: SocketAddr,
+        capacity: usize,
+    ) -> Request {
+        let mut text = String::with_capacity(capacity);
+        let method = append(&mut text, method);
+        let path = append(&mut text, path);
+        let query = query.map(|query| append(&mut text, query));
+        Request {
+            text,
+            method,
+            path,
+            query,
+            headers: Vec::new(),
+            body: Body::Bytes(Vec::new()),
+            peer,
+        }
+    }
+
+    /// Adds a header; its name is stored lowercase.
+    pub fn push_header(&mut self, name: &str, value: &str) {
+        let name = append(&mut self.text, name);
+        self.text[name.clone()].make_ascii_lowercase();
+        let value = append(&mut self.text, value);
+        self.headers.push((name, value));
+    }
+
+    pub fn method(&self) -> &str {
+        &self.text[self.method.clone()]
+    }
+
+    /// The path part of the target, still percent-encoded.
+    pub fn path(&self) -> &str {
+        &self.text[self.path.clone()]
+    }
+
+    /// The raw query string, without `?`.
+    pub fn query(&self) -> Option<&str> {
+        self.query.clone().map(|query| &self.text[query])
+    }
+
     /// The first value of a header (names are matched lowercase).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
+        self.headers().find(|(n, _)| *n == name).map(|(_, v)| v)
     }
 
     /// Every value of a header, in order.
     pub fn header_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.headers()
+            .filter(move |(n, _)| *n == name)
+            .map(|(_, v)| v)
+    }
+
+    /// Every header as (lowercase name, value), in order.
+    fn headers(&self) -> impl Iterator<Item = (&str, &str)> {
         self.headers
             .iter()
-            .filter(move |(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
+            .map(|(name, value)| (&self.text[name.clone()], &self.text[value.clone()]))
     }
+}
+
+/// Appends `part` to `text`, returning where it lies.
+fn append(text: &mut String, part: &str) -> Range<usize> {
+    let start = text.len();
+    text.push_str(part);
+    start..text.len()
 }
 
 #[derive(Debug, Clone)]

@@ -85,33 +85,20 @@ pub fn parse_request(
         (Some(m), Some(t), Some(v)) => (m, t, v),
         _ => return Err(MALFORMED),
     };
-    let headers: Vec<(String, String)> = head
-        .headers
-        .iter()
-        .map(|h| {
-            (
-                h.name.to_ascii_lowercase(),
-                String::from_utf8_lossy(h.value).into_owned(),
-            )
-        })
-        .collect();
-    let framing = body_framing(&headers, limits)?;
-    let (body, body_len) = match framing {
+    let (path, query) = split_target(target);
+    let mut request = Request::new(method, path, query, peer, head_len);
+    for header in head.headers.iter() {
+        request.push_header(header.name, &String::from_utf8_lossy(header.value));
+    }
+    let (body, body_len) = match body_framing(&request, limits)? {
         Framing::Length(len) if buf.len() - head_len < len => return Ok(None),
         Framing::Length(len) => (Body::Bytes(buf[head_len..head_len + len].to_vec()), len),
         Framing::TooLarge => (Body::TooLarge, 0),
     };
-    let (path, query) = split_target(target);
-    let close = minor == 0 || wants_close(&headers) || body == Body::TooLarge;
+    let close = minor == 0 || wants_close(&request) || body == Body::TooLarge;
+    request.body = body;
     Ok(Some(Parsed {
-        request: Request {
-            method: method.to_string(),
-            path: path.to_string(),
-            query: query.map(str::to_string),
-            headers,
-            body,
-            peer,
-        },
+        request,
         consumed: head_len + body_len,
         close,
         is_head: method == "HEAD",
@@ -126,12 +113,12 @@ enum Framing {
 /// Only `Content-Length` frames a body. Several must agree; anything but plain digits is
 /// refused; `Transfer-Encoding` is refused outright so a chunked body can never be read as
 /// the next request.
-fn body_framing(headers: &[(String, String)], limits: &HttpLimits) -> Result<Framing, Refusal> {
-    if headers.iter().any(|(n, _)| n == "transfer-encoding") {
+fn body_framing(request: &Request, limits: &HttpLimits) -> Result<Framing, Refusal> {
+    if request.header("transfer-encoding").is_some() {
         return Err(CHUNKED);
     }
     let mut length: Option<u64> = None;
-    for (_, value) in headers.iter().filter(|(n, _)| n == "content-length") {
+    for value in request.header_all("content-length") {
         let value = value.trim();
         let valid =
             !value.is_empty() && value.len() <= 18 && value.bytes().all(|b| b.is_ascii_digit());
@@ -159,11 +146,10 @@ fn split_target(target: &str) -> (&str, Option<&str>) {
     }
 }
 
-fn wants_close(headers: &[(String, String)]) -> bool {
-    headers
-        .iter()
-        .filter(|(n, _)| n == "connection")
-        .flat_map(|(_, v)| v.split(','))
+fn wants_close(request: &Request) -> bool {
+    request
+        .header_all("connection")
+        .flat_map(|value| value.split(','))
         .any(|token| token.trim().eq_ignore_ascii_case("close"))
 }
 
@@ -246,7 +232,7 @@ mod tests {
         let parsed = parse("GET /fragment?a=1&b=2 HTTP/1.1\r\n\r\n")
             .unwrap()
             .unwrap();
-        assert_eq!(parsed.request.path, "/fragment");
-        assert_eq!(parsed.request.query.as_deref(), Some("a=1&b=2"));
+        assert_eq!(parsed.request.path(), "/fragment");
+        assert_eq!(parsed.request.query(), Some("a=1&b=2"));
     }
 }

@@ -202,7 +202,7 @@ struct Panicky;
 
 impl Service for Panicky {
     fn call(&self, request: Request) -> Response {
-        if request.path == "/panic" {
+        if request.path() == "/panic" {
             panic!("handler bug");
         }
         Response::new(200)
