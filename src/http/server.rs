@@ -194,11 +194,14 @@ fn encode(response: &Response, is_head: bool, close: bool, out: &mut Vec<u8>) {
     // Writing into a Vec cannot fail.
     let _ = write!(
         out,
-        "HTTP/1.1 {} {}\r\nContent-Length: {}\r\n",
+        "HTTP/1.1 {} {}\r\n",
         response.status,
-        reason(response.status),
-        body.len()
+        reason(response.status)
     );
+    // RFC 9110 §8.6: no Content-Length on a 204.
+    if response.status != 204 {
+        let _ = write!(out, "Content-Length: {}\r\n", body.len());
+    }
     for (name, value) in &response.headers {
         out.extend_from_slice(name.as_bytes());
         out.extend_from_slice(b": ");

@@ -346,6 +346,8 @@ fn no_fill_is_204_with_an_empty_cacheable_body() {
         assert_eq!(resp.status, 204);
         assert!(resp.body.is_empty());
         assert_eq!(resp.header("Cache-Control"), Some(CACHEABLE));
+        // RFC 9110 §8.6: a 204 carries no Content-Length.
+        assert_eq!(resp.header("Content-Length"), None);
     }
     assert_eq!(w.fetch(&other, "").status, 200);
 }
