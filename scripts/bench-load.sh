@@ -493,7 +493,7 @@ put() {
 }
 
 # writer COUNT OUTPUT: COUNT PUTs, one a second (the write limit, 60 a minute), each status
-# appended to OUTPUT. One curl process on one keep-alive connection, paced by --rate: a
+# and time in seconds appended to OUTPUT. One curl process on one keep-alive connection, paced by --rate: a
 # process started per write (curl, sleep) costs the saturated machine more than the write, and
 # moved /fragment's p99 as much as a GET /health started the same way.
 writer() {
@@ -505,7 +505,7 @@ writer() {
 	done
 	curl -sS --rate 1/s --max-time "$((count + 30))" -K "$config" -X PUT \
 		-H "Authorization: Bearer $WRITES_TOKEN" -H 'Content-Type: application/json' \
-		--data '{"name":"w"}' -w '%{http_code}\n' >>"$output" || true
+		--data '{"name":"w"}' -w '%{http_code} %{time_total}\n' >>"$output" || true
 }
 
 # writes_round ROUND LABEL: one wrk run against A, with a writer at the rate limit when LABEL
@@ -549,7 +549,9 @@ writes_phase() {
 		writes_round "$round" W
 	done
 	printf 'writes during the runs: %d (HTTP status: %s)\n' "$(wc -l <"$WORKDIR/writes.txt")" \
-		"$(sort "$WORKDIR/writes.txt" | uniq -c | awk '{ printf "%s%s×%s", sep, $2, $1; sep = ", " }')"
+		"$(cut -d' ' -f1 "$WORKDIR/writes.txt" | sort | uniq -c | awk '{ printf "%s%s×%s", sep, $2, $1; sep = ", " }')"
+	sort -g -k2 "$WORKDIR/writes.txt" | awk '{ t[NR] = $2 } END {
+		if (NR) printf "write response time: median %.1f ms, max %.1f ms\n", 1000 * t[int((NR + 1) / 2)], 1000 * t[NR] }'
 	printf 'A with writes:    median %10.0f req/s  p99 %8.3f ms\n' "$(median W 3)" "$(ms "$(median W 5)")"
 	printf 'A without writes: median %10.0f req/s  p99 %8.3f ms\n' "$(median N 3)" "$(ms "$(median N 5)")"
 	echo "p99 with / without writes: $(ratio "$(median W 5)" "$(median N 5)")"
