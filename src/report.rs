@@ -26,8 +26,11 @@ const QUEUE: usize = 65_536;
 const BLOCK_ROWS: usize = 128;
 /// Slots for partly filled blocks; threads share them round robin, one each in practice.
 const SLOTS: usize = 16;
-/// Rows per insert at most.
-const BATCH: usize = 5_000;
+/// Rows per insert at most. Postgres works through a batch in one burst at normal priority,
+/// and on a busy machine that burst holds a core the worker threads want: at 5000 rows it
+/// stretched `/fragment`'s p99 (median of 6 alternating load runs 3.6 ms, against 3.2 ms at
+/// 1000, with as many rows written).
+const BATCH: usize = 1_000;
 /// How long a partial batch may wait.
 const FLUSH_EVERY: Duration = Duration::from_millis(250);
 /// How long one batch may take in the database before it is given up.
