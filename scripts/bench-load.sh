@@ -10,8 +10,10 @@
 #      A  agentcard serve, GET /fragment       127.0.0.1:18080
 #      B  examples/hello_minihttp.rs           127.0.0.1:18081  (bare may_minihttp, HashMap)
 #      C  nginx, static file                   127.0.0.1:18082
-# 3. Runs wrk over keep-alive against A B C A B C … for ROUNDS rounds; against A the
-#    requests rotate over 1000 page URLs (scripts/bench/fragment.lua).
+# 3. Runs wrk over keep-alive against A B C A B C … for ROUNDS rounds. Every target gets the
+#    same requests, GET /fragment rotating over 1000 page URLs (scripts/bench/fragment.lua);
+#    B and C ignore the query and answer the card, so the client's work and the request bytes
+#    are the same for all three.
 # 4. Prints per target the median over rounds of req/s, p50, p99 and the server's CPU time
 #    per request (utime+stime of its process(es), from /proc), the ratios agentcard/hello
 #    and agentcard/nginx, and the machine.
@@ -283,6 +285,8 @@ start_nginx() {
 		    server {
 		        listen 127.0.0.1:$PORT_NGINX;
 		        root $dir/www;
+		        # The benchmark's /fragment requests get the card file, whatever their query.
+		        location = /fragment { try_files /card.html =404; }
 		    }
 		}
 	EOF
@@ -311,9 +315,9 @@ start_servers() {
 	if ! check_target "A agentcard /fragment" "$FRAGMENT_URL"; then
 		echo "  warning: /fragment does not answer 200: A's numbers do not measure the endpoint"
 	fi
-	check_target "B hello_minihttp" "http://127.0.0.1:$PORT_HELLO/card.html" ||
+	check_target "B hello_minihttp" "${FRAGMENT_URL/$PORT_AGENTCARD/$PORT_HELLO}" ||
 		die "hello_minihttp does not serve the card"
-	check_target "C nginx" "http://127.0.0.1:$PORT_NGINX/card.html" || die "nginx does not serve the card"
+	check_target "C nginx" "${FRAGMENT_URL/$PORT_AGENTCARD/$PORT_NGINX}" || die "nginx does not serve the card"
 }
 
 # ---------------------------------------------------------------- measuring
@@ -352,10 +356,13 @@ target_name() {
 wrk_target() {
 	local target=$1 seconds=$2 output=$3
 	local -a args=(-t "$THREADS" -c "$CONNECTIONS" -d "${seconds}s" --latency --timeout 2s)
+	# Every target gets the same requests from the same script: the client's work and the
+	# request bytes, which share the cores with the servers, are the same for all three.
+	args+=(-s "$FRAGMENT_LUA")
 	case $target in
-	A) args+=(-s "$FRAGMENT_LUA" "http://127.0.0.1:$PORT_AGENTCARD") ;;
-	B) args+=("http://127.0.0.1:$PORT_HELLO/card.html") ;;
-	C) args+=("http://127.0.0.1:$PORT_NGINX/card.html") ;;
+	A) args+=("http://127.0.0.1:$PORT_AGENTCARD") ;;
+	B) args+=("http://127.0.0.1:$PORT_HELLO") ;;
+	C) args+=("http://127.0.0.1:$PORT_NGINX") ;;
 	esac
 	if ! BENCH_PARTNER_ID=$PARTNER_ID BENCH_FRAGMENT_ID=$FRAGMENT_ID BENCH_API_KEY=$BENCH_KEY \
 		timeout "$((seconds + 30))" wrk "${args[@]}" >"$output" 2>&1; then

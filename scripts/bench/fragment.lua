@@ -1,5 +1,5 @@
--- scripts/bench/fragment.lua: wrk script of the load benchmark (scripts/bench-load.sh),
--- target A. Rotates GET /fragment over BENCH_PAGES (default 1000) distinct page URLs of the
+-- scripts/bench/fragment.lua: wrk script of the load benchmark (scripts/bench-load.sh), for
+-- every target (the references ignore the query and answer the card). Rotates GET /fragment over BENCH_PAGES (default 1000) distinct page URLs of the
 -- bench organisation's sites (site1.example … site1000.example in scripts/bench-data.sql),
 -- so every request resolves a page and selects a card:
 --   /news/{k}/article for 3 pages in 4: k odd and <= 20 hits the prefix rule /news/{k}/,
