@@ -28,7 +28,10 @@ impl HttpService for Hello {
     fn call(&mut self, req: Request, rsp: &mut Response) -> io::Result<()> {
         // may_minihttp gives the target with its query; the benchmark sends every target the
         // same `/fragment?…` requests, whose query this server ignores.
-        let path = req.path().split_once('?').map_or(req.path(), |(path, _)| path);
+        let path = req
+            .path()
+            .split_once('?')
+            .map_or(req.path(), |(path, _)| path);
         match self.pages.get(path) {
             Some(body) => {
                 rsp.header("Content-Type: text/html; charset=UTF-8")
@@ -69,8 +72,12 @@ fn main() {
     };
     may::config().set_workers(workers).set_stack_size(0x1000);
 
-    let pages: HashMap<&'static str, &'static str> =
-        [("/fragment", CARD_HTML), ("/card.html", CARD_HTML), ("/health", "ok")].into();
+    let pages: HashMap<&'static str, &'static str> = [
+        ("/fragment", CARD_HTML),
+        ("/card.html", CARD_HTML),
+        ("/health", "ok"),
+    ]
+    .into();
     let server = match (HelloFactory {
         pages: Arc::new(pages),
     })

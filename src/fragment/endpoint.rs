@@ -84,7 +84,7 @@ fn report_row<'r>(
         requested_fragment_id: text(trace.requested_fragment)
             .or_else(|| params.requested_fragment()),
         resolved_fragment_id: text(trace.resolved_fragment),
-        site_domain: text(trace.site),
+        site_domain: trace.site,
         page_url: params.page_url.as_deref(),
         lang: trace.lang.map(|l| l.as_str()),
         format: trace.format.map(Format::as_str),

@@ -81,7 +81,7 @@ pub struct Trace<'s> {
     pub requested_fragment: Option<&'s Arc<str>>,
     pub resolved_fragment: Option<&'s Arc<str>>,
     /// The page's host when it is a site of the organisation.
-    pub site: Option<&'s Arc<str>>,
+    pub site: Option<&'s str>,
     pub lang: Option<Lang>,
     pub format: Option<Format>,
 }
@@ -188,7 +188,7 @@ fn resolve<'s>(
 ) -> Option<&'s Arc<Fragment>> {
     let page = page?;
     let (domain, site) = org.sites.get_key_value(page.host.as_str())?;
-    trace.site = Some(domain);
+    trace.site = Some(domain.as_str());
     let by_rule = page.path.as_deref().and_then(|path| {
         site.exact
             .get(path)

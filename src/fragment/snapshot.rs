@@ -8,6 +8,7 @@ use super::render::{render, CardContent, Rendered};
 use crate::db::cards::CardRow;
 use crate::db::snapshot::{Rows, Versions};
 use crate::domain::{KeyValues, Lang};
+use compact_str::CompactString;
 use hashbrown::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -43,9 +44,10 @@ pub struct Fragment {
 /// lookup per candidate path, never a second lookup by fragment id.
 #[derive(Debug, Default)]
 pub struct Site {
-    /// Canonical path → fragment.
-    pub exact: HashMap<Box<str>, Arc<Fragment>>,
-    pub prefix: HashMap<Box<str>, Arc<Fragment>>,
+    /// Canonical path → fragment. Keys are `CompactString`s: a path of up to 24 bytes is
+    /// stored in the table itself, so comparing it reads no other cache line.
+    pub exact: HashMap<CompactString, Arc<Fragment>>,
+    pub prefix: HashMap<CompactString, Arc<Fragment>>,
     pub default_fragment: Option<Arc<Fragment>>,
 }
 
@@ -55,7 +57,7 @@ pub struct OrgSnapshot {
     /// By id: what `fragment_id` names.
     pub fragments: HashMap<Arc<str>, Arc<Fragment>>,
     /// By domain.
-    pub sites: HashMap<Arc<str>, Site>,
+    pub sites: HashMap<CompactString, Site>,
     /// The organisation's own active cards with an empty list (eligible everywhere in it), by
     /// language, so a request never scans the cards of other languages.
     pub everywhere: HashMap<Lang, Box<[Arc<Card>]>>,
