@@ -459,6 +459,37 @@ mod tests {
     }
 
     #[test]
+    fn rows_the_database_cannot_take_are_dropped_and_counted_full_blocks_and_partial_alike() {
+        // Nothing listens on port 1: every batch fails at connect.
+        let reporter = Reporter::start("postgres://postgres@127.0.0.1:1/none".to_string());
+        let row = ReportRow {
+            at: SystemTime::now(),
+            org_id: Some("acc_1"),
+            key_id: None,
+            requested_fragment_id: Some("frg_1"),
+            resolved_fragment_id: None,
+            site_domain: None,
+            page_url: Some("https://example.com/"),
+            lang: Some("fr"),
+            format: None,
+            status: 204,
+            outcome: "no_fill",
+            reason: "no_eligible_card",
+            card_id: None,
+            agent_ua: None,
+        };
+        let recorded = 2 * BLOCK_ROWS as u64 + 7;
+        for _ in 0..recorded {
+            reporter.record(&row);
+        }
+        let started = Instant::now();
+        while reporter.dropped() < recorded && started.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(reporter.dropped(), recorded);
+    }
+
+    #[test]
     fn the_classifier_remembers_within_its_bound() {
         let mut classifier = Classifier::default();
         for _ in 0..2 {
