@@ -124,7 +124,7 @@ impl Request {
             (None, Outcome::Refused(_)) => {}
             (Some(expected), served) => {
                 assert_eq!(
-                    decision.trace.resolved_fragment.map(|id| &**id),
+                    decision.trace.resolved_fragment,
                     Some(expected.as_str()),
                     "{name}: {outcome}"
                 );

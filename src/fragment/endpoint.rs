@@ -7,7 +7,6 @@ use super::select::{decide, Decision, NoFill, Outcome, Refusal};
 use crate::app::App;
 use crate::http::{error_response, method_not_allowed, Request, Response};
 use crate::report::ReportRow;
-use std::sync::Arc;
 use std::time::SystemTime;
 
 /// On `200` and `204`: cacheable by URL at the edge; no `Vary: User-Agent`, since the answer
@@ -76,14 +75,14 @@ fn report_row<'r>(
         Outcome::NoFill(no_fill) => ("no_fill", NoFill::reason(*no_fill), None),
         Outcome::Refused(refusal) => ("refused", Refusal::code(*refusal), None),
     };
-    let text = |id: Option<&'r Arc<str>>| id.map(|id| &**id);
     ReportRow {
         at: SystemTime::now(),
-        org_id: text(trace.org_id),
-        key_id: text(trace.key_id),
-        requested_fragment_id: text(trace.requested_fragment)
+        org_id: trace.org_id,
+        key_id: trace.key_id,
+        requested_fragment_id: trace
+            .requested_fragment
             .or_else(|| params.requested_fragment()),
-        resolved_fragment_id: text(trace.resolved_fragment),
+        resolved_fragment_id: trace.resolved_fragment,
         site_domain: trace.site,
         page_url: params.page_url.as_deref(),
         lang: trace.lang.map(|l| l.as_str()),

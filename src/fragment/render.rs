@@ -5,7 +5,6 @@
 
 use crate::contact::escape_html;
 use serde_json::{json, Value};
-use std::sync::Arc;
 
 /// The fields of a card that reach the page.
 pub struct CardContent<'a> {
@@ -18,12 +17,13 @@ pub struct CardContent<'a> {
     pub link_label: Option<&'a str>,
 }
 
-/// The three bodies of a card, shared by every response that serves it.
+/// The three bodies of a card, made once per snapshot build; a response copies the one it
+/// serves.
 #[derive(Debug, Clone)]
 pub struct Rendered {
-    pub html: Arc<[u8]>,
-    pub json: Arc<[u8]>,
-    pub both: Arc<[u8]>,
+    pub html: Box<[u8]>,
+    pub json: Box<[u8]>,
+    pub both: Box<[u8]>,
 }
 
 pub fn render(card: &CardContent) -> Rendered {

@@ -75,11 +75,11 @@ pub enum Outcome<'s> {
 /// What the report row needs to know about how the decision went.
 #[derive(Debug, Default)]
 pub struct Trace<'s> {
-    pub org_id: Option<&'s Arc<str>>,
-    pub key_id: Option<&'s Arc<str>>,
+    pub org_id: Option<&'s str>,
+    pub key_id: Option<&'s str>,
     /// The requested fragment, once known to be one of the organisation's.
-    pub requested_fragment: Option<&'s Arc<str>>,
-    pub resolved_fragment: Option<&'s Arc<str>>,
+    pub requested_fragment: Option<&'s str>,
+    pub resolved_fragment: Option<&'s str>,
     /// The page's host when it is a site of the organisation.
     pub site: Option<&'s str>,
     pub lang: Option<Lang>,
