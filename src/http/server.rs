@@ -80,7 +80,13 @@ fn serve_connection(
     let mut request_started: Option<Instant> = None;
     let mut read_timeout: Option<Duration> = None;
     loop {
-        match parse_request(buf.data(), &options.limits, peer) {
+        // An empty buffer (the usual state after answering) holds no request to look for.
+        let parsed = if buf.is_empty() {
+            Ok(None)
+        } else {
+            parse_request(buf.data(), &options.limits, peer)
+        };
+        match parsed {
             Ok(Some(parsed)) => {
                 buf.consume(parsed.consumed);
                 request_started = (!buf.is_empty()).then(Instant::now);
@@ -191,16 +197,16 @@ fn call_guarded(service: &dyn Service, request: Request) -> Response {
 
 fn encode(response: &Response, is_head: bool, close: bool, out: &mut Vec<u8>) {
     let body = &response.body;
-    // Writing into a Vec cannot fail.
-    let _ = write!(
-        out,
-        "HTTP/1.1 {} {}\r\n",
-        response.status,
-        reason(response.status)
-    );
+    out.extend_from_slice(b"HTTP/1.1 ");
+    out.extend_from_slice(itoa::Buffer::new().format(response.status).as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(reason(response.status).as_bytes());
+    out.extend_from_slice(b"\r\n");
     // RFC 9110 §8.6: no Content-Length on a 204.
     if response.status != 204 {
-        let _ = write!(out, "Content-Length: {}\r\n", body.len());
+        out.extend_from_slice(b"Content-Length: ");
+        out.extend_from_slice(itoa::Buffer::new().format(body.len()).as_bytes());
+        out.extend_from_slice(b"\r\n");
     }
     for (name, value) in &response.headers {
         out.extend_from_slice(name.as_bytes());
