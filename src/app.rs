@@ -2,7 +2,7 @@
 
 use crate::blocking::BlockingPool;
 use crate::cache::FragmentCache;
-use crate::config::{normalize_host, Config};
+use crate::config::{host_without_port, Config};
 use crate::db::{self, Pool};
 use crate::fragment::endpoint as fragment_endpoint;
 use crate::http::{self, Request, Response, Service};
@@ -73,8 +73,14 @@ impl App {
     }
 
     fn host_role(&self, request: &Request) -> HostRole {
-        let host = normalize_host(request.header("host").unwrap_or(""));
-        let is = |configured: &Option<String>| configured.as_deref() == Some(host.as_str());
+        // Compared in place, ASCII case aside: the configured hosts are normalized, and this
+        // runs on every request.
+        let host = host_without_port(request.header("host").unwrap_or(""));
+        let is = |configured: &Option<String>| {
+            configured
+                .as_deref()
+                .is_some_and(|configured| configured.eq_ignore_ascii_case(host))
+        };
         if is(&self.config.console_host) {
             HostRole::Console
         } else if is(&self.config.legacy_host) {

@@ -116,7 +116,8 @@ mod tests {
     use super::*;
 
     fn request(headers: &[(&str, &str)]) -> Request {
-        let mut request = Request::new("GET", "/v1/me", None, "127.0.0.1:1".parse().unwrap(), 64);
+        let mut request =
+            Request::new("GET", "/v1/me", None, "127.0.0.1:1".parse().unwrap(), 64, 1);
         for (name, value) in headers {
             request.push_header(name, value);
         }

@@ -85,16 +85,20 @@ impl Config {
 
 /// Lowercases a host and drops its port, as `Host` header matching ignores the port.
 pub fn normalize_host(host: &str) -> String {
+    host_without_port(host).to_ascii_lowercase()
+}
+
+/// The `Host` header's name: trimmed, without its port, case left as sent.
+pub fn host_without_port(host: &str) -> &str {
     let host = host.trim();
-    let without_port = if host.starts_with('[') {
+    if host.starts_with('[') {
         host.split_inclusive(']').next().unwrap_or(host)
     } else {
         match host.split_once(':') {
             Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
             _ => host,
         }
-    };
-    without_port.to_ascii_lowercase()
+    }
 }
 
 fn parse_var<T: std::str::FromStr>(

@@ -111,7 +111,9 @@ fn decode(text: &str) -> Cow<'_, str> {
     } else {
         Cow::Borrowed(text)
     };
-    let bytes: Vec<u8> = percent_encoding::percent_decode_str(&spaced).collect();
+    // Decoding never lengthens the text: one allocation, where `collect` grew it in steps.
+    let mut bytes = Vec::with_capacity(spaced.len());
+    bytes.extend(percent_encoding::percent_decode_str(&spaced));
     match String::from_utf8(bytes) {
         Ok(decoded) => Cow::Owned(decoded),
         Err(invalid) => Cow::Owned(String::from_utf8_lossy(invalid.as_bytes()).into_owned()),

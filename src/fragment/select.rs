@@ -8,8 +8,8 @@ use super::params::{non_empty, Format, Params};
 use super::snapshot::{Card, Fragment, OrgSnapshot, Snapshot};
 use crate::auth::{self, SecretKind};
 use crate::domain::domain_name::parent_or_self_matches;
-use crate::domain::path::prefixes_longest_first;
 use crate::domain::Lang;
+use std::cmp::Reverse;
 use std::sync::Arc;
 use xxhash_rust::xxh3::{xxh3_64_with_seed, Xxh3};
 
@@ -192,7 +192,7 @@ fn resolve<'s>(
     let by_rule = page.path.as_deref().and_then(|path| {
         site.exact
             .get(path)
-            .or_else(|| prefixes_longest_first(path).find_map(|prefix| site.prefix.get(prefix)))
+            .or_else(|| site.longest_prefix_rule(path))
     });
     by_rule.or(site.default_fragment.as_ref())
 }
@@ -232,7 +232,8 @@ fn pick<'s>(
         .iter()
         .chain(org.everywhere.get(&lang).into_iter().flatten())
         .filter(|card| card.lang == lang)
-        .max_by(|a, b| score(a).cmp(&score(b)).then_with(|| b.id.cmp(&a.id)))
+        // Each card scored once; of equal scores (only a hash collision), the smaller id.
+        .max_by_key(|card| (score(card), Reverse(&card.id)))
 }
 
 /// Hash of the canonical page (host and canonical path) or, without a page, the requested

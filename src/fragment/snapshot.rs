@@ -7,6 +7,7 @@
 use super::render::{render, CardContent, Rendered};
 use crate::db::cards::CardRow;
 use crate::db::snapshot::{Rows, Versions};
+use crate::domain::path::prefixes_longest_first;
 use crate::domain::{KeyValues, Lang};
 use compact_str::CompactString;
 use hashbrown::{HashMap, HashSet};
@@ -47,8 +48,43 @@ pub struct Site {
     /// Canonical path → fragment. Keys are `CompactString`s: a path of up to 24 bytes is
     /// stored in the table itself, so comparing it reads no other cache line.
     pub exact: HashMap<CompactString, Arc<Fragment>>,
-    pub prefix: HashMap<CompactString, Arc<Fragment>>,
+    prefix: HashMap<CompactString, Arc<Fragment>>,
+    /// Bit `n` is set when some prefix rule has `n` slashes (bit 63: 63 or more), so a page
+    /// path is looked up only at the depths where a rule can be: one lookup where walking up
+    /// `/news/12/article/` took four.
+    prefix_depths: u64,
     pub default_fragment: Option<Arc<Fragment>>,
+}
+
+impl Site {
+    fn add_prefix_rule(&mut self, path: &str, fragment: Arc<Fragment>) {
+        self.prefix_depths |= depth_bit(slashes(path));
+        self.prefix.insert(path.into(), fragment);
+    }
+
+    /// The fragment of the longest prefix rule that canonical `path` starts with.
+    pub fn longest_prefix_rule(&self, path: &str) -> Option<&Arc<Fragment>> {
+        if self.prefix_depths == 0 {
+            return None;
+        }
+        // Each prefix ends at a slash, so each has one slash fewer than the one before.
+        let mut depth = slashes(path);
+        prefixes_longest_first(path).find_map(|prefix| {
+            let fragment = (self.prefix_depths & depth_bit(depth) != 0)
+                .then(|| self.prefix.get(prefix))
+                .flatten();
+            depth = depth.saturating_sub(1);
+            fragment
+        })
+    }
+}
+
+fn slashes(path: &str) -> usize {
+    path.bytes().filter(|&b| b == b'/').count()
+}
+
+fn depth_bit(slashes: usize) -> u64 {
+    1 << slashes.min(63)
 }
 
 #[derive(Debug)]
@@ -300,12 +336,11 @@ impl SiteBuilder<'_> {
             let Some(fragment) = fragments.get(fragment_id) else {
                 continue;
             };
-            let table = if exact {
-                &mut site.exact
+            if exact {
+                site.exact.insert(path.into(), Arc::clone(fragment));
             } else {
-                &mut site.prefix
-            };
-            table.insert(path.into(), Arc::clone(fragment));
+                site.add_prefix_rule(path, Arc::clone(fragment));
+            }
         }
         site
     }
@@ -356,4 +391,45 @@ fn card(row: &CardRow) -> Option<Card> {
         key_values,
         rendered,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fragment(id: &str) -> Arc<Fragment> {
+        Arc::new(Fragment {
+            id: id.into(),
+            active: true,
+            cards: Box::new([]),
+        })
+    }
+
+    fn longest(site: &Site, path: &str) -> Option<String> {
+        site.longest_prefix_rule(path).map(|f| f.id.to_string())
+    }
+
+    #[test]
+    fn longest_prefix_rule_is_found_at_every_depth_rules_have() {
+        let mut site = Site::default();
+        assert_eq!(longest(&site, "/news/"), None, "no prefix rule at all");
+        site.add_prefix_rule("/news/", fragment("news"));
+        site.add_prefix_rule("/news/world/europe/", fragment("europe"));
+        let deep = "/a/".repeat(70);
+        let deep = deep.replace("//", "/");
+        site.add_prefix_rule(&deep, fragment("deep"));
+        assert_eq!(longest(&site, "/news/"), Some("news".into()));
+        assert_eq!(longest(&site, "/news/world/"), Some("news".into()));
+        assert_eq!(
+            longest(&site, "/news/world/europe/france/"),
+            Some("europe".into())
+        );
+        assert_eq!(longest(&site, "/sport/world/europe/"), None);
+        assert_eq!(longest(&site, "/"), None);
+        assert_eq!(longest(&site, &format!("{deep}b/c/")), Some("deep".into()));
+        let deeper_elsewhere = "/b/".repeat(70).replace("//", "/");
+        assert_eq!(longest(&site, &deeper_elsewhere), None);
+        site.add_prefix_rule("/", fragment("root"));
+        assert_eq!(longest(&site, "/sport/world/europe/"), Some("root".into()));
+    }
 }

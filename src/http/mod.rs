@@ -41,13 +41,15 @@ pub enum Body {
 }
 
 impl Request {
-    /// A request without headers yet; `capacity` is the expected bytes of the head's texts.
+    /// A request without headers yet; `capacity` is the expected bytes of the head's texts,
+    /// `header_count` the headers to come.
     pub fn new(
         method: &str,
         path: &str,
         query: Option<&str>,
         peer: SocketAddr,
         capacity: usize,
+        header_count: usize,
     ) -> Request {
         let mut text = String::with_capacity(capacity);
         let method = append(&mut text, method);
@@ -58,7 +60,7 @@ impl Request {
             method,
             path,
             query,
-            headers: Vec::new(),
+            headers: Vec::with_capacity(header_count),
             body: Body::Bytes(Vec::new()),
             peer,
         }

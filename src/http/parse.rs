@@ -90,7 +90,7 @@ pub fn parse_request(
         _ => return Err(MALFORMED),
     };
     let (path, query) = split_target(target);
-    let mut request = Request::new(method, path, query, peer, head_len);
+    let mut request = Request::new(method, path, query, peer, head_len, head.headers.len());
     for header in head.headers.iter() {
         request.push_header(header.name, &utf8_lossy(header.value));
     }
