@@ -50,13 +50,20 @@ fn plain_parts(url: &str) -> Option<(&str, &str)> {
     let rest = url
         .strip_prefix("https://")
         .or_else(|| url.strip_prefix("http://"))?;
-    let host_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    // Byte searches: a `char` set pattern decodes UTF-8 as it goes. The bytes sought are
+    // ASCII, so every index found is a char boundary.
+    let host_end = position(rest, |b| matches!(b, b'/' | b'?' | b'#'));
     let (host, tail) = rest.split_at(host_end);
-    let path = &tail[..tail.find(['?', '#']).unwrap_or(tail.len())];
+    let path = &tail[..position(tail, |b| matches!(b, b'?' | b'#'))];
     if !is_plain_host(host) || !is_plain_path(path) {
         return None;
     }
     Some((host, if path.is_empty() { "/" } else { path }))
+}
+
+/// The index of the first byte of `text` that `found` accepts, else its length.
+fn position(text: &str, found: impl Fn(u8) -> bool) -> usize {
+    text.bytes().position(found).unwrap_or(text.len())
 }
 
 /// Dot-separated labels of ASCII letters, digits and `-`, none empty, none an IDNA `xn--`

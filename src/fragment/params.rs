@@ -103,10 +103,11 @@ fn pairs(query: &str) -> impl Iterator<Item = (Cow<'_, str>, &str)> {
 /// `form_urlencoded` does it), then UTF-8 with U+FFFD for an invalid sequence. Borrowed, with no copy and no UTF-8 check, when there is nothing to
 /// decode, the common case (the query is already a `str`).
 fn decode(text: &str) -> Cow<'_, str> {
-    if !text.contains(['%', '+']) {
+    // Bytes, not a `char` pattern: matching a char set decodes UTF-8 as it goes.
+    if !text.bytes().any(|b| b == b'%' || b == b'+') {
         return Cow::Borrowed(text);
     }
-    let spaced: Cow<str> = if text.contains('+') {
+    let spaced: Cow<str> = if text.as_bytes().contains(&b'+') {
         Cow::Owned(text.replace('+', " "))
     } else {
         Cow::Borrowed(text)
