@@ -15,6 +15,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "002_cache_versions.sql",
         include_str!("../../sql/002_cache_versions.sql"),
     ),
+    (
+        3,
+        "003_report_indexes.sql",
+        include_str!("../../sql/003_report_indexes.sql"),
+    ),
 ];
 
 /// Arbitrary constant naming our advisory lock.
