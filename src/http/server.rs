@@ -77,6 +77,8 @@ fn serve_connection(
     stream.set_write_timeout(Some(options.request_timeout))?;
     let mut buf = InputBuffer::new();
     let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    // Set when the connection first waits for the rest of a request: a request that arrives
+    // whole, the usual case, never reads the clock.
     let mut request_started: Option<Instant> = None;
     let mut read_timeout: Option<Duration> = None;
     loop {
@@ -89,7 +91,7 @@ fn serve_connection(
         match parsed {
             Ok(Some(parsed)) => {
                 buf.consume(parsed.consumed);
-                request_started = (!buf.is_empty()).then(Instant::now);
+                request_started = None;
                 let response = call_guarded(service, parsed.request);
                 encode(&response, parsed.is_head, parsed.close, &mut out);
                 if parsed.close {
@@ -104,12 +106,14 @@ fn serve_connection(
             stream.write_all(&out)?;
             out.clear();
         }
-        let timeout = match request_started {
-            None => options.idle_timeout,
-            Some(started) => match options.request_timeout.checked_sub(started.elapsed()) {
+        let timeout = if buf.is_empty() {
+            options.idle_timeout
+        } else {
+            let started = *request_started.get_or_insert_with(Instant::now);
+            match options.request_timeout.checked_sub(started.elapsed()) {
                 Some(left) if !left.is_zero() => left,
                 _ => return refuse(&mut stream, &mut out, &TIMED_OUT),
-            },
+            }
         };
         // `set_read_timeout` is a system call: made only when the value changes, which in
         // the common case (each request arriving whole) is never after the first read.
@@ -119,10 +123,8 @@ fn serve_connection(
         }
         match buf.read_from(&mut stream) {
             Ok(0) => return Ok(()),
-            Ok(_) => {
-                request_started.get_or_insert_with(Instant::now);
-            }
-            Err(e) if is_timeout(&e) && request_started.is_some() => {
+            Ok(_) => {}
+            Err(e) if is_timeout(&e) && !buf.is_empty() => {
                 return refuse(&mut stream, &mut out, &TIMED_OUT)
             }
             Err(e) => return Err(e),
