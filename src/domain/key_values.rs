@@ -75,6 +75,10 @@ impl KeyValues {
     }
 
     /// True when `key` lists exactly `value` (case-sensitive, as stored).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn contains(&self, key: &str, value: &str) -> bool {
         self.0
             .get(key)

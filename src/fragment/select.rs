@@ -5,7 +5,7 @@
 
 use super::page::Page;
 use super::params::{non_empty, Format, Params};
-use super::snapshot::{Card, Fragment, OrgSnapshot, Snapshot};
+use super::snapshot::{Candidate, Card, Fragment, OrgSnapshot, Snapshot};
 use crate::auth::{self, SecretKind};
 use crate::domain::domain_name::parent_or_self_matches;
 use crate::domain::Lang;
@@ -200,7 +200,8 @@ fn resolve<'s>(
 /// The pick, highest first: brand (the card's `brand_domain` is the page's host or a parent of
 /// it), then how many `ctx` values the card's key-values hold, then the organisation's own card
 /// over a platform card, then a stable hash of (card id, page or fragment, context), so the
-/// same page and context get the same card on every instance.
+/// same page and context get the same card on every instance (the card id enters through its
+/// own hash, computed when the snapshot is built).
 fn pick<'s>(
     org: &'s OrgSnapshot,
     fragment: &'s Fragment,
@@ -210,30 +211,38 @@ fn pick<'s>(
     params: &Params,
 ) -> Option<&'s Arc<Card>> {
     let seed = context_seed(page, requested, params);
-    let score = |card: &Card| {
-        let brand = match (page, card.brand_domain.as_deref()) {
-            (Some(page), Some(brand)) => parent_or_self_matches(brand, &page.host),
-            _ => false,
+    // The card itself is read only for a brand or key-values it has (see `Candidate`).
+    let score = |candidate: &Candidate| {
+        let card = &candidate.card;
+        let brand = candidate.has_brand
+            && match (page, card.brand_domain.as_deref()) {
+                (Some(page), Some(brand)) => parent_or_self_matches(brand, &page.host),
+                _ => false,
+            };
+        let context = if candidate.has_key_values {
+            params
+                .ctx
+                .iter()
+                .filter(|(k, v)| card.key_values.contains(k, v))
+                .count()
+        } else {
+            0
         };
-        let context = params
-            .ctx
-            .iter()
-            .filter(|(k, v)| card.key_values.contains(k, v))
-            .count();
         (
             brand,
             context,
-            card.own,
-            xxh3_64_with_seed(card.id.as_bytes(), seed),
+            candidate.own,
+            xxh3_64_with_seed(&candidate.id_hash.to_le_bytes(), seed),
         )
     };
     fragment
         .cards
         .iter()
         .chain(org.everywhere.get(&lang).into_iter().flatten())
-        .filter(|card| card.lang == lang)
+        .filter(|candidate| candidate.lang == lang)
         // Each card scored once; of equal scores (only a hash collision), the smaller id.
-        .max_by_key(|card| (score(card), Reverse(&card.id)))
+        .max_by_key(|candidate| (score(candidate), Reverse(&candidate.card.id)))
+        .map(|candidate| &candidate.card)
 }
 
 /// Hash of the canonical page (host and canonical path) or, without a page, the requested
