@@ -189,11 +189,7 @@ fn resolve<'s>(
     let page = page?;
     let (domain, site) = org.sites.get_key_value(page.host.as_str())?;
     trace.site = Some(domain.as_str());
-    let by_rule = page.path.as_deref().and_then(|path| {
-        site.exact
-            .get(path)
-            .or_else(|| site.longest_prefix_rule(path))
-    });
+    let by_rule = page.path.as_deref().and_then(|path| site.rule_for(path));
     by_rule.or(site.default_fragment.as_ref())
 }
 

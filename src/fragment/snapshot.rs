@@ -73,36 +73,57 @@ pub struct Fragment {
 /// lookup per candidate path, never a second lookup by fragment id.
 #[derive(Debug, Default)]
 pub struct Site {
-    /// Canonical path → fragment. Keys are `CompactString`s: a path of up to 24 bytes is
-    /// stored in the table itself, so comparing it reads no other cache line.
-    pub exact: HashMap<CompactString, Arc<Fragment>>,
-    prefix: HashMap<CompactString, Arc<Fragment>>,
+    /// Canonical path → its exact and prefix rules, in one table: the page's own path is
+    /// looked up once for both. Keys are `CompactString`s: a path of up to 24 bytes is stored
+    /// in the table itself, so comparing it reads no other cache line.
+    rules: HashMap<CompactString, PathRules>,
     /// Bit `n` is set when some prefix rule has `n` slashes (bit 63: 63 or more), so a page
-    /// path is looked up only at the depths where a rule can be: one lookup where walking up
-    /// `/news/12/article/` took four.
+    /// path is looked up only at the depths where a prefix rule can be: one lookup where
+    /// walking up `/news/12/article/` took four.
     prefix_depths: u64,
     pub default_fragment: Option<Arc<Fragment>>,
 }
 
+/// The rules of one canonical path: at most one of each match mode (a unique constraint).
+#[derive(Debug, Default)]
+struct PathRules {
+    exact: Option<Arc<Fragment>>,
+    prefix: Option<Arc<Fragment>>,
+}
+
 impl Site {
-    fn add_prefix_rule(&mut self, path: &str, fragment: Arc<Fragment>) {
-        self.prefix_depths |= depth_bit(slashes(path));
-        self.prefix.insert(path.into(), fragment);
+    fn add_rule(&mut self, path: &str, exact: bool, fragment: Arc<Fragment>) {
+        let rules = self.rules.entry(path.into()).or_default();
+        if exact {
+            rules.exact = Some(fragment);
+        } else {
+            rules.prefix = Some(fragment);
+            self.prefix_depths |= depth_bit(slashes(path));
+        }
     }
 
-    /// The fragment of the longest prefix rule that canonical `path` starts with.
-    pub fn longest_prefix_rule(&self, path: &str) -> Option<&Arc<Fragment>> {
-        if self.prefix_depths == 0 {
-            return None;
+    /// The fragment the rules give canonical `path`: the exact rule for it, else the longest
+    /// prefix rule it starts with.
+    pub fn rule_for(&self, path: &str) -> Option<&Arc<Fragment>> {
+        let own = self.rules.get(path);
+        if let Some(fragment) = own.and_then(|rules| rules.exact.as_ref()) {
+            return Some(fragment);
         }
-        // Each prefix ends at a slash, so each has one slash fewer than the one before.
+        // Each prefix ends at a slash, so each has one slash fewer than the one before; the
+        // first is `path` itself (canonical paths end with `/`), already looked up.
         let mut depth = slashes(path);
         prefixes_longest_first(path).find_map(|prefix| {
-            let fragment = (self.prefix_depths & depth_bit(depth) != 0)
-                .then(|| self.prefix.get(prefix))
-                .flatten();
+            let wanted = self.prefix_depths & depth_bit(depth) != 0;
             depth = depth.saturating_sub(1);
-            fragment
+            if !wanted {
+                return None;
+            }
+            let rules = if prefix.len() == path.len() {
+                own
+            } else {
+                self.rules.get(prefix)
+            };
+            rules.and_then(|rules| rules.prefix.as_ref())
         })
     }
 }
@@ -364,11 +385,7 @@ impl SiteBuilder<'_> {
             let Some(fragment) = fragments.get(fragment_id) else {
                 continue;
             };
-            if exact {
-                site.exact.insert(path.into(), Arc::clone(fragment));
-            } else {
-                site.add_prefix_rule(path, Arc::clone(fragment));
-            }
+            site.add_rule(path, exact, Arc::clone(fragment));
         }
         site
     }
@@ -436,31 +453,36 @@ mod tests {
         })
     }
 
-    fn longest(site: &Site, path: &str) -> Option<String> {
-        site.longest_prefix_rule(path).map(|f| f.id.to_string())
+    fn rule_for(site: &Site, path: &str) -> Option<String> {
+        site.rule_for(path).map(|f| f.id.to_string())
     }
 
     #[test]
-    fn longest_prefix_rule_is_found_at_every_depth_rules_have() {
+    fn the_exact_rule_then_the_longest_prefix_rule_at_every_depth_rules_have() {
         let mut site = Site::default();
-        assert_eq!(longest(&site, "/news/"), None, "no prefix rule at all");
-        site.add_prefix_rule("/news/", fragment("news"));
-        site.add_prefix_rule("/news/world/europe/", fragment("europe"));
-        let deep = "/a/".repeat(70);
-        let deep = deep.replace("//", "/");
-        site.add_prefix_rule(&deep, fragment("deep"));
-        assert_eq!(longest(&site, "/news/"), Some("news".into()));
-        assert_eq!(longest(&site, "/news/world/"), Some("news".into()));
+        assert_eq!(rule_for(&site, "/news/"), None, "no rule at all");
+        site.add_rule("/news/", false, fragment("news"));
+        site.add_rule("/news/world/europe/", false, fragment("europe"));
+        site.add_rule("/news/world/", true, fragment("world exact"));
+        let deep = "/a/".repeat(70).replace("//", "/");
+        site.add_rule(&deep, false, fragment("deep"));
+        assert_eq!(rule_for(&site, "/news/"), Some("news".into()));
+        assert_eq!(rule_for(&site, "/news/world/"), Some("world exact".into()));
+        assert_eq!(rule_for(&site, "/news/world/asia/"), Some("news".into()));
         assert_eq!(
-            longest(&site, "/news/world/europe/france/"),
+            rule_for(&site, "/news/world/europe/france/"),
             Some("europe".into())
         );
-        assert_eq!(longest(&site, "/sport/world/europe/"), None);
-        assert_eq!(longest(&site, "/"), None);
-        assert_eq!(longest(&site, &format!("{deep}b/c/")), Some("deep".into()));
+        assert_eq!(rule_for(&site, "/sport/world/europe/"), None);
+        assert_eq!(rule_for(&site, "/"), None);
+        assert_eq!(rule_for(&site, &format!("{deep}b/c/")), Some("deep".into()));
         let deeper_elsewhere = "/b/".repeat(70).replace("//", "/");
-        assert_eq!(longest(&site, &deeper_elsewhere), None);
-        site.add_prefix_rule("/", fragment("root"));
-        assert_eq!(longest(&site, "/sport/world/europe/"), Some("root".into()));
+        assert_eq!(rule_for(&site, &deeper_elsewhere), None);
+        site.add_rule("/news/", true, fragment("news exact"));
+        assert_eq!(rule_for(&site, "/news/"), Some("news exact".into()));
+        assert_eq!(rule_for(&site, "/news/today/"), Some("news".into()));
+        site.add_rule("/", false, fragment("root"));
+        assert_eq!(rule_for(&site, "/sport/world/europe/"), Some("root".into()));
+        assert_eq!(rule_for(&site, "/"), Some("root".into()));
     }
 }
