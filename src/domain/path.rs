@@ -202,7 +202,8 @@ fn canonical_steps(path: &str, limits: Limits) -> Result<String, Refusal> {
 /// test compares the two).
 fn already_canonical(path: &str) -> Option<String> {
     let body = path.strip_prefix('/')?;
-    let plain = |b: u8| b != b'%' && !b.is_ascii_uppercase() && is_literal(char::from(b));
+    // `is_literal` refuses `%`, so nothing here is an escape to normalise.
+    let plain = |b: u8| !b.is_ascii_uppercase() && is_literal(char::from(b));
     let mut segments = body.split('/').peekable();
     while let Some(segment) = segments.next() {
         let canonical = match segment {

@@ -22,13 +22,10 @@ pub struct KeyEntry {
     pub org_id: Arc<str>,
 }
 
-/// An active card, ready to serve.
+/// An active card, ready to serve. Its language and owner are in its [`Candidate`]s.
 #[derive(Debug)]
 pub struct Card {
     pub id: Arc<str>,
-    /// The organisation's own card (else a platform card).
-    pub own: bool,
-    pub lang: Lang,
     pub brand_domain: Option<Box<str>>,
     pub key_values: KeyValues,
     pub rendered: Rendered,
@@ -41,24 +38,12 @@ pub struct Card {
 pub struct Candidate {
     pub card: Arc<Card>,
     pub lang: Lang,
+    /// The organisation's own card (else a platform card).
     pub own: bool,
     pub has_brand: bool,
     pub has_key_values: bool,
     /// Hash of the card id, which the pick's tie-break hashes again with the request's seed.
     pub id_hash: u64,
-}
-
-impl Candidate {
-    fn new(card: Arc<Card>) -> Candidate {
-        Candidate {
-            lang: card.lang,
-            own: card.own,
-            has_brand: card.brand_domain.is_some(),
-            has_key_values: !card.key_values.is_empty(),
-            id_hash: xxh3_64(card.id.as_bytes()),
-            card,
-        }
-    }
 }
 
 #[derive(Debug)]
@@ -238,10 +223,10 @@ fn key_map(
 
 /// Builds the organisations present in `rows`.
 fn build_orgs(rows: Rows) -> HashMap<Box<str>, Arc<OrgSnapshot>> {
-    let cards: HashMap<&str, Arc<Card>> = rows
+    let cards: HashMap<&str, Candidate> = rows
         .cards
         .iter()
-        .filter_map(|row| Some((row.id.as_str(), Arc::new(card(row)?))))
+        .filter_map(|row| Some((row.id.as_str(), candidate(row)?)))
         .collect();
     let card_orgs: HashMap<&str, Option<&str>> = rows
         .cards
@@ -308,7 +293,7 @@ fn build_orgs(rows: Rows) -> HashMap<Box<str>, Arc<OrgSnapshot>> {
             .get_mut(row.org_id.as_str())
             .and_then(|o| o.fragments.get_mut(row.fragment_id.as_str()));
         if let Some((_, list)) = fragment {
-            list.push(Arc::clone(card));
+            list.push(card.clone());
         }
     }
     for row in &rows.cards {
@@ -317,7 +302,7 @@ fn build_orgs(rows: Rows) -> HashMap<Box<str>, Arc<OrgSnapshot>> {
         };
         if !listed_own_cards.contains(row.id.as_str()) {
             if let Some(org) = builders.get_mut(owner) {
-                org.everywhere.push(Arc::clone(card));
+                org.everywhere.push(card.clone());
             }
         }
     }
@@ -329,9 +314,9 @@ fn build_orgs(rows: Rows) -> HashMap<Box<str>, Arc<OrgSnapshot>> {
 
 #[derive(Default)]
 struct OrgBuilder<'r> {
-    fragments: HashMap<&'r str, (bool, Vec<Arc<Card>>)>,
+    fragments: HashMap<&'r str, (bool, Vec<Candidate>)>,
     sites: HashMap<&'r str, SiteBuilder<'r>>,
-    everywhere: Vec<Arc<Card>>,
+    everywhere: Vec<Candidate>,
 }
 
 /// A site as its rows name things: fragments by id, resolved when the organisation is built.
@@ -352,7 +337,7 @@ impl OrgBuilder<'_> {
                 let fragment = Fragment {
                     id: Arc::clone(&id),
                     active,
-                    cards: cards.into_iter().map(Candidate::new).collect(),
+                    cards: cards.into(),
                 };
                 (id, Arc::new(fragment))
             })
@@ -391,13 +376,10 @@ impl SiteBuilder<'_> {
     }
 }
 
-fn by_lang(cards: Vec<Arc<Card>>) -> HashMap<Lang, Box<[Candidate]>> {
+fn by_lang(cards: Vec<Candidate>) -> HashMap<Lang, Box<[Candidate]>> {
     let mut grouped: HashMap<Lang, Vec<Candidate>> = HashMap::new();
     for card in cards {
-        grouped
-            .entry(card.lang)
-            .or_default()
-            .push(Candidate::new(card));
+        grouped.entry(card.lang).or_default().push(card);
     }
     grouped
         .into_iter()
@@ -405,8 +387,9 @@ fn by_lang(cards: Vec<Arc<Card>>) -> HashMap<Lang, Box<[Candidate]>> {
         .collect()
 }
 
-/// A card row ready to serve; `None` (logged) for a row the database should never hold.
-fn card(row: &CardRow) -> Option<Card> {
+/// A card row ready to serve, as the pick lists it; `None` (logged) for a row the database
+/// should never hold.
+fn candidate(row: &CardRow) -> Option<Candidate> {
     let Ok(lang) = Lang::parse(&row.lang, "lang") else {
         log::warn!(
             "card {} has an unknown lang {:?}; not served",
@@ -428,16 +411,22 @@ fn card(row: &CardRow) -> Option<Card> {
         link_url: row.link_url.as_deref(),
         link_label: row.link_label.as_deref(),
     });
-    Some(Card {
+    let card = Card {
         id: row.id.as_str().into(),
-        own: row.org_id.is_some(),
-        lang,
         brand_domain: row
             .brand_domain
             .as_deref()
             .map(|d| d.to_ascii_lowercase().into()),
         key_values,
         rendered,
+    };
+    Some(Candidate {
+        lang,
+        own: row.org_id.is_some(),
+        has_brand: card.brand_domain.is_some(),
+        has_key_values: !card.key_values.is_empty(),
+        id_hash: xxh3_64(card.id.as_bytes()),
+        card: Arc::new(card),
     })
 }
 
