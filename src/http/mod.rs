@@ -11,6 +11,7 @@
 
 mod parse;
 mod server;
+mod watchdog;
 
 pub use parse::HttpLimits;
 pub use server::{start, Server, ServerOptions};

@@ -1,14 +1,16 @@
 //! The listener and the per-connection loop: one `may` coroutine per connection, requests
-//! parsed from one growing buffer, answers batched until the next read would block.
+//! parsed from one growing buffer, answers batched until the next read would block, waits
+//! without timers (deadlines are the watchdog's).
 
 use super::parse::{parse_request, HttpLimits, Refusal};
+use super::watchdog::{Waiting, Watch, Watchdog};
 use super::{error_response, Request, Response, Service};
 use may::net::{TcpListener, TcpStream};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Bytes asked of the socket per read.
 const READ_CHUNK: usize = 8192;
@@ -41,19 +43,26 @@ pub fn start(
 ) -> io::Result<Server> {
     let listener = TcpListener::bind(listen)?;
     let addr = listener.local_addr()?;
+    let watchdog = Watchdog::start(options.idle_timeout, options.request_timeout);
     let options = Arc::new(options);
-    may::go!(move || accept_loop(listener, options, service));
+    may::go!(move || accept_loop(listener, options, service, watchdog));
     Ok(Server { addr })
 }
 
-fn accept_loop(listener: TcpListener, options: Arc<ServerOptions>, service: Arc<dyn Service>) {
+fn accept_loop(
+    listener: TcpListener,
+    options: Arc<ServerOptions>,
+    service: Arc<dyn Service>,
+    watchdog: Arc<Watchdog>,
+) {
     loop {
         match listener.accept() {
             Ok((stream, peer)) => {
                 let options = Arc::clone(&options);
                 let service = Arc::clone(&service);
+                let watch = watchdog.watch(&stream);
                 may::go!(move || {
-                    if let Err(error) = serve_connection(stream, peer, &*service, &options) {
+                    if let Err(error) = serve_connection(stream, peer, &*service, &options, watch) {
                         log::debug!("connection {peer}: {error}");
                     }
                 });
@@ -67,20 +76,20 @@ fn accept_loop(listener: TcpListener, options: Arc<ServerOptions>, service: Arc<
     }
 }
 
+/// Answers every whole request in the buffer, writes the answers, reads what has arrived,
+/// and waits (without a timer: see `watchdog`) only when nothing has.
 fn serve_connection(
     mut stream: TcpStream,
     peer: SocketAddr,
     service: &dyn Service,
     options: &ServerOptions,
+    watch: Watch,
 ) -> io::Result<()> {
     stream.set_nodelay(true)?;
     stream.set_write_timeout(Some(options.request_timeout))?;
     let mut buf = InputBuffer::new();
     let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
-    // Set when the connection first waits for the rest of a request: a request that arrives
-    // whole, the usual case, never reads the clock.
-    let mut request_started: Option<Instant> = None;
-    let mut read_timeout: Option<Duration> = None;
+    let mut requests: u64 = 0;
     loop {
         // An empty buffer (the usual state after answering) holds no request to look for.
         let parsed = if buf.is_empty() {
@@ -91,7 +100,7 @@ fn serve_connection(
         match parsed {
             Ok(Some(parsed)) => {
                 buf.consume(parsed.consumed);
-                request_started = None;
+                requests += 1;
                 let response = call_guarded(service, parsed.request);
                 encode(&response, parsed.is_head, parsed.close, &mut out);
                 if parsed.close {
@@ -106,28 +115,24 @@ fn serve_connection(
             stream.write_all(&out)?;
             out.clear();
         }
-        let timeout = if buf.is_empty() {
-            options.idle_timeout
-        } else {
-            let started = *request_started.get_or_insert_with(Instant::now);
-            match options.request_timeout.checked_sub(started.elapsed()) {
-                Some(left) if !left.is_zero() => left,
-                _ => return refuse(&mut stream, &mut out, &TIMED_OUT),
-            }
-        };
-        // `set_read_timeout` is a system call: made only when the value changes, which in
-        // the common case (each request arriving whole) is never after the first read.
-        if read_timeout != Some(timeout) {
-            stream.set_read_timeout(Some(timeout))?;
-            read_timeout = Some(timeout);
-        }
-        match buf.read_from(&mut stream) {
+        // The socket itself, not `may`'s wrapper: its read would wait with a timer.
+        match buf.read_from(&mut stream.inner()) {
             Ok(0) => return Ok(()),
-            Ok(_) => {}
-            Err(e) if is_timeout(&e) && !buf.is_empty() => {
-                return refuse(&mut stream, &mut out, &TIMED_OUT)
-            }
+            Ok(_) => continue,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => return Err(e),
+        }
+        let waiting = if buf.is_empty() {
+            Waiting::NextRequest
+        } else {
+            Waiting::RestOfRequest
+        };
+        if !watch.wait(&stream, waiting, requests) {
+            return match waiting {
+                Waiting::RestOfRequest => refuse(&mut stream, &mut out, &TIMED_OUT),
+                Waiting::NextRequest => Ok(()),
+            };
         }
     }
 }
@@ -174,21 +179,14 @@ impl InputBuffer {
     }
 
     /// One read into the free space, grown by a chunk when less than half a chunk is left.
-    fn read_from(&mut self, stream: &mut TcpStream) -> io::Result<usize> {
+    fn read_from(&mut self, socket: &mut impl Read) -> io::Result<usize> {
         if self.bytes.len() - self.filled < READ_CHUNK / 2 {
             self.bytes.resize(self.bytes.len() + READ_CHUNK, 0);
         }
-        let n = stream.read(&mut self.bytes[self.filled..])?;
+        let n = socket.read(&mut self.bytes[self.filled..])?;
         self.filled += n;
         Ok(n)
     }
-}
-
-fn is_timeout(error: &io::Error) -> bool {
-    matches!(
-        error.kind(),
-        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
-    )
 }
 
 /// The panic net: a handler that panics answers `500 internal` and the server goes on.
