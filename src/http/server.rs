@@ -6,7 +6,7 @@ use super::parse::{parse_request, HttpLimits, Refusal};
 use super::watchdog::{Waiting, Watch, Watchdog};
 use super::{error_response, Request, Response, Service};
 use may::net::{TcpListener, TcpStream};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
@@ -90,12 +90,6 @@ fn serve_connection(
     let mut buf = InputBuffer::new();
     let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut requests: u64 = 0;
-    // Whether the socket may hold bytes no readiness event will announce: so after a read that
-    // filled the space it was given, after `may`'s own write (it clears the readiness flag),
-    // and after a wake-up. Otherwise the socket was drained and any byte since is announced,
-    // so the connection waits without first reading the socket empty (a system call per
-    // request saved).
-    let mut unannounced = true;
     loop {
         // An empty buffer (the usual state after answering) holds no request to look for.
         let parsed = if buf.is_empty() {
@@ -118,22 +112,16 @@ fn serve_connection(
             Err(refusal) => return refuse(&mut stream, &mut out, &refusal),
         }
         if !out.is_empty() {
-            unannounced |= write_out(&mut stream, &out)?;
+            stream.write_all(&out)?;
             out.clear();
         }
-        if unannounced {
-            // The socket itself, not `may`'s wrapper: its read would wait with a timer.
-            match buf.read_from(&mut stream.inner()) {
-                Ok(Read::Closed) => return Ok(()),
-                Ok(Read::Drained) => {
-                    unannounced = false;
-                    continue;
-                }
-                Ok(Read::Filled) => continue,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(e),
-            }
+        // The socket itself, not `may`'s wrapper: its read would wait with a timer.
+        match buf.read_from(&mut stream.inner()) {
+            Ok(0) => return Ok(()),
+            Ok(_) => continue,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
         }
         let waiting = if buf.is_empty() {
             Waiting::NextRequest
@@ -146,31 +134,7 @@ fn serve_connection(
                 Waiting::NextRequest => Ok(()),
             };
         }
-        unannounced = true;
     }
-}
-
-/// Writes `out` by the socket itself when it takes it all (the usual case), else the rest
-/// through `may`'s write, which waits for room under the write timeout. `true` when `may`'s
-/// write ran: it clears the readiness flag.
-fn write_out(stream: &mut TcpStream, out: &[u8]) -> io::Result<bool> {
-    let written = match stream.inner().write(out) {
-        Ok(written) => written,
-        Err(e)
-            if matches!(
-                e.kind(),
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-            ) =>
-        {
-            0
-        }
-        Err(e) => return Err(e),
-    };
-    if written == out.len() {
-        return Ok(false);
-    }
-    stream.write_all(&out[written..])?;
-    Ok(true)
 }
 
 const TIMED_OUT: Refusal = Refusal {
@@ -215,29 +179,14 @@ impl InputBuffer {
     }
 
     /// One read into the free space, grown by a chunk when less than half a chunk is left.
-    fn read_from(&mut self, socket: &mut impl io::Read) -> io::Result<Read> {
+    fn read_from(&mut self, socket: &mut impl Read) -> io::Result<usize> {
         if self.bytes.len() - self.filled < READ_CHUNK / 2 {
             self.bytes.resize(self.bytes.len() + READ_CHUNK, 0);
         }
-        let space = self.bytes.len() - self.filled;
         let n = socket.read(&mut self.bytes[self.filled..])?;
         self.filled += n;
-        Ok(match n {
-            0 => Read::Closed,
-            n if n < space => Read::Drained,
-            _ => Read::Filled,
-        })
+        Ok(n)
     }
-}
-
-/// What one read found.
-enum Read {
-    /// The peer closed its side.
-    Closed,
-    /// Fewer bytes than there was room for: the socket is empty now.
-    Drained,
-    /// As many bytes as there was room for: more may be waiting.
-    Filled,
 }
 
 /// The panic net: a handler that panics answers `500 internal` and the server goes on.
