@@ -253,15 +253,18 @@ mod tests {
             "utf8=%C3%A9t%C3%A9&invalid=%E9t%FF&raw=\u{e9}t\u{e9}",
             "ctx.%74opic=+sport+&ctx.=x&ctx.a",
         ];
-        for query in queries {
-            let ours: Vec<(String, String)> = pairs(query)
-                .map(|(name, value)| (name.into_owned(), value.decode().into_owned()))
-                .collect();
-            let standard: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
-                .map(|(name, value)| (name.into_owned(), value.into_owned()))
-                .collect();
-            assert_eq!(ours, standard, "{query}");
-        }
+        queries.into_iter().for_each(assert_decodes_as_the_standard);
+    }
+
+    /// Our pairs, values decoded, against `url::form_urlencoded::parse`.
+    fn assert_decodes_as_the_standard(query: &str) {
+        let ours: Vec<(String, String)> = pairs(query)
+            .map(|(name, value)| (name.into_owned(), value.decode().into_owned()))
+            .collect();
+        let standard: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+            .map(|(name, value)| (name.into_owned(), value.into_owned()))
+            .collect();
+        assert_eq!(ours, standard, "{query}");
     }
 
     /// Every query of up to 5 characters over an alphabet of the separators, both escape
@@ -280,15 +283,9 @@ mod tests {
             queries.extend(of_length.iter().cloned());
         }
         assert_eq!(queries.len(), (0..=5).map(|n| 9usize.pow(n)).sum::<usize>());
-        for query in &queries {
-            let ours: Vec<(String, String)> = pairs(query)
-                .map(|(name, value)| (name.into_owned(), value.decode().into_owned()))
-                .collect();
-            let standard: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
-                .map(|(name, value)| (name.into_owned(), value.into_owned()))
-                .collect();
-            assert_eq!(ours, standard, "{query}");
-        }
+        queries
+            .iter()
+            .for_each(|query| assert_decodes_as_the_standard(query));
     }
 
     #[test]
