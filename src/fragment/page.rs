@@ -76,9 +76,10 @@ fn is_plain_host(host: &str) -> bool {
     for at in 0..=bytes.len() {
         let end = at == bytes.len();
         if end || bytes[at] == b'.' {
-            let label = &bytes[label_start..at];
-            let idna = label.len() >= 4 && label[..4].eq_ignore_ascii_case(b"xn--");
-            match label.first() {
+            // Every byte of the label passed the check below: it is ASCII, a `str`.
+            let label = &host[label_start..at];
+            let idna = starts_with_ignore_ascii_case(label, "xn--");
+            match label.as_bytes().first() {
                 None => return false,
                 Some(first) if idna || (end && !first.is_ascii_alphabetic()) => return false,
                 Some(_) => label_start = at + 1,
