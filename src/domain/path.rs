@@ -354,7 +354,7 @@ const LOWERCASE_LITERAL: [bool; 256] = {
 /// What RFC 3986 lets a path segment hold literally: unreserved characters,
 /// sub-delimiters, `:` and `@`.
 #[inline]
-const fn is_literal(c: char) -> bool {
+pub(crate) const fn is_literal(c: char) -> bool {
     c.is_ascii_alphanumeric()
         || matches!(
             c,

@@ -8,7 +8,7 @@
 //! leaves unchanged. So a URL of that plain shape is split here directly, and every other URL
 //! goes to the parser; a test compares the two on tens of thousands of generated URLs.
 
-use crate::domain::path::canonical_page_path;
+use crate::domain::path::{canonical_page_path, is_literal};
 
 #[derive(Debug, PartialEq, Eq)]
 pub struct Page {
@@ -91,19 +91,14 @@ fn is_plain_host(host: &str) -> bool {
     true
 }
 
-/// The bytes the URL parser copies into a path as they are.
+/// Bytes the URL parser copies into a path as they are: a segment's literal characters (the
+/// canonical-path rule's own set), `/` and `%`.
 const COPIED_AS_IS: [bool; 256] = {
     let mut table = [false; 256];
     let mut byte: u8 = 0;
     while byte < 128 {
-        table[byte as usize] = byte.is_ascii_alphanumeric();
+        table[byte as usize] = is_literal(byte as char) || byte == b'/' || byte == b'%';
         byte += 1;
-    }
-    let punctuation = b"-._~!$&'()*+,;=:@/%";
-    let mut i = 0;
-    while i < punctuation.len() {
-        table[punctuation[i] as usize] = true;
-        i += 1;
     }
     table
 };
