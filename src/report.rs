@@ -10,7 +10,7 @@
 
 use crate::db;
 use crate::fragment::markers;
-use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender, TrySendError};
+use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender};
 use crossbeam::utils::CachePadded;
 use parking_lot::Mutex;
 use std::cell::Cell;
@@ -225,10 +225,9 @@ impl Reporter {
         }
         let full = std::mem::take(&mut *block);
         let rows = full.len() as u64;
-        if let Err(TrySendError::Full(mut kept) | TrySendError::Disconnected(mut kept)) =
-            self.blocks.try_send(full)
-        {
+        if let Err(refused) = self.blocks.try_send(full) {
             self.dropped.fetch_add(rows, Ordering::Relaxed);
+            let mut kept = refused.into_inner();
             kept.clear();
             *block = kept;
         }

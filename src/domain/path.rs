@@ -341,20 +341,30 @@ fn push_encoded(out: &mut String, c: char) {
 /// The bytes `is_literal` accepts but for uppercase letters, as a table: the fast path looks
 /// each byte of the page path up once. (`is_literal` refuses `%`, so nothing accepted is an
 /// escape to normalise.)
-const LOWERCASE_LITERAL: [bool; 256] = {
+const LOWERCASE_LITERAL: [bool; 256] = literal_bytes(false, b"");
+
+/// A byte table of what `is_literal` accepts (uppercase letters only when `uppercase`), plus
+/// the bytes of `extra`: the byte-at-a-time checks of page paths look each byte up once.
+pub(crate) const fn literal_bytes(uppercase: bool, extra: &[u8]) -> [bool; 256] {
     let mut table = [false; 256];
     let mut byte: u8 = 0;
     while byte < 128 {
-        table[byte as usize] = !byte.is_ascii_uppercase() && is_literal(byte as char);
+        table[byte as usize] =
+            (uppercase || !byte.is_ascii_uppercase()) && is_literal(byte as char);
         byte += 1;
     }
+    let mut at = 0;
+    while at < extra.len() {
+        table[extra[at] as usize] = true;
+        at += 1;
+    }
     table
-};
+}
 
 /// What RFC 3986 lets a path segment hold literally: unreserved characters,
 /// sub-delimiters, `:` and `@`.
 #[inline]
-pub(crate) const fn is_literal(c: char) -> bool {
+const fn is_literal(c: char) -> bool {
     c.is_ascii_alphanumeric()
         || matches!(
             c,

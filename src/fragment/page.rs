@@ -8,7 +8,7 @@
 //! leaves unchanged. So a URL of that plain shape is split here directly, and every other URL
 //! goes to the parser; a test compares the two on tens of thousands of generated URLs.
 
-use crate::domain::path::{canonical_page_path, is_literal};
+use crate::domain::path::{canonical_page_path, literal_bytes};
 
 #[derive(Debug, PartialEq, Eq)]
 pub struct Page {
@@ -93,15 +93,7 @@ fn is_plain_host(host: &str) -> bool {
 
 /// Bytes the URL parser copies into a path as they are: a segment's literal characters (the
 /// canonical-path rule's own set), `/` and `%`.
-const COPIED_AS_IS: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut byte: u8 = 0;
-    while byte < 128 {
-        table[byte as usize] = is_literal(byte as char) || byte == b'/' || byte == b'%';
-        byte += 1;
-    }
-    table
-};
+const COPIED_AS_IS: [bool; 256] = literal_bytes(true, b"/%");
 
 /// Empty, or `/` followed by characters the parser copies as they are, with no segment that
 /// could be a dot segment (`.`, `..`, `%2e`, …; a segment merely starting like one is left to
