@@ -20,6 +20,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "003_report_indexes.sql",
         include_str!("../../sql/003_report_indexes.sql"),
     ),
+    (
+        4,
+        "004_report_brin_summaries.sql",
+        include_str!("../../sql/004_report_brin_summaries.sql"),
+    ),
 ];
 
 /// Arbitrary constant naming our advisory lock.

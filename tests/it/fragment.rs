@@ -702,6 +702,22 @@ fn the_legacy_host_serves_identically_and_the_console_host_not_at_all() {
     );
 }
 
+/// The report's only index summarises its ranges at VACUUM: a request per new range overflowed
+/// autovacuum's queue at load and flooded PostgreSQL's log (sql/004).
+#[test]
+fn the_report_index_leaves_range_summaries_to_vacuum() {
+    server();
+    let options: Vec<String> = harness::db()
+        .query_one(
+            "SELECT c.reloptions FROM pg_class c JOIN pg_am am ON am.oid = c.relam
+             WHERE c.relname = 'fragment_requests_at' AND am.amname = 'brin'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(options, ["autosummarize=off"]);
+}
+
 #[test]
 fn every_request_is_reported_with_its_reason_and_agent_purpose() {
     let (w, fragment, card) = simple_world();
