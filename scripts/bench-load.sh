@@ -10,10 +10,10 @@
 #      A  agentcard serve, GET /fragment       127.0.0.1:18080
 #      B  examples/hello_minihttp.rs           127.0.0.1:18081  (bare may_minihttp, HashMap)
 #      C  nginx, static file                   127.0.0.1:18082
-# 3. Runs wrk over keep-alive against A B C A B C … for ROUNDS rounds. Every target gets the
-#    same requests, GET /fragment rotating over 1000 page URLs (scripts/bench/fragment.lua);
-#    B and C ignore the query and answer the card, so the client's work and the request bytes
-#    are the same for all three.
+# 3. Runs wrk (in a session of its own: see wrk_target) over keep-alive against A B C A B C …
+#    for ROUNDS rounds. Every target gets the same requests, GET /fragment rotating over 1000
+#    page URLs (scripts/bench/fragment.lua); B and C ignore the query and answer the card, so
+#    the client's work and the request bytes are the same for all three.
 # 4. Prints per target the median over rounds of req/s, p50, p99 and the server's CPU time
 #    per request (utime+stime of its process(es), from /proc), the ratios agentcard/hello
 #    and agentcard/nginx, and the machine.
@@ -181,6 +181,7 @@ ensure_tools() {
 	command -v wrk >/dev/null || missing+=(wrk)
 	nginx_binary >/dev/null || missing+=(nginx)
 	command -v curl >/dev/null || missing+=(curl)
+	command -v setsid >/dev/null || missing+=(util-linux)
 	if ((${#missing[@]} > 0)); then
 		echo "installing ${missing[*]} with apt-get" >&2
 		apt_install "${missing[@]}"
@@ -364,8 +365,13 @@ wrk_target() {
 	B) args+=("http://127.0.0.1:$PORT_HELLO") ;;
 	C) args+=("http://127.0.0.1:$PORT_NGINX") ;;
 	esac
+	# wrk runs in a session of its own, as a client on another host would be in a scheduling
+	# group of its own. In the servers' session (one autogroup, Linux's default) a server
+	# thread and a wrk thread that wake each other kept one core for over a second at a time,
+	# and PostgreSQL, in its own group, waited that long for a core: management requests took
+	# up to 18 s and the report writer fell behind, which no deployment would see.
 	if ! BENCH_PARTNER_ID=$PARTNER_ID BENCH_FRAGMENT_ID=$FRAGMENT_ID BENCH_API_KEY=$BENCH_KEY \
-		timeout "$((seconds + 30))" wrk "${args[@]}" >"$output" 2>&1; then
+		timeout "$((seconds + 30))" setsid -w wrk "${args[@]}" >"$output" 2>&1; then
 		cat "$output" >&2
 		die "wrk failed against $(target_name "$target")"
 	fi
