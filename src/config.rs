@@ -56,19 +56,11 @@ impl Config {
             console_host: get("AGENTCARD_CONSOLE_HOST").map(|h| normalize_host(&h)),
             legacy_host: get("AGENTCARD_LEGACY_HOST").map(|h| normalize_host(&h)),
             prefix: parse_prefix(get("AGENTCARD_PREFIX"))?,
-            refresh: Duration::from_millis(parse_var(&get, "AGENTCARD_REFRESH_MS", "1000")?),
+            refresh: parse_millis(&get, "AGENTCARD_REFRESH_MS", "1000")?,
             client_ip_header: get("AGENTCARD_CLIENT_IP_HEADER").map(|h| h.to_ascii_lowercase()),
             trusted_proxies: parse_proxies(get("AGENTCARD_TRUSTED_PROXIES"))?,
-            request_timeout: Duration::from_millis(parse_var(
-                &get,
-                "AGENTCARD_REQUEST_TIMEOUT_MS",
-                "10000",
-            )?),
-            idle_timeout: Duration::from_millis(parse_var(
-                &get,
-                "AGENTCARD_IDLE_TIMEOUT_MS",
-                "60000",
-            )?),
+            request_timeout: parse_millis(&get, "AGENTCARD_REQUEST_TIMEOUT_MS", "10000")?,
+            idle_timeout: parse_millis(&get, "AGENTCARD_IDLE_TIMEOUT_MS", "60000")?,
             db_pool_size: parse_var(&get, "AGENTCARD_DB_POOL", "16")?,
             workers: match get("AGENTCARD_WORKERS") {
                 Some(v) => parse_value("AGENTCARD_WORKERS", &v)?,
@@ -107,6 +99,22 @@ fn parse_var<T: std::str::FromStr>(
     default: &str,
 ) -> Result<T, ConfigError> {
     parse_value(var, &get(var).unwrap_or_else(|| default.to_string()))
+}
+
+/// A period in milliseconds, at least 1: a zero period would make the refresher and the
+/// connection watchdog loop without pause, and expire every connection at once.
+fn parse_millis(
+    get: &impl Fn(&str) -> Option<String>,
+    var: &'static str,
+    default: &str,
+) -> Result<Duration, ConfigError> {
+    match parse_var(get, var, default)? {
+        0 => Err(ConfigError {
+            var,
+            message: "must be at least 1 (milliseconds)".to_string(),
+        }),
+        millis => Ok(Duration::from_millis(millis)),
+    }
 }
 
 fn parse_value<T: std::str::FromStr>(var: &'static str, value: &str) -> Result<T, ConfigError> {
@@ -183,6 +191,15 @@ mod tests {
             (
                 vec![("AGENTCARD_TRUSTED_PROXIES", "10.0.0.0/99")],
                 "AGENTCARD_TRUSTED_PROXIES",
+            ),
+            (vec![("AGENTCARD_REFRESH_MS", "0")], "AGENTCARD_REFRESH_MS"),
+            (
+                vec![("AGENTCARD_REQUEST_TIMEOUT_MS", "0")],
+                "AGENTCARD_REQUEST_TIMEOUT_MS",
+            ),
+            (
+                vec![("AGENTCARD_IDLE_TIMEOUT_MS", "0")],
+                "AGENTCARD_IDLE_TIMEOUT_MS",
             ),
         ];
         for (mut vars, var) in cases {
