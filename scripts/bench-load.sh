@@ -16,7 +16,8 @@
 #    the client's work and the request bytes are the same for all three.
 # 4. Prints per target the median over rounds of req/s, p50, p99 and the server's CPU time
 #    per request (utime+stime of its process(es), from /proc), the ratios agentcard/hello
-#    and agentcard/nginx, and the machine.
+#    and agentcard/nginx (of the medians, and the median of each round's own ratio), and
+#    the machine.
 # 5. Unless SKIP_WRITES=1: ROUNDS more rounds against A, alternating without and with a
 #    management token writing at its rate limit (one PUT a second), and the median p99 of each.
 #
@@ -437,6 +438,17 @@ ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'
 }
 
+# paired_ratio TARGET COLUMN: median over rounds of A's COLUMN over TARGET's in the same round.
+# A round's runs follow each other within a minute, so a drift of the machine's speed over the
+# whole run, which can set A's median and TARGET's in different rounds, cancels out here.
+paired_ratio() {
+	awk -F '\t' -v t="$1" -v c="$2" '
+		$1 == "A" { a[$2] = $c }
+		$1 == t { b[$2] = $c }
+		END { for (r in a) if ((r in b) && b[r] != 0) printf "%.6f\n", a[r] / b[r] }' "$RESULTS" | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else printf "%.2f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 run_rounds() {
 	local round target
 	section "Warm-up (${WARMUP} s per target, not measured)"
@@ -481,6 +493,8 @@ report() {
 	echo
 	echo "agentcard / hello_minihttp:  req/s $(ratio "$a_rps" "$(median B 3)")   CPU per request $(ratio "$a_cpu" "$(median B 6)")"
 	echo "agentcard / nginx:           req/s $(ratio "$a_rps" "$(median C 3)")   CPU per request $(ratio "$a_cpu" "$(median C 6)")"
+	echo "paired within rounds (median of each round's own ratio): req/s over hello_minihttp" \
+		"$(paired_ratio B 3), over nginx $(paired_ratio C 3)"
 	non2xx=$(median A 7)
 	if awk -v n="$non2xx" 'BEGIN { exit !(n > 0) }'; then
 		echo "warning: agentcard answered non-2xx (median $non2xx per run): its numbers do not measure /fragment"
