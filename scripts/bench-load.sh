@@ -428,10 +428,15 @@ ms() {
 	awk -v v="$1" 'BEGIN { printf "%.3f", v / 1000 }'
 }
 
+# median_of EMPTY: median of the numbers on standard input, one a line; EMPTY when none.
+median_of() {
+	sort -g | awk -v empty="$1" '{ v[NR] = $1 }
+		END { if (NR == 0) print empty; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 # median TARGET COLUMN: median of one column of RESULTS over the target's rounds.
 median() {
-	awk -F '\t' -v t="$1" -v c="$2" '$1 == t { print $c }' "$RESULTS" | sort -g |
-		awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+	awk -F '\t' -v t="$1" -v c="$2" '$1 == t { print $c }' "$RESULTS" | median_of 0
 }
 
 ratio() {
@@ -442,11 +447,12 @@ ratio() {
 # A round's runs follow each other within a minute, so a drift of the machine's speed over the
 # whole run, which can set A's median and TARGET's in different rounds, cancels out here.
 paired_ratio() {
-	awk -F '\t' -v t="$1" -v c="$2" '
+	local value
+	value=$(awk -F '\t' -v t="$1" -v c="$2" '
 		$1 == "A" { a[$2] = $c }
 		$1 == t { b[$2] = $c }
-		END { for (r in a) if ((r in b) && b[r] != 0) printf "%.6f\n", a[r] / b[r] }' "$RESULTS" | sort -g |
-		awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else printf "%.2f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+		END { for (r in a) if ((r in b) && b[r] != 0) printf "%.6f\n", a[r] / b[r] }' "$RESULTS" | median_of "")
+	if [[ -n $value ]]; then ratio "$value" 1; else echo n/a; fi
 }
 
 run_rounds() {
