@@ -13,7 +13,8 @@
 # 3. Runs wrk (in a session of its own: see wrk_target) over keep-alive against A B C A B C …
 #    for ROUNDS rounds. Every target gets the same requests, GET /fragment rotating over 1000
 #    page URLs (scripts/bench/fragment.lua); B and C ignore the query and answer the card, so
-#    the client's work and the request bytes are the same for all three.
+#    the client's work and the request bytes are the same for all three. After each run of A,
+#    2 s for its report writer to finish the rows queued during the run (see drain_report).
 # 4. Prints per target the median over rounds of req/s, p50, p99 and the server's CPU time
 #    per request (utime+stime of its process(es), from /proc), the ratios agentcard/hello
 #    and agentcard/nginx (of the medians, and the median of each round's own ratio), and
