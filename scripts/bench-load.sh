@@ -355,7 +355,8 @@ target_name() {
 	esac
 }
 
-# wrk_target TARGET SECONDS OUTPUT: one wrk run against TARGET, output kept in OUTPUT.
+# wrk_target TARGET SECONDS OUTPUT: one wrk run against TARGET, output kept in OUTPUT; after a
+# run against agentcard, the wait for its report writer (drain_report).
 wrk_target() {
 	local target=$1 seconds=$2 output=$3
 	local -a args=(-t "$THREADS" -c "$CONNECTIONS" -d "${seconds}s" --latency --timeout 2s)
@@ -376,6 +377,9 @@ wrk_target() {
 		timeout "$((seconds + 30))" setsid -w wrk "${args[@]}" >"$output" 2>&1; then
 		cat "$output" >&2
 		die "wrk failed against $(target_name "$target")"
+	fi
+	if [[ $target == A ]]; then
+		drain_report
 	fi
 }
 
@@ -422,7 +426,6 @@ measure() {
 	read -r -a pids <<<"$(target_pids "$target")"
 	before=$(cpu_ticks "${pids[@]}")
 	wrk_target "$target" "$DURATION" "$output"
-	[[ $target == A ]] && drain_report
 	after=$(cpu_ticks "${pids[@]}")
 	read -r requests rps p50 p99 non2xx errors bytes_read <<<"$(parse_wrk "$output")"
 	((requests > 0)) || die "no request completed against $(target_name "$target") (see $output)"
@@ -561,7 +564,6 @@ writes_round() {
 		STARTED_PIDS+=("$writer_pid")
 	fi
 	wrk_target A "$DURATION" "$output"
-	drain_report
 	if [[ -n $writer_pid ]]; then
 		wait "$writer_pid" || true
 		forget "$writer_pid"
