@@ -340,8 +340,8 @@ fn push_encoded(out: &mut String, c: char) {
 
 /// The bytes `is_literal` accepts but for uppercase letters, as a table: the fast path looks
 /// each byte of the page path up once. (`is_literal` refuses `%`, so nothing accepted is an
-/// escape to normalise.)
-const LOWERCASE_LITERAL: [bool; 256] = literal_bytes(false, b"");
+/// escape to normalise.) A `static`, not a `const`, so it is never copied to the stack.
+static LOWERCASE_LITERAL: [bool; 256] = literal_bytes(false, b"");
 
 /// A byte table of what `is_literal` accepts (uppercase letters only when `uppercase`), plus
 /// the bytes of `extra`: the byte-at-a-time checks of page paths look each byte up once.

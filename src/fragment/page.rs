@@ -92,8 +92,9 @@ fn is_plain_host(host: &str) -> bool {
 }
 
 /// Bytes the URL parser copies into a path as they are: a segment's literal characters (the
-/// canonical-path rule's own set), `/` and `%`.
-const COPIED_AS_IS: [bool; 256] = literal_bytes(true, b"/%");
+/// canonical-path rule's own set), `/` and `%`. A `static`: a `const` table is a value, which
+/// the compiler copied onto the stack at its use (callgrind: 13 `memcpy` calls a request).
+static COPIED_AS_IS: [bool; 256] = literal_bytes(true, b"/%");
 
 /// Empty, or `/` followed by characters the parser copies as they are, with no segment that
 /// could be a dot segment (`.`, `..`, `%2e`, …; a segment merely starting like one is left to
