@@ -185,7 +185,7 @@ fn resolve<'s>(
     org: &'s OrgSnapshot,
     page: Option<&Page>,
     trace: &mut Trace<'s>,
-) -> Option<&'s Arc<Fragment>> {
+) -> Option<&'s Fragment> {
     let page = page?;
     let (domain, site) = org.sites.get_key_value(page.host.as_str())?;
     trace.site = Some(domain.as_str());
