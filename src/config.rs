@@ -86,8 +86,10 @@ pub fn host_without_port(host: &str) -> &str {
     if host.starts_with('[') {
         host.split_inclusive(']').next().unwrap_or(host)
     } else {
-        match host.split_once(':') {
-            Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        // A byte search: read on every request, where `split_once(':')` set up a char
+        // searcher that cost more than the few bytes it searched.
+        match host.bytes().position(|b| b == b':') {
+            Some(at) if host.as_bytes()[at + 1..].iter().all(u8::is_ascii_digit) => &host[..at],
             _ => host,
         }
     }
@@ -215,6 +217,8 @@ mod tests {
         assert_eq!(normalize_host("API.Example.com:8443"), "api.example.com");
         assert_eq!(normalize_host("example.com"), "example.com");
         assert_eq!(normalize_host("[::1]:80"), "[::1]");
+        assert_eq!(normalize_host("example.com:"), "example.com");
+        assert_eq!(normalize_host("example.com:x1"), "example.com:x1");
     }
 
     #[test]

@@ -152,9 +152,12 @@ fn body_framing(request: &Request, limits: &HttpLimits) -> Result<Framing, Refus
     }
 }
 
+/// Path and query. A byte search: `split_once('?')` cost twice as many instructions, the
+/// setup of its char searcher outweighing the short path it searches.
 fn split_target(target: &str) -> (&str, Option<&str>) {
-    match target.split_once('?') {
-        Some((path, query)) => (path, Some(query)),
+    match memchr::memchr(b'?', target.as_bytes()) {
+        // `?` is ASCII: both sides of it are char boundaries.
+        Some(at) => (&target[..at], Some(&target[at + 1..])),
         None => (target, None),
     }
 }
@@ -247,5 +250,13 @@ mod tests {
             .unwrap();
         assert_eq!(parsed.request.path(), "/fragment");
         assert_eq!(parsed.request.query(), Some("a=1&b=2"));
+        let cases = [
+            ("/f", "/f", None),
+            ("/f?", "/f", Some("")),
+            ("/f?a?b", "/f", Some("a?b")),
+        ];
+        for (target, path, query) in cases {
+            assert_eq!(split_target(target), (path, query), "{target}");
+        }
     }
 }
