@@ -58,7 +58,7 @@ pub struct Fragment {
     pub cards: Arc<[Candidate]>,
 }
 
-/// A site's rules and default point at their fragments directly: resolving a page is one
+/// A site's rules and default hold their fragments themselves: resolving a page is one
 /// lookup per candidate path, never a second lookup by fragment id.
 #[derive(Debug, Default)]
 pub struct Site {
