@@ -1,6 +1,8 @@
 //! The request report: one row per `/fragment` request, inserted in batches by a writer
 //! thread. When the writer falls behind (or the database is down) rows are dropped and
-//! counted; a request never waits for the report.
+//! counted; a request never waits for the report. Once behind, the writer also paces itself
+//! (`rest_after`), so that on a saturated machine the database's work for the report does
+//! not take the cores serving needs.
 //!
 //! A row costs its request no allocation and no write to memory that another core writes
 //! too: its texts are copied into a block of the recording thread's own slot, and only full
@@ -37,6 +39,15 @@ const FLUSH_EVERY: Duration = Duration::from_millis(250);
 const STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The writer's niceness: the lowest priority, so it runs on what serving leaves.
 const WRITER_NICE: i32 = 19;
+/// Once rows are being dropped, the writer rests this many times as long as its last batch
+/// took before it writes the next: the writer and the database's work for it then hold at
+/// most a fifth of the time. Its niceness does not reach the database, whose insert of a row
+/// costs several times the writer's encoding of it; on a machine that serves and stores
+/// together, the unpaced writer took 10 to 15 % of the machine from serving while writing a
+/// quarter of the rows (see README, "The seventh session's changes").
+const REST_PER_BATCH_TIME: u32 = 4;
+/// The longest rest, so that a batch slowed by a stalled database delays the next by no more.
+const MAX_REST: Duration = Duration::from_secs(1);
 
 /// One `/fragment` request, as decisions.md lists the report fields, borrowed from the
 /// request and the snapshot until it is recorded.
@@ -252,11 +263,18 @@ impl Writer {
         let mut connection = Connection::new(database_url);
         let mut classifier = Classifier::default();
         let mut drops = DropLog::default();
+        let mut dropped_seen = 0;
         loop {
             drops.log_increase(&self.dropped);
             let (batch, open) = self.next_batch();
             if batch.iter().any(|block| !block.is_empty()) {
-                self.write(&mut connection, &batch, &mut classifier);
+                let behind = self.dropped.load(Ordering::Relaxed) > dropped_seen;
+                let started = Instant::now();
+                let written = self.write(&mut connection, &batch, &mut classifier);
+                dropped_seen = self.dropped.load(Ordering::Relaxed);
+                if open && written {
+                    std::thread::sleep(rest_after(started.elapsed(), behind));
+                }
             }
             if !open {
                 return;
@@ -294,12 +312,32 @@ impl Writer {
         (batch, open)
     }
 
-    fn write(&self, connection: &mut Connection, batch: &[RowBlock], classifier: &mut Classifier) {
-        if let Err(error) = connection.write(batch, classifier) {
-            let rows: usize = batch.iter().map(RowBlock::len).sum();
-            let lost = self.dropped.fetch_add(rows as u64, Ordering::Relaxed) + rows as u64;
-            log::warn!("report batch of {rows} rows dropped ({lost} in all): {error}");
-        }
+    /// `false` when the batch was dropped (and counted).
+    fn write(
+        &self,
+        connection: &mut Connection,
+        batch: &[RowBlock],
+        classifier: &mut Classifier,
+    ) -> bool {
+        let Err(error) = connection.write(batch, classifier) else {
+            return true;
+        };
+        let rows: usize = batch.iter().map(RowBlock::len).sum();
+        let lost = self.dropped.fetch_add(rows as u64, Ordering::Relaxed) + rows as u64;
+        log::warn!("report batch of {rows} rows dropped ({lost} in all): {error}");
+        false
+    }
+}
+
+/// The rest after a batch written in `took`: none while the writer keeps up; once rows have
+/// been dropped since the previous batch (the machine is saturated), `REST_PER_BATCH_TIME`
+/// times as long, at most `MAX_REST`. When the load falls, the queue stops overflowing and
+/// the writer drains it without rest.
+fn rest_after(took: Duration, behind: bool) -> Duration {
+    if behind {
+        (took * REST_PER_BATCH_TIME).min(MAX_REST)
+    } else {
+        Duration::ZERO
     }
 }
 
@@ -497,6 +535,14 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert_eq!(reporter.dropped(), recorded);
+    }
+
+    #[test]
+    fn the_writer_rests_only_when_rows_are_being_dropped() {
+        let took = Duration::from_millis(7);
+        assert_eq!(rest_after(took, false), Duration::ZERO);
+        assert_eq!(rest_after(took, true), took * REST_PER_BATCH_TIME);
+        assert_eq!(rest_after(Duration::from_secs(30), true), MAX_REST);
     }
 
     #[test]
