@@ -43,8 +43,8 @@ const WRITER_NICE: i32 = 19;
 /// took before it writes the next: the writer and the database's work for it then hold at
 /// most a fifth of the time. Its niceness does not reach the database, whose insert of a row
 /// costs several times the writer's encoding of it; on a machine that serves and stores
-/// together, the unpaced writer took 10 to 15 % of the machine from serving while writing a
-/// quarter of the rows (see README, "The seventh session's changes").
+/// together, the unpaced writer and PostgreSQL took a fifth of the CPU (16 % and 4 % of a
+/// profile's samples) while writing a quarter of the rows (README, "Where it stands").
 const REST_PER_BATCH_TIME: u32 = 4;
 /// The longest rest, so that a batch slowed by a stalled database delays the next by no more.
 const MAX_REST: Duration = Duration::from_secs(1);
