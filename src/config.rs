@@ -3,6 +3,7 @@
 //! Every variable is listed in README.md. A bad value stops the process with a message naming
 //! the variable, rather than serving with a silently different setting.
 
+use crate::http::{normalize_host, ClientAddress};
 use ipnet::IpNet;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -26,8 +27,7 @@ pub struct Config {
     pub prefix: String,
     /// Period of the full fragment-cache refresh.
     pub refresh: Duration,
-    pub client_ip_header: Option<String>,
-    pub trusted_proxies: Vec<IpNet>,
+    pub client_address: ClientAddress,
     /// Deadline for receiving one whole request (head and body) once its first byte arrived.
     pub request_timeout: Duration,
     /// How long a keep-alive connection may sit idle between requests.
@@ -57,8 +57,10 @@ impl Config {
             legacy_host: get("AGENTCARD_LEGACY_HOST").map(|h| normalize_host(&h)),
             prefix: parse_prefix(get("AGENTCARD_PREFIX"))?,
             refresh: parse_millis(&get, "AGENTCARD_REFRESH_MS", "1000")?,
-            client_ip_header: get("AGENTCARD_CLIENT_IP_HEADER").map(|h| h.to_ascii_lowercase()),
-            trusted_proxies: parse_proxies(get("AGENTCARD_TRUSTED_PROXIES"))?,
+            client_address: ClientAddress {
+                header: get("AGENTCARD_CLIENT_IP_HEADER").map(|h| h.to_ascii_lowercase()),
+                trusted_proxies: parse_proxies(get("AGENTCARD_TRUSTED_PROXIES"))?,
+            },
             request_timeout: parse_millis(&get, "AGENTCARD_REQUEST_TIMEOUT_MS", "10000")?,
             idle_timeout: parse_millis(&get, "AGENTCARD_IDLE_TIMEOUT_MS", "60000")?,
             db_pool_size: parse_var(&get, "AGENTCARD_DB_POOL", "16")?,
@@ -67,31 +69,6 @@ impl Config {
                 None => std::thread::available_parallelism().map_or(2, |n| n.get()),
             },
         })
-    }
-
-    /// Is the socket peer allowed to tell us the client address through a header?
-    pub fn is_trusted_proxy(&self, ip: IpAddr) -> bool {
-        self.trusted_proxies.iter().any(|net| net.contains(&ip))
-    }
-}
-
-/// Lowercases a host and drops its port, as `Host` header matching ignores the port.
-pub fn normalize_host(host: &str) -> String {
-    host_without_port(host).to_ascii_lowercase()
-}
-
-/// The `Host` header's name: trimmed, without its port, case left as sent.
-pub fn host_without_port(host: &str) -> &str {
-    let host = host.trim();
-    if host.starts_with('[') {
-        host.split_inclusive(']').next().unwrap_or(host)
-    } else {
-        // A byte search: read on every request, where `split_once(':')` set up a char
-        // searcher that cost more than the few bytes it searched.
-        match host.bytes().position(|b| b == b':') {
-            Some(at) if host.as_bytes()[at + 1..].iter().all(u8::is_ascii_digit) => &host[..at],
-            _ => host,
-        }
     }
 }
 
@@ -181,7 +158,7 @@ mod tests {
         assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
         assert_eq!(c.prefix, "svc");
         assert_eq!(c.refresh, Duration::from_millis(1000));
-        assert!(c.base_host.is_none() && c.client_ip_header.is_none());
+        assert!(c.base_host.is_none() && c.client_address.header.is_none());
     }
 
     #[test]
@@ -213,23 +190,20 @@ mod tests {
     }
 
     #[test]
-    fn hosts_are_matched_without_port_and_case() {
-        assert_eq!(normalize_host("API.Example.com:8443"), "api.example.com");
-        assert_eq!(normalize_host("example.com"), "example.com");
-        assert_eq!(normalize_host("[::1]:80"), "[::1]");
-        assert_eq!(normalize_host("example.com:"), "example.com");
-        assert_eq!(normalize_host("example.com:x1"), "example.com:x1");
-    }
-
-    #[test]
     fn trusted_proxies_accept_blocks_and_addresses() {
         let c = config(&[
             ("DATABASE_URL", "postgres://x"),
             ("AGENTCARD_TRUSTED_PROXIES", "127.0.0.0/8, 10.1.2.3"),
         ])
         .unwrap();
-        assert!(c.is_trusted_proxy("127.9.9.9".parse().unwrap()));
-        assert!(c.is_trusted_proxy("10.1.2.3".parse().unwrap()));
-        assert!(!c.is_trusted_proxy("10.1.2.4".parse().unwrap()));
+        assert!(c
+            .client_address
+            .is_trusted_proxy("127.9.9.9".parse().unwrap()));
+        assert!(c
+            .client_address
+            .is_trusted_proxy("10.1.2.3".parse().unwrap()));
+        assert!(!c
+            .client_address
+            .is_trusted_proxy("10.1.2.4".parse().unwrap()));
     }
 }

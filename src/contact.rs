@@ -2,10 +2,10 @@
 //! message). Messages are validated, stored, and limited per client IP against spam.
 //! A JSON request gets JSON answers in the management error shape; a form gets HTML pages.
 
-use crate::api::is_json_media_type;
 use crate::app::App;
 use crate::error::ApiError;
-use crate::http::{Body, Request, Response};
+use crate::html::escape_html;
+use crate::http::{media_type, method_not_allowed, Body, Request, Response};
 use crate::limits::Counter;
 use crate::wire;
 use serde_json::{json, Value};
@@ -38,14 +38,14 @@ pub fn handle(app: &Arc<App>, request: Request) -> Response {
     match request.method() {
         "GET" | "HEAD" => html(200, FORM_PAGE.to_string()),
         "POST" => post(app, request),
-        _ => crate::http::method_not_allowed("GET, HEAD, POST"),
+        _ => method_not_allowed("GET, HEAD, POST"),
     }
 }
 
 fn post(app: &Arc<App>, request: Request) -> Response {
     let wants_json = request
         .header("content-type")
-        .is_some_and(is_json_media_type);
+        .is_some_and(media_type::is_json);
     let client_ip = app.client_ip(&request);
     let outcome = parse(&request).and_then(|message| {
         if !app.limiter.try_charge(&[Counter::Contact(client_ip)]) {
@@ -55,7 +55,13 @@ fn post(app: &Arc<App>, request: Request) -> Response {
         app.blocking
             .run(move || -> Result<(), ApiError> {
                 let mut db = pool.get()?;
-                crate::db::contact::store(&mut *db, &message, &client_ip.to_string())?;
+                let ContactMessage {
+                    name,
+                    email,
+                    message,
+                } = &message;
+                let client_ip = client_ip.to_string();
+                crate::db::contact::store(&mut *db, name, email, message, &client_ip)?;
                 Ok(())
             })
             .unwrap_or_else(|e| Err(ApiError::Internal(e.to_string())))
@@ -63,10 +69,10 @@ fn post(app: &Arc<App>, request: Request) -> Response {
     match (outcome, wants_json) {
         (Ok(()), true) => Response::json(201, &json!({"status": "received"})),
         (Ok(()), false) => html(201, page("Thank you", "Your message was received.")),
-        (Err(error), true) => Response::json(error.status(), &error.to_json()),
+        (Err(error), true) => error.response(),
         (Err(error), false) => html(error.status(), page("Message not sent", &error.message())),
     }
-    .header("Cache-Control", "no-store")
+    .replace_header("Cache-Control", "no-store")
 }
 
 fn parse(request: &Request) -> Result<ContactMessage, ApiError> {
@@ -74,20 +80,15 @@ fn parse(request: &Request) -> Result<ContactMessage, ApiError> {
         return Err(ApiError::BodyTooLarge);
     };
     let content_type = request.header("content-type").unwrap_or("");
-    let fields: Value = if is_json_media_type(content_type) {
+    let fields: Value = if media_type::is_json(content_type) {
         wire::parse_body(bytes)?
-    } else if is_form(content_type) {
+    } else if media_type::is_form(content_type) {
         let pairs = url::form_urlencoded::parse(bytes).into_owned();
         Value::Object(pairs.map(|(k, v)| (k, Value::String(v))).collect())
     } else {
         return Err(ApiError::UnsupportedMediaType);
     };
     validate(wire::as_object(&fields)?)
-}
-
-fn is_form(content_type: &str) -> bool {
-    let media_type = content_type.split(';').next().unwrap_or("").trim();
-    media_type.eq_ignore_ascii_case("application/x-www-form-urlencoded")
 }
 
 fn validate(fields: &wire::Object) -> Result<ContactMessage, ApiError> {
@@ -160,22 +161,6 @@ fn html(status: u16, body: String) -> Response {
         .body(body.into_bytes())
 }
 
-/// Escapes the five characters that matter in HTML text and attribute values.
-pub fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,13 +196,5 @@ mod tests {
         }
         let message = validate(ok.as_object().unwrap()).unwrap();
         assert_eq!(message.name, "Ann");
-    }
-
-    #[test]
-    fn html_escaping_covers_markup_characters() {
-        assert_eq!(
-            escape_html("<a href=\"x\">&'"),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
-        );
     }
 }

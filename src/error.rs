@@ -6,12 +6,11 @@
 //! gets the generic `internal error`.
 
 use crate::domain::Invalid;
-use serde_json::{json, Value};
+use crate::http::{self, Response, BODY_LIMIT};
+use serde_json::Value;
 
 /// The `retry_after` value and `Retry-After` header of every `429`.
 pub const RETRY_AFTER_SECONDS: u32 = 60;
-/// Raw request body limit of the management API, in bytes.
-pub const BODY_LIMIT: usize = 262_144;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -85,7 +84,7 @@ impl ApiError {
             ApiError::InvalidToken => "invalid_token",
             ApiError::PlatformCard => "platform_card",
             ApiError::NotFound => "not_found",
-            ApiError::MethodNotAllowed { .. } => "method_not_allowed",
+            ApiError::MethodNotAllowed { .. } => http::METHOD_NOT_ALLOWED,
             ApiError::Conflict { .. } => "conflict",
             ApiError::Validation { .. } => "validation",
             ApiError::RateLimited => "rate_limited",
@@ -130,14 +129,17 @@ impl ApiError {
 
     /// The error object of the contract: `{"error": {code, message, field?, retry_after?}}`.
     pub fn to_json(&self) -> Value {
-        let mut error = json!({"code": self.code(), "message": self.message()});
-        if let Some(field) = self.field() {
-            error["field"] = json!(field);
+        let retry_after = matches!(self, ApiError::RateLimited).then_some(RETRY_AFTER_SECONDS);
+        http::error_json(self.code(), &self.message(), self.field(), retry_after)
+    }
+
+    /// The answer: the status and the error object, never stored by a cache; a `405` lists the
+    /// allowed methods.
+    pub fn response(&self) -> Response {
+        match self {
+            ApiError::MethodNotAllowed { allow } => http::method_not_allowed(allow),
+            _ => Response::json(self.status(), &self.to_json()).header("Cache-Control", "no-store"),
         }
-        if matches!(self, ApiError::RateLimited) {
-            error["retry_after"] = json!(RETRY_AFTER_SECONDS);
-        }
-        json!({ "error": error })
     }
 }
 
@@ -167,6 +169,7 @@ impl From<r2d2::Error> for ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn envelope_carries_field_only_where_the_contract_puts_it() {

@@ -5,26 +5,29 @@
 //! ARCHITECTURE.md maps the modules.
 
 pub mod admin;
-pub mod api;
+pub mod agents;
+mod api;
 pub mod app;
 pub mod auth;
-pub mod blocking;
-pub mod cache;
+mod blocking;
 pub mod config;
-pub mod contact;
+mod contact;
 pub mod db;
+pub mod delivery;
+mod dispatch;
 pub mod domain;
-pub mod error;
-pub mod fragment;
+mod error;
+mod health;
+mod html;
 pub mod http;
 pub mod ids;
-pub mod limits;
-pub mod report;
-pub mod router;
-pub mod status;
-pub mod wire;
+mod limits;
+mod report;
+mod router;
+mod token_use;
+mod wire;
 
-use app::{App, AppService};
+use app::App;
 use config::Config;
 use std::sync::Arc;
 
@@ -65,7 +68,7 @@ pub fn serve_without_migrating(config: Config) -> Result<Running, StartError> {
     let server = http::start(
         app.config.listen,
         options,
-        Arc::new(AppService(Arc::clone(&app))),
+        Arc::new(dispatch::Dispatch(Arc::clone(&app))),
     )?;
     Ok(Running { app, server })
 }

@@ -10,8 +10,9 @@
 //! also takes partly filled blocks at every flush, so that a quiet thread's rows still reach
 //! the database within about `FLUSH_EVERY`.
 
+use crate::agents;
 use crate::db;
-use crate::fragment::markers;
+pub use crate::db::reports::ReportRow;
 use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender};
 use crossbeam::utils::CachePadded;
 use parking_lot::Mutex;
@@ -48,28 +49,6 @@ const WRITER_NICE: i32 = 19;
 const REST_PER_BATCH_TIME: u32 = 4;
 /// The longest rest, so that a batch slowed by a stalled database delays the next by no more.
 const MAX_REST: Duration = Duration::from_secs(1);
-
-/// One `/fragment` request, as decisions.md lists the report fields, borrowed from the
-/// request and the snapshot until it is recorded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReportRow<'a> {
-    pub at: SystemTime,
-    pub org_id: Option<&'a str>,
-    pub key_id: Option<&'a str>,
-    pub requested_fragment_id: Option<&'a str>,
-    pub resolved_fragment_id: Option<&'a str>,
-    pub site_domain: Option<&'a str>,
-    pub page_url: Option<&'a str>,
-    pub lang: Option<&'static str>,
-    pub format: Option<&'static str>,
-    pub status: u16,
-    /// `served`, `no_fill` or `refused`.
-    pub outcome: &'static str,
-    /// `served`, `no_eligible_card`, `fragment_paused`, `serving_error`, or the error code.
-    pub reason: &'static str,
-    pub card_id: Option<&'a str>,
-    pub agent_ua: Option<&'a str>,
-}
 
 /// Recorded rows: their texts appended to one string, so a row allocates nothing.
 #[derive(Debug, Default)]
@@ -142,7 +121,7 @@ impl RowBlock {
         start..self.texts.len() as u32
     }
 
-    pub fn rows(&self) -> impl Iterator<Item = ReportRow<'_>> {
+    pub fn rows(&self) -> impl Iterator<Item = ReportRow<'_>> + Clone {
         self.rows.iter().map(|stored| {
             let [org_id, key_id, requested_fragment_id, resolved_fragment_id, site_domain, page_url, card_id, agent_ua] =
                 stored
@@ -409,7 +388,8 @@ impl<'a> Connection<'a> {
     fn write(&mut self, batch: &[RowBlock], classifier: &mut Classifier) -> Result<(), String> {
         let outcome = self.client().and_then(|client| {
             let mut tx = client.transaction()?;
-            db::reports::insert(&mut tx, batch, |ua| classifier.purpose(ua))?;
+            let rows = batch.iter().flat_map(RowBlock::rows);
+            db::reports::insert(&mut tx, rows, |ua| classifier.purpose(ua))?;
             tx.commit()
         });
         if outcome.is_err() {
@@ -447,7 +427,7 @@ const CLASSIFIER_MEMORY: usize = 10_000;
 impl Classifier {
     fn purpose(&mut self, agent_ua: Option<&str>) -> &'static str {
         let Some(agent_ua) = agent_ua else {
-            return markers::Purpose::None.as_str();
+            return agents::Purpose::None.as_str();
         };
         if let Some(purpose) = self.known.get(agent_ua) {
             return purpose;
@@ -455,7 +435,7 @@ impl Classifier {
         if self.known.len() >= CLASSIFIER_MEMORY {
             self.known.clear();
         }
-        let purpose = markers::classify(agent_ua).as_str();
+        let purpose = agents::classify(agent_ua).as_str();
         self.known.insert(agent_ua.to_string(), purpose);
         purpose
     }

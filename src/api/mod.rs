@@ -16,8 +16,8 @@ mod sites;
 use crate::app::App;
 use crate::auth::{self, Presented};
 use crate::db::{self, orgs::TokenOwner, Conn};
-use crate::error::{ApiError, BODY_LIMIT, RETRY_AFTER_SECONDS};
-use crate::http::{Body, Request, Response};
+use crate::error::{ApiError, RETRY_AFTER_SECONDS};
+use crate::http::{media_type, Body, Request, Response, BODY_LIMIT};
 use crate::limits::{Counter, POLICY_HEADER};
 use crate::router::{self, Matched, Op};
 use crate::wire;
@@ -96,7 +96,7 @@ fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, Api
 /// snapshot is reloaded before the write is answered. Failing that, the refresher catches up.
 fn refresh_fragment_cache(ctx: &mut Ctx) {
     let org_id = ctx.owner.org.id.clone();
-    if let Err(error) = ctx.app.fragment_cache.reload_org(&mut ctx.db, &org_id) {
+    if let Err(error) = ctx.app.delivery.cache.reload_org(&mut ctx.db, &org_id) {
         log::warn!("fragment cache not reloaded after a write of {org_id}: {error}");
     }
 }
@@ -127,10 +127,10 @@ fn authenticate(app: &App, request: &Request, ip: IpAddr) -> Result<(TokenOwner,
 
 /// Step 2a: media type, raw size (a byte order mark included), then the strict JSON parse.
 fn read_body(request: &Request) -> Result<Value, ApiError> {
-    let is_json = request
+    if !request
         .header("content-type")
-        .is_some_and(is_json_media_type);
-    if !is_json {
+        .is_some_and(media_type::is_json)
+    {
         return Err(ApiError::UnsupportedMediaType);
     }
     match &request.body {
@@ -138,12 +138,6 @@ fn read_body(request: &Request) -> Result<Value, ApiError> {
         Body::Bytes(bytes) if bytes.len() > BODY_LIMIT => Err(ApiError::BodyTooLarge),
         Body::Bytes(bytes) => wire::parse_body(bytes),
     }
-}
-
-/// `application/json`, parameters such as `charset` allowed, case-insensitive.
-pub fn is_json_media_type(value: &str) -> bool {
-    let media_type = value.split(';').next().unwrap_or("").trim();
-    media_type.eq_ignore_ascii_case("application/json")
 }
 
 fn dispatch(ctx: &mut Ctx, matched: &Matched, body: Option<Value>) -> Result<Reply, ApiError> {
@@ -172,49 +166,28 @@ fn dispatch(ctx: &mut Ctx, matched: &Matched, body: Option<Value>) -> Result<Rep
 
 /// Encodes an outcome with the headers every management response carries.
 fn respond(app: &App, outcome: Result<Reply, ApiError>) -> Response {
-    let (status, body, error) = match outcome {
-        Ok(reply) => (reply.status, reply.body, None),
-        Err(error) => {
-            if let ApiError::Internal(cause) = &error {
-                log::error!("management request failed: {cause}");
-            }
-            (error.status(), error.to_json(), Some(error))
-        }
+    let response = match outcome {
+        Ok(reply) => Response::json(reply.status, &reply.body),
+        Err(error) => error_response(app, &error),
     };
-    let mut response = Response::json(status, &body)
-        .header("Cache-Control", "private, no-store")
-        .header("RateLimit-Policy", POLICY_HEADER);
-    match error {
-        Some(ApiError::MissingToken | ApiError::InvalidToken) => {
-            let realm = format!("Bearer realm=\"{}\"", app.config.prefix);
-            response = response.header("WWW-Authenticate", realm);
-        }
-        Some(ApiError::RateLimited) => {
-            response = response.header("Retry-After", RETRY_AFTER_SECONDS.to_string());
-        }
-        Some(ApiError::MethodNotAllowed { allow }) => response = response.header("Allow", allow),
-        _ => {}
-    }
     response
+        .replace_header("Cache-Control", "private, no-store")
+        .header("RateLimit-Policy", POLICY_HEADER)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::is_json_media_type;
-
-    #[test]
-    fn json_media_type_accepts_parameters_and_case() {
-        let cases = [
-            ("application/json", true),
-            ("application/json; charset=utf-8", true),
-            ("Application/JSON;charset=UTF-8", true),
-            ("text/json", false),
-            ("application/jsonx", false),
-            ("application/x-www-form-urlencoded", false),
-            ("", false),
-        ];
-        for (value, expected) in cases {
-            assert_eq!(is_json_media_type(value), expected, "{value}");
+/// An error with the headers its status calls for.
+fn error_response(app: &App, error: &ApiError) -> Response {
+    let response = error.response();
+    match error {
+        ApiError::Internal(cause) => {
+            log::error!("management request failed: {cause}");
+            response
         }
+        ApiError::MissingToken | ApiError::InvalidToken => {
+            let realm = format!("Bearer realm=\"{}\"", app.config.prefix);
+            response.header("WWW-Authenticate", realm)
+        }
+        ApiError::RateLimited => response.header("Retry-After", RETRY_AFTER_SECONDS.to_string()),
+        _ => response,
     }
 }

@@ -1,17 +1,38 @@
 //! The fragment request report: batch inserts, and the summary of `agentcard admin report`.
 
-use crate::report::RowBlock;
 use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::types::Type;
 use postgres::GenericClient;
 use std::time::SystemTime;
 
+/// One `/fragment` request, as decisions.md lists the report fields, borrowed from the
+/// request and the snapshot until it is recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReportRow<'a> {
+    pub at: SystemTime,
+    pub org_id: Option<&'a str>,
+    pub key_id: Option<&'a str>,
+    pub requested_fragment_id: Option<&'a str>,
+    pub resolved_fragment_id: Option<&'a str>,
+    pub site_domain: Option<&'a str>,
+    pub page_url: Option<&'a str>,
+    pub lang: Option<&'static str>,
+    pub format: Option<&'static str>,
+    pub status: u16,
+    /// `served`, `no_fill` or `refused`.
+    pub outcome: &'static str,
+    /// `served`, `no_eligible_card`, `fragment_paused`, `serving_error`, or the error code.
+    pub reason: &'static str,
+    pub card_id: Option<&'a str>,
+    pub agent_ua: Option<&'a str>,
+}
+
 /// Inserts a batch with `COPY … FROM STDIN BINARY` (the cheapest way in for Postgres, which
 /// shares the machine with the service) and records the keys' last use. `purpose` classifies
 /// each agent User-Agent.
-pub fn insert(
+pub fn insert<'a>(
     db: &mut impl GenericClient,
-    blocks: &[RowBlock],
+    rows: impl Iterator<Item = ReportRow<'a>> + Clone,
     mut purpose: impl FnMut(Option<&str>) -> &'static str,
 ) -> Result<(), postgres::Error> {
     let sink = db.copy_in(
@@ -40,8 +61,7 @@ pub fn insert(
             text,
         ],
     );
-    let rows = || blocks.iter().flat_map(RowBlock::rows);
-    for row in rows() {
+    for row in rows.clone() {
         writer.write(&[
             &row.at,
             &row.org_id,
@@ -61,7 +81,7 @@ pub fn insert(
         ])?;
     }
     writer.finish()?;
-    let mut keys: Vec<&str> = rows().filter_map(|row| row.key_id).collect();
+    let mut keys: Vec<&str> = rows.filter_map(|row| row.key_id).collect();
     keys.sort_unstable();
     keys.dedup();
     if !keys.is_empty() {

@@ -9,12 +9,25 @@
 //!
 //! Handlers see only [`Request`] and [`Response`]: plain values, no socket, no `may` type.
 
+mod client_address;
+mod error;
+mod host;
+pub mod media_type;
 mod parse;
 mod server;
 mod watchdog;
 
+pub use client_address::ClientAddress;
+pub use error::{
+    error_json, error_response, method_not_allowed, require_get_or_head, METHOD_NOT_ALLOWED,
+};
+pub use host::{host_without_port, normalize_host};
 pub use parse::HttpLimits;
 pub use server::{start, Server, ServerOptions};
+
+/// Largest request body read, in bytes (the contract's limit of the management API); a larger
+/// declared body is not read ([`Body::TooLarge`]).
+pub const BODY_LIMIT: usize = 262_144;
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
@@ -138,6 +151,17 @@ impl Response {
         self
     }
 
+    /// Sets a header, replacing a value set before under the same name.
+    pub fn replace_header(
+        mut self,
+        name: &'static str,
+        value: impl Into<Cow<'static, str>>,
+    ) -> Response {
+        self.headers
+            .retain(|(existing, _)| !existing.eq_ignore_ascii_case(name));
+        self.header(name, value)
+    }
+
     pub fn body(mut self, body: Vec<u8>) -> Response {
         self.body = body;
         self
@@ -154,18 +178,4 @@ impl Response {
 /// thread (database work goes through [`crate::blocking`]).
 pub trait Service: Send + Sync + 'static {
     fn call(&self, request: Request) -> Response;
-}
-
-/// `405` for the routes outside `/v1` (whose `405` comes from `crate::error`), with `Allow`.
-pub fn method_not_allowed(allow: &'static str) -> Response {
-    error_response(405, "method_not_allowed", "method not allowed").header("Allow", allow)
-}
-
-/// The error answer the HTTP layer itself gives (malformed request, limits, panics).
-pub fn error_response(status: u16, code: &str, message: &str) -> Response {
-    Response::json(
-        status,
-        &serde_json::json!({"error": {"code": code, "message": message}}),
-    )
-    .header("Cache-Control", "no-store")
 }

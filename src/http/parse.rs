@@ -21,7 +21,7 @@ impl Default for HttpLimits {
     fn default() -> Self {
         HttpLimits {
             max_head_bytes: 16 * 1024,
-            max_body_bytes: crate::error::BODY_LIMIT,
+            max_body_bytes: super::BODY_LIMIT,
         }
     }
 }
@@ -29,24 +29,24 @@ impl Default for HttpLimits {
 /// A request the layer refuses before any handler sees it. The connection closes after the
 /// answer, since what follows in the stream cannot be trusted to start a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub struct Rejection {
     pub status: u16,
     pub code: &'static str,
     pub message: &'static str,
 }
 
-const fn refuse(status: u16, code: &'static str, message: &'static str) -> Refusal {
-    Refusal {
+const fn reject(status: u16, code: &'static str, message: &'static str) -> Rejection {
+    Rejection {
         status,
         code,
         message,
     }
 }
 
-const HEAD_TOO_LARGE: Refusal = refuse(431, "header_too_large", "request header too large");
-const MALFORMED: Refusal = refuse(400, "bad_request", "malformed HTTP request");
-const BAD_LENGTH: Refusal = refuse(400, "bad_request", "invalid Content-Length");
-const CHUNKED: Refusal = refuse(
+const HEAD_TOO_LARGE: Rejection = reject(431, "header_too_large", "request header too large");
+const MALFORMED: Rejection = reject(400, "bad_request", "malformed HTTP request");
+const BAD_LENGTH: Rejection = reject(400, "bad_request", "invalid Content-Length");
+const CHUNKED: Rejection = reject(
     411,
     "length_required",
     "send the body with Content-Length; Transfer-Encoding is not accepted",
@@ -68,7 +68,7 @@ pub fn parse_request(
     buf: &[u8],
     limits: &HttpLimits,
     peer: SocketAddr,
-) -> Result<Option<Parsed>, Refusal> {
+) -> Result<Option<Parsed>, Rejection> {
     // Uninitialised slots: filling 100 empty headers was three quarters of this function's
     // time (3.2 KB written to the stack for every request).
     let mut slots = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
@@ -126,7 +126,7 @@ enum Framing {
 /// Only `Content-Length` frames a body. Several must agree; anything but plain digits is
 /// refused; `Transfer-Encoding` is refused outright so a chunked body can never be read as
 /// the next request.
-fn body_framing(request: &Request, limits: &HttpLimits) -> Result<Framing, Refusal> {
+fn body_framing(request: &Request, limits: &HttpLimits) -> Result<Framing, Rejection> {
     if request.header("transfer-encoding").is_some() {
         return Err(CHUNKED);
     }
@@ -173,7 +173,7 @@ fn wants_close(request: &Request) -> bool {
 mod tests {
     use super::*;
 
-    fn parse(raw: &str) -> Result<Option<Parsed>, Refusal> {
+    fn parse(raw: &str) -> Result<Option<Parsed>, Rejection> {
         parse_request(
             raw.as_bytes(),
             &HttpLimits::default(),

@@ -3,7 +3,7 @@
 //! written after the worker's other ready connections have computed theirs, waits without
 //! timers (deadlines are the watchdog's).
 
-use super::parse::{parse_request, HttpLimits, Refusal};
+use super::parse::{parse_request, HttpLimits, Rejection};
 use super::watchdog::{Waiting, Watch, Watchdog};
 use super::{error_response, Request, Response, Service};
 use may::net::{TcpListener, TcpStream};
@@ -110,7 +110,7 @@ fn serve_connection(
                 continue;
             }
             Ok(None) => {}
-            Err(refusal) => return refuse(&mut stream, &mut out, &refusal),
+            Err(rejection) => return reject(&mut stream, &mut out, &rejection),
         }
         if !out.is_empty() {
             // The answers of one readiness harvest go out back to back: the connection steps
@@ -136,21 +136,21 @@ fn serve_connection(
         };
         if !watch.wait(&stream, waiting, requests) {
             return match waiting {
-                Waiting::RestOfRequest => refuse(&mut stream, &mut out, &TIMED_OUT),
+                Waiting::RestOfRequest => reject(&mut stream, &mut out, &TIMED_OUT),
                 Waiting::NextRequest => Ok(()),
             };
         }
     }
 }
 
-const TIMED_OUT: Refusal = Refusal {
+const TIMED_OUT: Rejection = Rejection {
     status: 408,
     code: "request_timeout",
     message: "request not received in time",
 };
 
-fn refuse(stream: &mut TcpStream, out: &mut Vec<u8>, refusal: &Refusal) -> io::Result<()> {
-    let response = error_response(refusal.status, refusal.code, refusal.message);
+fn reject(stream: &mut TcpStream, out: &mut Vec<u8>, rejection: &Rejection) -> io::Result<()> {
+    let response = error_response(rejection.status, rejection.code, rejection.message);
     encode(&response, false, true, out);
     stream.write_all(out)?;
     stream.shutdown(std::net::Shutdown::Write)

@@ -89,7 +89,8 @@ fn start_running(database_url: &str, extra: &[(&str, &str)]) -> agentcard::Runni
 pub fn sync_cache() {
     server()
         .app
-        .fragment_cache
+        .delivery
+        .cache
         .refresh_changed(&mut db())
         .expect("refresh the fragment cache");
 }

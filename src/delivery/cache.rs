@@ -8,7 +8,7 @@
 //! database is down the last snapshot keeps serving.
 
 use crate::db::snapshot::{self as rows, Scope};
-use crate::fragment::snapshot::Snapshot;
+use crate::delivery::snapshot::Snapshot;
 use parking_lot::{Mutex, RwLock};
 use postgres::fallible_iterator::FallibleIterator;
 use std::cell::RefCell;

@@ -3,7 +3,7 @@
 //! card's own link; and the JSON shapes of `format=json` and `format=both`.
 //! Rendered once per snapshot build, so serving a card copies bytes and computes nothing.
 
-use crate::contact::escape_html;
+use crate::html::escape_html;
 use serde_json::{json, Value};
 
 /// The fields of a card that reach the page.

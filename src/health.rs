@@ -2,7 +2,7 @@
 //! fragment cache has loaded): what a load balancer or orchestrator polls.
 
 use crate::app::App;
-use crate::http::{method_not_allowed, Request, Response};
+use crate::http::{require_get_or_head, Request, Response};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,15 +12,15 @@ use std::time::Duration;
 const READY_DB_TIMEOUT: Duration = Duration::from_secs(1);
 
 pub fn health(request: &Request) -> Response {
-    if !matches!(request.method(), "GET" | "HEAD") {
-        return method_not_allowed("GET, HEAD");
+    if let Err(refused) = require_get_or_head(request) {
+        return refused;
     }
     Response::json(200, &json!({"status": "ok"})).header("Cache-Control", "no-store")
 }
 
 pub fn ready(app: &Arc<App>, request: &Request) -> Response {
-    if !matches!(request.method(), "GET" | "HEAD") {
-        return method_not_allowed("GET, HEAD");
+    if let Err(refused) = require_get_or_head(request) {
+        return refused;
     }
     let pool = app.pool.clone();
     let database_up = app
@@ -32,7 +32,7 @@ pub fn ready(app: &Arc<App>, request: &Request) -> Response {
                 .is_ok()
         })
         .unwrap_or(false);
-    let cache_loaded = app.fragment_cache.is_loaded();
+    let cache_loaded = app.delivery.cache.is_loaded();
     let status = if database_up && cache_loaded {
         200
     } else {
@@ -42,7 +42,7 @@ pub fn ready(app: &Arc<App>, request: &Request) -> Response {
         "status": if status == 200 { "ready" } else { "unavailable" },
         "database": if database_up { "up" } else { "down" },
         "fragment_cache": if cache_loaded { "loaded" } else { "loading" },
-        "report_rows_dropped": app.reporter.dropped(),
+        "report_rows_dropped": app.delivery.reporter.dropped(),
     });
     Response::json(status, &body).header("Cache-Control", "no-store")
 }

@@ -1,5 +1,5 @@
 //! Criterion benchmarks of the `/fragment` hot path, on a generated in-memory data set (no
-//! database; see `fragment/dataset.rs` for its shape):
+//! database; see `delivery/dataset.rs` for its shape):
 //!
 //! - `decide/<case>`: one request end to end, `Params::parse` of the query string then
 //!   `select::decide` on the snapshot (parameter checks, key lookup by SHA-256, resolution,
@@ -18,14 +18,14 @@
 //! test --all-targets` runs each benchmark once in test mode) or with `--test`, a small data
 //! set of the same shape keeps the run to about a second.
 //!
-//!     cargo bench --bench fragment [-- <filter>]
+//!     cargo bench --bench delivery [-- <filter>]
 
-#[path = "fragment/dataset.rs"]
+#[path = "delivery/dataset.rs"]
 mod dataset;
 
-use agentcard::fragment::params::Params;
-use agentcard::fragment::select::{decide, Decision, Outcome};
-use agentcard::fragment::snapshot::Snapshot;
+use agentcard::delivery::params::Params;
+use agentcard::delivery::select::{decide, Decision, Outcome};
+use agentcard::delivery::snapshot::Snapshot;
 use criterion::measurement::WallTime;
 use criterion::{black_box, BatchSize, BenchmarkGroup, Criterion, SamplingMode};
 use dataset::{Sizes, SERVICE_PREFIX};

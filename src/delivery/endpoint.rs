@@ -2,34 +2,51 @@
 //! contract's statuses and cache headers, and queues the report row. Never touches the
 //! database: everything comes from the snapshot in memory.
 
+use super::cache::FragmentCache;
 use super::params::{Format, Params};
 use super::select::{decide, Decision, NoFill, Outcome, Refusal};
-use crate::app::App;
-use crate::http::{error_response, method_not_allowed, Request, Response};
-use crate::report::ReportRow;
+use crate::config::Config;
+use crate::http::{error_response, require_get_or_head, Request, Response};
+use crate::report::{ReportRow, Reporter};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 /// On `200` and `204`: cacheable by URL at the edge; no `Vary: User-Agent`, since the answer
 /// never depends on it.
 const CACHEABLE: &str = "public, s-maxage=120, stale-while-revalidate=240";
 
-pub fn handle(app: &App, request: &Request) -> Response {
-    if !matches!(request.method(), "GET" | "HEAD") {
-        return method_not_allowed("GET, HEAD");
+/// What `/fragment` works with: the snapshot and its refresher, the report, the key prefix.
+pub struct Delivery {
+    pub cache: Arc<FragmentCache>,
+    pub reporter: Reporter,
+    prefix: String,
+}
+
+impl Delivery {
+    /// Starts the cache refresher (which loads the first snapshot) and the report writer.
+    pub fn start(config: &Config) -> Delivery {
+        let cache = FragmentCache::new();
+        cache.start_refresher(config.database_url.clone(), config.refresh);
+        Delivery {
+            cache,
+            reporter: Reporter::start(config.database_url.clone()),
+            prefix: config.prefix.clone(),
+        }
     }
-    let params = Params::parse(request.query().unwrap_or(""));
-    app.fragment_cache.with_current(|snapshot| {
-        let decision = decide(
-            snapshot,
-            &params,
-            request.header("x-api-key"),
-            &app.config.prefix,
-        );
-        let response = respond(&decision);
-        app.reporter
-            .record(&report_row(&decision, &params, request, response.status));
-        response
-    })
+
+    pub fn handle(&self, request: &Request) -> Response {
+        if let Err(refused) = require_get_or_head(request) {
+            return refused;
+        }
+        let params = Params::parse(request.query().unwrap_or(""));
+        self.cache.with_current(|snapshot| {
+            let decision = decide(snapshot, &params, request.header("x-api-key"), &self.prefix);
+            let response = respond(&decision);
+            self.reporter
+                .record(&report_row(&decision, &params, request, response.status));
+            response
+        })
+    }
 }
 
 fn respond(decision: &Decision) -> Response {

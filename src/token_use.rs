@@ -1,0 +1,52 @@
+//! A management token's last use, recorded at most once a minute per token, off the request
+//! path: the console lists it, and a write per request would cost every call a round trip.
+
+use crate::db::{self, Pool};
+use crossbeam::channel::{self, Sender};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+const TOKEN_USE_PERIOD: Duration = Duration::from_secs(60);
+/// Updates waiting for the writer; past this, a use is recorded at the next call instead.
+const PENDING_UPDATES: usize = 1024;
+
+pub struct TokenUse {
+    last_sent: Mutex<HashMap<String, Instant>>,
+    updates: Sender<String>,
+}
+
+impl TokenUse {
+    /// Starts the writer thread, which updates `last_used_at` with its own pooled connection.
+    pub fn start(pool: Pool) -> TokenUse {
+        let (updates, pending) = channel::bounded::<String>(PENDING_UPDATES);
+        std::thread::Builder::new()
+            .name("token-use".into())
+            .spawn(move || {
+                for token_id in pending {
+                    let touched = pool.get().map_err(|e| e.to_string()).and_then(|mut db| {
+                        db::orgs::touch_token(&mut *db, &token_id).map_err(|e| e.to_string())
+                    });
+                    if let Err(error) = touched {
+                        log::warn!("cannot record token use: {error}");
+                    }
+                }
+            })
+            .expect("cannot start the token-use thread at startup");
+        TokenUse {
+            last_sent: Mutex::new(HashMap::new()),
+            updates,
+        }
+    }
+
+    pub fn touch(&self, token_id: &str) {
+        let now = Instant::now();
+        let mut last_sent = self.last_sent.lock();
+        let due = last_sent
+            .get(token_id)
+            .is_none_or(|at| now.duration_since(*at) >= TOKEN_USE_PERIOD);
+        if due && self.updates.try_send(token_id.to_string()).is_ok() {
+            last_sent.insert(token_id.to_string(), now);
+        }
+    }
+}
