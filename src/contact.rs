@@ -7,13 +7,9 @@ use crate::error::ApiError;
 use crate::html::escape_html;
 use crate::http::{media_type, method_not_allowed, Body, Request, Response};
 use crate::limits::Counter;
-use crate::wire;
+use crate::wire::{self, ContactMessage};
 use serde_json::{json, Value};
 use std::sync::Arc;
-
-const NAME_MAX: usize = 200;
-const EMAIL_MAX: usize = 254;
-const MESSAGE_MAX: usize = 5000;
 
 const FORM_PAGE: &str = r#"<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Contact agentcard</title></head>
@@ -25,14 +21,6 @@ const FORM_PAGE: &str = r#"<!doctype html>
 <p><button type="submit">Send</button></p>
 </form></main></body></html>
 "#;
-
-/// A validated message.
-#[derive(Debug, PartialEq, Eq)]
-pub struct ContactMessage {
-    pub name: String,
-    pub email: String,
-    pub message: String,
-}
 
 pub fn handle(app: &Arc<App>, request: Request) -> Response {
     match request.method() {
@@ -88,63 +76,7 @@ fn parse(request: &Request) -> Result<ContactMessage, ApiError> {
     } else {
         return Err(ApiError::UnsupportedMediaType);
     };
-    validate(wire::as_object(&fields)?)
-}
-
-fn validate(fields: &wire::Object) -> Result<ContactMessage, ApiError> {
-    wire::deny_unknown(fields, &["name", "email", "message"], "")?;
-    let name = bounded(
-        wire::required_str(fields, "name", "name")?,
-        "name",
-        NAME_MAX,
-    )?;
-    let email = bounded(
-        wire::required_str(fields, "email", "email")?,
-        "email",
-        EMAIL_MAX,
-    )?;
-    if !looks_like_email(&email) {
-        return Err(ApiError::validation(
-            "email",
-            "enter an email address such as name@example.com",
-        ));
-    }
-    let message = bounded(
-        wire::required_str(fields, "message", "message")?,
-        "message",
-        MESSAGE_MAX,
-    )?;
-    Ok(ContactMessage {
-        name,
-        email,
-        message,
-    })
-}
-
-fn bounded(value: &str, field: &str, max: usize) -> Result<String, ApiError> {
-    let value = value.trim();
-    if value.is_empty() || value.chars().count() > max {
-        return Err(ApiError::validation(
-            field,
-            format!("{field} must be 1 to {max} characters"),
-        ));
-    }
-    Ok(value.to_string())
-}
-
-/// One `@` with text on both sides, a dot in the domain, no spaces: a typo guard, not RFC 5322.
-fn looks_like_email(email: &str) -> bool {
-    match email.split_once('@') {
-        Some((local, domain)) => {
-            !local.is_empty()
-                && !domain.contains('@')
-                && domain.contains('.')
-                && !domain.starts_with('.')
-                && !domain.ends_with('.')
-                && !email.chars().any(char::is_whitespace)
-        }
-        None => false,
-    }
+    wire::contact_message(&fields)
 }
 
 fn page(title: &str, text: &str) -> String {
@@ -159,42 +91,4 @@ fn html(status: u16, body: String) -> Response {
     Response::new(status)
         .header("Content-Type", "text/html; charset=UTF-8")
         .body(body.into_bytes())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn contact_fields_are_validated() {
-        let ok = json!({"name": " Ann ", "email": "ann@example.com", "message": "Hello"});
-        let cases = [
-            (ok.clone(), Ok(())),
-            (
-                json!({"name": "A", "email": "no-at-sign", "message": "x"}),
-                Err("email"),
-            ),
-            (
-                json!({"name": "", "email": "a@b.co", "message": "x"}),
-                Err("name"),
-            ),
-            (json!({"name": "A", "email": "a@b.co"}), Err("message")),
-            (
-                json!({"name": "A", "email": "a@b.co", "message": "x".repeat(5001)}),
-                Err("message"),
-            ),
-            (
-                json!({"name": "A", "email": "a@b.co", "message": "x", "extra": 1}),
-                Err("extra"),
-            ),
-        ];
-        for (input, expected) in cases {
-            let got = validate(input.as_object().unwrap())
-                .map(|_| ())
-                .map_err(|e| e.to_json()["error"]["field"].as_str().unwrap().to_string());
-            assert_eq!(got, expected.map_err(str::to_string), "{input}");
-        }
-        let message = validate(ok.as_object().unwrap()).unwrap();
-        assert_eq!(message.name, "Ann");
-    }
 }

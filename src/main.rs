@@ -33,8 +33,13 @@ enum Command {
     },
 }
 
+/// Our own events at `info`; dependencies only at `warn`, since `may` logs every connection
+/// at `info`. `RUST_LOG` replaces the whole filter.
+const DEFAULT_LOG_FILTER: &str = "warn,agentcard=info";
+
 fn main() -> ExitCode {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(DEFAULT_LOG_FILTER))
+        .init();
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
@@ -59,15 +64,15 @@ fn run(command: Command) -> Result<(), String> {
             }
         }
         Command::Migrate => {
-            let url = database_url()?;
-            let mut client = db::connect(&url).map_err(|e| e.to_string())?;
+            let config = Config::from_env().map_err(|e| e.to_string())?;
+            let mut client = db::connect(&config.database_url).map_err(|e| e.to_string())?;
             let applied = db::migrate::run(&mut client).map_err(|e| e.to_string())?;
             println!("{}", serde_json::json!({ "applied": applied }));
             Ok(())
         }
         Command::Admin { command } => {
-            let url = database_url()?;
-            let output = admin::run(command, &url).map_err(|e| e.to_string())?;
+            let config = Config::from_env().map_err(|e| e.to_string())?;
+            let output = admin::run(command, &config).map_err(|e| e.to_string())?;
             println!(
                 "{}",
                 serde_json::to_string_pretty(&output).unwrap_or_default()
@@ -75,8 +80,4 @@ fn run(command: Command) -> Result<(), String> {
             Ok(())
         }
     }
-}
-
-fn database_url() -> Result<String, String> {
-    std::env::var("DATABASE_URL").map_err(|_| "DATABASE_URL is required".to_string())
 }

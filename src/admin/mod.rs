@@ -8,6 +8,7 @@ mod keys;
 mod orgs;
 mod report;
 
+use crate::config::Config;
 use clap::Subcommand;
 use serde_json::Value;
 
@@ -79,28 +80,21 @@ pub enum AdminCommand {
     },
 }
 
-/// Runs one command against the database at `database_url`.
-pub fn run(command: AdminCommand, database_url: &str) -> Result<Value, AdminError> {
-    let mut db = crate::db::connect(database_url)?;
+/// Runs one command against the database of `config`.
+pub fn run(command: AdminCommand, config: &Config) -> Result<Value, AdminError> {
+    let mut db = crate::db::connect(&config.database_url)?;
+    let prefix = &config.prefix;
     match command {
         AdminCommand::Org { command } => orgs::run_org(&mut db, command),
-        AdminCommand::Token { command } => orgs::run_token(&mut db, command, &service_prefix()),
+        AdminCommand::Token { command } => orgs::run_token(&mut db, command, prefix),
         AdminCommand::Card { command } => cards::run(&mut db, command),
         AdminCommand::Fragment { command } => content::run_fragment(&mut db, command),
         AdminCommand::Site { command } => content::run_site(&mut db, command),
         AdminCommand::Key { command } => keys::run(&mut db, command),
-        AdminCommand::Demo => demo::run(&mut db, &service_prefix(), &base_url()),
+        AdminCommand::Demo => {
+            let base_url = format!("http://{}", config.listen);
+            demo::run(&mut db, prefix, &base_url)
+        }
         AdminCommand::Report { org, since } => report::run(&mut db, &org, since.as_deref()),
     }
-}
-
-/// The service prefix, as `serve` reads it (`AGENTCARD_PREFIX`, default `svc`).
-/// Where `serve` listens by default (`AGENTCARD_LISTEN`), for the printed examples.
-fn base_url() -> String {
-    let listen = std::env::var("AGENTCARD_LISTEN").unwrap_or_else(|_| "127.0.0.1:8080".into());
-    format!("http://{listen}")
-}
-
-fn service_prefix() -> String {
-    std::env::var("AGENTCARD_PREFIX").unwrap_or_else(|_| "svc".into())
 }

@@ -3,7 +3,7 @@
 
 use super::AdminError;
 use crate::db::orgs;
-use crate::db::reports::{self, ReportGroup};
+use crate::db::reports::{self, ReportGroup, Since};
 use postgres::Client;
 use serde_json::{json, Map, Value};
 use std::time::UNIX_EPOCH;
@@ -11,7 +11,7 @@ use std::time::UNIX_EPOCH;
 pub fn run(db: &mut Client, org: &str, since: Option<&str>) -> Result<Value, AdminError> {
     orgs::find_org(db, org)?.ok_or_else(|| AdminError::NotFound(org.into()))?;
     let since = match since {
-        Some(since) => reports::since_timestamp(db, since).map_err(|_| {
+        Some(since) => reports::since_timestamp(db, &since_bound(since)).map_err(|_| {
             AdminError::Invalid(format!(
                 "--since {since:?}: an RFC 3339 time, or a duration such as 24h or 7d"
             ))
@@ -23,6 +23,20 @@ pub fn run(db: &mut Client, org: &str, since: Option<&str>) -> Result<Value, Adm
     out["org_id"] = json!(org);
     out["sites"] = json!(by_site(&groups));
     Ok(out)
+}
+
+/// `--since`: a duration back from now (`36h`, `7d`), else a time (RFC 3339).
+fn since_bound(since: &str) -> Since {
+    let unit = match since.as_bytes().last() {
+        Some(b'h') => "hours",
+        Some(b'd') => "days",
+        _ => return Since::At(since.to_string()),
+    };
+    let count = &since[..since.len() - 1];
+    if count.is_empty() || !count.bytes().all(|b| b.is_ascii_digit()) {
+        return Since::At(since.to_string());
+    }
+    Since::Ago(format!("{count} {unit}"))
 }
 
 /// Sites in order, each with its fragments; requests refused before resolution have no site.

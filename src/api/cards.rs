@@ -8,13 +8,9 @@ use crate::db::{
     self,
     cards::{self, CardRow, Resolved},
 };
-use crate::domain::{Domain, FragmentRef};
 use crate::error::ApiError;
-use crate::wire::{self, Object};
+use crate::wire::{self, FRAGMENTS};
 use serde_json::Value;
-
-const FRAGMENTS: &str = "fragments";
-const ENTRY_MEMBERS: &[&str] = &["domain", "ref"];
 
 pub fn list_cards(ctx: &mut Ctx) -> Result<Reply, ApiError> {
     let cards = cards::list_visible_cards(&mut *ctx.db, &ctx.owner.org.id)?;
@@ -32,7 +28,7 @@ pub fn get_eligibility(ctx: &mut Ctx, id: &str) -> Result<Reply, ApiError> {
 /// whole check-and-write, so concurrent replacements serialise and nothing is written unless
 /// every entry names a fragment of the organisation.
 pub fn replace_eligibility(ctx: &mut Ctx, id: &str, body: &Value) -> Result<Reply, ApiError> {
-    let wanted = read_fragments(body)?;
+    let wanted = wire::eligibility_write(body)?;
     let org_id = ctx.owner.org.id.clone();
     let mut tx = ctx.db.transaction()?;
     let card = cards::lock_visible_card(&mut tx, &org_id, id)?.ok_or(ApiError::NotFound)?;
@@ -44,31 +40,6 @@ pub fn replace_eligibility(ctx: &mut Ctx, id: &str, body: &Value) -> Result<Repl
     let items = cards::list_eligibility(&mut tx, &card.id, &org_id)?;
     tx.commit()?;
     Ok(Reply::ok(wire::eligibility_json(&items)))
-}
-
-/// Step 2 of the order of checks: every unknown member (`400`) before any shape refusal
-/// (`422`), then each entry's domain and reference.
-fn read_fragments(body: &Value) -> Result<Vec<(Domain, FragmentRef)>, ApiError> {
-    let object = wire::as_object(body)?;
-    wire::deny_unknown(object, &[FRAGMENTS], "")?;
-    wire::deny_unknown_in_items(object, FRAGMENTS, ENTRY_MEMBERS)?;
-    wire::required_array(object, FRAGMENTS)?
-        .iter()
-        .enumerate()
-        .map(|(index, item)| read_entry(wire::item_object(item, FRAGMENTS, index)?, index))
-        .collect()
-}
-
-/// One entry: the domain trimmed and lowercased like `{domain}`, the reference exact.
-fn read_entry(entry: &Object, index: usize) -> Result<(Domain, FragmentRef), ApiError> {
-    let domain_field = format!("{FRAGMENTS}[{index}].domain");
-    let ref_field = format!("{FRAGMENTS}[{index}].ref");
-    let domain = wire::required_str(entry, "domain", &domain_field)?;
-    let domain = Domain::parse(domain)
-        .map_err(|invalid| ApiError::validation(&domain_field, invalid.message))?;
-    let fragment_ref = wire::required_str(entry, "ref", &ref_field)?;
-    let fragment_ref = FragmentRef::parse_with_field(fragment_ref, &ref_field)?;
-    Ok((domain, fragment_ref))
 }
 
 fn refuse_platform_card(card: &CardRow) -> Result<(), ApiError> {

@@ -2,9 +2,7 @@
 //! creates or replaces a fragment and warns when the write leaves a fragment paused that pages
 //! still resolve to (as the site default or a rule's target).
 
-use super::sites::{
-    conflict_on_unique, created_or_updated, lock_site_in_path, site_in_path, CHANGED_MEANWHILE,
-};
+use super::site_scope::{conflict_on_unique, lock_site_in_path, site_in_path, CHANGED_MEANWHILE};
 use super::{Ctx, Reply};
 use crate::db::{self, fragments::FragmentRow, sites::SiteRow};
 use crate::domain::{FragmentRef, FragmentStatus};
@@ -35,7 +33,7 @@ pub fn put_fragment(
     let warnings = pause_warnings(&mut tx, &site, &fragment)?;
     tx.commit()?;
     let body = wire::fragment_write_json(&fragment, &warnings);
-    Ok(created_or_updated(created, body))
+    Ok(Reply::created_or_updated(created, body))
 }
 
 /// Replaces the fragment with this reference, or creates it; the boolean tells which.

@@ -11,6 +11,7 @@ mod fragments;
 mod keys;
 mod me;
 mod routes;
+mod site_scope;
 mod sites;
 
 use crate::app::App;
@@ -37,6 +38,14 @@ impl Reply {
     }
     pub fn created(body: Value) -> Reply {
         Reply { status: 201, body }
+    }
+    /// `201` for a write that created its object, else `200`.
+    pub fn created_or_updated(created: bool, body: Value) -> Reply {
+        if created {
+            Reply::created(body)
+        } else {
+            Reply::ok(body)
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! (`DELETE`). Every write holds the site lock from its checks to its commit, so the ceiling
 //! and uniqueness checks hold and concurrent replacements end with one of the written lists.
 
-use super::sites::{conflict_on_unique, lock_site_in_path, site_in_path, CHANGED_MEANWHILE};
+use super::site_scope::{conflict_on_unique, lock_site_in_path, site_in_path, CHANGED_MEANWHILE};
 use super::{Ctx, Reply};
 use crate::db::{self, routes::NewRoute};
 use crate::error::ApiError;
@@ -65,7 +65,7 @@ pub fn delete_route(
     id: &str,
     body: &Value,
 ) -> Result<Reply, ApiError> {
-    wire::deny_unknown(wire::as_object(body)?, &[], "")?;
+    wire::empty_write(body)?;
     let site = site_in_path(&mut *ctx.db, &ctx.owner.org.id, domain)?;
     let removed = db::routes::delete_route(&mut *ctx.db, site.id, id)?.ok_or(ApiError::NotFound)?;
     Ok(Reply::ok(wire::route_json(&removed)))

@@ -1,8 +1,7 @@
 //! Sites: `GET /v1/sites`, `PUT /v1/sites/{domain}` and the site default fragment
-//! (`PUT`/`DELETE …/default-fragment`). Also what every site-scoped handler shares: reading
-//! the `{domain}` path parameter, finding an addressable fragment, and classifying a write
-//! that collided with a concurrent one.
+//! (`PUT`/`DELETE …/default-fragment`).
 
+use super::site_scope::{lock_site_in_path, CHANGED_MEANWHILE};
 use super::{Ctx, Reply};
 use crate::db::{self, fragments::FragmentRow, sites::SiteRow};
 use crate::domain::{Domain, FragmentRef};
@@ -10,9 +9,6 @@ use crate::error::ApiError;
 use crate::wire::{self, SiteWrite};
 use postgres::GenericClient;
 use serde_json::Value;
-
-/// The `409` message of a write that collided with a concurrent one.
-pub(super) const CHANGED_MEANWHILE: &str = "changed by another request meanwhile: read it again";
 
 pub fn list_sites(ctx: &mut Ctx) -> Result<Reply, ApiError> {
     let sites = db::sites::list_sites(&mut *ctx.db, &ctx.owner.org.id)?;
@@ -31,7 +27,7 @@ pub fn put_site(ctx: &mut Ctx, domain: &str, body: &Value) -> Result<Reply, ApiE
         None => create_site(&mut tx, org_id, &domain, write)?,
     };
     tx.commit()?;
-    Ok(created_or_updated(created, wire::site_json(&site)))
+    Ok(Reply::created_or_updated(created, wire::site_json(&site)))
 }
 
 /// Creates the site; when a concurrent request created it meanwhile, updates it instead.
@@ -88,35 +84,13 @@ pub fn delete_default_fragment(
     domain: &str,
     body: &Value,
 ) -> Result<Reply, ApiError> {
-    wire::deny_unknown(wire::as_object(body)?, &[], "")?;
+    wire::empty_write(body)?;
     let mut tx = ctx.db.transaction()?;
     let site = lock_site_in_path(&mut tx, &ctx.owner.org.id, domain)?;
     db::sites::update_site(&mut tx, site.id, &site.name, None)?;
     let site = db::sites::site_by_id(&mut tx, site.id)?;
     tx.commit()?;
     Ok(Reply::ok(wire::site_json(&site)))
-}
-
-/// The caller's site named by the `{domain}` path parameter. Absent, another organisation's
-/// and invalid all answer the same `404`.
-pub(super) fn site_in_path(
-    db: &mut impl GenericClient,
-    org_id: &str,
-    raw_domain: &str,
-) -> Result<SiteRow, ApiError> {
-    let domain = Domain::from_path_segment(raw_domain).map_err(|_| ApiError::NotFound)?;
-    db::sites::find_site(db, org_id, domain.as_str())?.ok_or(ApiError::NotFound)
-}
-
-/// Like [`site_in_path`], and locks the site for the rest of the transaction, so that the
-/// writers of one site run one after the other.
-pub(super) fn lock_site_in_path(
-    db: &mut impl GenericClient,
-    org_id: &str,
-    raw_domain: &str,
-) -> Result<SiteRow, ApiError> {
-    let domain = Domain::from_path_segment(raw_domain).map_err(|_| ApiError::NotFound)?;
-    db::sites::lock_site(db, org_id, domain.as_str())?.ok_or(ApiError::NotFound)
 }
 
 /// The site's fragment with this reference, which must be active; else `422` on `field`.
@@ -133,28 +107,4 @@ fn active_fragment(
 
 fn not_an_active_fragment(field: &str) -> ApiError {
     ApiError::validation(field, "no active fragment of this site has this reference")
-}
-
-/// `201` for a write that created its object, else `200`.
-pub(super) fn created_or_updated(created: bool, body: Value) -> Reply {
-    if created {
-        Reply::created(body)
-    } else {
-        Reply::ok(body)
-    }
-}
-
-/// Maps a unique violation (a concurrent writer got there first) to `409 conflict` on
-/// `field`; any other database error stays `500`.
-pub(super) fn conflict_on_unique(
-    field: &'static str,
-    message: &'static str,
-) -> impl FnOnce(postgres::Error) -> ApiError {
-    move |error| {
-        if db::is_unique_violation(&error) {
-            ApiError::conflict(field, message)
-        } else {
-            error.into()
-        }
-    }
 }

@@ -105,25 +105,23 @@ pub struct ReportGroup {
     pub count: i64,
 }
 
-/// Where a `--since` starts: an RFC 3339 time, or a duration back from now (`36h`, `7d`).
+/// The start of a report window, as PostgreSQL reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Since {
+    /// An interval back from now, such as `36 hours`.
+    Ago(String),
+    /// A `timestamptz` text, such as an RFC 3339 time.
+    At(String),
+}
+
+/// The time a window starts; an unreadable time is PostgreSQL's error.
 pub fn since_timestamp(
     db: &mut impl GenericClient,
-    since: &str,
+    since: &Since,
 ) -> Result<SystemTime, postgres::Error> {
-    let interval = match since.strip_suffix('h').or(since.strip_suffix('d')) {
-        Some(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => Some(format!(
-            "{n} {}",
-            if since.ends_with('h') {
-                "hours"
-            } else {
-                "days"
-            }
-        )),
-        _ => None,
-    };
-    let row = match interval {
-        Some(interval) => db.query_one("SELECT now() - $1::text::interval", &[&interval])?,
-        None => db.query_one("SELECT $1::text::timestamptz", &[&since])?,
+    let row = match since {
+        Since::Ago(interval) => db.query_one("SELECT now() - $1::text::interval", &[interval])?,
+        Since::At(time) => db.query_one("SELECT $1::text::timestamptz", &[time])?,
     };
     Ok(row.get(0))
 }

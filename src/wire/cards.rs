@@ -1,8 +1,42 @@
 //! Card and eligibility records: `GET /v1/cards` items, and the `{"items": [...]}` of
-//! `GET`/`PUT /v1/cards/{id}/eligibility`. The console prints the same card record.
+//! `GET`/`PUT /v1/cards/{id}/eligibility`; the `PUT`'s body. The console prints the same card
+//! record.
 
+use super::{as_object, deny_unknown, deny_unknown_in_items, item_object, required_array};
+use super::{required_str, Object};
 use crate::db::cards::{CardRow, EligibilityRow};
+use crate::domain::{Domain, FragmentRef};
+use crate::error::ApiError;
 use serde_json::{json, Value};
+
+/// The member of the eligibility body, and the start of its entries' field paths.
+pub const FRAGMENTS: &str = "fragments";
+const ENTRY_MEMBERS: &[&str] = &["domain", "ref"];
+
+/// `PUT /v1/cards/{id}/eligibility`'s `{fragments: [{domain, ref}]}`: every unknown member
+/// (`400`) before any shape refusal (`422`), then each entry's domain and reference.
+pub fn eligibility_write(body: &Value) -> Result<Vec<(Domain, FragmentRef)>, ApiError> {
+    let object = as_object(body)?;
+    deny_unknown(object, &[FRAGMENTS], "")?;
+    deny_unknown_in_items(object, FRAGMENTS, ENTRY_MEMBERS)?;
+    required_array(object, FRAGMENTS)?
+        .iter()
+        .enumerate()
+        .map(|(index, item)| eligibility_entry(item_object(item, FRAGMENTS, index)?, index))
+        .collect()
+}
+
+/// One entry: the domain trimmed and lowercased like `{domain}`, the reference exact.
+fn eligibility_entry(entry: &Object, index: usize) -> Result<(Domain, FragmentRef), ApiError> {
+    let domain_field = format!("{FRAGMENTS}[{index}].domain");
+    let ref_field = format!("{FRAGMENTS}[{index}].ref");
+    let domain = required_str(entry, "domain", &domain_field)?;
+    let domain = Domain::parse(domain)
+        .map_err(|invalid| ApiError::validation(&domain_field, invalid.message))?;
+    let fragment_ref = required_str(entry, "ref", &ref_field)?;
+    let fragment_ref = FragmentRef::parse_with_field(fragment_ref, &ref_field)?;
+    Ok((domain, fragment_ref))
+}
 
 pub fn card_json(card: &CardRow) -> Value {
     json!({

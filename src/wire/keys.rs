@@ -1,8 +1,21 @@
 //! Delivery key records: listed without the key; the `POST /v1/keys` answer adds `key`, the
-//! only place the full key ever appears.
+//! only place the full key ever appears. The `POST`'s body.
 
+use super::{as_object, deny_unknown, optional_str};
 use crate::db::keys::KeyRow;
+use crate::domain::KeyName;
+use crate::error::ApiError;
 use serde_json::{json, Value};
+
+/// `POST /v1/keys`'s `{name?}`: absent, `null` or blank means no name.
+pub fn key_write(body: &Value) -> Result<Option<String>, ApiError> {
+    let object = as_object(body)?;
+    deny_unknown(object, &["name"], "")?;
+    Ok(optional_str(object, "name", "name")?
+        .map(KeyName::parse)
+        .transpose()?
+        .filter(|name| !name.is_empty()))
+}
 
 pub fn key_json(key: &KeyRow) -> Value {
     json!({

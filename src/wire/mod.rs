@@ -6,17 +6,19 @@
 //! meaning of each value is checked by `crate::domain`.
 
 mod cards;
+mod contact;
 mod fragments;
 mod keys;
 mod me;
 mod routes;
 mod sites;
 
-pub use cards::{card_json, card_list_json, eligibility_json};
+pub use cards::{card_json, card_list_json, eligibility_json, eligibility_write, FRAGMENTS};
+pub use contact::{contact_message, ContactMessage};
 pub use fragments::{
     fragment_json, fragment_list_json, fragment_write, fragment_write_json, FragmentWrite,
 };
-pub use keys::{created_key_json, key_json, key_list_json};
+pub use keys::{created_key_json, key_json, key_list_json, key_write};
 pub use me::me_json;
 pub use routes::{
     route_json, route_list, route_list_json, route_write, too_many_routes, RouteWrite,
@@ -99,6 +101,11 @@ impl<'de> Visitor<'de> for StrictVisitor {
         }
         Ok(Value::Object(object))
     }
+}
+
+/// The `{}` body of a `DELETE`: an object without members.
+pub fn empty_write(body: &Value) -> Result<(), ApiError> {
+    deny_unknown(as_object(body)?, &[], "")
 }
 
 /// The body as an object; any other JSON value is `422` with field `body`.
