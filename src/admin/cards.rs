@@ -5,8 +5,8 @@ use super::AdminError;
 use crate::db::cards::{self, NewCard, Resolved};
 use crate::db::orgs;
 use crate::domain::{
-    CardStatus, CardText, Domain, FragmentRef, Invalid, KeyValues, Lang, LinkUrl, CARD_BODY_MAX,
-    CARD_TEXT_MAX,
+    CardStatus, CardText, DomainName, FragmentRef, Invalid, KeyValues, Lang, LinkUrl,
+    CARD_BODY_MAX, CARD_TEXT_MAX,
 };
 use crate::wire;
 use clap::{ArgGroup, Args, Subcommand};
@@ -113,7 +113,9 @@ fn new_card(args: CreateCard) -> Result<NewCard, AdminError> {
     };
     let brand_domain = args
         .brand_domain
-        .map(|domain| Domain::parse(&domain).map_err(|e| Invalid::new("--brand-domain", e.message)))
+        .map(|domain| {
+            DomainName::parse(&domain).map_err(|e| Invalid::new("--brand-domain", e.message))
+        })
         .transpose()?;
     Ok(NewCard {
         org_id: args.org,
@@ -176,12 +178,12 @@ fn set_platform_eligibility(
 }
 
 /// `DOMAIN:REF` values: the domain ends at the first colon (a reference may hold colons).
-fn fragment_addresses(fragments: &[String]) -> Result<Vec<(Domain, FragmentRef)>, AdminError> {
+fn fragment_addresses(fragments: &[String]) -> Result<Vec<(DomainName, FragmentRef)>, AdminError> {
     split_all(fragments, ':', "--fragment", "DOMAIN:REF")?
         .into_iter()
         .map(|(domain, fragment_ref)| {
             let domain =
-                Domain::parse(&domain).map_err(|e| Invalid::new("--fragment", e.message))?;
+                DomainName::parse(&domain).map_err(|e| Invalid::new("--fragment", e.message))?;
             let fragment_ref = FragmentRef::parse_with_field(&fragment_ref, "--fragment")?;
             Ok((domain, fragment_ref))
         })

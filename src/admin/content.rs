@@ -5,7 +5,7 @@
 use super::AdminError;
 use crate::db::fragments::FragmentFields;
 use crate::db::{self, console, orgs};
-use crate::domain::{Domain, FragmentName, FragmentRef};
+use crate::domain::{DomainName, FragmentName, FragmentRef};
 use crate::wire;
 use clap::Subcommand;
 use postgres::Client;
@@ -54,7 +54,7 @@ pub fn run_fragment(db: &mut Client, command: FragmentCommand) -> Result<Value, 
             fragment_ref,
             name,
         } => {
-            let domain = Domain::parse(&domain)?;
+            let domain = DomainName::parse(&domain)?;
             let fragment_ref = fragment_ref
                 .as_deref()
                 .map(FragmentRef::parse)
@@ -78,7 +78,7 @@ pub fn run_fragment(db: &mut Client, command: FragmentCommand) -> Result<Value, 
 pub fn run_site(db: &mut Client, command: SiteCommand) -> Result<Value, AdminError> {
     match command {
         SiteCommand::Delete { org, domain } => {
-            let domain = Domain::parse(&domain)?;
+            let domain = DomainName::parse(&domain)?;
             let mut tx = db.transaction()?;
             let ids = console::site_fragment_ids(&mut tx, &org, &domain)?;
             let widened = console::cards_eligible_only_on(&mut tx, &org, &ids)?;
@@ -95,7 +95,7 @@ pub fn run_site(db: &mut Client, command: SiteCommand) -> Result<Value, AdminErr
 fn create_fragment(
     db: &mut Client,
     org: &str,
-    domain: &Domain,
+    domain: &DomainName,
     fragment_ref: Option<&FragmentRef>,
     name: &FragmentName,
 ) -> Result<Value, AdminError> {

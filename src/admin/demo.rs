@@ -10,8 +10,8 @@ use crate::db::fragments::{self, FragmentFields};
 use crate::db::routes::{self, NewRoute};
 use crate::db::{keys, orgs, sites};
 use crate::domain::{
-    CanonicalPath, CardStatus, Domain, FragmentName, FragmentRef, FragmentStatus, KeyValues, Lang,
-    MatchMode,
+    CanonicalPath, CardStatus, DomainName, FragmentName, FragmentRef, FragmentStatus, KeyValues,
+    Lang, MatchMode,
 };
 use postgres::{Client, Transaction};
 use serde_json::{json, Value};
@@ -79,7 +79,7 @@ fn create_sites_and_fragments(
         let site_id = match site_ids.get(site) {
             Some(&id) => id,
             None => {
-                let (row, _) = sites::ensure_site(tx, org_id, &Domain::parse(site)?)?;
+                let (row, _) = sites::ensure_site(tx, org_id, &DomainName::parse(site)?)?;
                 site_ids.insert(site, row.id);
                 row.id
             }
@@ -144,7 +144,7 @@ fn create_cards(
             name: title.to_string(),
             lang,
             brand: brand.to_string(),
-            brand_domain: org.map(|_| Domain::parse(NEWS_SITE)).transpose()?,
+            brand_domain: org.map(|_| DomainName::parse(NEWS_SITE)).transpose()?,
             title: title.to_string(),
             body: body.to_string(),
             link: Some((

@@ -2,7 +2,7 @@
 //! the `409` of a write that collided with a concurrent one.
 
 use crate::db::{self, sites::SiteRow};
-use crate::domain::Domain;
+use crate::domain::DomainName;
 use crate::error::ApiError;
 use postgres::GenericClient;
 
@@ -16,7 +16,7 @@ pub fn site_in_path(
     org_id: &str,
     raw_domain: &str,
 ) -> Result<SiteRow, ApiError> {
-    let domain = Domain::from_path_segment(raw_domain).map_err(|_| ApiError::NotFound)?;
+    let domain = DomainName::from_path_segment(raw_domain).map_err(|_| ApiError::NotFound)?;
     db::sites::find_site(db, org_id, domain.as_str())?.ok_or(ApiError::NotFound)
 }
 
@@ -27,7 +27,7 @@ pub fn lock_site_in_path(
     org_id: &str,
     raw_domain: &str,
 ) -> Result<SiteRow, ApiError> {
-    let domain = Domain::from_path_segment(raw_domain).map_err(|_| ApiError::NotFound)?;
+    let domain = DomainName::from_path_segment(raw_domain).map_err(|_| ApiError::NotFound)?;
     db::sites::lock_site(db, org_id, domain.as_str())?.ok_or(ApiError::NotFound)
 }
 

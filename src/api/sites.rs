@@ -4,7 +4,7 @@
 use super::site_scope::{lock_site_in_path, CHANGED_MEANWHILE};
 use super::{Ctx, Reply};
 use crate::db::{self, fragments::FragmentRow, sites::SiteRow};
-use crate::domain::{Domain, FragmentRef};
+use crate::domain::{DomainName, FragmentRef};
 use crate::error::ApiError;
 use crate::wire::{self, SiteWrite};
 use postgres::GenericClient;
@@ -19,7 +19,7 @@ pub fn list_sites(ctx: &mut Ctx) -> Result<Reply, ApiError> {
 /// fragment can only be named on an existing site, since the fragment must exist already.
 pub fn put_site(ctx: &mut Ctx, domain: &str, body: &Value) -> Result<Reply, ApiError> {
     let write = wire::site_write(body)?;
-    let domain = Domain::from_path_segment(domain)?;
+    let domain = DomainName::from_path_segment(domain)?;
     let org_id = &ctx.owner.org.id;
     let mut tx = ctx.db.transaction()?;
     let (site, created) = match db::sites::lock_site(&mut tx, org_id, domain.as_str())? {
@@ -35,7 +35,7 @@ pub fn put_site(ctx: &mut Ctx, domain: &str, body: &Value) -> Result<Reply, ApiE
 fn create_site(
     db: &mut impl GenericClient,
     org_id: &str,
-    domain: &Domain,
+    domain: &DomainName,
     write: SiteWrite,
 ) -> Result<(SiteRow, bool), ApiError> {
     if write.default_fragment_ref.is_some() {

@@ -6,7 +6,7 @@
 //! others, and no rows means not eligible there. Writers of a list lock the card row first so
 //! that concurrent replacements serialise and the result is one of the written lists.
 
-use crate::domain::{CardStatus, Domain, FragmentRef, KeyValues, Lang};
+use crate::domain::{CardStatus, DomainName, FragmentRef, KeyValues, Lang};
 use crate::ids;
 use postgres::GenericClient;
 use serde_json::Value;
@@ -45,7 +45,7 @@ pub struct NewCard {
     pub name: String,
     pub lang: Lang,
     pub brand: String,
-    pub brand_domain: Option<Domain>,
+    pub brand_domain: Option<DomainName>,
     pub title: String,
     pub body: String,
     /// The link's URL and label, which go together.
@@ -161,7 +161,7 @@ pub fn create_card(
             &card.name,
             &card.lang.as_str(),
             &card.brand,
-            &card.brand_domain.as_ref().map(Domain::as_str),
+            &card.brand_domain.as_ref().map(DomainName::as_str),
             &card.title,
             &card.body,
             &link_url,
@@ -221,7 +221,7 @@ pub fn list_eligibility(
 pub fn resolve_fragments(
     db: &mut impl GenericClient,
     org_id: &str,
-    pairs: &[(Domain, FragmentRef)],
+    pairs: &[(DomainName, FragmentRef)],
 ) -> Result<Vec<Resolved>, postgres::Error> {
     let domains: Vec<&str> = pairs.iter().map(|(domain, _)| domain.as_str()).collect();
     let refs: Vec<&str> = pairs

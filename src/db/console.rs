@@ -2,14 +2,14 @@
 //! hangs off them: rules, eligibility rows, a site default. (Console-made fragments are
 //! inserted by `db::fragments::insert_fragment`, their sites by `db::sites::ensure_site`.)
 
-use crate::domain::Domain;
+use crate::domain::DomainName;
 use postgres::GenericClient;
 
 /// The ids of the fragments of the organisation's site `domain` (none if no such site).
 pub fn site_fragment_ids(
     db: &mut impl GenericClient,
     org_id: &str,
-    domain: &Domain,
+    domain: &DomainName,
 ) -> Result<Vec<String>, postgres::Error> {
     let rows = db.query(
         "SELECT f.id FROM fragments f JOIN sites s ON s.id = f.site_id
@@ -55,7 +55,7 @@ pub fn delete_fragment(
 pub fn delete_site(
     db: &mut impl GenericClient,
     org_id: &str,
-    domain: &Domain,
+    domain: &DomainName,
 ) -> Result<bool, postgres::Error> {
     let deleted = db.execute(
         "DELETE FROM sites WHERE org_id = $1 AND domain = $2",

@@ -4,7 +4,7 @@
 //! site row with [`lock_site`], so that concurrent writers of the same site run one after the
 //! other and a read-then-write never sees a half-applied change.
 
-use crate::domain::Domain;
+use crate::domain::DomainName;
 use postgres::GenericClient;
 
 /// A site as stored, with the reference of its default fragment (null when that fragment has
@@ -94,7 +94,7 @@ pub fn site_by_id(db: &mut impl GenericClient, id: i64) -> Result<SiteRow, postg
 pub fn insert_site(
     db: &mut impl GenericClient,
     org_id: &str,
-    domain: &Domain,
+    domain: &DomainName,
     name: &str,
 ) -> Result<Option<i64>, postgres::Error> {
     let row = db.query_opt(
@@ -111,7 +111,7 @@ pub fn insert_site(
 pub fn ensure_site(
     db: &mut impl GenericClient,
     org_id: &str,
-    domain: &Domain,
+    domain: &DomainName,
 ) -> Result<(SiteRow, bool), postgres::Error> {
     let created = insert_site(db, org_id, domain, "")?.is_some();
     let sql = format!("{SITE_SELECT} {BY_DOMAIN}");

@@ -14,21 +14,21 @@ const MAX_LABEL_LEN: usize = 63;
 
 /// A valid, lowercase host name of two or more labels.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Domain(String);
+pub struct DomainName(String);
 
-impl Domain {
+impl DomainName {
     /// Trims, lowercases and checks `input`; field `"domain"` on refusal.
-    pub fn parse(input: &str) -> Result<Domain, Invalid> {
+    pub fn parse(input: &str) -> Result<DomainName, Invalid> {
         let trimmed = input.trim();
         refuse_non_host(trimmed).map_err(|message| Invalid::new(FIELD, message))?;
         let host = trimmed.to_ascii_lowercase();
         check_host(&host).map_err(|message| Invalid::new(FIELD, message))?;
-        Ok(Domain(host))
+        Ok(DomainName(host))
     }
 
-    /// Reads the `{domain}` URL path segment: decoded once, then [`Domain::parse`]. A domain
+    /// Reads the `{domain}` URL path segment: decoded once, then [`DomainName::parse`]. A domain
     /// needs no escapes, but a client that encodes every path component still reaches its site.
-    pub fn from_path_segment(raw: &str) -> Result<Domain, Invalid> {
+    pub fn from_path_segment(raw: &str) -> Result<DomainName, Invalid> {
         let decoded = decode_strict(raw)
             .map_err(|_| Invalid::new(FIELD, "domain in the URL has an invalid percent escape"))?;
         Self::parse(&decoded)
@@ -39,7 +39,7 @@ impl Domain {
     }
 }
 
-impl fmt::Display for Domain {
+impl fmt::Display for DomainName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
@@ -122,9 +122,13 @@ mod tests {
     use super::*;
 
     fn check(input: &str, expected: Result<&str, &str>) {
-        let got = Domain::parse(input);
+        let got = DomainName::parse(input);
         match expected {
-            Ok(domain) => assert_eq!(got.as_ref().map(Domain::as_str), Ok(domain), "{input:?}"),
+            Ok(domain) => assert_eq!(
+                got.as_ref().map(DomainName::as_str),
+                Ok(domain),
+                "{input:?}"
+            ),
             Err(message) => assert_eq!(got, Err(Invalid::new("domain", message)), "{input:?}"),
         }
     }
@@ -204,9 +208,11 @@ mod tests {
             ("%C3.com", Err(escape)),
         ];
         for &(raw, expected) in cases {
-            let got = Domain::from_path_segment(raw);
+            let got = DomainName::from_path_segment(raw);
             match expected {
-                Ok(domain) => assert_eq!(got.as_ref().map(Domain::as_str), Ok(domain), "{raw:?}"),
+                Ok(domain) => {
+                    assert_eq!(got.as_ref().map(DomainName::as_str), Ok(domain), "{raw:?}")
+                }
                 Err(message) => assert_eq!(got, Err(Invalid::new("domain", message)), "{raw:?}"),
             }
         }
@@ -215,8 +221,8 @@ mod tests {
     #[test]
     fn www_and_apex_differ() {
         assert_ne!(
-            Domain::parse("www.example.com"),
-            Domain::parse("example.com")
+            DomainName::parse("www.example.com"),
+            DomainName::parse("example.com")
         );
     }
 
@@ -224,12 +230,12 @@ mod tests {
     fn accessors_agree() {
         let cases = ["example.com", "news.example.org"];
         for input in cases {
-            let domain = Domain::parse(input);
+            let domain = DomainName::parse(input);
             assert_eq!(
                 domain.as_ref().map(ToString::to_string).as_deref(),
                 Ok(input)
             );
-            assert_eq!(domain.as_ref().map(Domain::as_str), Ok(input));
+            assert_eq!(domain.as_ref().map(DomainName::as_str), Ok(input));
         }
     }
 

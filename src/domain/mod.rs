@@ -1,4 +1,4 @@
-//! Domain values of agentcard: every value a client can send (domains,
+//! The validated values of agentcard: every value a client can send (domains,
 //! fragment references, route paths, names, key/values) is parsed here into a
 //! type that can only hold a valid value, so the rest of the service never
 //! re-checks input. A refusal is an [`Invalid`] naming the field at fault, in
@@ -15,7 +15,7 @@ mod percent;
 pub mod values;
 
 pub use card::{CardText, LinkUrl, CARD_BODY_MAX, CARD_TEXT_MAX};
-pub use domain_name::Domain;
+pub use domain_name::DomainName;
 pub use fragment_ref::FragmentRef;
 pub use key_values::KeyValues;
 pub use path::{canonical_page_path, CanonicalPath, MatchMode};

@@ -5,7 +5,7 @@
 use super::{as_object, deny_unknown, deny_unknown_in_items, item_object, required_array};
 use super::{required_str, Object};
 use crate::db::cards::{CardRow, EligibilityRow};
-use crate::domain::{Domain, FragmentRef};
+use crate::domain::{DomainName, FragmentRef};
 use crate::error::ApiError;
 use serde_json::{json, Value};
 
@@ -15,7 +15,7 @@ const ENTRY_MEMBERS: &[&str] = &["domain", "ref"];
 
 /// `PUT /v1/cards/{id}/eligibility`'s `{fragments: [{domain, ref}]}`: every unknown member
 /// (`400`) before any shape refusal (`422`), then each entry's domain and reference.
-pub fn eligibility_write(body: &Value) -> Result<Vec<(Domain, FragmentRef)>, ApiError> {
+pub fn eligibility_write(body: &Value) -> Result<Vec<(DomainName, FragmentRef)>, ApiError> {
     let object = as_object(body)?;
     deny_unknown(object, &[FRAGMENTS], "")?;
     deny_unknown_in_items(object, FRAGMENTS, ENTRY_MEMBERS)?;
@@ -27,11 +27,11 @@ pub fn eligibility_write(body: &Value) -> Result<Vec<(Domain, FragmentRef)>, Api
 }
 
 /// One entry: the domain trimmed and lowercased like `{domain}`, the reference exact.
-fn eligibility_entry(entry: &Object, index: usize) -> Result<(Domain, FragmentRef), ApiError> {
+fn eligibility_entry(entry: &Object, index: usize) -> Result<(DomainName, FragmentRef), ApiError> {
     let domain_field = format!("{FRAGMENTS}[{index}].domain");
     let ref_field = format!("{FRAGMENTS}[{index}].ref");
     let domain = required_str(entry, "domain", &domain_field)?;
-    let domain = Domain::parse(domain)
+    let domain = DomainName::parse(domain)
         .map_err(|invalid| ApiError::validation(&domain_field, invalid.message))?;
     let fragment_ref = required_str(entry, "ref", &ref_field)?;
     let fragment_ref = FragmentRef::parse_with_field(fragment_ref, &ref_field)?;

@@ -7,7 +7,7 @@
 use crate::harness::{db, tenant, Resp, Tenant};
 use agentcard::db::cards::{self, CardRow, NewCard};
 use agentcard::db::fragments::FragmentFields;
-use agentcard::domain::{CardStatus, Domain, FragmentName, FragmentRef, KeyValues, Lang};
+use agentcard::domain::{CardStatus, DomainName, FragmentName, FragmentRef, KeyValues, Lang};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
@@ -16,7 +16,7 @@ const ABSENT_CARD: &str = "crd_000000000000000000000000";
 /// A fragment of `org` on `domain` (its site made if needed); returns the fragment id.
 pub(crate) fn fragment(org: &str, domain: &str, fragment_ref: Option<&str>) -> String {
     let mut db = db();
-    let domain = Domain::parse(domain).unwrap();
+    let domain = DomainName::parse(domain).unwrap();
     let (site, _) = agentcard::db::sites::ensure_site(&mut db, org, &domain).unwrap();
     let fragment_ref = fragment_ref.map(|r| FragmentRef::parse(r).unwrap());
     let fields = FragmentFields::named(FragmentName::parse("Fixture").unwrap());
@@ -33,7 +33,7 @@ pub(crate) fn card(org: Option<&str>, status: CardStatus) -> CardRow {
         name: "Subscription offer".into(),
         lang: Lang::Fr,
         brand: "Example News".into(),
-        brand_domain: Some(Domain::parse("example.com").unwrap()),
+        brand_domain: Some(DomainName::parse("example.com").unwrap()),
         title: "Read Example News".into(),
         body: "Independent reporting since 1950.".into(),
         link: Some(("https://example.com/subscribe".into(), "Subscribe".into())),

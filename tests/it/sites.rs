@@ -3,7 +3,7 @@
 //! `fragments` and `routes` tests share.
 
 use crate::harness::{self, tenant, Resp, Tenant};
-use agentcard::domain::Domain;
+use agentcard::domain::DomainName;
 use agentcard::{db, ids};
 use serde_json::{json, Value};
 
@@ -310,7 +310,7 @@ fn the_same_domain_is_a_separate_site_in_each_organisation() {
 fn ensure_site_creates_the_site_once_and_returns_it() {
     let t = tenant();
     let mut db = harness::db();
-    let domain = Domain::parse(" Example.com ").expect("valid domain");
+    let domain = DomainName::parse(" Example.com ").expect("valid domain");
     let (created, was_created) =
         db::sites::ensure_site(&mut db, &t.org_id, &domain).expect("ensure");
     assert!(was_created);
