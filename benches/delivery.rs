@@ -3,7 +3,7 @@
 //!
 //! - `decide/<case>`: one request end to end, `Params::parse` of the query string then
 //!   `select::decide` on the snapshot (parameter checks, key lookup by SHA-256, resolution,
-//!   the pick). Target from the issue: under 2 µs median.
+//!   the pick). Target: under 2 µs median (docs/performance.md).
 //! - `snapshot/with_org`: reloading one organisation (100 sites, 10 000 fragments, its cards
 //!   and every platform card) into the big snapshot, the cost of a management write.
 //! - `snapshot/build_full`: `Snapshot::build` of the whole data set (target under 3 s); the

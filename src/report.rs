@@ -30,9 +30,8 @@ const BLOCK_ROWS: usize = 128;
 /// Slots for partly filled blocks; threads share them round robin, one each in practice.
 const SLOTS: usize = 16;
 /// Rows per insert at most. Postgres works through a batch in one burst at normal priority,
-/// and on a busy machine that burst holds a core the worker threads want: at 5000 rows it
-/// stretched `/fragment`'s p99 (median of 6 alternating load runs 3.6 ms, against 3.2 ms at
-/// 1000, with as many rows written).
+/// and on a busy machine that burst holds a core the worker threads want: larger batches
+/// stretch `/fragment`'s p99.
 const BATCH: usize = 1_000;
 /// How long a partial batch may wait.
 const FLUSH_EVERY: Duration = Duration::from_millis(250);
@@ -43,9 +42,7 @@ const WRITER_NICE: i32 = 19;
 /// Once rows are being dropped, the writer rests this many times as long as its last batch
 /// took before it writes the next: the writer and the database's work for it then hold at
 /// most a fifth of the time. Its niceness does not reach the database, whose insert of a row
-/// costs several times the writer's encoding of it; on a machine that serves and stores
-/// together, the unpaced writer and PostgreSQL took a fifth of the CPU (16 % and 4 % of a
-/// profile's samples) while writing a quarter of the rows (README, "Where it stands").
+/// costs several times the writer's encoding of it.
 const REST_PER_BATCH_TIME: u32 = 4;
 /// The longest rest, so that a batch slowed by a stalled database delays the next by no more.
 const MAX_REST: Duration = Duration::from_secs(1);
@@ -202,8 +199,7 @@ impl Reporter {
     /// Copies the row into this thread's block; hands the block to the writer when it is
     /// full, or, when the writer's queue is full, drops and counts its rows and keeps the
     /// block for the next ones: on a saturated machine most blocks are dropped, and a new
-    /// block for each was fresh memory to pull through the cache (keeping it cut 0.1 to 0.3 µs
-    /// of user CPU per request in the load benchmark).
+    /// block for each would be fresh memory to pull through the cache.
     pub fn record(&self, row: &ReportRow<'_>) {
         let mut block = self.slots[this_threads_slot()].lock();
         if block.rows.capacity() == 0 {
@@ -321,9 +317,8 @@ fn rest_after(took: Duration, behind: bool) -> Duration {
 }
 
 /// Lowers the calling thread to `WRITER_NICE`. Encoding a row and Postgres's work on it cost
-/// a third to a half of the CPU that serving its request took (about 3 to 5 µs against 9, in
-/// the load benchmark); at normal priority the writer takes that
-/// from the worker threads whenever the machine is busy. At the lowest priority it writes
+/// a large share of the CPU that serving its request took; at normal priority the writer
+/// takes that from the worker threads whenever the machine is busy. At the lowest priority it writes
 /// with the CPU serving leaves: on a saturated machine it falls behind and rows are dropped
 /// and counted, the order decisions.md sets (serving never waits for the report); with any
 /// headroom it writes them all.

@@ -91,8 +91,8 @@ const CTX_PREFIX: &str = "ctx.";
 /// the parameters that count are decoded.
 ///
 /// One pass over the query: names (short) byte by byte, values with one `memchr3` for the
-/// `&` that ends them and the `%` or `+` that would need decoding. Splitting with `str`
-/// patterns and scanning every value again for escapes was a fifth of a decision's time.
+/// `&` that ends them and the `%` or `+` that would need decoding, rather than splitting with
+/// `str` patterns and scanning every value again for escapes.
 fn pairs(query: &str) -> impl Iterator<Item = (Cow<'_, str>, RawValue<'_>)> {
     let bytes = query.as_bytes();
     let mut start = 0;
@@ -162,8 +162,8 @@ impl<'a> RawValue<'a> {
 /// an invalid sequence. Borrowed, with no copy and no UTF-8 check, when there is nothing to
 /// decode, the common case (the query is already a `str`).
 ///
-/// Decoded here rather than by `percent-encoding`: its byte-at-a-time iterator was a
-/// twentieth of a request's time, where the runs between escapes copy whole. A test compares
+/// Decoded here rather than by `percent-encoding`: its iterator goes a byte at a time, where
+/// here the runs between escapes copy whole. A test compares
 /// the two on generated text.
 fn decode(text: &str) -> Cow<'_, str> {
     // Byte loops, not `memchr`: the texts are short or dense with escapes, where a call per

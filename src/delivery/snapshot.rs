@@ -47,8 +47,8 @@ pub struct Candidate {
 }
 
 /// Held by value wherever it is reached (by id, by rule, as a site default): a resolved
-/// fragment is read from the rule table's own entry, where a shared `Arc<Fragment>` cost
-/// every request one more cache miss (a fiftieth of the server's CPU in the load benchmark).
+/// fragment is read from the rule table's own entry, where a shared `Arc<Fragment>` would cost
+/// every request one more cache miss.
 /// Clones share the id and the card list.
 #[derive(Debug, Clone)]
 pub struct Fragment {

@@ -69,8 +69,8 @@ pub fn parse_request(
     limits: &HttpLimits,
     peer: SocketAddr,
 ) -> Result<Option<Parsed>, Rejection> {
-    // Uninitialised slots: filling 100 empty headers was three quarters of this function's
-    // time (3.2 KB written to the stack for every request).
+    // Uninitialised slots: filling 100 empty headers would write kilobytes to the stack for
+    // every request, most of this function's time.
     let mut slots = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
     let mut head = httparse::Request::new(&mut []);
     let head_len = match head.parse_with_uninit_headers(buf, &mut slots) {
@@ -152,8 +152,8 @@ fn body_framing(request: &Request, limits: &HttpLimits) -> Result<Framing, Rejec
     }
 }
 
-/// Path and query. A byte search: `split_once('?')` cost twice as many instructions, the
-/// setup of its char searcher outweighing the short path it searches.
+/// Path and query. A byte search: the setup of `split_once`'s char searcher outweighs the
+/// short path it searches.
 fn split_target(target: &str) -> (&str, Option<&str>) {
     match memchr::memchr(b'?', target.as_bytes()) {
         // `?` is ASCII: both sides of it are char boundaries.

@@ -115,8 +115,8 @@ fn serve_connection(
         if !out.is_empty() {
             // The answers of one readiness harvest go out back to back: the connection steps
             // behind the worker's other ready connections before it writes. A client asleep is
-            // then woken once for several answers, not once for each (on loopback each wake-up
-            // across cores cost the writing thread about 1 µs in the kernel).
+            // then woken once for several answers, not once for each: every wake-up across
+            // cores costs the writing thread time in the kernel.
             may::coroutine::yield_now();
             stream.write_all(&out)?;
             out.clear();
