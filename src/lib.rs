@@ -5,7 +5,7 @@
 //! ARCHITECTURE.md maps the modules.
 
 pub mod admin;
-pub mod agents;
+mod agents;
 mod api;
 pub mod app;
 pub mod auth;
@@ -51,6 +51,7 @@ pub fn start(config: Config) -> Result<Running, StartError> {
     for name in db::migrate::run(&mut client)? {
         log::info!("applied migration {name}");
     }
+    log::info!("agent markers {}", agents::version());
     drop(client);
     serve_without_migrating(config)
 }

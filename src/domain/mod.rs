@@ -18,7 +18,7 @@ pub use card::{CardText, LinkUrl, CARD_BODY_MAX, CARD_TEXT_MAX};
 pub use domain_name::DomainName;
 pub use fragment_ref::FragmentRef;
 pub use key_values::KeyValues;
-pub use path::{canonical_page_path, CanonicalPath, MatchMode};
+pub use path::{CanonicalPath, MatchMode};
 pub use values::{CardStatus, Description, FragmentName, FragmentStatus, KeyName, Lang, SiteName};
 
 /// A refused value: `field` is the JSON member (or path parameter) at fault, as the API reports it.
