@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # scripts/test.sh [CARGO TEST ARGS...]: all checks and tests, stopping at the
-# first failure: rustfmt, clippy (warnings are errors), cargo test.
+# first failure: the module graph (scripts/check-deps.py: no cycle between src/'s
+# top-level modules, db/ above nothing), rustfmt, clippy (warnings are errors),
+# cargo test.
 # Extra arguments go to `cargo test` (e.g. `scripts/test.sh fragment`).
 #
 # Tests get AGENTCARD_TEST_PG_URL, a PostgreSQL server where they may create
@@ -40,6 +42,9 @@ SQL
 		echo "agentcard: warning: could not drop leftover test databases" >&2
 	fi
 }
+
+step "scripts/check-deps.py (the module graph points one way)"
+python3 scripts/check-deps.py
 
 step "cargo fmt --all -- --check"
 cargo fmt --all -- --check
