@@ -1,4 +1,4 @@
-//! Organisations and management tokens.
+//! Organisations (the contract's accounts, `acc_…`) and management tokens.
 
 use crate::ids;
 use postgres::GenericClient;

@@ -33,6 +33,7 @@ impl Format {
 /// Raw parameters, before any check.
 #[derive(Debug, Default)]
 pub struct Params<'a> {
+    /// The organisation (`acc_…`, the contract's account), by the fragment endpoint's name.
     pub partner_id: Option<Cow<'a, str>>,
     pub fragment_id: Option<Cow<'a, str>>,
     pub placement_id: Option<Cow<'a, str>>,

@@ -4,6 +4,10 @@
 //! Validation runs in stages: here the JSON syntax (`400 invalid_json`), unknown members
 //! (`400 unknown_field`, nested ones included) and member types (`422 validation`); the
 //! meaning of each value is checked by `crate::domain`.
+//!
+//! Names: what our code calls the organisation (`org`, id `acc_…`) is the contract's
+//! *account* on the wire (`account` in `GET /v1/me`, a card's `account_id`), and the
+//! fragment endpoint's `partner_id`. This module and `crate::delivery::params` translate.
 
 mod cards;
 mod contact;
