@@ -3,16 +3,21 @@
 
 Reads every `crate::X` path in src/ (comments left out) and draws the graph of the crate's
 top-level modules (a file `src/X.rs` or a folder `src/X/`). Fails, naming the modules, when
-  - two or more top-level modules depend on each other through any chain (a cycle), or
-  - `db` uses anything but the modules in DB_MAY_USE.
-ARCHITECTURE.md draws the same graph; scripts/test.sh runs this check.
+  - two or more top-level modules depend on each other through any chain (a cycle),
+  - `db` uses anything but the modules in DB_MAY_USE, or
+  - ARCHITECTURE.md's layer picture (the fenced block after LAYERS_MARK) is not the graph's:
+    each module on the first layer above every module it uses.
+scripts/test.sh runs this check; `-v` prints the graph, `--layers` the picture.
 """
 
 import re
 import sys
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parent.parent / "src"
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src"
+ARCHITECTURE = ROOT / "ARCHITECTURE.md"
+LAYERS_MARK = "<!-- check-deps.py --layers -->"
 # The data-access layer knows only validated values and ids: what calls it, it never calls.
 DB_MAY_USE = {"domain", "ids"}
 
@@ -102,6 +107,33 @@ def cycles(graph):
     return found
 
 
+def layers(graph):
+    """The picture: a line per layer, top first; a module sits one above its highest use."""
+    depth = {}
+
+    def depth_of(node):
+        if node not in depth:
+            depth[node] = 1 + max((depth_of(used) for used in graph[node]), default=-1)
+        return depth[node]
+
+    for node in graph:
+        depth_of(node)
+    top = max(depth.values())
+    return [
+        f"{level}  " + "  ".join(sorted(n for n in graph if depth[n] == level))
+        for level in range(top, -1, -1)
+    ]
+
+
+def documented_layers():
+    lines = ARCHITECTURE.read_text().splitlines()
+    if LAYERS_MARK not in lines:
+        return None
+    start = lines.index(LAYERS_MARK) + 2  # past the mark and the opening fence
+    end = lines.index("```", start)
+    return lines[start:end]
+
+
 def main():
     modules = top_level_modules()
     graph = {
@@ -118,6 +150,15 @@ def main():
     if extra:
         problems.append("db uses " + ", ".join(extra) + " (it may use only "
                         + ", ".join(sorted(DB_MAY_USE)) + ")")
+    if not problems:
+        picture = layers(graph)
+        if "--layers" in sys.argv[1:]:
+            print("\n".join(picture))
+            return 0
+        if documented_layers() != picture:
+            problems.append("ARCHITECTURE.md's layer picture is not the module graph's; "
+                            "paste the output of `scripts/check-deps.py --layers` after "
+                            + LAYERS_MARK)
     if "-v" in sys.argv[1:]:
         for name in sorted(graph):
             print(f"{name} -> {', '.join(sorted(graph[name])) or '(nothing)'}")
@@ -125,7 +166,7 @@ def main():
         print(f"check-deps: {problem}", file=sys.stderr)
     if not problems:
         print(f"check-deps: {len(graph)} top-level modules, no cycle; db uses only "
-              + ", ".join(sorted(DB_MAY_USE)))
+              + ", ".join(sorted(DB_MAY_USE)) + "; ARCHITECTURE.md's layers match")
     return 1 if problems else 0
 
 
