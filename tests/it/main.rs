@@ -8,7 +8,7 @@
 //! - `conventions`: headers on every response, 404/405, body checks in their order.
 //! - `limits`: the four rate limits and the client address behind a trusted proxy.
 //! - `other_routes`: `/health`, `/ready`, `/contact`.
-//! - `fragment`: `GET /fragment`: statuses, resolution, selection, formats, hosts, reports.
+//! - `delivery`: serving `GET /fragment`: statuses, resolution, selection, formats, hosts, reports.
 //! - `admin_cli`: the `agentcard admin` commands through the real binary.
 //! - `sites`: sites, the default fragment, isolation between organisations; shared fixtures.
 //! - `fragments`: fragment writes and list, the `{ref}` segment, pause warnings.
@@ -26,8 +26,8 @@ mod auth;
 mod cards;
 mod console;
 mod conventions;
+mod delivery;
 mod demo;
-mod fragment;
 mod fragments;
 mod http_layer;
 mod keys;

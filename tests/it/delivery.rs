@@ -1,7 +1,7 @@
-//! `GET /fragment`: statuses and headers, each resolution step, each selection rule, formats,
-//! hosts, determinism, reporting. Fixtures are written with SQL (as the console would) and the
-//! cache is brought up to date with `harness::sync_cache`; `cache_follows_writes_of_others`
-//! proves the notification path without it.
+//! Delivery, the serving endpoint `GET /fragment`: statuses and headers, each resolution step,
+//! each selection rule, formats, hosts, determinism, reporting. Fixtures are written with SQL
+//! (as the console would) and the cache is brought up to date with `harness::sync_cache`;
+//! `cache_follows_writes_of_others` proves the notification path without it.
 
 use crate::harness::{self, server, tenant, Client, Resp, CONSOLE_HOST, LEGACY_HOST};
 use agentcard::{auth, ids};
