@@ -23,7 +23,7 @@
 #    management token writing at its rate limit (one PUT a second), and the median p99 of each.
 #
 # wrk and nginx are installed from Debian's packages with apt-get when absent (as root or
-# with passwordless sudo). Everything started here is stopped on exit.
+# with passwordless sudo: scripts/lib/apt.sh). Everything started here is stopped on exit.
 #
 # Knobs (environment): ROUNDS (3), DURATION seconds per run (10; 3 with --quick or
 # QUICK=1), CONNECTIONS (64), THREADS wrk threads (2), WORKERS server threads (nproc),
@@ -31,6 +31,8 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/lib/apt.sh
+source scripts/lib/apt.sh
 # shellcheck source=scripts/lib/postgres.sh
 source scripts/lib/postgres.sh
 
@@ -158,22 +160,6 @@ wait_http() {
 
 # ---------------------------------------------------------------- tools
 
-APT_UPDATED=0
-
-apt_install() {
-	local -a sudo=()
-	if [[ $EUID -ne 0 ]]; then
-		sudo -n true 2>/dev/null || die "$* missing: install them (apt-get install $*) or run as root"
-		sudo=(sudo -n)
-	fi
-	command -v apt-get >/dev/null || die "$* missing and there is no apt-get here"
-	if ((APT_UPDATED == 0)); then
-		"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null >&2
-		APT_UPDATED=1
-	fi
-	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" </dev/null >&2
-}
-
 nginx_binary() {
 	command -v nginx 2>/dev/null || { [[ -x /usr/sbin/nginx ]] && echo /usr/sbin/nginx; }
 }
@@ -185,8 +171,7 @@ ensure_tools() {
 	command -v curl >/dev/null || missing+=(curl)
 	command -v setsid >/dev/null || missing+=(util-linux)
 	if ((${#missing[@]} > 0)); then
-		echo "installing ${missing[*]} with apt-get" >&2
-		apt_install "${missing[@]}"
+		agentcard_apt_install "${missing[@]}" || die "the benchmark needs ${missing[*]}"
 	fi
 	curl --help all | grep -q -- '--rate' || die "curl 7.84 or newer is needed (the writes phase paces with --rate)"
 }

@@ -1,9 +1,10 @@
 # shellcheck shell=bash
 # scripts/lib/postgres.sh: find a PostgreSQL server agentcard may create
 # databases on, starting a private one when there is none. Sourced by
-# scripts/run.sh and scripts/test.sh (which set `set -euo pipefail`
-# themselves); the functions report errors with a non-zero status and
-# a message on stderr, so they behave the same under `set -e` or not.
+# scripts/run.sh, scripts/test.sh and scripts/bench-load.sh (which set
+# `set -euo pipefail` themselves); the functions report errors with a
+# non-zero status and a message on stderr, so they behave the same under
+# `set -e` or not. Packages are installed with scripts/lib/apt.sh.
 #
 # Functions:
 #   agentcard_find_postgres        sets AGENTCARD_PG_URL (and the variables below)
@@ -19,7 +20,8 @@
 #   3. A private cluster in <repo>/.pgdata (data/, run/, log), on
 #      127.0.0.1:54329, using the binaries from /usr/lib/postgresql/<highest>/bin
 #      (or initdb/pg_ctl on PATH); Debian's `postgresql` package is installed
-#      with apt-get when there are none (as root, or with passwordless sudo).
+#      with apt-get when there are none (as root, or with passwordless sudo:
+#      see scripts/lib/apt.sh).
 #      As root the cluster belongs to the `postgres` system user (created
 #      with useradd if missing) and initdb/pg_ctl run through runuser; if that
 #      user cannot reach the repo (e.g. a checkout under /root), the cluster
@@ -41,6 +43,8 @@
 #   AGENTCARD_PG_PORT           port of the private cluster (default 54329).
 
 AGENTCARD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+# shellcheck source=scripts/lib/apt.sh
+source "$AGENTCARD_ROOT/scripts/lib/apt.sh"
 AGENTCARD_PG_URL=${AGENTCARD_PG_URL:-}
 AGENTCARD_PG_SOURCE=${AGENTCARD_PG_SOURCE:-}
 AGENTCARD_PG_STARTED=${AGENTCARD_PG_STARTED:-0}
@@ -115,39 +119,12 @@ _agentcard_psql() {
 	PGCONNECT_TIMEOUT=${PGCONNECT_TIMEOUT:-10} psql -X -w -q -v ON_ERROR_STOP=1 -d "$url" "$@"
 }
 
-_AGENTCARD_APT_UPDATED=${_AGENTCARD_APT_UPDATED:-}
-
-# _agentcard_apt_install PKG...: apt-get install as root or with passwordless
-# sudo; otherwise fail with a message saying what to do.
-_agentcard_apt_install() {
-	local -a sudo=()
-	if [[ $EUID -ne 0 ]]; then
-		if command -v sudo >/dev/null 2>&1 && sudo -n true >/dev/null 2>&1; then
-			sudo=(sudo -n)
-		else
-			_agentcard_die "PostgreSQL is needed: package(s) $* are missing and this user is neither root nor has passwordless sudo to install them." \
-				"Install them (e.g. 'sudo apt-get install $*'), or set DATABASE_URL to a PostgreSQL server where this user may create databases."
-			return 1
-		fi
-	fi
-	if ! command -v apt-get >/dev/null 2>&1; then
-		_agentcard_die "PostgreSQL is needed: package(s) $* are missing and there is no apt-get here." \
-			"Install PostgreSQL (server and psql), or set DATABASE_URL to a server where this user may create databases."
-		return 1
-	fi
-	if [[ -z $_AGENTCARD_APT_UPDATED ]]; then
-		_agentcard_log "running apt-get update"
-		if ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null >&2; then
-			_agentcard_die "apt-get update failed"
-			return 1
-		fi
-		_AGENTCARD_APT_UPDATED=1
-	fi
-	_agentcard_log "installing $* with apt-get"
-	if ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" </dev/null >&2; then
-		_agentcard_die "apt-get install $* failed"
-		return 1
-	fi
+# _agentcard_pg_install PKG...: agentcard_apt_install, saying what else to do
+# when it cannot.
+_agentcard_pg_install() {
+	agentcard_apt_install "$@" && return 0
+	_agentcard_die "PostgreSQL is needed (package(s) $*): install it," \
+		"or set DATABASE_URL to a PostgreSQL server where this user may create databases."
 }
 
 # Highest /usr/lib/postgresql/<version>/bin that has a server (or the one of
@@ -185,7 +162,7 @@ _agentcard_ensure_psql() {
 		PATH="$(dirname "$d"):$PATH"
 		return 0
 	fi
-	_agentcard_apt_install postgresql-client || return 1
+	_agentcard_pg_install postgresql-client || return 1
 	if ! command -v psql >/dev/null 2>&1; then
 		_agentcard_die "psql is still missing after installing postgresql-client"
 		return 1
@@ -340,7 +317,7 @@ agentcard_find_postgres() {
 
 	# 3. private cluster, installing PostgreSQL first if need be
 	if ! bindir=$(_agentcard_pg_bindir); then
-		_agentcard_apt_install postgresql || return 1
+		_agentcard_pg_install postgresql || return 1
 		# Debian's package may have started its own cluster on 5432.
 		_agentcard_try_local && return 0
 		if ! bindir=$(_agentcard_pg_bindir); then

@@ -1,26 +1,8 @@
 //! `agentcard admin` through the real binary, against the test database.
 
+use crate::fixtures::admin;
 use crate::harness::{self, next_client_ip, server, Client};
 use serde_json::Value;
-use std::process::Command;
-
-/// Runs `agentcard admin ARGS…`; returns the exit status and the printed JSON (or stderr).
-pub fn admin(args: &[&str]) -> (bool, Value, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_agentcard"))
-        .arg("admin")
-        .args(args)
-        .env("DATABASE_URL", &server().database_url)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("run agentcard admin");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let json = serde_json::from_str(&stdout).unwrap_or(Value::Null);
-    (
-        output.status.success(),
-        json,
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
 
 #[test]
 fn org_then_token_then_me() {

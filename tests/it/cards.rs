@@ -4,44 +4,14 @@
 //! Fixtures (sites, fragments, cards) are written with the service's own db functions, as the
 //! console would make them.
 
+use crate::fixtures::{assert_error, card, fragment};
 use crate::harness::{db, tenant, Resp, Tenant};
-use agentcard::db::cards::{self, CardRow, NewCard};
-use agentcard::db::fragments::FragmentFields;
-use agentcard::domain::{CardStatus, DomainName, FragmentName, FragmentRef, KeyValues, Lang};
+use agentcard::db::cards;
+use agentcard::domain::CardStatus;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
 const ABSENT_CARD: &str = "crd_000000000000000000000000";
-
-/// A fragment of `org` on `domain` (its site made if needed); returns the fragment id.
-pub(crate) fn fragment(org: &str, domain: &str, fragment_ref: Option<&str>) -> String {
-    let mut db = db();
-    let domain = DomainName::parse(domain).unwrap();
-    let (site, _) = agentcard::db::sites::ensure_site(&mut db, org, &domain).unwrap();
-    let fragment_ref = fragment_ref.map(|r| FragmentRef::parse(r).unwrap());
-    let fields = FragmentFields::named(FragmentName::parse("Fixture").unwrap());
-    agentcard::db::fragments::insert_fragment(&mut db, site.id, fragment_ref.as_ref(), &fields)
-        .unwrap()
-        .id
-}
-
-/// A card of `org` (`None`: a platform card) in `status`.
-pub(crate) fn card(org: Option<&str>, status: CardStatus) -> CardRow {
-    let new = NewCard {
-        org_id: org.map(str::to_owned),
-        status,
-        name: "Subscription offer".into(),
-        lang: Lang::Fr,
-        brand: "Example News".into(),
-        brand_domain: Some(DomainName::parse("example.com").unwrap()),
-        title: "Read Example News".into(),
-        body: "Independent reporting since 1950.".into(),
-        link: Some(("https://example.com/subscribe".into(), "Subscribe".into())),
-        key_values: KeyValues::from_pairs([("section".to_string(), "politics".to_string())])
-            .unwrap(),
-    };
-    cards::create_card(&mut db(), &new).unwrap()
-}
 
 /// Sets `org`'s list of a card directly, as the console does for platform cards.
 fn set_list(card_id: &str, org: &str, fragment_ids: &[String]) {
@@ -74,12 +44,6 @@ fn stored_rows(card_id: &str) -> i64 {
     )
     .unwrap()
     .get(0)
-}
-
-fn assert_error(resp: &Resp, status: u16, code: &str, field: Option<&str>) {
-    assert_eq!(resp.status, status, "{}", resp.text());
-    assert_eq!(resp.code(), code, "{}", resp.text());
-    assert_eq!(resp.field().as_deref(), field, "{}", resp.text());
 }
 
 #[test]

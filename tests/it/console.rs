@@ -2,8 +2,7 @@
 //! eligibility, fragments and sites, and deleting revoked keys. Each prints one JSON object,
 //! or fails with a message on stderr; a refusal writes nothing.
 
-use crate::admin_cli::admin;
-use crate::cards::{card, fragment};
+use crate::fixtures::{admin, card, fragment};
 use crate::harness::{db, tenant, Tenant};
 use agentcard::domain::CardStatus;
 use serde_json::{json, Value};

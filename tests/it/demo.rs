@@ -1,6 +1,6 @@
 //! `agentcard admin demo`: what it prints works against the service as printed.
 
-use crate::admin_cli::admin;
+use crate::fixtures::admin;
 use crate::harness::{self, next_client_ip, server, Client};
 use serde_json::Value;
 

@@ -2,11 +2,11 @@
 //! replacement, validation fields, the `{ref}` path segment, the order of checks, the list
 //! order, and the warnings of a write that leaves a fragment paused.
 
-use crate::harness::{tenant, Tenant};
-use crate::sites::{
+use crate::fixtures::{
     assert_error, enc, fragment_without_ref, get_items, is_timestamp, members, new_fragment,
     new_site, put_fragment,
 };
+use crate::harness::{tenant, Tenant};
 use serde_json::{json, Value};
 
 const SITE: &str = "example.com";

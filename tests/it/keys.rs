@@ -1,6 +1,7 @@
 //! `/v1/keys`: delivery keys shown once, listed newest first without the key, revoked
 //! repeatably with the first revocation date kept, and private to their organisation.
 
+use crate::fixtures::assert_error;
 use crate::harness::{db, tenant, Resp, Tenant};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -28,12 +29,6 @@ fn without_key(created: &Value) -> Value {
     let mut record = created.clone();
     record.as_object_mut().unwrap().remove("key");
     record
-}
-
-fn assert_error(resp: &Resp, status: u16, code: &str, field: Option<&str>) {
-    assert_eq!(resp.status, status, "{}", resp.text());
-    assert_eq!(resp.code(), code, "{}", resp.text());
-    assert_eq!(resp.field().as_deref(), field, "{}", resp.text());
 }
 
 fn is_live_key(value: &str) -> bool {

@@ -3,14 +3,16 @@
 //!
 //! Index:
 //! - `harness`: the database, the in-process server, the raw HTTP client, tenants.
+//! - `fixtures`: what the test modules share: data builders, `assert_error`, the `admin` runner.
+//!   Test modules import from these two, never from each other.
 //! - `http_layer`: hostile input (headers, lengths, chunked bodies, timeouts, close, panics).
 //! - `auth`: bearer tokens, `401`s, `GET /v1/me`, hosts.
 //! - `conventions`: headers on every response, 404/405, body checks in their order.
 //! - `limits`: the four rate limits and the client address behind a trusted proxy.
 //! - `other_routes`: `/health`, `/ready`, `/contact`.
-//! - `fragment`: `GET /fragment`: statuses, resolution, selection, formats, hosts, reports.
+//! - `delivery`: serving `GET /fragment`: statuses, resolution, selection, formats, hosts, reports.
 //! - `admin_cli`: the `agentcard admin` commands through the real binary.
-//! - `sites`: sites, the default fragment, isolation between organisations; shared fixtures.
+//! - `sites`: sites, the default fragment, isolation between organisations.
 //! - `fragments`: fragment writes and list, the `{ref}` segment, pause warnings.
 //! - `routes`: routing rules: list order, POST, PUT (atomic, concurrent), DELETE.
 //! - `cards`: `/v1/cards` and eligibility lists (order of checks, atomicity, platform cards).
@@ -19,6 +21,7 @@
 //! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
 
+mod fixtures;
 mod harness;
 
 mod admin_cli;
@@ -26,8 +29,8 @@ mod auth;
 mod cards;
 mod console;
 mod conventions;
+mod delivery;
 mod demo;
-mod fragment;
 mod fragments;
 mod http_layer;
 mod keys;

@@ -3,7 +3,7 @@
 //! the pool's checkout timeout, and everything recovers by itself when PostgreSQL returns.
 //! The test stops and starts a PostgreSQL cluster of its own, never the shared server.
 
-use crate::fragment::{served_card, CardSpec, World};
+use crate::fixtures::{served_card, CardSpec, World};
 use crate::harness::{self, Client, Resp};
 use serde_json::json;
 use std::net::{SocketAddr, TcpListener};

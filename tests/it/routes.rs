@@ -2,10 +2,10 @@
 //! list checked then applied at once, new ids, field paths, atomicity, concurrent writers),
 //! `DELETE`, and isolation of another site's or organisation's rules.
 
-use crate::harness::{tenant, Tenant};
-use crate::sites::{
+use crate::fixtures::{
     assert_error, fragment_without_ref, get_items, members, new_fragment, new_site, put_fragment,
 };
+use crate::harness::{tenant, Tenant};
 use serde_json::{json, Value};
 use std::collections::HashSet;
 

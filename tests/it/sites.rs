@@ -1,86 +1,14 @@
 //! Sites: `GET /v1/sites`, `PUT /v1/sites/{domain}`, the default fragment, and isolation
-//! between organisations on every site-scoped endpoint. Also the fixtures that the
-//! `fragments` and `routes` tests share.
+//! between organisations on every site-scoped endpoint.
 
+use crate::fixtures::{
+    assert_error, fragment_without_ref, get_items, is_timestamp, members, new_fragment, new_site,
+    put_fragment,
+};
 use crate::harness::{self, tenant, Resp, Tenant};
+use agentcard::db;
 use agentcard::domain::DomainName;
-use agentcard::{db, ids};
 use serde_json::{json, Value};
-
-// ---- shared fixtures ----
-
-/// The whole reference encoded once as a URI component, slashes included.
-pub fn enc(reference: &str) -> String {
-    percent_encoding::utf8_percent_encode(reference, percent_encoding::NON_ALPHANUMERIC).to_string()
-}
-
-/// Asserts an error answer: status, code and field (absent when `None`).
-#[track_caller]
-pub fn assert_error(resp: &Resp, status: u16, code: &str, field: Option<&str>) {
-    assert_eq!(
-        (resp.status, resp.code(), resp.field()),
-        (status, code.to_owned(), field.map(str::to_owned)),
-        "{}",
-        resp.text()
-    );
-}
-
-/// Creates the site in the tenant's organisation.
-#[track_caller]
-pub fn new_site(t: &Tenant, domain: &str) -> Value {
-    let resp = t.client.put(&format!("/v1/sites/{domain}"), &json!({}));
-    assert_eq!(resp.status, 201, "{}", resp.text());
-    resp.json()
-}
-
-pub fn put_fragment(t: &Tenant, domain: &str, reference: &str, body: &Value) -> Resp {
-    let path = format!("/v1/sites/{domain}/fragments/{}", enc(reference));
-    t.client.put(&path, body)
-}
-
-/// Creates an active fragment named after its reference; returns its id.
-#[track_caller]
-pub fn new_fragment(t: &Tenant, domain: &str, reference: &str) -> String {
-    let resp = put_fragment(t, domain, reference, &json!({"name": reference}));
-    assert_eq!(resp.status, 201, "{}", resp.text());
-    resp.json()["id"].as_str().unwrap_or_default().to_owned()
-}
-
-/// A fragment made in the console without a reference (the API cannot make one).
-pub fn fragment_without_ref(t: &Tenant, domain: &str, name: &str) -> String {
-    let id = ids::new_id(ids::FRAGMENT);
-    harness::db()
-        .execute(
-            "INSERT INTO fragments (id, site_id, ref, name, lang, status)
-             SELECT $1, id, NULL, $2, 'fr', 'active' FROM sites
-              WHERE org_id = $3 AND domain = $4",
-            &[&id, &name, &t.org_id, &domain],
-        )
-        .unwrap();
-    id
-}
-
-pub fn get_items(t: &Tenant, path: &str) -> Vec<Value> {
-    let resp = t.client.get(path);
-    assert_eq!(resp.status, 200, "{path}: {}", resp.text());
-    resp.json()["items"].as_array().cloned().unwrap_or_default()
-}
-
-/// The member names of a JSON object, sorted.
-pub fn members(value: &Value) -> Vec<String> {
-    let mut names: Vec<String> = value
-        .as_object()
-        .map(|o| o.keys().cloned().collect())
-        .unwrap_or_default();
-    names.sort();
-    names
-}
-
-pub fn is_timestamp(value: &Value) -> bool {
-    value
-        .as_str()
-        .is_some_and(|s| s.len() == 27 && s.as_bytes()[10] == b'T' && s.ends_with('Z'))
-}
 
 fn sites(t: &Tenant) -> Vec<Value> {
     get_items(t, "/v1/sites")

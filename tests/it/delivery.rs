@@ -1,8 +1,9 @@
-//! `GET /fragment`: statuses and headers, each resolution step, each selection rule, formats,
-//! hosts, determinism, reporting. Fixtures are written with SQL (as the console would) and the
-//! cache is brought up to date with `harness::sync_cache`; `cache_follows_writes_of_others`
-//! proves the notification path without it.
+//! Delivery, the serving endpoint `GET /fragment`: statuses and headers, each resolution step,
+//! each selection rule, formats, hosts, determinism, reporting. Fixtures are written with SQL
+//! (as the console would) and the cache is brought up to date with `harness::sync_cache`;
+//! `cache_follows_writes_of_others` proves the notification path without it.
 
+use crate::fixtures::{admin, served_card, CardSpec, World};
 use crate::harness::{self, server, tenant, Client, Resp, CONSOLE_HOST, LEGACY_HOST};
 use agentcard::{auth, ids};
 use serde_json::{json, Value};
@@ -10,162 +11,6 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 const CACHEABLE: &str = "public, s-maxage=120, stale-while-revalidate=240";
-
-/// An organisation with a delivery key, and SQL helpers to shape its data.
-pub struct World {
-    pub org_id: String,
-    pub key: String,
-    pub key_id: String,
-    database_url: String,
-    db: postgres::Client,
-    /// The server `fetch` asks.
-    addr: SocketAddr,
-}
-
-impl World {
-    /// A world in the shared test database, fetched from the shared server.
-    pub fn new() -> World {
-        World::on(&server().database_url, server().addr)
-    }
-
-    /// A world in the database at `database_url`, fetched from the server at `addr`.
-    pub fn on(database_url: &str, addr: SocketAddr) -> World {
-        let mut db = agentcard::db::connect(database_url).expect("connect to the database");
-        let org = agentcard::db::orgs::create_org(&mut db, "Test Publisher").unwrap();
-        let secret = auth::generate(auth::SecretKind::DeliveryKey, "svc");
-        let key_id = ids::new_id(ids::KEY);
-        db.execute(
-            "INSERT INTO delivery_keys (id, org_id, key_hash, prefix) VALUES ($1, $2, $3, $4)",
-            &[&key_id, &org.id, &secret.hash, &secret.prefix],
-        )
-        .unwrap();
-        World {
-            org_id: org.id,
-            key: secret.value,
-            key_id,
-            database_url: database_url.to_string(),
-            db,
-            addr,
-        }
-    }
-
-    /// Replaces the connection of the SQL helpers (after the database server restarted).
-    pub fn reconnect(&mut self) {
-        self.db = agentcard::db::connect(&self.database_url).expect("reconnect to the database");
-    }
-
-    /// A management token of this organisation.
-    pub fn management_token(&mut self) -> String {
-        harness::new_token(&mut self.db, &self.org_id, false).1
-    }
-
-    pub fn site(&mut self, domain: &str) -> i64 {
-        self.db
-            .query_one(
-                "INSERT INTO sites (org_id, domain) VALUES ($1, $2) RETURNING id",
-                &[&self.org_id, &domain],
-            )
-            .unwrap()
-            .get(0)
-    }
-
-    pub fn fragment(&mut self, site: i64, reference: &str, active: bool) -> String {
-        let id = ids::new_id(ids::FRAGMENT);
-        let status = if active { "active" } else { "paused" };
-        self.db
-            .execute(
-                "INSERT INTO fragments (id, site_id, ref, name, lang, status) VALUES ($1, $2, $3, 'f', 'fr', $4)",
-                &[&id, &site, &reference, &status],
-            )
-            .unwrap();
-        id
-    }
-
-    pub fn route(&mut self, site: i64, path: &str, exact: bool, fragment: &str) {
-        let id = ids::new_id(ids::ROUTE);
-        let mode = if exact { "exact" } else { "prefix" };
-        self.db
-            .execute(
-                "INSERT INTO routes (id, site_id, path, match, fragment_id) VALUES ($1, $2, $3, $4, $5)",
-                &[&id, &site, &path, &mode, &fragment],
-            )
-            .unwrap();
-    }
-
-    pub fn default_fragment(&mut self, site: i64, fragment: &str) {
-        self.db
-            .execute(
-                "UPDATE sites SET default_fragment_id = $2 WHERE id = $1",
-                &[&site, &fragment],
-            )
-            .unwrap();
-    }
-
-    /// An active card of this organisation (`platform`: a platform card), eligible on `on`.
-    pub fn card(&mut self, spec: CardSpec, on: &[&str]) -> String {
-        let id = ids::new_id(ids::CARD);
-        let org: Option<&str> = (!spec.platform).then_some(self.org_id.as_str());
-        self.db
-            .execute(
-                "INSERT INTO cards (id, org_id, status, name, lang, brand, brand_domain, title, body, key_values)
-                 VALUES ($1, $2, 'active', 'card', $3, 'Brand', $4, 'Title', 'Body', $5)",
-                &[&id, &org, &spec.lang, &spec.brand_domain, &spec.key_values],
-            )
-            .unwrap();
-        for fragment in on {
-            self.db
-                .execute(
-                    "INSERT INTO card_eligibility (card_id, org_id, fragment_id) VALUES ($1, $2, $3)",
-                    &[&id, &self.org_id, fragment],
-                )
-                .unwrap();
-        }
-        id
-    }
-
-    pub fn sql(&mut self, statement: &str, id: &str) {
-        self.db.execute(statement, &[&id]).unwrap();
-    }
-
-    /// `GET /fragment` with these extra query parameters (partner, lang and key filled in).
-    pub fn fetch(&self, fragment: &str, extra: &str) -> Resp {
-        self.fetch_with(fragment, extra, &[])
-    }
-
-    pub fn fetch_with(&self, fragment: &str, extra: &str, headers: &[(&str, &str)]) -> Resp {
-        let path = format!(
-            "/fragment?partner_id={}&fragment_id={fragment}&lang=fr&api_key={}{extra}",
-            self.org_id, self.key
-        );
-        Client::new(self.addr).request("GET", &path, headers, None)
-    }
-}
-
-pub struct CardSpec {
-    pub lang: &'static str,
-    pub platform: bool,
-    pub brand_domain: Option<&'static str>,
-    pub key_values: Value,
-}
-
-impl Default for CardSpec {
-    fn default() -> Self {
-        CardSpec {
-            lang: "fr",
-            platform: false,
-            brand_domain: None,
-            key_values: json!({}),
-        }
-    }
-}
-
-/// The card id a `200` served.
-pub fn served_card(resp: &Resp) -> String {
-    assert_eq!(resp.status, 200, "{}", resp.text());
-    let html = resp.text();
-    let start = html.find("data-card-id=\"").expect("card id") + 14;
-    html[start..start + html[start..].find('"').unwrap()].to_string()
-}
 
 fn assert_refused(resp: &Resp, status: u16, code: &str) {
     assert_eq!(resp.status, status, "{}", resp.text());
@@ -949,8 +794,7 @@ fn the_admin_report_gives_fill_rate_reasons_and_purposes_per_site_and_fragment()
     let expected_requests = 3;
     let started = Instant::now();
     let report = loop {
-        let (ok, report, stderr) =
-            crate::admin_cli::admin(&["report", "--org", &w.org_id, "--since", "1h"]);
+        let (ok, report, stderr) = admin(&["report", "--org", &w.org_id, "--since", "1h"]);
         assert!(ok, "{stderr}");
         if report["requests"] == expected_requests || started.elapsed() > Duration::from_secs(5) {
             break report;
@@ -981,7 +825,6 @@ fn the_admin_report_gives_fill_rate_reasons_and_purposes_per_site_and_fragment()
         }
     });
     assert_eq!(fragments, expected);
-    let (ok, _, stderr) =
-        crate::admin_cli::admin(&["report", "--org", &w.org_id, "--since", "yesterday-ish"]);
+    let (ok, _, stderr) = admin(&["report", "--org", &w.org_id, "--since", "yesterday-ish"]);
     assert!(!ok && stderr.contains("--since"));
 }

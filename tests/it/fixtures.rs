@@ -1,0 +1,306 @@
+//! The fixtures and assertions the test modules share; they import from here and from
+//! `harness` (the infrastructure), never from each other. Data is made in four ways, by what
+//! a test exercises:
+//! - through the management API, as a tenant: `new_site`, `new_fragment`, `put_fragment`;
+//! - with the service's own db functions, as the console would: `fragment`, `card`, and
+//!   `fragment_without_ref` in SQL (the API cannot make one);
+//! - with SQL, for the serving side (`GET /fragment`): `World` and its `CardSpec`;
+//! - through the real binary: `admin`.
+
+use crate::harness::{self, db, server, Client, Resp, Tenant};
+use agentcard::db::cards::{self, CardRow, NewCard};
+use agentcard::db::fragments::FragmentFields;
+use agentcard::domain::{CardStatus, DomainName, FragmentName, FragmentRef, KeyValues, Lang};
+use agentcard::{auth, ids};
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::process::Command;
+
+// ---- assertions and readers ----
+
+/// Asserts an error answer: status, code and field (absent when `None`).
+#[track_caller]
+pub fn assert_error(resp: &Resp, status: u16, code: &str, field: Option<&str>) {
+    assert_eq!(
+        (resp.status, resp.code(), resp.field()),
+        (status, code.to_owned(), field.map(str::to_owned)),
+        "{}",
+        resp.text()
+    );
+}
+
+/// The card id a `200` served.
+pub fn served_card(resp: &Resp) -> String {
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    let html = resp.text();
+    let start = html.find("data-card-id=\"").expect("card id") + 14;
+    html[start..start + html[start..].find('"').unwrap()].to_string()
+}
+
+/// The member names of a JSON object, sorted.
+pub fn members(value: &Value) -> Vec<String> {
+    let mut names: Vec<String> = value
+        .as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+pub fn is_timestamp(value: &Value) -> bool {
+    value
+        .as_str()
+        .is_some_and(|s| s.len() == 27 && s.as_bytes()[10] == b'T' && s.ends_with('Z'))
+}
+
+// ---- the management API, as a tenant ----
+
+/// The whole reference encoded once as a URI component, slashes included.
+pub fn enc(reference: &str) -> String {
+    percent_encoding::utf8_percent_encode(reference, percent_encoding::NON_ALPHANUMERIC).to_string()
+}
+
+/// Creates the site in the tenant's organisation.
+#[track_caller]
+pub fn new_site(t: &Tenant, domain: &str) -> Value {
+    let resp = t.client.put(&format!("/v1/sites/{domain}"), &json!({}));
+    assert_eq!(resp.status, 201, "{}", resp.text());
+    resp.json()
+}
+
+pub fn put_fragment(t: &Tenant, domain: &str, reference: &str, body: &Value) -> Resp {
+    let path = format!("/v1/sites/{domain}/fragments/{}", enc(reference));
+    t.client.put(&path, body)
+}
+
+/// Creates an active fragment named after its reference; returns its id.
+#[track_caller]
+pub fn new_fragment(t: &Tenant, domain: &str, reference: &str) -> String {
+    let resp = put_fragment(t, domain, reference, &json!({"name": reference}));
+    assert_eq!(resp.status, 201, "{}", resp.text());
+    resp.json()["id"].as_str().unwrap_or_default().to_owned()
+}
+
+pub fn get_items(t: &Tenant, path: &str) -> Vec<Value> {
+    let resp = t.client.get(path);
+    assert_eq!(resp.status, 200, "{path}: {}", resp.text());
+    resp.json()["items"].as_array().cloned().unwrap_or_default()
+}
+
+// ---- the service's db functions, as the console ----
+
+/// A fragment of `org` on `domain` (its site made if needed); returns the fragment id.
+pub fn fragment(org: &str, domain: &str, fragment_ref: Option<&str>) -> String {
+    let mut db = db();
+    let domain = DomainName::parse(domain).unwrap();
+    let (site, _) = agentcard::db::sites::ensure_site(&mut db, org, &domain).unwrap();
+    let fragment_ref = fragment_ref.map(|r| FragmentRef::parse(r).unwrap());
+    let fields = FragmentFields::named(FragmentName::parse("Fixture").unwrap());
+    agentcard::db::fragments::insert_fragment(&mut db, site.id, fragment_ref.as_ref(), &fields)
+        .unwrap()
+        .id
+}
+
+/// A fragment made in the console without a reference (the API cannot make one).
+pub fn fragment_without_ref(t: &Tenant, domain: &str, name: &str) -> String {
+    let id = ids::new_id(ids::FRAGMENT);
+    harness::db()
+        .execute(
+            "INSERT INTO fragments (id, site_id, ref, name, lang, status)
+             SELECT $1, id, NULL, $2, 'fr', 'active' FROM sites
+              WHERE org_id = $3 AND domain = $4",
+            &[&id, &name, &t.org_id, &domain],
+        )
+        .unwrap();
+    id
+}
+
+/// A card of `org` (`None`: a platform card) in `status`.
+pub fn card(org: Option<&str>, status: CardStatus) -> CardRow {
+    let new = NewCard {
+        org_id: org.map(str::to_owned),
+        status,
+        name: "Subscription offer".into(),
+        lang: Lang::Fr,
+        brand: "Example News".into(),
+        brand_domain: Some(DomainName::parse("example.com").unwrap()),
+        title: "Read Example News".into(),
+        body: "Independent reporting since 1950.".into(),
+        link: Some(("https://example.com/subscribe".into(), "Subscribe".into())),
+        key_values: KeyValues::from_pairs([("section".to_string(), "politics".to_string())])
+            .unwrap(),
+    };
+    cards::create_card(&mut db(), &new).unwrap()
+}
+
+// ---- SQL, for the serving side ----
+
+/// An organisation with a delivery key, and SQL helpers to shape its data.
+pub struct World {
+    pub org_id: String,
+    pub key: String,
+    pub key_id: String,
+    database_url: String,
+    db: postgres::Client,
+    /// The server `fetch` asks.
+    addr: SocketAddr,
+}
+
+impl World {
+    /// A world in the shared test database, fetched from the shared server.
+    pub fn new() -> World {
+        World::on(&server().database_url, server().addr)
+    }
+
+    /// A world in the database at `database_url`, fetched from the server at `addr`.
+    pub fn on(database_url: &str, addr: SocketAddr) -> World {
+        let mut db = agentcard::db::connect(database_url).expect("connect to the database");
+        let org = agentcard::db::orgs::create_org(&mut db, "Test Publisher").unwrap();
+        let secret = auth::generate(auth::SecretKind::DeliveryKey, "svc");
+        let key_id = ids::new_id(ids::KEY);
+        db.execute(
+            "INSERT INTO delivery_keys (id, org_id, key_hash, prefix) VALUES ($1, $2, $3, $4)",
+            &[&key_id, &org.id, &secret.hash, &secret.prefix],
+        )
+        .unwrap();
+        World {
+            org_id: org.id,
+            key: secret.value,
+            key_id,
+            database_url: database_url.to_string(),
+            db,
+            addr,
+        }
+    }
+
+    /// Replaces the connection of the SQL helpers (after the database server restarted).
+    pub fn reconnect(&mut self) {
+        self.db = agentcard::db::connect(&self.database_url).expect("reconnect to the database");
+    }
+
+    /// A management token of this organisation.
+    pub fn management_token(&mut self) -> String {
+        harness::new_token(&mut self.db, &self.org_id, false).1
+    }
+
+    pub fn site(&mut self, domain: &str) -> i64 {
+        self.db
+            .query_one(
+                "INSERT INTO sites (org_id, domain) VALUES ($1, $2) RETURNING id",
+                &[&self.org_id, &domain],
+            )
+            .unwrap()
+            .get(0)
+    }
+
+    pub fn fragment(&mut self, site: i64, reference: &str, active: bool) -> String {
+        let id = ids::new_id(ids::FRAGMENT);
+        let status = if active { "active" } else { "paused" };
+        self.db
+            .execute(
+                "INSERT INTO fragments (id, site_id, ref, name, lang, status) VALUES ($1, $2, $3, 'f', 'fr', $4)",
+                &[&id, &site, &reference, &status],
+            )
+            .unwrap();
+        id
+    }
+
+    pub fn route(&mut self, site: i64, path: &str, exact: bool, fragment: &str) {
+        let id = ids::new_id(ids::ROUTE);
+        let mode = if exact { "exact" } else { "prefix" };
+        self.db
+            .execute(
+                "INSERT INTO routes (id, site_id, path, match, fragment_id) VALUES ($1, $2, $3, $4, $5)",
+                &[&id, &site, &path, &mode, &fragment],
+            )
+            .unwrap();
+    }
+
+    pub fn default_fragment(&mut self, site: i64, fragment: &str) {
+        self.db
+            .execute(
+                "UPDATE sites SET default_fragment_id = $2 WHERE id = $1",
+                &[&site, &fragment],
+            )
+            .unwrap();
+    }
+
+    /// An active card of this organisation (`platform`: a platform card), eligible on `on`.
+    pub fn card(&mut self, spec: CardSpec, on: &[&str]) -> String {
+        let id = ids::new_id(ids::CARD);
+        let org: Option<&str> = (!spec.platform).then_some(self.org_id.as_str());
+        self.db
+            .execute(
+                "INSERT INTO cards (id, org_id, status, name, lang, brand, brand_domain, title, body, key_values)
+                 VALUES ($1, $2, 'active', 'card', $3, 'Brand', $4, 'Title', 'Body', $5)",
+                &[&id, &org, &spec.lang, &spec.brand_domain, &spec.key_values],
+            )
+            .unwrap();
+        for fragment in on {
+            self.db
+                .execute(
+                    "INSERT INTO card_eligibility (card_id, org_id, fragment_id) VALUES ($1, $2, $3)",
+                    &[&id, &self.org_id, fragment],
+                )
+                .unwrap();
+        }
+        id
+    }
+
+    pub fn sql(&mut self, statement: &str, id: &str) {
+        self.db.execute(statement, &[&id]).unwrap();
+    }
+
+    /// `GET /fragment` with these extra query parameters (partner, lang and key filled in).
+    pub fn fetch(&self, fragment: &str, extra: &str) -> Resp {
+        self.fetch_with(fragment, extra, &[])
+    }
+
+    pub fn fetch_with(&self, fragment: &str, extra: &str, headers: &[(&str, &str)]) -> Resp {
+        let path = format!(
+            "/fragment?partner_id={}&fragment_id={fragment}&lang=fr&api_key={}{extra}",
+            self.org_id, self.key
+        );
+        Client::new(self.addr).request("GET", &path, headers, None)
+    }
+}
+
+/// The card `World::card` makes; by default the organisation's own, in French, without a brand
+/// domain or key-values.
+pub struct CardSpec {
+    pub lang: &'static str,
+    pub platform: bool,
+    pub brand_domain: Option<&'static str>,
+    pub key_values: Value,
+}
+
+impl Default for CardSpec {
+    fn default() -> Self {
+        CardSpec {
+            lang: "fr",
+            platform: false,
+            brand_domain: None,
+            key_values: json!({}),
+        }
+    }
+}
+
+// ---- the admin CLI ----
+
+/// Runs `agentcard admin ARGS…`; returns the exit status and the printed JSON (or stderr).
+pub fn admin(args: &[&str]) -> (bool, Value, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_agentcard"))
+        .arg("admin")
+        .args(args)
+        .env("DATABASE_URL", &server().database_url)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run agentcard admin");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let json = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (
+        output.status.success(),
+        json,
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
