@@ -3,11 +3,10 @@
 //! (as the console would) and the cache is brought up to date with `harness::sync_cache`;
 //! `cache_follows_writes_of_others` proves the notification path without it.
 
-use crate::fixtures::{admin, served_card, CardSpec, World};
+use crate::fixtures::{admin, served_card, CardSpec, ServeProcess, World};
 use crate::harness::{self, server, tenant, Client, Resp, CONSOLE_HOST, LEGACY_HOST};
 use agentcard::{auth, ids};
 use serde_json::{json, Value};
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 const CACHEABLE: &str = "public, s-maxage=120, stale-while-revalidate=240";
@@ -441,7 +440,7 @@ fn another_server_process_picks_the_same_cards() {
         w.card(CardSpec::default(), &[&fragment]);
     }
     harness::sync_cache();
-    let other = OtherProcess::start();
+    let other = ServeProcess::start();
     for page in 0..20 {
         let path = format!(
             "/fragment?partner_id={}&fragment_id={fragment}&lang=fr&api_key={}&page_url=https%3A%2F%2Ftwoprocs.example%2F{page}&ctx.a=b",
@@ -451,54 +450,6 @@ fn another_server_process_picks_the_same_cards() {
         let there = Client::new(other.addr).get(&path);
         assert_eq!(served_card(&here), served_card(&there), "page {page}");
         assert_eq!(here.body, there.body);
-    }
-}
-
-/// `agentcard serve` as a separate process on the test database.
-struct OtherProcess {
-    child: std::process::Child,
-    addr: SocketAddr,
-}
-
-impl OtherProcess {
-    fn start() -> OtherProcess {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_agentcard"))
-            .arg("serve")
-            .env("DATABASE_URL", &server().database_url)
-            .env("AGENTCARD_LISTEN", addr.to_string())
-            .env("RUST_LOG", "warn")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("start agentcard serve");
-        // Owned before waiting, so that a failed wait still stops the process.
-        let process = OtherProcess { child, addr };
-        let started = Instant::now();
-        while !is_ready(addr) {
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "second process never ready"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        process
-    }
-}
-
-fn is_ready(addr: SocketAddr) -> bool {
-    std::net::TcpStream::connect(addr).is_ok() && Client::new(addr).get("/ready").status == 200
-}
-
-impl Drop for OtherProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

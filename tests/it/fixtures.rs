@@ -5,7 +5,8 @@
 //! - with the service's own db functions, as the console would: `fragment`, `card`, and
 //!   `fragment_without_ref` in SQL (the API cannot make one);
 //! - with SQL, for the serving side (`GET /fragment`): `World` and its `CardSpec`;
-//! - through the real binary: `admin`.
+//! - through the real binary: `admin`; `ServeProcess` runs `agentcard serve` beside the
+//!   shared in-process server.
 
 use crate::harness::{self, db, server, Client, Resp, Tenant};
 use agentcard::db::cards::{self, CardRow, NewCard};
@@ -14,7 +15,9 @@ use agentcard::domain::{CardStatus, DomainName, FragmentName, FragmentRef, KeyVa
 use agentcard::{auth, ids};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
-use std::process::Command;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 // ---- assertions and readers ----
 
@@ -173,6 +176,11 @@ impl World {
         }
     }
 
+    /// The same world, fetched from the server at `addr`.
+    pub fn served_by(self, addr: SocketAddr) -> World {
+        World { addr, ..self }
+    }
+
     /// Replaces the connection of the SQL helpers (after the database server restarted).
     pub fn reconnect(&mut self) {
         self.db = agentcard::db::connect(&self.database_url).expect("reconnect to the database");
@@ -303,4 +311,73 @@ pub fn admin(args: &[&str]) -> (bool, Value, String) {
         json,
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
+}
+
+// ---- the real server binary ----
+
+/// `agentcard serve` as a separate process on the shared test database, its standard error
+/// kept in a file that `log` reads. Stopped (killed) when dropped.
+pub struct ServeProcess {
+    child: Child,
+    pub addr: SocketAddr,
+    log: PathBuf,
+}
+
+impl ServeProcess {
+    /// With `RUST_LOG=warn`, the quiet setting of every other spawned binary.
+    pub fn start() -> ServeProcess {
+        ServeProcess::start_with(&[("RUST_LOG", "warn")])
+    }
+
+    /// With the test database, a free port, no `RUST_LOG` (the default filter), then `env`;
+    /// returns once `/ready` answers `200`.
+    pub fn start_with(env: &[(&str, &str)]) -> ServeProcess {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let log = std::env::temp_dir().join(format!("agentcard-serve-{port}.log"));
+        let child = Command::new(env!("CARGO_BIN_EXE_agentcard"))
+            .arg("serve")
+            .env("DATABASE_URL", &server().database_url)
+            .env("AGENTCARD_LISTEN", addr.to_string())
+            .env_remove("RUST_LOG")
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("create the log file"))
+            .spawn()
+            .expect("start agentcard serve");
+        // Owned before waiting, so that a failed wait still stops the process.
+        let process = ServeProcess { child, addr, log };
+        let started = Instant::now();
+        while !process.is_ready() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "agentcard serve never ready; its log:\n{}",
+                process.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        process
+    }
+
+    fn is_ready(&self) -> bool {
+        std::net::TcpStream::connect(self.addr).is_ok()
+            && Client::new(self.addr).get("/ready").status == 200
+    }
+
+    /// What the process has written to standard error so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log);
+    }
 }

@@ -20,6 +20,7 @@
 //! - `demo`: `agentcard admin demo` and the requests it prints.
 //! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
+//! - `logging`: the operator's log at the default filter (no line per request).
 
 mod fixtures;
 mod harness;
@@ -35,6 +36,7 @@ mod fragments;
 mod http_layer;
 mod keys;
 mod limits;
+mod logging;
 mod other_routes;
 mod outage;
 mod routes;
