@@ -13,7 +13,7 @@
 //! - when several markers match, the longest wins; on equal length, the one
 //!   listed first in the data file.
 //!
-//! [`classify`] and [`matching_marker`] do not allocate: each marker is looked
+//! [`matching_marker`] does not allocate: each marker is looked
 //! for with a sliding window compared byte by byte, ignoring ASCII case.
 
 use std::sync::OnceLock;
@@ -42,6 +42,11 @@ pub enum Purpose {
 impl Purpose {
     /// The purpose's name: `"training"`, `"query"`, `"search"`, `"unknown"`
     /// or `"none"`.
+    /// The purpose of the agent a marker names; `None` without a marker.
+    pub fn of(marker: Option<&Marker>) -> Purpose {
+        marker.map_or(Purpose::None, |marker| marker.purpose)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Purpose::Training => "training",
@@ -99,11 +104,6 @@ pub fn version() -> &'static str {
 /// All markers, in data-file order.
 pub fn markers() -> &'static [Marker] {
     &table().markers
-}
-
-/// The purpose of the agent behind a User-Agent string, `Purpose::None` when no marker matches.
-pub fn classify(user_agent: &str) -> Purpose {
-    matching_marker(user_agent).map_or(Purpose::None, |marker| marker.purpose)
 }
 
 /// The marker that matched, if any (longest match).
@@ -227,6 +227,12 @@ fn is_valid_marker_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The purpose of the agent behind a User-Agent string, `Purpose::None` when no marker
+    /// matches.
+    fn classify(user_agent: &str) -> Purpose {
+        Purpose::of(matching_marker(user_agent))
+    }
 
     /// The contract's list, in data-file order.
     const CONTRACT: &[(&str, Purpose)] = &[

@@ -9,6 +9,7 @@ use crate::http::Request;
 use crate::limits::RateLimiter;
 use crate::token_use::TokenUse;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Threads that run database work for the management API and the other routes.
@@ -23,6 +24,8 @@ pub struct App {
     pub token_use: TokenUse,
     /// `/fragment`: the snapshot in memory, its refresher, the report.
     pub delivery: Delivery,
+    /// Set when a shutdown begins: `/ready` then answers `503`.
+    stopping: AtomicBool,
 }
 
 impl App {
@@ -35,9 +38,19 @@ impl App {
             delivery: Delivery::start(&config),
             blocking: BlockingPool::new(BLOCKING_THREADS, BLOCKING_QUEUE),
             limiter: RateLimiter::default(),
+            stopping: AtomicBool::new(false),
             pool,
             config,
         }))
+    }
+
+    /// From now on the instance says it is not ready, so that a load balancer drains it.
+    pub fn begin_stopping(&self) {
+        self.stopping.store(true, Ordering::Release);
+    }
+
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
     }
 
     /// The client address of a request, as configured (see `http::ClientAddress`).

@@ -35,6 +35,18 @@ pub struct Config {
     pub db_pool_size: u32,
     /// Coroutine worker threads; one per core by default.
     pub workers: usize,
+    /// How often the report's counters are added to the database.
+    pub report_flush: Duration,
+    /// How long minute buckets are kept before they are rolled into hours.
+    pub report_minutes_kept: Duration,
+    /// How long hours, pages and unmatched User-Agents are kept.
+    pub report_kept: Duration,
+    /// Distinct pages counted per organisation and hour; the rest count as `(other pages)`.
+    pub report_pages_per_hour: usize,
+    /// After SIGTERM or SIGINT, how long requests in flight and the last flush may take.
+    pub shutdown_timeout: Duration,
+    /// Where `/metrics` is served, on a listener of its own; `None`: not served.
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 impl Config {
@@ -68,6 +80,21 @@ impl Config {
                 Some(v) => parse_value("AGENTCARD_WORKERS", &v)?,
                 None => std::thread::available_parallelism().map_or(2, |n| n.get()),
             },
+            report_flush: parse_millis(&get, "AGENTCARD_REPORT_FLUSH_MS", "1000")?,
+            report_minutes_kept: hours(parse_positive(
+                &get,
+                "AGENTCARD_REPORT_MINUTES_HOURS",
+                "48",
+            )?),
+            report_kept: hours(
+                24 * parse_positive(&get, "AGENTCARD_REPORT_RETENTION_DAYS", "400")?,
+            ),
+            report_pages_per_hour: parse_positive(&get, "AGENTCARD_REPORT_PAGES_PER_HOUR", "10000")?
+                as usize,
+            shutdown_timeout: parse_millis(&get, "AGENTCARD_SHUTDOWN_TIMEOUT_MS", "10000")?,
+            metrics_listen: get("AGENTCARD_METRICS_LISTEN")
+                .map(|v| parse_value("AGENTCARD_METRICS_LISTEN", &v))
+                .transpose()?,
         })
     }
 }
@@ -94,6 +121,25 @@ fn parse_millis(
         }),
         millis => Ok(Duration::from_millis(millis)),
     }
+}
+
+/// A count of at least 1.
+fn parse_positive(
+    get: &impl Fn(&str) -> Option<String>,
+    var: &'static str,
+    default: &str,
+) -> Result<u64, ConfigError> {
+    match parse_var(get, var, default)? {
+        0 => Err(ConfigError {
+            var,
+            message: "must be at least 1".to_string(),
+        }),
+        n => Ok(n),
+    }
+}
+
+fn hours(n: u64) -> Duration {
+    Duration::from_secs(n * 3600)
 }
 
 fn parse_value<T: std::str::FromStr>(var: &'static str, value: &str) -> Result<T, ConfigError> {
@@ -172,6 +218,14 @@ mod tests {
                 "AGENTCARD_TRUSTED_PROXIES",
             ),
             (vec![("AGENTCARD_REFRESH_MS", "0")], "AGENTCARD_REFRESH_MS"),
+            (
+                vec![("AGENTCARD_REPORT_RETENTION_DAYS", "0")],
+                "AGENTCARD_REPORT_RETENTION_DAYS",
+            ),
+            (
+                vec![("AGENTCARD_METRICS_LISTEN", "port 9")],
+                "AGENTCARD_METRICS_LISTEN",
+            ),
             (
                 vec![("AGENTCARD_REQUEST_TIMEOUT_MS", "0")],
                 "AGENTCARD_REQUEST_TIMEOUT_MS",

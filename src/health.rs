@@ -33,16 +33,21 @@ pub fn ready(app: &Arc<App>, request: &Request) -> Response {
         })
         .unwrap_or(false);
     let cache_loaded = app.delivery.cache.is_loaded();
-    let status = if database_up && cache_loaded {
+    let stopping = app.is_stopping();
+    let status = if database_up && cache_loaded && !stopping {
         200
     } else {
         503
     };
     let body = json!({
-        "status": if status == 200 { "ready" } else { "unavailable" },
+        "status": match (status, stopping) {
+            (200, _) => "ready",
+            (_, true) => "stopping",
+            _ => "unavailable",
+        },
         "database": if database_up { "up" } else { "down" },
         "fragment_cache": if cache_loaded { "loaded" } else { "loading" },
-        "report_rows_dropped": app.delivery.reporter.dropped(),
+        "report_pending_counters": app.delivery.reporter.status().pending_keys,
     });
     Response::json(status, &body).header("Cache-Control", "no-store")
 }

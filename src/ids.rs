@@ -12,6 +12,8 @@ pub const FRAGMENT: &str = "frg_";
 pub const CARD: &str = "crd_";
 pub const KEY: &str = "key_";
 pub const ROUTE: &str = "rte_";
+/// A running instance of the service, as its report flushes name it.
+pub const INSTANCE: &str = "ins_";
 
 pub fn new_id(prefix: &str) -> String {
     let mut rng = rand::thread_rng();

@@ -30,6 +30,7 @@ mod wire;
 use app::App;
 use config::Config;
 use std::sync::Arc;
+use std::time::Instant;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -43,6 +44,26 @@ pub enum StartError {
 pub struct Running {
     pub app: Arc<App>,
     pub server: http::Server,
+}
+
+impl Running {
+    /// The graceful stop (decisions.md, "Reporting"): `/ready` answers `503`, the listener
+    /// closes, requests in flight are answered, then the report's counters are flushed; all
+    /// within the configured shutdown timeout. `false` when something was cut short.
+    pub fn shut_down(&self) -> bool {
+        let deadline = Instant::now() + self.app.config.shutdown_timeout;
+        self.app.begin_stopping();
+        let drained = self.server.shut_down(deadline);
+        if !drained {
+            log::warn!("shutdown: connections still open at the timeout are closed");
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        let flushed = self.app.delivery.reporter.finish(left);
+        if !flushed {
+            log::error!("shutdown: the report's last counts could not be written in time");
+        }
+        drained && flushed
+    }
 }
 
 /// Applies migrations, then serves on `config.listen` until the process ends.

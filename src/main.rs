@@ -3,6 +3,8 @@
 use agentcard::config::Config;
 use agentcard::{admin, db};
 use clap::{Parser, Subcommand};
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -57,11 +59,16 @@ fn run(command: Command) -> Result<(), String> {
             if let Some(listen) = listen {
                 config.listen = listen;
             }
+            // Registered before the service starts: a signal during the start is kept for below.
+            let mut signals = Signals::new([SIGTERM, SIGINT]).map_err(|e| e.to_string())?;
             let running = agentcard::start(config).map_err(|e| e.to_string())?;
             log::info!("listening on {}", running.server.local_addr());
-            loop {
-                std::thread::park();
+            if let Some(signal) = signals.forever().next() {
+                log::info!("signal {signal}: shutting down");
             }
+            running.shut_down();
+            log::info!("stopped");
+            Ok(())
         }
         Command::Migrate => {
             let config = Config::from_env().map_err(|e| e.to_string())?;

@@ -18,15 +18,8 @@ pub enum AdminError {
     Invalid(String),
     #[error("not found: {0}")]
     NotFound(String),
-    #[error("database: {}", database_message(.0))]
+    #[error("database: {}", crate::db::describe(.0))]
     Database(#[from] postgres::Error),
-}
-
-/// The server's own message when there is one: `postgres::Error` alone prints "db error".
-fn database_message(error: &postgres::Error) -> String {
-    error
-        .as_db_error()
-        .map_or_else(|| error.to_string(), |db| db.message().to_string())
 }
 
 impl From<crate::domain::Invalid> for AdminError {

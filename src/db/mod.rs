@@ -54,6 +54,15 @@ pub fn connect(database_url: &str) -> Result<postgres::Client, postgres::Error> 
     pg_config(database_url)?.connect(NoTls)
 }
 
+/// An error as the log should show it: PostgreSQL's own message and code when the server
+/// answered (`postgres::Error` alone prints "db error"), never the statement's parameters.
+pub fn describe(error: &postgres::Error) -> String {
+    match error.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => error.to_string(),
+    }
+}
+
 /// Is this error a unique-constraint violation (a concurrent writer got there first)?
 pub fn is_unique_violation(error: &postgres::Error) -> bool {
     error.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION)

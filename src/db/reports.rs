@@ -1,91 +1,395 @@
-//! The fragment request report: batch inserts, and the summary of `agentcard admin report`.
+//! The report's counters in PostgreSQL (`sql/005_report_aggregates.sql`): one flush of an
+//! instance's counters added by upserts that add, exactly once, and the roll-up that keeps the
+//! tables' size independent of the request rate. `crate::db::report_summary` reads them.
 
-use postgres::binary_copy::BinaryCopyInWriter;
-use postgres::types::Type;
-use postgres::GenericClient;
-use std::time::SystemTime;
+use postgres::error::SqlState;
+use postgres::{Client, Transaction};
+use std::time::{Duration, SystemTime};
 
-/// One `/fragment` request, as decisions.md lists the report fields, borrowed from the
-/// request and the snapshot until it is recorded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReportRow<'a> {
-    pub at: SystemTime,
-    pub org_id: Option<&'a str>,
-    pub key_id: Option<&'a str>,
-    pub requested_fragment_id: Option<&'a str>,
-    pub resolved_fragment_id: Option<&'a str>,
-    pub site_domain: Option<&'a str>,
-    pub page_url: Option<&'a str>,
-    pub lang: Option<&'static str>,
-    pub format: Option<&'static str>,
-    pub status: u16,
-    /// `served`, `no_fill` or `refused`.
-    pub outcome: &'static str,
-    /// `served`, `no_eligible_card`, `fragment_paused`, `serving_error`, or the error code.
-    pub reason: &'static str,
-    pub card_id: Option<&'a str>,
-    pub agent_ua: Option<&'a str>,
+/// The page that stands for the pages past the bound of an organisation's hour.
+pub const OTHER_PAGES: &str = "(other pages)";
+/// The User-Agent that stands for those past the bound of an organisation's day.
+pub const OTHER_USER_AGENTS: &str = "(other user agents)";
+
+/// Requests of one minute with the same dimensions; `""` where a dimension does not apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestCount {
+    pub minute: SystemTime,
+    pub org_id: String,
+    pub site: String,
+    pub requested_fragment_id: String,
+    pub resolved_fragment_id: String,
+    pub card_id: String,
+    pub key_id: String,
+    pub lang: String,
+    pub format: String,
+    pub outcome: String,
+    pub reason: String,
+    pub agent: String,
+    pub purpose: String,
+    pub requests: i64,
 }
 
-/// Inserts a batch with `COPY … FROM STDIN BINARY` (the cheapest way in for Postgres, which
-/// shares the machine with the service) and records the keys' last use. `purpose` classifies
-/// each agent User-Agent.
-pub fn insert<'a>(
-    db: &mut impl GenericClient,
-    rows: impl Iterator<Item = ReportRow<'a>> + Clone,
-    mut purpose: impl FnMut(Option<&str>) -> &'static str,
-) -> Result<(), postgres::Error> {
-    let sink = db.copy_in(
-        "COPY fragment_requests (at, org_id, key_id, requested_fragment_id, resolved_fragment_id,
-             site_domain, page_url, lang, format, status, outcome, reason, card_id, agent_ua,
-             agent_purpose) FROM STDIN BINARY",
-    )?;
-    let text = Type::TEXT;
-    let mut writer = BinaryCopyInWriter::new(
-        sink,
-        &[
-            Type::TIMESTAMPTZ,
-            text.clone(),
-            text.clone(),
-            text.clone(),
-            text.clone(),
-            text.clone(),
-            text.clone(),
-            text.clone(),
-            text.clone(),
-            Type::INT2,
-            text.clone(),
-            text.clone(),
-            text.clone(),
-            text.clone(),
-            text,
-        ],
-    );
-    for row in rows.clone() {
-        writer.write(&[
-            &row.at,
-            &row.org_id,
-            &row.key_id,
-            &row.requested_fragment_id,
-            &row.resolved_fragment_id,
-            &row.site_domain,
-            &row.page_url,
-            &row.lang,
-            &row.format,
-            &(row.status as i16),
-            &row.outcome,
-            &row.reason,
-            &row.card_id,
-            &row.agent_ua,
-            &purpose(row.agent_ua),
-        ])?;
+/// Requests and served of one page (host + canonical path) and purpose in one hour.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageCount {
+    pub hour: SystemTime,
+    pub org_id: String,
+    pub page: String,
+    pub purpose: String,
+    pub requests: i64,
+    pub served: i64,
+}
+
+/// Requests of a User-Agent that matched no marker, in one day (its midnight, UTC).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnmatchedAgentCount {
+    pub day: SystemTime,
+    pub org_id: String,
+    pub user_agent: String,
+    pub requests: i64,
+}
+
+/// What one flush adds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Flush {
+    pub requests: Vec<RequestCount>,
+    pub pages: Vec<PageCount>,
+    pub unmatched_agents: Vec<UnmatchedAgentCount>,
+}
+
+impl Flush {
+    pub fn is_empty(&self) -> bool {
+        self.requests.is_empty() && self.pages.is_empty() && self.unmatched_agents.is_empty()
     }
-    writer.finish()?;
-    let mut keys: Vec<&str> = rows.filter_map(|row| row.key_id).collect();
+}
+
+/// How many distinct pages an organisation's hour keeps, and User-Agents its day.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    pub pages_per_hour: usize,
+    pub unmatched_agents_per_day: usize,
+}
+
+/// The outcome of [`apply_flush`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Applied {
+    /// This flush had been applied already (a retry after an unknown outcome): nothing added.
+    Before,
+    /// Added now, except the counters PostgreSQL refused, one by one (to keep and log).
+    Now { refused: Flush },
+}
+
+/// Adds one flush of instance `instance_id`, numbered `seq`, in one transaction. A flush
+/// already applied adds nothing, so a retry after a lost answer never counts twice. A counter
+/// PostgreSQL refuses is isolated (the others are written) and handed back.
+pub fn apply_flush(
+    db: &mut Client,
+    instance_id: &str,
+    seq: i64,
+    flush: &Flush,
+    bounds: Bounds,
+) -> Result<Applied, postgres::Error> {
+    let mut tx = db.transaction()?;
+    let first_time = tx.execute(
+        "INSERT INTO report_flushes (instance_id, seq) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+        &[&instance_id, &seq],
+    )? == 1;
+    if !first_time {
+        return Ok(Applied::Before);
+    }
+    let pages = bounded(&mut tx, &flush.pages, bounds.pages_per_hour)?;
+    let agents = bounded(
+        &mut tx,
+        &flush.unmatched_agents,
+        bounds.unmatched_agents_per_day,
+    )?;
+    let refused = Flush {
+        requests: isolating(&mut tx, &flush.requests, add_requests)?,
+        pages: isolating(&mut tx, &pages, add_pages)?,
+        unmatched_agents: isolating(&mut tx, &agents, add_unmatched_agents)?,
+    };
+    touch_keys(&mut tx, &flush.requests)?;
+    tx.commit()?;
+    Ok(Applied::Now { refused })
+}
+
+/// Writes `rows` with `write`; when PostgreSQL refuses the data (not the connection), writes
+/// each half again inside a savepoint, down to the single rows it refuses, which it returns.
+fn isolating<T: Clone>(
+    tx: &mut Transaction,
+    rows: &[T],
+    write: fn(&mut Transaction, &[T]) -> Result<(), postgres::Error>,
+) -> Result<Vec<T>, postgres::Error> {
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut attempt = tx.transaction()?;
+    match write(&mut attempt, rows) {
+        Ok(()) => {
+            attempt.commit()?;
+            Ok(Vec::new())
+        }
+        Err(error) if is_refusal_of_data(&error) => {
+            attempt.rollback()?;
+            if rows.len() == 1 {
+                return Ok(rows.to_vec());
+            }
+            let (left, right) = rows.split_at(rows.len() / 2);
+            let mut refused = isolating(tx, left, write)?;
+            refused.extend(isolating(tx, right, write)?);
+            Ok(refused)
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// An error about the values sent (bad text, out of range, a constraint, a key twice in one
+/// statement), as opposed to the connection or the server's state: only those are worth
+/// isolating row by row.
+fn is_refusal_of_data(error: &postgres::Error) -> bool {
+    error
+        .as_db_error()
+        .is_some_and(|db| matches!(&db.code().code()[..2], "21" | "22" | "23"))
+}
+
+fn add_requests(tx: &mut Transaction, rows: &[RequestCount]) -> Result<(), postgres::Error> {
+    let column = |get: fn(&RequestCount) -> &str| -> Vec<&str> { rows.iter().map(get).collect() };
+    let minutes: Vec<SystemTime> = rows.iter().map(|r| r.minute).collect();
+    let requests: Vec<i64> = rows.iter().map(|r| r.requests).collect();
+    tx.execute(
+        "INSERT INTO report_minutes (bucket, org_id, site, requested_fragment_id,
+                resolved_fragment_id, card_id, key_id, lang, format, outcome, reason, agent,
+                purpose, requests)
+         SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[],
+                $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
+                $12::text[], $13::text[], $14::bigint[])
+         ON CONFLICT (org_id, bucket, site, requested_fragment_id, resolved_fragment_id,
+                card_id, key_id, lang, format, outcome, reason, agent, purpose)
+         DO UPDATE SET requests = report_minutes.requests + excluded.requests",
+        &[
+            &minutes,
+            &column(|r| &r.org_id),
+            &column(|r| &r.site),
+            &column(|r| &r.requested_fragment_id),
+            &column(|r| &r.resolved_fragment_id),
+            &column(|r| &r.card_id),
+            &column(|r| &r.key_id),
+            &column(|r| &r.lang),
+            &column(|r| &r.format),
+            &column(|r| &r.outcome),
+            &column(|r| &r.reason),
+            &column(|r| &r.agent),
+            &column(|r| &r.purpose),
+            &requests,
+        ],
+    )?;
+    Ok(())
+}
+
+fn add_pages(tx: &mut Transaction, rows: &[PageCount]) -> Result<(), postgres::Error> {
+    let hours: Vec<SystemTime> = rows.iter().map(|r| r.hour).collect();
+    let orgs: Vec<&str> = rows.iter().map(|r| r.org_id.as_str()).collect();
+    let pages: Vec<&str> = rows.iter().map(|r| r.page.as_str()).collect();
+    let purposes: Vec<&str> = rows.iter().map(|r| r.purpose.as_str()).collect();
+    let requests: Vec<i64> = rows.iter().map(|r| r.requests).collect();
+    let served: Vec<i64> = rows.iter().map(|r| r.served).collect();
+    tx.execute(
+        "INSERT INTO report_pages (hour, org_id, page, purpose, requests, served)
+         SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[],
+                $5::bigint[], $6::bigint[])
+         ON CONFLICT (org_id, hour, page, purpose) DO UPDATE
+            SET requests = report_pages.requests + excluded.requests,
+                served = report_pages.served + excluded.served",
+        &[&hours, &orgs, &pages, &purposes, &requests, &served],
+    )?;
+    Ok(())
+}
+
+fn add_unmatched_agents(
+    tx: &mut Transaction,
+    rows: &[UnmatchedAgentCount],
+) -> Result<(), postgres::Error> {
+    let days: Vec<SystemTime> = rows.iter().map(|r| r.day).collect();
+    let orgs: Vec<&str> = rows.iter().map(|r| r.org_id.as_str()).collect();
+    let agents: Vec<&str> = rows.iter().map(|r| r.user_agent.as_str()).collect();
+    let requests: Vec<i64> = rows.iter().map(|r| r.requests).collect();
+    tx.execute(
+        "INSERT INTO report_unmatched_agents (day, org_id, user_agent, requests)
+         SELECT (d AT TIME ZONE 'UTC')::date, o, a, n
+           FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::bigint[]) AS t(d, o, a, n)
+         ON CONFLICT (org_id, day, user_agent) DO UPDATE
+            SET requests = report_unmatched_agents.requests + excluded.requests",
+        &[&days, &orgs, &agents, &requests],
+    )?;
+    Ok(())
+}
+
+/// A counter kept per name (a page, a User-Agent) within an organisation's bucket (an hour, a
+/// day), at most so many names a bucket.
+trait Named: Clone {
+    /// The table and what locks its buckets; the query of a bucket's stored names.
+    const KIND: &'static str;
+    const STORED: &'static str;
+    const OTHER: &'static str;
+    fn bucket(&self) -> (&str, SystemTime);
+    fn name(&self) -> &str;
+    fn rename_other(&mut self);
+    fn requests(&self) -> i64;
+    /// Adds `other`'s counts when it has the same key; `false` otherwise.
+    fn absorb(&mut self, other: &Self) -> bool;
+}
+
+impl Named for PageCount {
+    const KIND: &'static str = "pages";
+    const STORED: &'static str = "SELECT count(DISTINCT page) FILTER (WHERE page <> $4),
+                coalesce(array_agg(DISTINCT page) FILTER (WHERE page = ANY($3)), '{}')
+           FROM report_pages WHERE org_id = $1 AND hour = $2";
+    const OTHER: &'static str = OTHER_PAGES;
+    fn bucket(&self) -> (&str, SystemTime) {
+        (&self.org_id, self.hour)
+    }
+    fn name(&self) -> &str {
+        &self.page
+    }
+    fn rename_other(&mut self) {
+        self.page = OTHER_PAGES.to_string();
+    }
+    fn requests(&self) -> i64 {
+        self.requests
+    }
+    fn absorb(&mut self, other: &Self) -> bool {
+        let same = (&self.org_id, self.hour, &self.page, &self.purpose)
+            == (&other.org_id, other.hour, &other.page, &other.purpose);
+        if same {
+            self.requests += other.requests;
+            self.served += other.served;
+        }
+        same
+    }
+}
+
+impl Named for UnmatchedAgentCount {
+    const KIND: &'static str = "agents";
+    const STORED: &'static str =
+        "SELECT count(DISTINCT user_agent) FILTER (WHERE user_agent <> $4),
+                coalesce(array_agg(DISTINCT user_agent) FILTER (WHERE user_agent = ANY($3)), '{}')
+           FROM report_unmatched_agents
+          WHERE org_id = $1 AND day = ($2::timestamptz AT TIME ZONE 'UTC')::date";
+    const OTHER: &'static str = OTHER_USER_AGENTS;
+    fn bucket(&self) -> (&str, SystemTime) {
+        (&self.org_id, self.day)
+    }
+    fn name(&self) -> &str {
+        &self.user_agent
+    }
+    fn rename_other(&mut self) {
+        self.user_agent = OTHER_USER_AGENTS.to_string();
+    }
+    fn requests(&self) -> i64 {
+        self.requests
+    }
+    fn absorb(&mut self, other: &Self) -> bool {
+        let same = (&self.org_id, self.day, &self.user_agent)
+            == (&other.org_id, other.day, &other.user_agent);
+        if same {
+            self.requests += other.requests;
+        }
+        same
+    }
+}
+
+/// The counters, those past the bound of their bucket renamed `T::OTHER`. Names already stored
+/// keep their row; new ones are admitted, most requested first, while the bucket has room. The
+/// bucket is locked meanwhile, so instances flushing at once cannot overshoot the bound
+/// together.
+fn bounded<T: Named>(
+    tx: &mut Transaction,
+    counters: &[T],
+    bound: usize,
+) -> Result<Vec<T>, postgres::Error> {
+    let mut out = counters.to_vec();
+    let mut buckets: Vec<(String, SystemTime)> = out
+        .iter()
+        .map(|c| (c.bucket().0.to_string(), c.bucket().1))
+        .collect();
+    buckets.sort();
+    buckets.dedup();
+    for (org_id, at) in buckets {
+        lock_bucket(tx, T::KIND, &org_id, at)?;
+        let in_bucket: Vec<usize> = (0..out.len())
+            .filter(|&i| out[i].bucket() == (org_id.as_str(), at))
+            .collect();
+        let names: Vec<&str> = in_bucket.iter().map(|&i| out[i].name()).collect();
+        let (stored, mut admitted) = stored_names(tx, T::STORED, &org_id, at, &names, T::OTHER)?;
+        let mut room = bound.saturating_sub(stored);
+        let mut order = in_bucket;
+        order.sort_by_key(|&i| std::cmp::Reverse(out[i].requests()));
+        for i in order {
+            let name = out[i].name();
+            if name == T::OTHER || admitted.iter().any(|a| a == name) {
+                continue;
+            }
+            if room > 0 {
+                room -= 1;
+                admitted.push(name.to_string());
+            } else {
+                out[i].rename_other();
+            }
+        }
+    }
+    Ok(merged(out))
+}
+
+/// Counters with equal keys (after renaming) added into one.
+fn merged<T: Named>(counters: Vec<T>) -> Vec<T> {
+    let mut merged: Vec<T> = Vec::with_capacity(counters.len());
+    for counter in counters {
+        if !merged.iter_mut().any(|m| m.absorb(&counter)) {
+            merged.push(counter);
+        }
+    }
+    merged
+}
+
+/// How many names the bucket holds already (the "other" entry aside), and which of `names`.
+fn stored_names(
+    tx: &mut Transaction,
+    query: &str,
+    org_id: &str,
+    bucket: SystemTime,
+    names: &[&str],
+    other: &str,
+) -> Result<(usize, Vec<String>), postgres::Error> {
+    let row = tx.query_one(query, &[&org_id, &bucket, &names, &other])?;
+    Ok((row.get::<_, i64>(0) as usize, row.get(1)))
+}
+
+/// Serialises the writers of one organisation's bucket until the transaction ends.
+fn lock_bucket(
+    tx: &mut Transaction,
+    kind: &str,
+    org_id: &str,
+    bucket: SystemTime,
+) -> Result<(), postgres::Error> {
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended($1 || ' ' || $2 || ' ' || $3::timestamptz::text, 0))",
+        &[&kind, &org_id, &bucket],
+    )?;
+    Ok(())
+}
+
+/// The delivery keys the flush counted: their `last_used_at`.
+fn touch_keys(tx: &mut Transaction, requests: &[RequestCount]) -> Result<(), postgres::Error> {
+    let mut keys: Vec<&str> = requests
+        .iter()
+        .map(|r| r.key_id.as_str())
+        .filter(|k| !k.is_empty())
+        .collect();
     keys.sort_unstable();
     keys.dedup();
     if !keys.is_empty() {
-        db.execute(
+        tx.execute(
             "UPDATE delivery_keys SET last_used_at = now() WHERE id = ANY($1)",
             &[&keys],
         )?;
@@ -93,68 +397,108 @@ pub fn insert<'a>(
     Ok(())
 }
 
-/// One group of report rows: requests of a site and fragment with the same reason and agent
-/// purpose.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReportGroup {
-    pub site: Option<String>,
-    pub fragment_id: Option<String>,
-    pub fragment_ref: Option<String>,
-    pub reason: String,
-    pub purpose: String,
-    pub count: i64,
+/// How long each table keeps its rows.
+#[derive(Debug, Clone, Copy)]
+pub struct Retention {
+    /// Minute buckets; older whole hours are rolled into `report_hours`.
+    pub minutes: Duration,
+    /// Hours, pages and unmatched User-Agents.
+    pub hours: Duration,
 }
 
-/// The start of a report window, as PostgreSQL reads it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Since {
-    /// An interval back from now, such as `36 hours`.
-    Ago(String),
-    /// A `timestamptz` text, such as an RFC 3339 time.
-    At(String),
-}
+/// Flush records are needed only while an instance may retry a flush, seconds after it.
+const FLUSH_RECORDS_KEPT: Duration = Duration::from_secs(24 * 3600);
 
-/// The time a window starts; an unreadable time is PostgreSQL's error.
-pub fn since_timestamp(
-    db: &mut impl GenericClient,
-    since: &Since,
-) -> Result<SystemTime, postgres::Error> {
-    let row = match since {
-        Since::Ago(interval) => db.query_one("SELECT now() - $1::text::interval", &[interval])?,
-        Since::At(time) => db.query_one("SELECT $1::text::timestamptz", &[time])?,
-    };
-    Ok(row.get(0))
-}
-
-/// The organisation's requests since `since`, grouped by site, fragment (the resolved one, else
-/// the requested one), reason and agent purpose; by site, then fragment.
-pub fn summary(
-    db: &mut impl GenericClient,
-    org_id: &str,
-    since: SystemTime,
-) -> Result<Vec<ReportGroup>, postgres::Error> {
-    let rows = db.query(
-        "WITH grouped AS (
-             SELECT r.site_domain AS site,
-                    coalesce(r.resolved_fragment_id, r.requested_fragment_id) AS fragment,
-                    r.reason, coalesce(r.agent_purpose, 'none') AS purpose, count(*) AS n
-               FROM fragment_requests r
-              WHERE r.org_id = $1 AND r.at >= $2
-              GROUP BY 1, 2, 3, 4)
-         SELECT g.site, g.fragment, f.ref, g.reason, g.purpose, g.n
-           FROM grouped g LEFT JOIN fragments f ON f.id = g.fragment
-          ORDER BY g.site COLLATE \"C\" NULLS LAST, g.fragment COLLATE \"C\", g.reason, g.purpose",
-        &[&org_id, &since],
+/// Rolls the minutes of every whole hour older than `retention.minutes` into hours (their
+/// sums), and deletes what is older than `retention.hours`. One instance at a time does it;
+/// `false` when another was doing it.
+pub fn roll_up(db: &mut Client, retention: Retention) -> Result<bool, postgres::Error> {
+    let mut tx = db.transaction()?;
+    let ours: bool = tx
+        .query_one(
+            "SELECT pg_try_advisory_xact_lock(hashtext('report roll-up'))",
+            &[],
+        )?
+        .get(0);
+    if !ours {
+        return Ok(false);
+    }
+    let minutes_cutoff = SystemTime::now() - retention.minutes;
+    let cutoff = SystemTime::now() - retention.hours;
+    let flushes_cutoff = SystemTime::now() - FLUSH_RECORDS_KEPT;
+    tx.execute(
+        "WITH moved AS (
+             DELETE FROM report_minutes
+              WHERE bucket < date_trunc('hour', $1::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+             RETURNING *)
+         INSERT INTO report_hours
+         SELECT date_trunc('hour', bucket AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', org_id, site,
+                requested_fragment_id, resolved_fragment_id, card_id, key_id, lang, format,
+                outcome, reason, agent, purpose, sum(requests)
+           FROM moved
+          GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
+         ON CONFLICT (org_id, bucket, site, requested_fragment_id, resolved_fragment_id,
+                card_id, key_id, lang, format, outcome, reason, agent, purpose)
+         DO UPDATE SET requests = report_hours.requests + excluded.requests",
+        &[&minutes_cutoff],
     )?;
-    Ok(rows
-        .iter()
-        .map(|r| ReportGroup {
-            site: r.get(0),
-            fragment_id: r.get(1),
-            fragment_ref: r.get(2),
-            reason: r.get(3),
-            purpose: r.get(4),
-            count: r.get(5),
-        })
-        .collect())
+    tx.execute("DELETE FROM report_hours WHERE bucket < $1", &[&cutoff])?;
+    tx.execute("DELETE FROM report_pages WHERE hour < $1", &[&cutoff])?;
+    tx.execute(
+        "DELETE FROM report_unmatched_agents WHERE day < ($1::timestamptz AT TIME ZONE 'UTC')::date",
+        &[&cutoff],
+    )?;
+    tx.execute(
+        "DELETE FROM report_flushes WHERE at < $1",
+        &[&flushes_cutoff],
+    )?;
+    tx.commit()?;
+    Ok(true)
+}
+
+/// Is this the error of a database that is not there (down, restarting, unreachable)?
+pub fn is_unavailable(error: &postgres::Error) -> bool {
+    match error.code() {
+        Some(code) => {
+            code.code().starts_with("08")
+                || *code == SqlState::ADMIN_SHUTDOWN
+                || *code == SqlState::CANNOT_CONNECT_NOW
+        }
+        None => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(page: &str, requests: i64) -> PageCount {
+        PageCount {
+            hour: SystemTime::UNIX_EPOCH,
+            org_id: "acc_1".into(),
+            page: page.into(),
+            purpose: "none".into(),
+            requests,
+            served: 1,
+        }
+    }
+
+    #[test]
+    fn pages_renamed_to_the_same_name_merge_their_counts() {
+        let merged = merged(vec![
+            page("a", 2),
+            page(OTHER_PAGES, 3),
+            page(OTHER_PAGES, 4),
+        ]);
+        assert_eq!(
+            merged,
+            vec![
+                page("a", 2),
+                PageCount {
+                    served: 2,
+                    ..page(OTHER_PAGES, 7)
+                }
+            ]
+        );
+    }
 }

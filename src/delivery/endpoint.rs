@@ -7,9 +7,11 @@ use super::params::{Format, Params};
 use super::select::{decide, Decision, NoFill, Outcome, Refusal};
 use crate::config::Config;
 use crate::http::{error_response, require_get_or_head, Request, Response};
-use crate::report::{ReportRow, Reporter};
+use crate::report::{ReportSettings, Reporter, RequestFacts};
 use std::sync::Arc;
-use std::time::SystemTime;
+
+/// The path of a page whose path the canonical steps refuse (a `//`, a dot segment).
+const UNREADABLE_PATH: &str = "/(unreadable path)";
 
 /// On `200` and `204`: cacheable by URL at the edge; no `Vary: User-Agent`, since the answer
 /// never depends on it.
@@ -29,7 +31,7 @@ impl Delivery {
         cache.start_refresher(config.database_url.clone(), config.refresh);
         Delivery {
             cache,
-            reporter: Reporter::start(config.database_url.clone()),
+            reporter: Reporter::start(ReportSettings::from(config)),
             prefix: config.prefix.clone(),
         }
     }
@@ -43,7 +45,7 @@ impl Delivery {
             let decision = decide(snapshot, &params, request.header("x-api-key"), &self.prefix);
             let response = respond(&decision);
             self.reporter
-                .record(&report_row(&decision, &params, request, response.status));
+                .record(&request_facts(&decision, &params, request));
             response
         })
     }
@@ -80,34 +82,34 @@ fn agent_user_agent<'r>(params: &'r Params, request: &'r Request) -> Option<&'r 
         .or_else(|| request.header("user-agent"))
 }
 
-fn report_row<'r>(
+/// What the report counts of this request.
+fn request_facts<'r>(
     decision: &'r Decision,
     params: &'r Params,
     request: &'r Request,
-    status: u16,
-) -> ReportRow<'r> {
+) -> RequestFacts<'r> {
     let trace = &decision.trace;
     let (outcome, reason, card_id) = match &decision.outcome {
         Outcome::Served(card) => ("served", "served", Some(&*card.id)),
         Outcome::NoFill(no_fill) => ("no_fill", NoFill::reason(*no_fill), None),
         Outcome::Refused(refusal) => ("refused", Refusal::code(*refusal), None),
     };
-    ReportRow {
-        at: SystemTime::now(),
+    let page = trace.page.as_ref().map(|page| {
+        let path = page.path.as_deref().unwrap_or(UNREADABLE_PATH);
+        (page.host.as_str(), path)
+    });
+    RequestFacts {
         org_id: trace.org_id,
         key_id: trace.key_id,
-        requested_fragment_id: trace
-            .requested_fragment
-            .or_else(|| params.requested_fragment()),
+        requested_fragment_id: trace.requested_fragment,
         resolved_fragment_id: trace.resolved_fragment,
-        site_domain: trace.site,
-        page_url: params.page_url.as_deref(),
+        site: trace.site,
+        card_id,
         lang: trace.lang.map(|l| l.as_str()),
         format: trace.format.map(Format::as_str),
-        status,
         outcome,
         reason,
-        card_id,
+        page,
         agent_ua: agent_user_agent(params, request),
     }
 }

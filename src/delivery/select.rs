@@ -72,7 +72,7 @@ pub enum Outcome<'s> {
     Refused(Refusal),
 }
 
-/// What the report row needs to know about how the decision went.
+/// What the report needs to know about how the decision went.
 #[derive(Debug, Default)]
 pub struct Trace<'s> {
     pub org_id: Option<&'s str>,
@@ -84,6 +84,8 @@ pub struct Trace<'s> {
     pub site: Option<&'s str>,
     pub lang: Option<Lang>,
     pub format: Option<Format>,
+    /// The page `page_url` named, once the request got as far as resolution.
+    pub page: Option<Page>,
 }
 
 pub struct Decision<'s> {
@@ -170,13 +172,16 @@ fn decide_traced<'s>(
     let page = params.page_url.as_deref().and_then(Page::parse);
     let fragment = resolve(org, page.as_ref(), trace).unwrap_or(requested_fragment);
     trace.resolved_fragment = Some(&fragment.id);
-    if !fragment.active {
-        return Err(Outcome::NoFill(NoFill::FragmentPaused));
-    }
-    match pick(org, fragment, lang, page.as_ref(), requested, params) {
-        Some(card) => Ok(Outcome::Served(card)),
-        None => Err(Outcome::NoFill(NoFill::NoEligibleCard)),
-    }
+    let outcome = if !fragment.active {
+        Err(Outcome::NoFill(NoFill::FragmentPaused))
+    } else {
+        match pick(org, fragment, lang, page.as_ref(), requested, params) {
+            Some(card) => Ok(Outcome::Served(card)),
+            None => Err(Outcome::NoFill(NoFill::NoEligibleCard)),
+        }
+    };
+    trace.page = page;
+    outcome
 }
 
 /// Exact rule, then the longest prefix rule, then the site default; `None` leaves the

@@ -11,7 +11,7 @@ use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Bytes asked of the socket per read.
 const READ_CHUNK: usize = 8192;
@@ -25,14 +25,38 @@ pub struct ServerOptions {
     pub idle_timeout: Duration,
 }
 
-/// A running listener. The accept loop lives as long as the process.
+/// A running listener, until [`Server::shut_down`].
 pub struct Server {
     addr: SocketAddr,
+    watchdog: Arc<Watchdog>,
 }
+
+/// How often a shutdown looks whether the last connection has closed.
+const DRAIN_POLL: Duration = Duration::from_millis(20);
 
 impl Server {
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Stops accepting (the listener closes: new connections are refused), closes idle
+    /// connections, and waits until those inside a request have had their answer, at most
+    /// until `deadline`. `false` when some were still open then.
+    pub fn shut_down(&self, deadline: Instant) -> bool {
+        self.watchdog.drain();
+        // The accept loop looks at the flag after each accept: one more connection wakes it.
+        let mut wake = self.addr;
+        if wake.ip().is_unspecified() {
+            wake.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        let _ = std::net::TcpStream::connect_timeout(&wake, DRAIN_POLL);
+        while self.watchdog.open_connections() > 0 {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(DRAIN_POLL);
+        }
+        true
     }
 }
 
@@ -46,8 +70,9 @@ pub fn start(
     let addr = listener.local_addr()?;
     let watchdog = Watchdog::start(options.idle_timeout, options.request_timeout);
     let options = Arc::new(options);
-    may::go!(move || accept_loop(listener, options, service, watchdog));
-    Ok(Server { addr })
+    let accepting = Arc::clone(&watchdog);
+    may::go!(move || accept_loop(listener, options, service, accepting));
+    Ok(Server { addr, watchdog })
 }
 
 fn accept_loop(
@@ -57,7 +82,12 @@ fn accept_loop(
     watchdog: Arc<Watchdog>,
 ) {
     loop {
-        match listener.accept() {
+        let accepted = listener.accept();
+        if watchdog.is_draining() {
+            // Returning drops the listener: the socket closes.
+            return;
+        }
+        match accepted {
             Ok((stream, peer)) => {
                 let options = Arc::clone(&options);
                 let service = Arc::clone(&service);
@@ -103,8 +133,10 @@ fn serve_connection(
                 buf.consume(parsed.consumed);
                 requests += 1;
                 let response = call_guarded(service, parsed.request);
-                encode(&response, parsed.is_head, parsed.close, &mut out);
-                if parsed.close {
+                // Shutting down: this answer is the connection's last.
+                let close = parsed.close || watch.is_draining();
+                encode(&response, parsed.is_head, close, &mut out);
+                if close {
                     return stream.write_all(&out);
                 }
                 continue;

@@ -18,7 +18,7 @@ use may::io::{WaitIo, WaitIoWaker};
 use may::net::TcpStream;
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -60,6 +60,8 @@ struct Sighting {
 pub struct Watchdog {
     connections: Mutex<HashMap<u64, Sighting>>,
     next_id: AtomicU64,
+    /// Set at shutdown: a connection waiting for its next request is expired at once.
+    draining: AtomicBool,
     idle_timeout: Duration,
     request_timeout: Duration,
 }
@@ -70,6 +72,7 @@ impl Watchdog {
         let watchdog = Arc::new(Watchdog {
             connections: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(0),
+            draining: AtomicBool::new(false),
             idle_timeout,
             request_timeout,
         });
@@ -105,9 +108,30 @@ impl Watchdog {
         }
     }
 
+    /// From now on, connections waiting for their next request are closed (at once, and at
+    /// every sweep); those inside a request keep their deadline.
+    pub fn drain(&self) {
+        self.draining.store(true, Ordering::Release);
+        self.sweep(Instant::now());
+    }
+
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::Relaxed)
+    }
+
+    /// Connections open now.
+    pub fn open_connections(&self) -> usize {
+        self.connections.lock().len()
+    }
+
     fn sweep(&self, now: Instant) {
+        let draining = self.is_draining();
         for sighting in self.connections.lock().values_mut() {
             let word = sighting.watched.word.load(Ordering::Acquire);
+            if draining && word & 3 == IDLE {
+                sighting.expire(word);
+                continue;
+            }
             if word != sighting.word {
                 // A busy connection keeps its last waiting word's clock: a request trickling
                 // in wakes its connection at every byte.
@@ -122,15 +146,23 @@ impl Watchdog {
                 PARTIAL => self.request_timeout,
                 _ => continue,
             };
-            if now.duration_since(sighting.since) >= timeout
-                && sighting
-                    .watched
-                    .word
-                    .compare_exchange(word, EXPIRED, Ordering::AcqRel, Ordering::Acquire)
-                    .is_ok()
-            {
-                sighting.watched.waker.wakeup();
+            if now.duration_since(sighting.since) >= timeout {
+                sighting.expire(word);
             }
+        }
+    }
+}
+
+impl Sighting {
+    /// Marks the connection expired and wakes it, unless it moved on from `word` meanwhile.
+    fn expire(&self, word: u64) {
+        let expired = self
+            .watched
+            .word
+            .compare_exchange(word, EXPIRED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        if expired {
+            self.watched.waker.wakeup();
         }
     }
 }
@@ -143,6 +175,11 @@ pub struct Watch {
 }
 
 impl Watch {
+    /// Whether the server is shutting down.
+    pub fn is_draining(&self) -> bool {
+        self.watchdog.is_draining()
+    }
+
     /// Waits for the socket to become readable, under the deadline of `waiting`
     /// (`requests` is the count of requests this connection has had so far). `false`: the
     /// deadline passed.

@@ -1,9 +1,9 @@
 //! Delivery, the serving endpoint `GET /fragment`: statuses and headers, each resolution step,
-//! each selection rule, formats, hosts, determinism, reporting. Fixtures are written with SQL
+//! each selection rule, formats, hosts, determinism (the report's counts are `counting`'s). Fixtures are written with SQL
 //! (as the console would) and the cache is brought up to date with `harness::sync_cache`;
 //! `cache_follows_writes_of_others` proves the notification path without it.
 
-use crate::fixtures::{admin, served_card, CardSpec, ServeProcess, World};
+use crate::fixtures::{served_card, CardSpec, ServeProcess, World};
 use crate::harness::{self, server, tenant, Client, Resp, CONSOLE_HOST, LEGACY_HOST};
 use agentcard::{auth, ids};
 use serde_json::{json, Value};
@@ -498,117 +498,6 @@ fn the_legacy_host_serves_identically_and_the_console_host_not_at_all() {
     );
 }
 
-/// The report's only index summarises its ranges at VACUUM: a request per new range overflowed
-/// autovacuum's queue at load and flooded PostgreSQL's log (sql/004).
-#[test]
-fn the_report_index_leaves_range_summaries_to_vacuum() {
-    server();
-    let options: Vec<String> = harness::db()
-        .query_one(
-            "SELECT c.reloptions FROM pg_class c JOIN pg_am am ON am.oid = c.relam
-             WHERE c.relname = 'fragment_requests_at' AND am.amname = 'brin'",
-            &[],
-        )
-        .unwrap()
-        .get(0);
-    assert_eq!(options, ["autosummarize=off"]);
-}
-
-#[test]
-fn every_request_is_reported_with_its_reason_and_agent_purpose() {
-    let (w, fragment, card) = simple_world();
-    let version = |db: &mut postgres::Client| -> i64 {
-        db.query_one("SELECT cache_version FROM orgs WHERE id = $1", &[&w.org_id])
-            .unwrap()
-            .get(0)
-    };
-    let version_before = version(&mut harness::db());
-    w.fetch_with(
-        &fragment,
-        "&page_url=https%3A%2F%2Fsimple.example%2Fa",
-        &[("User-Agent", "Mozilla/5.0 (compatible; GPTBot/1.1)")],
-    );
-    w.fetch_with(
-        &fragment,
-        "&format=json",
-        &[("X-Agent-UA", "Claude-User/1.0"), ("User-Agent", "edge/1")],
-    );
-    let bad_lang = format!(
-        "/fragment?partner_id={}&fragment_id={fragment}&lang=xx&api_key={}",
-        w.org_id, w.key
-    );
-    Client::new(server().addr).get(&bad_lang);
-    let mut db = harness::db();
-    let started = Instant::now();
-    // Ordered by request time: rows recorded by different worker threads are inserted block
-    // by block, not in request order.
-    let rows = loop {
-        let rows = db
-            .query(
-                "SELECT status, outcome, reason, card_id, agent_purpose, site_domain, format, resolved_fragment_id
-                   FROM fragment_requests WHERE key_id = $1 OR requested_fragment_id = $2 ORDER BY at",
-                &[&w.key_id, &fragment],
-            )
-            .unwrap();
-        if rows.len() >= 3 || started.elapsed() > Duration::from_secs(5) {
-            break rows;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let got: Vec<(i16, String, String, Option<String>, String)> = rows
-        .iter()
-        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
-        .collect();
-    assert_eq!(
-        got,
-        [
-            (
-                200,
-                "served".into(),
-                "served".into(),
-                Some(card.clone()),
-                "training".into()
-            ),
-            (
-                200,
-                "served".into(),
-                "served".into(),
-                Some(card),
-                "query".into()
-            ),
-            (
-                400,
-                "refused".into(),
-                "invalid_request".into(),
-                None,
-                "none".into()
-            ),
-        ]
-    );
-    assert_eq!(
-        rows[0].get::<_, Option<String>>(5).as_deref(),
-        Some("simple.example")
-    );
-    assert_eq!(rows[1].get::<_, Option<String>>(6).as_deref(), Some("json"));
-    assert_eq!(
-        rows[0].get::<_, Option<String>>(7).as_deref(),
-        Some(fragment.as_str())
-    );
-    let key_used: bool = db
-        .query_one(
-            "SELECT last_used_at IS NOT NULL FROM delivery_keys WHERE id = $1",
-            &[&w.key_id],
-        )
-        .unwrap()
-        .get(0);
-    assert!(key_used, "the report records the key's last use");
-    assert_eq!(
-        version(&mut db),
-        version_before,
-        "a key's use does not reload the cache"
-    );
-}
-
 #[test]
 fn a_platform_card_listed_for_an_organisation_survives_its_reloads() {
     let t = tenant();
@@ -724,58 +613,4 @@ fn writes_through_the_api_are_seen_by_the_very_next_fragment_call() {
         (refused.status, refused.json()["error"]["code"].as_str()),
         (401, Some("invalid_key"))
     );
-}
-
-#[test]
-fn the_admin_report_gives_fill_rate_reasons_and_purposes_per_site_and_fragment() {
-    let mut w = World::new();
-    let site = w.site("report.example");
-    let served = w.fragment(site, "/served", true);
-    let paused = w.fragment(site, "/paused", false);
-    w.card(CardSpec::default(), &[&served]);
-    harness::sync_cache();
-    let page = |path: &str| format!("&page_url=https%3A%2F%2Freport.example%2F{path}");
-    w.fetch_with(&served, &page("a"), &[("User-Agent", "GPTBot/1.1")]);
-    w.fetch_with(&served, &page("b"), &[("X-Agent-UA", "OAI-SearchBot/1.0")]);
-    w.fetch_with(
-        &paused,
-        &page("c"),
-        &[("User-Agent", "Mozilla/5.0 Firefox/128.0")],
-    );
-    let expected_requests = 3;
-    let started = Instant::now();
-    let report = loop {
-        let (ok, report, stderr) = admin(&["report", "--org", &w.org_id, "--since", "1h"]);
-        assert!(ok, "{stderr}");
-        if report["requests"] == expected_requests || started.elapsed() > Duration::from_secs(5) {
-            break report;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    assert_eq!(report["served"], 2);
-    assert_eq!(report["fill_rate"], 0.667);
-    assert_eq!(report["no_fill_reasons"], json!({"fragment_paused": 1}));
-    assert_eq!(
-        report["agent_purposes"],
-        json!({"training": 1, "search": 1, "none": 1})
-    );
-    let site = &report["sites"][0];
-    assert_eq!(site["site"], "report.example");
-    let fragments: Vec<(&str, i64)> = site["fragments"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| (f["ref"].as_str().unwrap(), f["requests"].as_i64().unwrap()))
-        .collect();
-    let mut expected = vec![("/served", 2), ("/paused", 1)];
-    expected.sort_by_key(|(r, _)| {
-        if *r == "/served" {
-            served.clone()
-        } else {
-            paused.clone()
-        }
-    });
-    assert_eq!(fragments, expected);
-    let (ok, _, stderr) = admin(&["report", "--org", &w.org_id, "--since", "yesterday-ish"]);
-    assert!(!ok && stderr.contains("--since"));
 }

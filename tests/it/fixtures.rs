@@ -265,11 +265,22 @@ impl World {
     }
 
     pub fn fetch_with(&self, fragment: &str, extra: &str, headers: &[(&str, &str)]) -> Resp {
+        self.fetch_from(self.addr, fragment, extra, headers)
+    }
+
+    /// The same, from the server at `addr`.
+    pub fn fetch_from(
+        &self,
+        addr: SocketAddr,
+        fragment: &str,
+        extra: &str,
+        headers: &[(&str, &str)],
+    ) -> Resp {
         let path = format!(
             "/fragment?partner_id={}&fragment_id={fragment}&lang=fr&api_key={}{extra}",
             self.org_id, self.key
         );
-        Client::new(self.addr).request("GET", &path, headers, None)
+        Client::new(addr).request("GET", &path, headers, None)
     }
 }
 
@@ -366,6 +377,31 @@ impl ServeProcess {
     fn is_ready(&self) -> bool {
         std::net::TcpStream::connect(self.addr).is_ok()
             && Client::new(self.addr).get("/ready").status == 200
+    }
+
+    /// Sends SIGTERM (the graceful stop) without waiting.
+    pub fn terminate(&self) {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(sent.success(), "kill -TERM failed");
+    }
+
+    /// Waits for the process to end, at most `bound`; its exit status.
+    pub fn wait_exit(&mut self, bound: Duration) -> std::process::ExitStatus {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for agentcard serve") {
+                return status;
+            }
+            assert!(
+                started.elapsed() < bound,
+                "agentcard serve still running after {bound:?}; its log:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// What the process has written to standard error so far.

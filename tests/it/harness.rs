@@ -7,7 +7,7 @@ use agentcard::{auth, db};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -19,6 +19,8 @@ pub const LEGACY_HOST: &str = "legacy.test";
 /// Short deadlines so that timeout tests run in about a second.
 pub const REQUEST_TIMEOUT_MS: u64 = 800;
 pub const IDLE_TIMEOUT_MS: u64 = 1500;
+/// The servers of the tests flush their report counters this often.
+pub const REPORT_FLUSH_MS: u64 = 100;
 
 pub struct TestServer {
     pub addr: SocketAddr,
@@ -72,6 +74,10 @@ fn start_running(database_url: &str, extra: &[(&str, &str)]) -> agentcard::Runni
             IDLE_TIMEOUT_MS.to_string(),
         ),
         ("AGENTCARD_DB_POOL".into(), "8".into()),
+        (
+            "AGENTCARD_REPORT_FLUSH_MS".into(),
+            REPORT_FLUSH_MS.to_string(),
+        ),
     ];
     vars.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     let config = Config::from_lookup(|name| {
@@ -97,14 +103,16 @@ pub fn sync_cache() {
 
 /// Creates `agentcard_test_<time>_<pid>` on the test server (`AGENTCARD_TEST_PG_URL`, else the
 /// local 5432) and returns its URL. scripts/test.sh drops such databases after the run.
-fn fresh_database() -> String {
+pub fn fresh_database() -> String {
     let admin_url = std::env::var("AGENTCARD_TEST_PG_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
     let seconds = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_secs();
-    let name = format!("agentcard_test_{seconds}_{}", std::process::id());
+    static MADE: AtomicUsize = AtomicUsize::new(0);
+    let made = MADE.fetch_add(1, Ordering::Relaxed);
+    let name = format!("agentcard_test_{seconds}_{}_{made}", std::process::id());
     let mut admin = db::connect(&admin_url).expect("connect to the test PostgreSQL server");
     admin
         .batch_execute(&format!("CREATE DATABASE \"{name}\""))

@@ -11,6 +11,8 @@
 //! - `limits`: the four rate limits and the client address behind a trusted proxy.
 //! - `other_routes`: `/health`, `/ready`, `/contact`.
 //! - `delivery`: serving `GET /fragment`: statuses, resolution, selection, formats, hosts, reports.
+//! - `counting`: every `/fragment` request counted once in the report (pages, agents, hostile
+//!   text, graceful stop, bounds, roll-up, the fold of the old per-request table).
 //! - `admin_cli`: the `agentcard admin` commands through the real binary.
 //! - `sites`: sites, the default fragment, isolation between organisations.
 //! - `fragments`: fragment writes and list, the `{ref}` segment, pause warnings.
@@ -30,6 +32,7 @@ mod auth;
 mod cards;
 mod console;
 mod conventions;
+mod counting;
 mod delivery;
 mod demo;
 mod fragments;

@@ -1,14 +1,17 @@
 //! A database outage: with PostgreSQL stopped, `/fragment` keeps serving the last snapshot at
 //! once, `/ready` says the database is down, the management API answers `500 internal` within
 //! the pool's checkout timeout, and everything recovers by itself when PostgreSQL returns.
-//! The test stops and starts a PostgreSQL cluster of its own, never the shared server.
+//! The report counts every request exactly once across two processes, a graceful restart and
+//! the outage. The tests stop and start PostgreSQL clusters of their own, never the shared
+//! server.
 
-use crate::fixtures::{served_card, CardSpec, World};
+use crate::fixtures::{served_card, CardSpec, ServeProcess, World};
 use crate::harness::{self, Client, Resp};
 use serde_json::json;
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -20,6 +23,9 @@ const DATABASE_DOWN_BOUND: Duration = Duration::from_secs(5);
 const RECOVERY_BOUND: Duration = Duration::from_secs(20);
 /// A periodic refresh far beyond the test's length: changes arrive by notification only.
 const REFRESH_MS: &str = "600000";
+
+/// Clusters made by this process: each gets a folder of its own.
+static CLUSTERS: AtomicUsize = AtomicUsize::new(0);
 
 /// A PostgreSQL cluster of this test alone: a temporary folder, a free loopback port, trust
 /// authentication. Dropping it stops the server and removes the folder, even on a panic.
@@ -37,7 +43,11 @@ impl PrivateCluster {
         let bindir = server_binaries()?;
         let cluster = PrivateCluster {
             bindir,
-            dir: std::env::temp_dir().join(format!("agentcard-outage-{}", std::process::id())),
+            dir: std::env::temp_dir().join(format!(
+                "agentcard-outage-{}-{}",
+                std::process::id(),
+                CLUSTERS.fetch_add(1, Ordering::Relaxed)
+            )),
             port: free_port(),
             as_postgres: is_root(),
         };
@@ -332,7 +342,7 @@ fn fragment_serves_through_a_database_outage_and_everything_recovers() {
         (&body["status"], &body["database"], &body["fragment_cache"]),
         (&json!("unavailable"), &json!("down"), &json!("loaded"))
     );
-    assert!(body["report_rows_dropped"].is_u64(), "{body}");
+    assert!(body["report_pending_counters"].is_u64(), "{body}");
     assert!(
         ready_took < DATABASE_DOWN_BOUND,
         "/ready took {ready_took:?}"
@@ -377,4 +387,202 @@ fn fragment_serves_through_a_database_outage_and_everything_recovers() {
         "outage: slowest /fragment {slowest_fragment:?}, /ready {ready_took:?}, /v1/me {me_took:?}; \
          after restart: ready in {ready_again:?}, refresher in {refresher_back:?}, notification in {notified:?}"
     );
+}
+
+/// One request of the mix, and what the report must say of it.
+struct Sent {
+    org: bool,
+    site: &'static str,
+    fragment: String,
+    reason: &'static str,
+    agent: &'static str,
+    purpose: &'static str,
+}
+
+/// The mix of the exactness test: each outcome and reason, four agents and a browser.
+struct Mix {
+    w: World,
+    served: String,
+    paused: String,
+    empty: String,
+    sent: Vec<Sent>,
+}
+
+const BROWSER: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
+
+impl Mix {
+    /// The organisation and its fragments, written before any process starts, so that each
+    /// process's first snapshot holds them.
+    fn new(database_url: &str) -> Mix {
+        let nowhere: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let mut w = World::on(database_url, nowhere);
+        let site = w.site("exact.example");
+        let served = w.fragment(site, "/served", true);
+        let paused = w.fragment(site, "/paused", false);
+        let empty = w.fragment(site, "/empty", true);
+        w.card(CardSpec::default(), &[&served]);
+        Mix {
+            w,
+            served,
+            paused,
+            empty,
+            sent: Vec::new(),
+        }
+    }
+
+    /// Sends the mix once to the process at `addr`.
+    fn send_to(&mut self, addr: SocketAddr) {
+        let page = "&page_url=https%3A%2F%2Fexact.example%2Fstory";
+        let agents = [
+            ("GPTBot/1.2", "GPTBot", "training"),
+            ("ChatGPT-User/1.0", "ChatGPT-User", "query"),
+            ("PerplexityBot/1.0", "PerplexityBot", "search"),
+            ("Amazonbot/0.1", "Amazonbot", "unknown"),
+            (BROWSER, "none", "none"),
+        ];
+        let served = self.served.clone();
+        for (ua, agent, purpose) in agents {
+            self.send(addr, &served, page, ua, 200);
+            self.note(true, "exact.example", &served, "served", agent, purpose);
+        }
+        let (paused, empty) = (self.paused.clone(), self.empty.clone());
+        self.send(addr, &paused, "", BROWSER, 204);
+        self.note(true, "", &paused, "fragment_paused", "none", "none");
+        self.send(addr, &empty, "", BROWSER, 204);
+        self.note(true, "", &empty, "no_eligible_card", "none", "none");
+        self.send(addr, "frg_not_ours", "", BROWSER, 403);
+        self.note(true, "", "", "forbidden", "none", "none");
+        self.send(addr, &served, "&format=xml", BROWSER, 400);
+        self.note(false, "", "", "invalid_request", "none", "none");
+        let bad_key = format!(
+            "/fragment?partner_id={}&fragment_id={served}&lang=fr&api_key=svc_live_{}",
+            self.w.org_id,
+            "0".repeat(40)
+        );
+        assert_eq!(Client::new(addr).get(&bad_key).status, 401);
+        self.note(false, "", "", "invalid_key", "none", "none");
+    }
+
+    fn send(&self, addr: SocketAddr, fragment: &str, extra: &str, ua: &str, status: u16) {
+        let resp = self
+            .w
+            .fetch_from(addr, fragment, extra, &[("User-Agent", ua)]);
+        assert_eq!(resp.status, status, "{fragment}{extra}: {}", resp.text());
+    }
+
+    fn note(
+        &mut self,
+        org: bool,
+        site: &'static str,
+        fragment: &str,
+        reason: &'static str,
+        agent: &'static str,
+        purpose: &'static str,
+    ) {
+        self.sent.push(Sent {
+            org,
+            site,
+            fragment: fragment.to_string(),
+            reason,
+            agent,
+            purpose,
+        });
+    }
+
+    /// What was sent, counted by `key`, sorted.
+    fn expected(&self, key: impl Fn(&Sent) -> String) -> Vec<(String, i64)> {
+        let mut counts: Vec<(String, i64)> = Vec::new();
+        for sent in &self.sent {
+            let key = key(sent);
+            match counts.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((key, 1)),
+            }
+        }
+        counts.sort();
+        counts
+    }
+}
+
+/// A dimension of what was sent, as the report's column holds it.
+type Grouping<'a> = Box<dyn Fn(&Sent) -> String + 'a>;
+
+/// The report's counts by `column` of report_minutes, sorted.
+fn counted_by(db: &mut postgres::Client, column: &str) -> Vec<(String, i64)> {
+    let query =
+        format!("SELECT {column}, sum(requests)::bigint FROM report_minutes GROUP BY 1 ORDER BY 1");
+    db.query(&query, &[])
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect()
+}
+
+#[test]
+fn every_request_is_counted_once_across_two_processes_a_restart_and_an_outage() {
+    let Some(cluster) = PrivateCluster::start_new() else {
+        eprintln!("exactness test skipped: no PostgreSQL server binaries (initdb, pg_ctl) here");
+        return;
+    };
+    let database_url = cluster.create_database("agentcard_exact");
+    let mut db = agentcard::db::connect(&database_url).unwrap();
+    agentcard::db::migrate::run(&mut db).unwrap();
+    let mut mix = Mix::new(&database_url);
+    let start = || {
+        ServeProcess::start_with(&[
+            ("DATABASE_URL", &database_url),
+            ("RUST_LOG", "warn"),
+            ("AGENTCARD_REPORT_FLUSH_MS", "100"),
+        ])
+    };
+    let (mut a, b) = (start(), start());
+    for _ in 0..2 {
+        mix.send_to(a.addr);
+        mix.send_to(b.addr);
+    }
+    a.terminate();
+    let exit = a.wait_exit(Duration::from_secs(15));
+    assert_eq!(exit.code(), Some(0), "{}", a.log());
+    let a = start();
+    mix.send_to(a.addr);
+    mix.send_to(b.addr);
+
+    cluster.stop();
+    mix.send_to(a.addr);
+    mix.send_to(b.addr);
+    std::thread::sleep(Duration::from_secs(2));
+    cluster.start();
+    mix.send_to(a.addr);
+    mix.send_to(b.addr);
+
+    let sent = mix.sent.len() as i64;
+    let mut db = agentcard::db::connect(&database_url).unwrap();
+    wait_until("every request counted", RECOVERY_BOUND, || {
+        counted_by(&mut db, "''").first().map_or(0, |(_, n)| *n) >= sent
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let org = mix.w.org_id.clone();
+    let groupings: [(&str, Grouping); 6] = [
+        (
+            "org_id",
+            Box::new(|s| if s.org { org.clone() } else { String::new() }),
+        ),
+        ("site", Box::new(|s| s.site.to_string())),
+        ("resolved_fragment_id", Box::new(|s| s.fragment.clone())),
+        ("reason", Box::new(|s| s.reason.to_string())),
+        ("agent", Box::new(|s| s.agent.to_string())),
+        ("purpose", Box::new(|s| s.purpose.to_string())),
+    ];
+    for (column, key) in groupings {
+        assert_eq!(
+            counted_by(&mut db, column),
+            mix.expected(key),
+            "by {column}"
+        );
+    }
+    let pages: i64 = db
+        .query_one("SELECT sum(requests)::bigint FROM report_pages", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(pages, mix.sent.iter().filter(|s| s.org).count() as i64);
 }

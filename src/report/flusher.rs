@@ -1,0 +1,300 @@
+//! The flusher thread: merges the slots' counters about once a flush period and adds them to
+//! PostgreSQL, exactly once; keeps them while the database is down; rolls old minutes up.
+//!
+//! Exactly once: each flush carries the instance's id and a sequence number, recorded in the
+//! same transaction as its counts. A flush whose outcome is unknown (the connection dropped
+//! during the commit) is retried as it was, with its number: applied already, it adds nothing.
+//! Counts that arrive meanwhile wait in a second set, never mixed into the one being retried.
+
+use super::counters::{Counts, MemoryBounds};
+use super::{ReportSettings, Slots};
+use crate::db::reports::{self, Applied, Flush};
+use crate::{db, ids};
+use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender};
+use parking_lot::Mutex;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How often old minutes are rolled into hours and expired rows deleted.
+const ROLL_UP_EVERY: Duration = Duration::from_secs(600);
+/// How often counts that PostgreSQL refused are tried again.
+const REFUSED_RETRY_EVERY: Duration = Duration::from_secs(60);
+/// While the database is down, the log says so at most this often.
+const OUTAGE_LOG_EVERY: Duration = Duration::from_secs(10);
+/// How long one flush may take in the database before it is given up (and retried).
+const STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Between the attempts of the final flush at shutdown.
+const FINAL_RETRY_EVERY: Duration = Duration::from_millis(200);
+
+/// What the flusher has done, for `/metrics` and `/ready`.
+#[derive(Debug, Clone, Default)]
+pub struct FlushStatus {
+    /// Distinct counters waiting to be written.
+    pub pending_keys: usize,
+    /// When a flush last reached the database.
+    pub last_flush: Option<SystemTime>,
+    /// Flush attempts that failed since start.
+    pub failures: u64,
+    /// Whether the last attempt failed (the database is unavailable).
+    pub database_down: bool,
+}
+
+/// The service's side of the flusher.
+pub struct FlusherHandle {
+    status: Arc<Mutex<FlushStatus>>,
+    finish: Sender<Sender<()>>,
+}
+
+impl FlusherHandle {
+    pub fn status(&self) -> FlushStatus {
+        self.status.lock().clone()
+    }
+
+    /// Asks for a last flush of everything and waits for it at most `within`.
+    pub fn finish(&self, within: Duration) -> bool {
+        let (done, finished) = channel::bounded(1);
+        self.finish.send(done).is_ok() && finished.recv_timeout(within).is_ok()
+    }
+}
+
+/// A flush sent, whose outcome is not known yet.
+struct Attempt {
+    seq: i64,
+    flush: Flush,
+}
+
+pub struct Flusher {
+    settings: ReportSettings,
+    slots: Slots,
+    bounds: MemoryBounds,
+    instance_id: String,
+    next_seq: i64,
+    /// Counts harvested and not yet sent.
+    waiting: Counts,
+    attempt: Option<Attempt>,
+    /// Counts PostgreSQL refused, kept and tried again now and then.
+    refused: Flush,
+    refused_tried: Instant,
+    client: Option<postgres::Client>,
+    outage: Outage,
+    status: Arc<Mutex<FlushStatus>>,
+}
+
+impl Flusher {
+    pub fn start(settings: ReportSettings, slots: Slots, bounds: MemoryBounds) -> FlusherHandle {
+        let status = Arc::new(Mutex::new(FlushStatus::default()));
+        let (finish, finish_requests) = channel::bounded(1);
+        let flusher = Flusher {
+            settings,
+            slots,
+            bounds,
+            instance_id: ids::new_id(ids::INSTANCE),
+            next_seq: 1,
+            waiting: Counts::default(),
+            attempt: None,
+            refused: Flush::default(),
+            refused_tried: Instant::now(),
+            client: None,
+            outage: Outage::default(),
+            status: Arc::clone(&status),
+        };
+        std::thread::Builder::new()
+            .name("report-flusher".into())
+            .spawn(move || flusher.run(&finish_requests))
+            .expect("cannot start the report flusher at startup");
+        FlusherHandle { status, finish }
+    }
+
+    fn run(mut self, finish_requests: &Receiver<Sender<()>>) {
+        let mut rolled_up: Option<Instant> = None;
+        loop {
+            let finish = match finish_requests.recv_timeout(self.settings.flush_every) {
+                Ok(done) => Some(done),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return,
+            };
+            self.harvest();
+            self.flush();
+            if let Some(done) = finish {
+                return self.finish(&done);
+            }
+            if self.client.is_some() && rolled_up.is_none_or(|at| at.elapsed() >= ROLL_UP_EVERY) {
+                self.roll_up();
+                rolled_up = Some(Instant::now());
+            }
+        }
+    }
+
+    /// Flushes until nothing is left, then says so; the caller stops waiting when it must.
+    fn finish(mut self, done: &Sender<()>) {
+        while !self.is_empty() {
+            std::thread::sleep(FINAL_RETRY_EVERY);
+            self.flush();
+        }
+        let _ = done.send(());
+    }
+
+    fn is_empty(&self) -> bool {
+        self.waiting.is_empty() && self.attempt.is_none()
+    }
+
+    /// Takes every slot's counters into `waiting`.
+    fn harvest(&mut self) {
+        for slot in self.slots.iter() {
+            let counts = std::mem::take(&mut slot.lock().counts);
+            self.waiting.merge(counts, self.bounds);
+        }
+    }
+
+    /// Sends the pending flush (or makes one of what is waiting) and, now and then, the
+    /// refused counts.
+    fn flush(&mut self) {
+        if self.attempt.is_none() && !self.waiting.is_empty() {
+            let flush = std::mem::take(&mut self.waiting).to_flush();
+            self.attempt = Some(self.next_attempt(flush));
+        }
+        if self.attempt.is_none()
+            && !self.refused.is_empty()
+            && self.refused_tried.elapsed() >= REFUSED_RETRY_EVERY
+        {
+            self.refused_tried = Instant::now();
+            let refused = std::mem::take(&mut self.refused);
+            self.attempt = Some(self.next_attempt(refused));
+        }
+        if let Some(attempt) = self.attempt.take() {
+            match self.send(&attempt) {
+                Ok(refused) => {
+                    self.status.lock().last_flush = Some(SystemTime::now());
+                    self.keep_refused(refused);
+                }
+                Err(error) => {
+                    let pending = flush_keys(&attempt.flush) + self.waiting.keys();
+                    self.attempt = Some(attempt);
+                    self.status.lock().failures += 1;
+                    self.outage.failed(&error, pending);
+                }
+            }
+        }
+        self.update_status();
+    }
+
+    fn next_attempt(&mut self, flush: Flush) -> Attempt {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        Attempt { seq, flush }
+    }
+
+    /// The counts PostgreSQL refused, from the flush just applied.
+    fn send(&mut self, attempt: &Attempt) -> Result<Flush, postgres::Error> {
+        let bounds = self.settings.bounds;
+        let instance_id = self.instance_id.clone();
+        let outcome = self.client().and_then(|client| {
+            reports::apply_flush(client, &instance_id, attempt.seq, &attempt.flush, bounds)
+        });
+        match outcome {
+            Ok(applied) => {
+                self.outage.succeeded();
+                Ok(match applied {
+                    Applied::Before => Flush::default(),
+                    Applied::Now { refused } => refused,
+                })
+            }
+            Err(error) => {
+                self.client = None;
+                Err(error)
+            }
+        }
+    }
+
+    fn keep_refused(&mut self, refused: Flush) {
+        if refused.is_empty() {
+            return;
+        }
+        log::error!(
+            "report: PostgreSQL refused {} counters; kept in memory and tried again every {}s: {refused:?}",
+            refused.requests.len() + refused.pages.len() + refused.unmatched_agents.len(),
+            REFUSED_RETRY_EVERY.as_secs()
+        );
+        self.refused.requests.extend(refused.requests);
+        self.refused.pages.extend(refused.pages);
+        self.refused
+            .unmatched_agents
+            .extend(refused.unmatched_agents);
+    }
+
+    fn roll_up(&mut self) {
+        let retention = self.settings.retention;
+        if let Err(error) = self
+            .client()
+            .and_then(|client| reports::roll_up(client, retention))
+        {
+            self.client = None;
+            log::warn!("report: roll-up not done: {}", db::describe(&error));
+        }
+    }
+
+    fn update_status(&self) {
+        let mut status = self.status.lock();
+        status.pending_keys = self.waiting.keys()
+            + self.attempt.as_ref().map_or(0, |a| flush_keys(&a.flush))
+            + flush_keys(&self.refused);
+        status.database_down = self.outage.since.is_some();
+    }
+
+    /// The flusher's own connection, made when needed and dropped after an error.
+    fn client(&mut self) -> Result<&mut postgres::Client, postgres::Error> {
+        let client = match self.client.take() {
+            Some(client) if !client.is_closed() => client,
+            _ => {
+                let mut client = db::connect(&self.settings.database_url)?;
+                client.batch_execute(&format!(
+                    "SET TIME ZONE 'UTC'; SET statement_timeout = {}",
+                    STATEMENT_TIMEOUT.as_millis()
+                ))?;
+                client
+            }
+        };
+        Ok(self.client.insert(client))
+    }
+}
+
+fn flush_keys(flush: &Flush) -> usize {
+    flush.requests.len() + flush.pages.len() + flush.unmatched_agents.len()
+}
+
+/// Says in the log that the database is unavailable: once when it starts, at most every
+/// `OUTAGE_LOG_EVERY` while it lasts, once when it ends.
+#[derive(Default)]
+struct Outage {
+    since: Option<Instant>,
+    said: Option<Instant>,
+}
+
+impl Outage {
+    fn failed(&mut self, error: &postgres::Error, pending: usize) {
+        let now = Instant::now();
+        let since = *self.since.get_or_insert(now);
+        if self
+            .said
+            .is_some_and(|said| now.duration_since(said) < OUTAGE_LOG_EVERY)
+        {
+            return;
+        }
+        self.said = Some(now);
+        log::warn!(
+            "report: cannot write to the database for {}s, counts kept in memory ({pending} counters waiting): {}",
+            now.duration_since(since).as_secs(),
+            db::describe(error)
+        );
+    }
+
+    fn succeeded(&mut self) {
+        if let Some(since) = self.since.take() {
+            self.said = None;
+            log::warn!(
+                "report: the database is back after {}s; the counts kept meanwhile are written",
+                since.elapsed().as_secs()
+            );
+        }
+    }
+}

@@ -1,0 +1,488 @@
+//! The report counts every `/fragment` request exactly once (decisions.md, "Reporting"): its
+//! dimensions, its page, an unmatched User-Agent; hostile text costs no count; a graceful stop
+//! flushes; pages past the bound count under `(other pages)`; the roll-up keeps the sums; the
+//! per-request table of earlier versions is folded in. Across processes, a restart and a
+//! database outage: `outage`.
+
+use crate::fixtures::{CardSpec, ServeProcess, World};
+use crate::harness::{self, exchange, Client};
+use agentcard::db::reports::{self, Retention};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant, SystemTime};
+
+/// A flush runs every `REPORT_FLUSH_MS`; a count arrives well within this.
+const COUNTED_WITHIN: Duration = Duration::from_secs(10);
+
+/// The organisation's requests in the report, once they reach `expected` (or the bound).
+fn counted(org_id: &str, expected: i64) -> i64 {
+    let started = Instant::now();
+    loop {
+        let total: i64 = harness::db()
+            .query_one(
+                "SELECT coalesce(sum(requests), 0)::bigint FROM report_minutes WHERE org_id = $1",
+                &[&org_id],
+            )
+            .unwrap()
+            .get(0);
+        if total >= expected || started.elapsed() > COUNTED_WITHIN {
+            return total;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The organisation's counts by every dimension but the minute, sorted.
+fn dimensions(org_id: &str) -> Vec<Vec<String>> {
+    harness::db()
+        .query(
+            "SELECT site, requested_fragment_id, resolved_fragment_id, card_id, key_id, lang,
+                    format, outcome, reason, agent, purpose, sum(requests)::text
+               FROM report_minutes WHERE org_id = $1
+              GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 ORDER BY 8, 10",
+            &[&org_id],
+        )
+        .unwrap()
+        .iter()
+        .map(|row| (0..12).map(|i| row.get::<_, String>(i)).collect())
+        .collect()
+}
+
+fn pages(org_id: &str) -> Vec<(String, String, i64, i64)> {
+    harness::db()
+        .query(
+            "SELECT page, purpose, sum(requests)::bigint, sum(served)::bigint FROM report_pages
+              WHERE org_id = $1 GROUP BY 1, 2 ORDER BY 1, 2",
+            &[&org_id],
+        )
+        .unwrap()
+        .iter()
+        .map(|row| (row.get(0), row.get(1), row.get(2), row.get(3)))
+        .collect()
+}
+
+fn unmatched_agents(org_id: &str) -> Vec<(String, i64)> {
+    harness::db()
+        .query(
+            "SELECT user_agent, sum(requests)::bigint FROM report_unmatched_agents
+              WHERE org_id = $1 GROUP BY 1 ORDER BY 1",
+            &[&org_id],
+        )
+        .unwrap()
+        .iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect()
+}
+
+/// A site with one fragment and one card on it, in the shared server's cache.
+fn counted_world(domain: &str) -> (World, String, String) {
+    let mut w = World::new();
+    let site = w.site(domain);
+    let fragment = w.fragment(site, "/home", true);
+    let card = w.card(CardSpec::default(), &[&fragment]);
+    harness::sync_cache();
+    (w, fragment, card)
+}
+
+fn row(cells: &[&str]) -> Vec<String> {
+    cells.iter().map(|c| c.to_string()).collect()
+}
+
+#[test]
+fn every_request_is_counted_with_its_dimensions_page_and_agent() {
+    let (w, fragment, card) = counted_world("counted.example");
+    let page = "&page_url=https%3A%2F%2Fcounted.example%2Fa%3Fq%3D1";
+    let gptbot = [("User-Agent", "Mozilla/5.0 (compatible; GPTBot/1.1)")];
+    assert_eq!(w.fetch_with(&fragment, page, &gptbot).status, 200);
+    assert_eq!(w.fetch_with(&fragment, page, &gptbot).status, 200);
+    let claude = [("X-Agent-UA", "Claude-User/1.0"), ("User-Agent", "edge/1")];
+    assert_eq!(w.fetch_with(&fragment, "&format=json", &claude).status, 200);
+    let curl = [("User-Agent", "curl/8.5")];
+    assert_eq!(w.fetch_with("frg_not_ours", "", &curl).status, 403);
+
+    assert_eq!(counted(&w.org_id, 4), 4);
+    let key = w.key_id.as_str();
+    let (site, f, c) = ("counted.example", fragment.as_str(), card.as_str());
+    assert_eq!(
+        dimensions(&w.org_id),
+        [
+            row(&[
+                "",
+                "",
+                "",
+                "",
+                key,
+                "fr",
+                "html",
+                "refused",
+                "forbidden",
+                "none",
+                "none",
+                "1"
+            ]),
+            row(&[
+                "",
+                f,
+                f,
+                c,
+                key,
+                "fr",
+                "json",
+                "served",
+                "served",
+                "Claude-User",
+                "query",
+                "1"
+            ]),
+            row(&[site, f, f, c, key, "fr", "html", "served", "served", "GPTBot", "training", "2"]),
+        ]
+    );
+    assert_eq!(
+        pages(&w.org_id),
+        [
+            ("(no page)".to_string(), "none".to_string(), 1, 0),
+            ("(no page)".to_string(), "query".to_string(), 1, 1),
+            (
+                "counted.example/a/".to_string(),
+                "training".to_string(),
+                2,
+                2
+            ),
+        ]
+    );
+    assert_eq!(unmatched_agents(&w.org_id), [("curl/8.5".to_string(), 1)]);
+    let key_used: bool = harness::db()
+        .query_one(
+            "SELECT last_used_at IS NOT NULL FROM delivery_keys WHERE id = $1",
+            &[&w.key_id],
+        )
+        .unwrap()
+        .get(0);
+    assert!(key_used, "a flush records the key's last use");
+}
+
+#[test]
+fn nul_and_invalid_bytes_in_every_reported_text_cost_no_count() {
+    let (w, fragment, _) = counted_world("hostile-text.example");
+    let query = |extra: &str| {
+        format!(
+            "/fragment?partner_id={}&fragment_id={fragment}&lang=fr&api_key={}{extra}",
+            w.org_id, w.key
+        )
+    };
+    let hostile = [
+        "&agent_ua=%00",
+        "&agent_ua=a%00b%FF%FE",
+        "&page_url=https%3A%2F%2Fhostile-text.example%2F%00%FF",
+        "&page_url=%00",
+        "&ctx.x=%00%FF",
+        "&placement_id=%00%FF",
+    ];
+    let mut sent = 0;
+    for extra in hostile {
+        Client::new(harness::server().addr).get(&query(extra));
+        assert_eq!(w.fetch(&fragment, "").status, 200, "an ordinary request");
+        sent += 2;
+    }
+    let forbidden = format!(
+        "/fragment?partner_id={}&fragment_id=frg%00%FF&lang=fr&api_key={}",
+        w.org_id, w.key
+    );
+    assert_eq!(
+        Client::new(harness::server().addr).get(&forbidden).status,
+        403
+    );
+    sent += 1;
+    // A header value with a byte that is not UTF-8 (`~` stands for it in the text).
+    let mut raw = format!(
+        "GET {} HTTP/1.1\r\nHost: x\r\nX-Agent-UA: bad~agent\r\nConnection: close\r\n\r\n",
+        query("")
+    )
+    .into_bytes();
+    let at = raw.iter().position(|&b| b == b'~').unwrap();
+    raw[at] = 0xff;
+    assert_eq!(exchange(harness::server().addr, &raw)[0].status, 200);
+    sent += 1;
+
+    assert_eq!(counted(&w.org_id, sent), sent);
+    for (agent, _) in unmatched_agents(&w.org_id) {
+        assert!(!agent.chars().any(char::is_control), "{agent:?}");
+    }
+}
+
+#[test]
+fn a_graceful_stop_answers_what_is_in_flight_refuses_the_rest_and_flushes() {
+    let (w, fragment, _) = counted_world("graceful-stop.example");
+    // Flushes only at the stop: what the report holds then was written by the last flush.
+    let mut process = ServeProcess::start_with(&[
+        ("RUST_LOG", "info"),
+        ("AGENTCARD_REPORT_FLUSH_MS", "600000"),
+    ]);
+    let w = w.served_by(process.addr);
+    for _ in 0..5 {
+        assert_eq!(w.fetch(&fragment, "").status, 200);
+    }
+    let mut in_flight = TcpStream::connect(process.addr).unwrap();
+    in_flight
+        .write_all(b"GET /ready HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+
+    process.terminate();
+    let started = Instant::now();
+    while TcpStream::connect(process.addr).is_ok() {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "still accepting"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    in_flight.write_all(b"\r\n").unwrap();
+    in_flight
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut answer = Vec::new();
+    in_flight.read_to_end(&mut answer).unwrap();
+    let answer = harness::parse_responses(&answer).remove(0);
+    assert_eq!(answer.status, 503, "{}", answer.text());
+    assert_eq!(answer.json()["status"], "stopping");
+    assert_eq!(answer.header("Connection"), Some("close"));
+
+    let status = process.wait_exit(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(0), "{}", process.log());
+    assert_eq!(counted(&w.org_id, 5), 5);
+    assert!(process.log().contains("shutting down"), "{}", process.log());
+}
+
+#[test]
+fn pages_past_the_bound_of_an_hour_count_under_other_pages() {
+    let (w, fragment, _) = counted_world("many-pages.example");
+    let process = ServeProcess::start_with(&[
+        ("RUST_LOG", "warn"),
+        ("AGENTCARD_REPORT_FLUSH_MS", "100"),
+        ("AGENTCARD_REPORT_PAGES_PER_HOUR", "3"),
+    ]);
+    let w = w.served_by(process.addr);
+    let mut sent = 0;
+    for page in ["a", "b", "a", "c", "d", "e", "a", "e"] {
+        let extra = format!("&page_url=https%3A%2F%2Fmany-pages.example%2F{page}");
+        assert_eq!(w.fetch(&fragment, &extra).status, 200);
+        sent += 1;
+    }
+    assert_eq!(counted(&w.org_id, sent), sent);
+    let pages = pages(&w.org_id);
+    let names: Vec<&str> = pages.iter().map(|p| p.0.as_str()).collect();
+    assert_eq!(names.len(), 4, "three pages and the others: {pages:?}");
+    assert!(names.contains(&"(other pages)"), "{pages:?}");
+    assert_eq!(pages.iter().map(|p| p.2).sum::<i64>(), sent);
+    assert_eq!(pages.iter().map(|p| p.3).sum::<i64>(), sent);
+}
+
+#[test]
+fn the_roll_up_replaces_old_minutes_by_their_hourly_sums() {
+    let mut db = harness::db();
+    let org = agentcard::db::orgs::create_org(&mut db, "Rolled")
+        .unwrap()
+        .id;
+    let hour = |hours_ago: u64| {
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        SystemTime::UNIX_EPOCH + Duration::from_secs((now / 3600 - hours_ago) * 3600)
+    };
+    let insert = |db: &mut postgres::Client, at: SystemTime, agent: &str, n: i64| {
+        db.execute(
+            "INSERT INTO report_minutes VALUES ($1, $2, '', '', '', '', '', 'fr', 'html',
+                    'no_fill', 'no_eligible_card', $3, 'none', $4)",
+            &[&at, &org, &agent, &n],
+        )
+        .unwrap();
+    };
+    let minute = Duration::from_secs(60);
+    insert(&mut db, hour(5), "none", 2);
+    insert(&mut db, hour(5) + minute, "none", 3);
+    insert(&mut db, hour(5) + 59 * minute, "GPTBot", 4);
+    insert(&mut db, hour(4) + minute, "none", 5);
+    insert(&mut db, hour(0), "none", 7);
+
+    let retention = Retention {
+        minutes: Duration::from_secs(2 * 3600),
+        hours: Duration::from_secs(400 * 24 * 3600),
+    };
+    assert!(reports::roll_up(&mut db, retention).unwrap());
+    let hours: Vec<(SystemTime, String, i64)> = db
+        .query(
+            "SELECT bucket, agent, requests FROM report_hours WHERE org_id = $1 ORDER BY 1, 2",
+            &[&org],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    assert_eq!(
+        hours,
+        [
+            (hour(5), "GPTBot".to_string(), 4),
+            (hour(5), "none".to_string(), 5),
+            (hour(4), "none".to_string(), 5),
+        ]
+    );
+    let minutes_left: Vec<(SystemTime, i64)> = db
+        .query(
+            "SELECT bucket, requests FROM report_minutes WHERE org_id = $1",
+            &[&org],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(minutes_left, [(hour(0), 7)]);
+}
+
+#[test]
+fn the_rows_of_the_per_request_table_are_folded_into_the_aggregates() {
+    let url = harness::fresh_database();
+    let mut db = agentcard::db::connect(&url).unwrap();
+    agentcard::db::migrate::run_to(&mut db, 4).unwrap();
+    db.batch_execute(
+        "INSERT INTO fragment_requests (at, org_id, key_id, requested_fragment_id,
+                resolved_fragment_id, site_domain, page_url, lang, format, status, outcome,
+                reason, card_id, agent_ua, agent_purpose) VALUES
+           ('2026-11-20T10:15:30Z', 'acc_1', 'key_1', 'frg_1', 'frg_2', 'a.example',
+            'https://a.example/x', 'fr', 'html', 200, 'served', 'served', 'crd_1',
+            'Mozilla/5.0 (compatible; GPTBot/1.1)', 'training'),
+           ('2026-11-20T10:15:50Z', 'acc_1', 'key_1', 'frg_1', 'frg_2', 'a.example',
+            'https://a.example/y', 'fr', 'html', 200, 'served', 'served', 'crd_1',
+            'gptbot/2', 'training'),
+           ('2026-11-20T10:16:00Z', 'acc_1', 'key_1', 'frg_1', 'frg_1', NULL, NULL, 'fr',
+            'json', 204, 'no_fill', 'fragment_paused', NULL, 'curl/8', 'none'),
+           ('2026-11-20T10:17:00Z', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 400,
+            'refused', 'invalid_request', NULL, NULL, NULL)",
+    )
+    .unwrap();
+    agentcard::db::migrate::run(&mut db).unwrap();
+    let minutes: Vec<(String, String, String, i64)> = db
+        .query(
+            "SELECT org_id, reason, agent, requests FROM report_minutes ORDER BY bucket",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+        .collect();
+    let owned = |org: &str, reason: &str, agent: &str, n| {
+        (org.to_string(), reason.to_string(), agent.to_string(), n)
+    };
+    assert_eq!(
+        minutes,
+        [
+            owned("acc_1", "served", "GPTBot", 2),
+            owned("acc_1", "fragment_paused", "none", 1),
+            owned("", "invalid_request", "none", 1),
+        ]
+    );
+    let pages: (String, i64, i64) = db
+        .query_one(
+            "SELECT page, sum(requests)::bigint, sum(served)::bigint FROM report_pages GROUP BY 1",
+            &[],
+        )
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .unwrap();
+    assert_eq!(pages, ("(other pages)".to_string(), 3, 2));
+    let agents: Vec<(String, i64)> = db
+        .query(
+            "SELECT user_agent, requests FROM report_unmatched_agents",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(agents, [("curl/8".to_string(), 1)]);
+    let table_left: bool = db
+        .query_one("SELECT to_regclass('fragment_requests') IS NOT NULL", &[])
+        .unwrap()
+        .get(0);
+    assert!(!table_left);
+}
+
+/// A counter of `requests` no-fills of the organisation in a minute long past.
+fn no_fills(org_id: &str, agent: &str, requests: i64) -> reports::RequestCount {
+    reports::RequestCount {
+        minute: SystemTime::UNIX_EPOCH + Duration::from_secs(29_000_000 * 60),
+        org_id: org_id.to_string(),
+        site: String::new(),
+        requested_fragment_id: String::new(),
+        resolved_fragment_id: String::new(),
+        card_id: String::new(),
+        key_id: String::new(),
+        lang: "fr".into(),
+        format: "html".into(),
+        outcome: "no_fill".into(),
+        reason: "no_eligible_card".into(),
+        agent: agent.into(),
+        purpose: "none".into(),
+        requests,
+    }
+}
+
+const BOUNDS: reports::Bounds = reports::Bounds {
+    pages_per_hour: 10,
+    unmatched_agents_per_day: 10,
+};
+
+fn total_of(db: &mut postgres::Client, org_id: &str) -> i64 {
+    db.query_one(
+        "SELECT coalesce(sum(requests), 0)::bigint FROM report_minutes WHERE org_id = $1",
+        &[&org_id],
+    )
+    .unwrap()
+    .get(0)
+}
+
+fn requests(counts: Vec<reports::RequestCount>) -> reports::Flush {
+    reports::Flush {
+        requests: counts,
+        ..reports::Flush::default()
+    }
+}
+
+#[test]
+fn a_flush_applied_twice_is_counted_once() {
+    let mut db = harness::db();
+    let org = agentcard::db::orgs::create_org(&mut db, "Retried")
+        .unwrap()
+        .id;
+    let flush = requests(vec![no_fills(&org, "none", 3)]);
+    let instance = agentcard::ids::new_id(agentcard::ids::INSTANCE);
+    let first = reports::apply_flush(&mut db, &instance, 1, &flush, BOUNDS).unwrap();
+    let nothing_refused = reports::Applied::Now {
+        refused: reports::Flush::default(),
+    };
+    assert_eq!(first, nothing_refused);
+    let again = reports::apply_flush(&mut db, &instance, 1, &flush, BOUNDS).unwrap();
+    assert_eq!(again, reports::Applied::Before);
+    let next = reports::apply_flush(&mut db, &instance, 2, &flush, BOUNDS).unwrap();
+    assert_eq!(next, nothing_refused);
+    assert_eq!(total_of(&mut db, &org), 6);
+}
+
+#[test]
+fn a_counter_postgres_refuses_is_handed_back_and_the_others_are_written() {
+    let mut db = harness::db();
+    let org = agentcard::db::orgs::create_org(&mut db, "Refused")
+        .unwrap()
+        .id;
+    // PostgreSQL refuses NUL in text; the service never sends one (see above).
+    let poisoned = no_fills(&org, "bad\0agent", 5);
+    let flush = requests(vec![
+        no_fills(&org, "none", 1),
+        poisoned.clone(),
+        no_fills(&org, "GPTBot", 2),
+    ]);
+    let instance = agentcard::ids::new_id(agentcard::ids::INSTANCE);
+    let applied = reports::apply_flush(&mut db, &instance, 1, &flush, BOUNDS).unwrap();
+    let refused = requests(vec![poisoned]);
+    assert_eq!(applied, reports::Applied::Now { refused });
+    assert_eq!(total_of(&mut db, &org), 3);
+}
