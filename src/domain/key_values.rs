@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use super::values::{refuse_controls, Lines};
 use super::Invalid;
 
 const FIELD: &str = "key_values";
@@ -156,6 +157,7 @@ fn checked_value(key: &str, value: &str) -> Result<String, Invalid> {
             "values must not contain a comma or a line break",
         ));
     }
+    refuse_controls(trimmed, &key_field(key), Lines::One)?;
     Ok(trimmed.to_owned())
 }
 

@@ -19,7 +19,10 @@ pub use domain_name::DomainName;
 pub use fragment_ref::FragmentRef;
 pub use key_values::KeyValues;
 pub use path::{CanonicalPath, MatchMode};
-pub use values::{CardStatus, Description, FragmentName, FragmentStatus, KeyName, Lang, SiteName};
+pub use values::{
+    refuse_controls, CardStatus, Description, FragmentName, FragmentStatus, KeyName, Lang, Lines,
+    SiteName,
+};
 
 /// A refused value: `field` is the JSON member (or path parameter) at fault, as the API reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -117,6 +117,31 @@ impl fmt::Display for CardStatus {
     }
 }
 
+/// Whether a text may span lines, as a form's text area sends it, or not, as a text input does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lines {
+    One,
+    Several,
+}
+
+/// Refuses the control characters a console form would not send: every one in a one-line text
+/// (NUL, tab and line breaks among them), every one but tab and line breaks in a multi-line
+/// text. PostgreSQL refuses NUL in text, and the others make a name unreadable where it is
+/// listed.
+pub fn refuse_controls(text: &str, field: &str, lines: Lines) -> Result<(), Invalid> {
+    let allowed = |c: char| lines == Lines::Several && matches!(c, '\n' | '\r' | '\t');
+    match text.chars().find(|&c| c.is_control() && !allowed(c)) {
+        Some(c) => Err(Invalid::new(
+            field,
+            format!(
+                "{field} must not contain control characters (U+{:04X})",
+                u32::from(c)
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Trims `input` and checks its length in characters is within `min..=max`.
 pub(super) fn trimmed_within(input: &str, min: usize, max: usize) -> Option<&str> {
     let trimmed = input.trim();
@@ -131,6 +156,7 @@ pub struct FragmentName(String);
 
 impl FragmentName {
     pub fn parse(input: &str) -> Result<FragmentName, Invalid> {
+        refuse_controls(input.trim(), "name", Lines::One)?;
         trimmed_within(input, 1, 200)
             .map(|name| FragmentName(name.to_owned()))
             .ok_or_else(|| {
@@ -158,6 +184,7 @@ pub struct Description;
 
 impl Description {
     pub fn parse(input: &str) -> Result<Option<String>, Invalid> {
+        refuse_controls(input.trim(), "description", Lines::Several)?;
         let text = trimmed_within(input, 0, 2000).ok_or_else(|| {
             Invalid::new("description", "description must be at most 2000 characters")
         })?;
@@ -171,6 +198,7 @@ pub struct SiteName;
 
 impl SiteName {
     pub fn parse(input: &str) -> Result<String, Invalid> {
+        refuse_controls(input.trim(), "name", Lines::One)?;
         trimmed_within(input, 0, 200)
             .map(str::to_owned)
             .ok_or_else(|| Invalid::new("name", "name must be at most 200 characters"))
@@ -183,6 +211,7 @@ pub struct KeyName;
 
 impl KeyName {
     pub fn parse(input: &str) -> Result<String, Invalid> {
+        refuse_controls(input.trim(), "name", Lines::One)?;
         trimmed_within(input, 0, 100)
             .map(str::to_owned)
             .ok_or_else(|| Invalid::new("name", "name must be at most 100 characters"))
@@ -192,6 +221,35 @@ impl KeyName {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_refused_as_a_form_would() {
+        let cases = [
+            ("plain text", Lines::One, true),
+            ("tab\there", Lines::One, false),
+            ("a\u{0}b", Lines::One, false),
+            ("line\nbreak", Lines::One, false),
+            ("line\r\nbreak\tand tab", Lines::Several, true),
+            ("a\u{0}b", Lines::Several, false),
+            ("bell\u{7}", Lines::Several, false),
+            ("c1\u{85}", Lines::Several, false),
+            ("émoji 🎉 and \u{200b}", Lines::One, true),
+        ];
+        for (text, lines, accepted) in cases {
+            assert_eq!(
+                refuse_controls(text, "name", lines).is_ok(),
+                accepted,
+                "{text:?}"
+            );
+        }
+        assert_eq!(
+            refuse_controls("a\u{0}", "name", Lines::One),
+            Err(Invalid::new(
+                "name",
+                "name must not contain control characters (U+0000)"
+            ))
+        );
+    }
 
     /// The accepted value, or the refusal's field and message.
     type Expected<'a, T> = Result<T, (&'a str, &'a str)>;

@@ -1,6 +1,7 @@
 //! The contact form's message: `name`, `email`, `message`, as the form page asks for them.
 
 use super::{as_object, deny_unknown, required_str};
+use crate::domain::{refuse_controls, Lines};
 use crate::error::ApiError;
 use serde_json::Value;
 
@@ -20,8 +21,18 @@ pub struct ContactMessage {
 pub fn contact_message(body: &Value) -> Result<ContactMessage, ApiError> {
     let fields = as_object(body)?;
     deny_unknown(fields, &["name", "email", "message"], "")?;
-    let name = bounded(required_str(fields, "name", "name")?, "name", NAME_MAX)?;
-    let email = bounded(required_str(fields, "email", "email")?, "email", EMAIL_MAX)?;
+    let name = bounded(
+        required_str(fields, "name", "name")?,
+        "name",
+        NAME_MAX,
+        Lines::One,
+    )?;
+    let email = bounded(
+        required_str(fields, "email", "email")?,
+        "email",
+        EMAIL_MAX,
+        Lines::One,
+    )?;
     if !looks_like_email(&email) {
         return Err(ApiError::validation(
             "email",
@@ -32,6 +43,7 @@ pub fn contact_message(body: &Value) -> Result<ContactMessage, ApiError> {
         required_str(fields, "message", "message")?,
         "message",
         MESSAGE_MAX,
+        Lines::Several,
     )?;
     Ok(ContactMessage {
         name,
@@ -40,8 +52,9 @@ pub fn contact_message(body: &Value) -> Result<ContactMessage, ApiError> {
     })
 }
 
-fn bounded(value: &str, field: &str, max: usize) -> Result<String, ApiError> {
+fn bounded(value: &str, field: &str, max: usize, lines: Lines) -> Result<String, ApiError> {
     let value = value.trim();
+    refuse_controls(value, field, lines)?;
     if value.is_empty() || value.chars().count() > max {
         return Err(ApiError::validation(
             field,

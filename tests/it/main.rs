@@ -21,6 +21,7 @@
 //! - `keys`: `/v1/keys` (shown once, newest first, repeatable revocation, isolation).
 //! - `demo`: `agentcard admin demo` and the requests it prints.
 //! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
+//! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
 //! - `logging`: the operator's log at the default filter (no line per request).
 
@@ -36,6 +37,7 @@ mod counting;
 mod delivery;
 mod demo;
 mod fragments;
+mod hardening;
 mod http_layer;
 mod keys;
 mod limits;

@@ -1,0 +1,62 @@
+//! Defects a hostile-input campaign found, each pinned by the test that failed before its fix.
+
+use crate::fixtures::assert_error;
+use crate::harness::tenant;
+use serde_json::json;
+
+#[test]
+fn control_characters_in_json_texts_are_refused_with_their_field_and_change_nothing() {
+    let t = tenant();
+    let site = "/v1/sites/controls.example";
+    assert_error(
+        &t.client.put(site, &json!({"name": "a\u{0}b"})),
+        422,
+        "validation",
+        Some("name"),
+    );
+    assert_eq!(
+        t.client.get("/v1/sites").json()["items"],
+        json!([]),
+        "the site was not created"
+    );
+    assert_eq!(t.client.put(site, &json!({"name": "Controls"})).status, 201);
+    let fragment = format!("{site}/fragments/%2Fx");
+    let refused = [
+        (json!({"name": "a\u{0}b"}), "name"),
+        (json!({"name": "tab\there"}), "name"),
+        (
+            json!({"name": "N", "description": "nul\u{0}"}),
+            "description",
+        ),
+        (
+            json!({"name": "N", "key_values": {"k": ["v\u{0}"]}}),
+            "key_values.k",
+        ),
+        (
+            json!({"name": "N", "key_values": {"k": ["v\u{1b}[31m"]}}),
+            "key_values.k",
+        ),
+    ];
+    for (body, field) in refused {
+        assert_error(
+            &t.client.put(&fragment, &body),
+            422,
+            "validation",
+            Some(field),
+        );
+    }
+    assert_eq!(
+        t.client.get(&format!("{site}/fragments")).json()["items"],
+        json!([]),
+        "no fragment was written"
+    );
+    let multi_line = json!({"name": "N", "description": "two\nlines\tand a tab"});
+    assert_eq!(t.client.put(&fragment, &multi_line).status, 201);
+    assert_error(
+        &t.client.post("/v1/keys", &json!({"name": "k\u{0}"})),
+        422,
+        "validation",
+        Some("name"),
+    );
+    assert_eq!(t.client.get("/v1/keys").json()["items"], json!([]));
+}
