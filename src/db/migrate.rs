@@ -25,6 +25,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "004_report_brin_summaries.sql",
         include_str!("../../sql/004_report_brin_summaries.sql"),
     ),
+    (
+        5,
+        "005_report_aggregates.sql",
+        include_str!("../../sql/005_report_aggregates.sql"),
+    ),
 ];
 
 /// Arbitrary constant naming our advisory lock.
@@ -32,6 +37,12 @@ const LOCK_KEY: i64 = 0x6167_656e_7463_6172;
 
 /// Applies what is missing; returns the names of the migrations applied now.
 pub fn run(client: &mut Client) -> Result<Vec<&'static str>, postgres::Error> {
+    run_to(client, i32::MAX)
+}
+
+/// Applies what is missing up to migration `last` (a test stops before a migration to give it
+/// data of the schema it changes).
+pub fn run_to(client: &mut Client, last: i32) -> Result<Vec<&'static str>, postgres::Error> {
     client.batch_execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (
              version integer PRIMARY KEY,
@@ -39,14 +50,14 @@ pub fn run(client: &mut Client) -> Result<Vec<&'static str>, postgres::Error> {
              applied_at timestamptz NOT NULL DEFAULT now())",
     )?;
     client.execute("SELECT pg_advisory_lock($1)", &[&LOCK_KEY])?;
-    let applied = apply_missing(client);
+    let applied = apply_missing(client, last);
     client.execute("SELECT pg_advisory_unlock($1)", &[&LOCK_KEY])?;
     applied
 }
 
-fn apply_missing(client: &mut Client) -> Result<Vec<&'static str>, postgres::Error> {
+fn apply_missing(client: &mut Client, last: i32) -> Result<Vec<&'static str>, postgres::Error> {
     let mut applied = Vec::new();
-    for &(version, name, sql) in MIGRATIONS {
+    for &(version, name, sql) in MIGRATIONS.iter().filter(|m| m.0 <= last) {
         let done = client
             .query_opt(
                 "SELECT 1 FROM schema_migrations WHERE version = $1",
