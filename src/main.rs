@@ -3,6 +3,7 @@
 use agentcard::config::Config;
 use agentcard::{admin, db};
 use clap::{Parser, Subcommand};
+use std::io::Write;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -26,7 +27,8 @@ enum Command {
     },
     /// Apply the migrations of sql/ (serve applies them too).
     Migrate,
-    /// Console-only actions, from a shell. Each prints one JSON object.
+    /// Console-only actions, from a shell. Each prints one JSON object (`report` also a table
+    /// or CSV).
     Admin {
         #[command(subcommand)]
         command: admin::AdminCommand,
@@ -73,11 +75,7 @@ fn run(command: Command) -> Result<(), String> {
         Command::Admin { command } => {
             let config = Config::from_env().map_err(|e| e.to_string())?;
             let output = admin::run(command, &config).map_err(|e| e.to_string())?;
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&output).unwrap_or_default()
-            );
-            Ok(())
+            write!(std::io::stdout().lock(), "{output}").map_err(|e| e.to_string())
         }
     }
 }
