@@ -205,6 +205,7 @@ struct Group {
 
 /// Requests, served, the reasons of the requests not served (`None`: page counts know none)
 /// and the agent purposes of all. No zero count is kept.
+#[derive(Default)]
 struct Counts {
     requests: i64,
     served: i64,
@@ -214,39 +215,35 @@ struct Counts {
 
 impl Counts {
     fn of_requests<'a>(counts: impl IntoIterator<Item = &'a RequestCount>) -> Counts {
+        let mut sum = Counts::default();
         let mut reasons = BTreeMap::new();
-        let mut sum = Counts {
-            requests: 0,
-            served: 0,
-            no_fill_reasons: None,
-            agent_purposes: BTreeMap::new(),
-        };
         for count in counts {
-            sum.requests += count.requests;
             if count.outcome == "served" {
-                sum.served += count.requests;
+                sum.add(&count.purpose, count.requests, count.requests);
             } else {
+                sum.add(&count.purpose, count.requests, 0);
                 add(&mut reasons, &count.reason, count.requests);
             }
-            add(&mut sum.agent_purposes, &count.purpose, count.requests);
         }
-        sum.no_fill_reasons = Some(reasons);
-        sum
+        Counts {
+            no_fill_reasons: Some(reasons),
+            ..sum
+        }
     }
 
     fn of_pages<'a>(counts: impl IntoIterator<Item = &'a PageCount>) -> Counts {
-        let mut sum = Counts {
-            requests: 0,
-            served: 0,
-            no_fill_reasons: None,
-            agent_purposes: BTreeMap::new(),
-        };
+        let mut sum = Counts::default();
         for count in counts {
-            sum.requests += count.requests;
-            sum.served += count.served;
-            add(&mut sum.agent_purposes, &count.purpose, count.requests);
+            sum.add(&count.purpose, count.requests, count.served);
         }
         sum
+    }
+
+    /// Adds requests of one agent purpose, `served` of them served.
+    fn add(&mut self, purpose: &str, requests: i64, served: i64) {
+        self.requests += requests;
+        self.served += served;
+        add(&mut self.agent_purposes, purpose, requests);
     }
 
     /// Served over requests, rounded half up to 3 decimals in integers (in floating point,
