@@ -3,7 +3,7 @@
 //! (as the console would) and the cache is brought up to date with `harness::sync_cache`;
 //! `cache_follows_writes_of_others` proves the notification path without it.
 
-use crate::fixtures::{admin, served_card, CardSpec, ServeProcess, World};
+use crate::fixtures::{served_card, CardSpec, ServeProcess, World};
 use crate::harness::{self, server, tenant, Client, Resp, CONSOLE_HOST, LEGACY_HOST};
 use agentcard::{auth, ids};
 use serde_json::{json, Value};
@@ -724,58 +724,4 @@ fn writes_through_the_api_are_seen_by_the_very_next_fragment_call() {
         (refused.status, refused.json()["error"]["code"].as_str()),
         (401, Some("invalid_key"))
     );
-}
-
-#[test]
-fn the_admin_report_gives_fill_rate_reasons_and_purposes_per_site_and_fragment() {
-    let mut w = World::new();
-    let site = w.site("report.example");
-    let served = w.fragment(site, "/served", true);
-    let paused = w.fragment(site, "/paused", false);
-    w.card(CardSpec::default(), &[&served]);
-    harness::sync_cache();
-    let page = |path: &str| format!("&page_url=https%3A%2F%2Freport.example%2F{path}");
-    w.fetch_with(&served, &page("a"), &[("User-Agent", "GPTBot/1.1")]);
-    w.fetch_with(&served, &page("b"), &[("X-Agent-UA", "OAI-SearchBot/1.0")]);
-    w.fetch_with(
-        &paused,
-        &page("c"),
-        &[("User-Agent", "Mozilla/5.0 Firefox/128.0")],
-    );
-    let expected_requests = 3;
-    let started = Instant::now();
-    let report = loop {
-        let (ok, report, stderr) = admin(&["report", "--org", &w.org_id, "--since", "1h"]);
-        assert!(ok, "{stderr}");
-        if report["requests"] == expected_requests || started.elapsed() > Duration::from_secs(5) {
-            break report;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    assert_eq!(report["served"], 2);
-    assert_eq!(report["fill_rate"], 0.667);
-    assert_eq!(report["no_fill_reasons"], json!({"fragment_paused": 1}));
-    assert_eq!(
-        report["agent_purposes"],
-        json!({"training": 1, "search": 1, "none": 1})
-    );
-    let site = &report["sites"][0];
-    assert_eq!(site["site"], "report.example");
-    let fragments: Vec<(&str, i64)> = site["fragments"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| (f["ref"].as_str().unwrap(), f["requests"].as_i64().unwrap()))
-        .collect();
-    let mut expected = vec![("/served", 2), ("/paused", 1)];
-    expected.sort_by_key(|(r, _)| {
-        if *r == "/served" {
-            served.clone()
-        } else {
-            paused.clone()
-        }
-    });
-    assert_eq!(fragments, expected);
-    let (ok, _, stderr) = admin(&["report", "--org", &w.org_id, "--since", "yesterday-ish"]);
-    assert!(!ok && stderr.contains("--since"));
 }

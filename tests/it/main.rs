@@ -12,6 +12,8 @@
 //! - `other_routes`: `/health`, `/ready`, `/contact`.
 //! - `delivery`: serving `GET /fragment`: statuses, resolution, selection, formats, hosts, reports.
 //! - `admin_cli`: the `agentcard admin` commands through the real binary.
+//! - `report`: `agentcard admin report` over the report's aggregates (totals, groupings, window
+//!   edges, formats, bad values, isolation).
 //! - `sites`: sites, the default fragment, isolation between organisations.
 //! - `fragments`: fragment writes and list, the `{ref}` segment, pause warnings.
 //! - `routes`: routing rules: list order, POST, PUT (atomic, concurrent), DELETE.
@@ -39,5 +41,6 @@ mod limits;
 mod logging;
 mod other_routes;
 mod outage;
+mod report;
 mod routes;
 mod sites;
