@@ -5,6 +5,7 @@ use agentcard::{admin, db};
 use clap::{Parser, Subcommand};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
+use std::io::Write;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -28,7 +29,8 @@ enum Command {
     },
     /// Apply the migrations of sql/ (serve applies them too).
     Migrate,
-    /// Console-only actions, from a shell. Each prints one JSON object.
+    /// Console-only actions, from a shell. Each prints one JSON object (`report` also a table
+    /// or CSV).
     Admin {
         #[command(subcommand)]
         command: admin::AdminCommand,
@@ -80,11 +82,7 @@ fn run(command: Command) -> Result<(), String> {
         Command::Admin { command } => {
             let config = Config::from_env().map_err(|e| e.to_string())?;
             let output = admin::run(command, &config).map_err(|e| e.to_string())?;
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&output).unwrap_or_default()
-            );
-            Ok(())
+            write!(std::io::stdout().lock(), "{output}").map_err(|e| e.to_string())
         }
     }
 }

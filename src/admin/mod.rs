@@ -1,5 +1,6 @@
 //! `agentcard admin`: what service.md reserves to the console, from a shell. Each command
-//! returns one JSON object (printed by `main`), or an error for stderr and a non-zero exit.
+//! returns one JSON object (printed by `main`), or an error for stderr and a non-zero exit;
+//! only `report --format table|csv` returns text instead.
 
 mod cards;
 mod content;
@@ -20,6 +21,27 @@ pub enum AdminError {
     NotFound(String),
     #[error("database: {}", crate::db::describe(.0))]
     Database(#[from] postgres::Error),
+}
+
+/// What a command prints on standard output.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// One JSON object: every command's output, and `report --format json`.
+    Json(Value),
+    /// Text rendered in another format (`report --format table|csv`), line ends included.
+    Text(String),
+}
+
+impl std::fmt::Display for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Output::Json(value) => {
+                let text = serde_json::to_string_pretty(value).map_err(|_| std::fmt::Error)?;
+                writeln!(f, "{text}")
+            }
+            Output::Text(text) => f.write_str(text),
+        }
+    }
 }
 
 impl From<crate::domain::Invalid> for AdminError {
@@ -63,21 +85,23 @@ pub enum AdminCommand {
     /// Create a demonstration organisation (token, sites, fragments, rules, cards, key) and
     /// print it with ready-to-paste curl requests.
     Demo,
-    /// Fill rate, no-fill reasons and agent purposes per site and fragment.
-    Report {
-        #[arg(long)]
-        org: String,
-        /// An RFC 3339 time, or a duration back from now such as 24h or 7d.
-        #[arg(long)]
-        since: Option<String>,
-    },
+    /// Requests, fill rate, no-fill reasons and agent purposes of an organisation's /fragment
+    /// requests over a window, in total or grouped.
+    ///
+    /// The window is [--since, --until): each minute whose start lies in it counts, and each
+    /// hour once minutes are rolled up into hours. Times are UTC. Groups add up to the totals.
+    ///
+    /// --by page reads the page counts, which are kept per hour with requests, served and the
+    /// agent purpose only: its groups and its totals both come from them (so they add up, and
+    /// count whole hours only), and they carry no no_fill_reasons.
+    Report(report::ReportArgs),
 }
 
 /// Runs one command against the database of `config`.
-pub fn run(command: AdminCommand, config: &Config) -> Result<Value, AdminError> {
+pub fn run(command: AdminCommand, config: &Config) -> Result<Output, AdminError> {
     let mut db = crate::db::connect(&config.database_url)?;
     let prefix = &config.prefix;
-    match command {
+    let json = match command {
         AdminCommand::Org { command } => orgs::run_org(&mut db, command),
         AdminCommand::Token { command } => orgs::run_token(&mut db, command, prefix),
         AdminCommand::Card { command } => cards::run(&mut db, command),
@@ -88,6 +112,7 @@ pub fn run(command: AdminCommand, config: &Config) -> Result<Value, AdminError> 
             let base_url = format!("http://{}", config.listen);
             demo::run(&mut db, prefix, &base_url)
         }
-        AdminCommand::Report { org, since } => report::run(&mut db, &org, since.as_deref()),
-    }
+        AdminCommand::Report(args) => return report::run(&mut db, args),
+    };
+    json.map(Output::Json)
 }

@@ -9,6 +9,7 @@ pub mod fragments;
 pub mod keys;
 pub mod migrate;
 pub mod orgs;
+pub mod report_summary;
 pub mod reports;
 pub mod routes;
 pub mod sites;

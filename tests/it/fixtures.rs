@@ -5,8 +5,8 @@
 //! - with the service's own db functions, as the console would: `fragment`, `card`, and
 //!   `fragment_without_ref` in SQL (the API cannot make one);
 //! - with SQL, for the serving side (`GET /fragment`): `World` and its `CardSpec`;
-//! - through the real binary: `admin`; `ServeProcess` runs `agentcard serve` beside the
-//!   shared in-process server.
+//! - through the real binary: `admin` (its JSON), `admin_output` (its text); `ServeProcess`
+//!   runs `agentcard serve` beside the shared in-process server.
 
 use crate::harness::{self, db, server, Client, Resp, Tenant};
 use agentcard::db::cards::{self, CardRow, NewCard};
@@ -308,6 +308,14 @@ impl Default for CardSpec {
 
 /// Runs `agentcard admin ARGS…`; returns the exit status and the printed JSON (or stderr).
 pub fn admin(args: &[&str]) -> (bool, Value, String) {
+    let (ok, stdout, stderr) = admin_output(args);
+    let json = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (ok, json, stderr)
+}
+
+/// Runs `agentcard admin ARGS…` (standard output a pipe, not a terminal); returns the exit
+/// status, standard output and standard error as text.
+pub fn admin_output(args: &[&str]) -> (bool, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_agentcard"))
         .arg("admin")
         .args(args)
@@ -315,11 +323,9 @@ pub fn admin(args: &[&str]) -> (bool, Value, String) {
         .env("RUST_LOG", "warn")
         .output()
         .expect("run agentcard admin");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let json = serde_json::from_str(&stdout).unwrap_or(Value::Null);
     (
         output.status.success(),
-        json,
+        String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
 }

@@ -14,6 +14,8 @@
 //! - `counting`: every `/fragment` request counted once in the report (pages, agents, hostile
 //!   text, graceful stop, bounds, roll-up, the fold of the old per-request table).
 //! - `admin_cli`: the `agentcard admin` commands through the real binary.
+//! - `report`: `agentcard admin report` over the report's aggregates (totals, groupings, window
+//!   edges, formats, bad values, isolation).
 //! - `sites`: sites, the default fragment, isolation between organisations.
 //! - `fragments`: fragment writes and list, the `{ref}` segment, pause warnings.
 //! - `routes`: routing rules: list order, POST, PUT (atomic, concurrent), DELETE.
@@ -44,5 +46,6 @@ mod limits;
 mod logging;
 mod other_routes;
 mod outage;
+mod report;
 mod routes;
 mod sites;

@@ -1,0 +1,177 @@
+//! The reads of `agentcard admin report`: an organisation's `/fragment` requests over a window,
+//! from the aggregates of `sql/005_report_aggregates.sql`.
+//!
+//! A window `[since, until)` counts each bucket whose start lies in it. Minutes past their
+//! retention are rolled into hours and deleted, so no bucket is in both tables and a window
+//! reads both: the minutes it holds, and the hours it holds once they are rolled up. Pages are
+//! counted per hour. Every time is UTC; nothing depends on the session's time zone.
+
+use postgres::GenericClient;
+use std::time::SystemTime;
+
+/// The buckets that start at or after `since` and before `until`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub since: SystemTime,
+    pub until: SystemTime,
+}
+
+/// What request counts are grouped by, besides outcome, reason and agent purpose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dimension {
+    Site,
+    /// The resolved fragment, else the requested one.
+    Fragment,
+    Card,
+    /// The agent marker, or `none`.
+    Agent,
+    /// The UTC hour a bucket starts in.
+    Hour,
+    /// The UTC day a bucket starts in.
+    Day,
+}
+
+/// The group a count belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupKey {
+    /// No grouping: the whole window.
+    Total,
+    /// A site, card or agent marker; `None` where it does not apply (a request refused before
+    /// its site was known, a request not served has no card).
+    Name(Option<String>),
+    /// The fragment's id (`None` when the request named none) and its reference: `None` when
+    /// it has none, or is not (or no longer) a fragment of the organisation.
+    Fragment {
+        id: Option<String>,
+        fragment_ref: Option<String>,
+    },
+    /// The start of an hour or of a day.
+    Start(SystemTime),
+}
+
+/// The requests of one group with the same outcome, reason and agent purpose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestCount {
+    pub key: GroupKey,
+    /// `served`, `no_fill` or `refused`.
+    pub outcome: String,
+    pub reason: String,
+    pub purpose: String,
+    pub requests: i64,
+}
+
+/// The requests of one page (host and canonical path, `(other pages)` or `(no page)`) and
+/// agent purpose, and how many of them were served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageCount {
+    pub page: String,
+    pub purpose: String,
+    pub requests: i64,
+    pub served: i64,
+}
+
+/// The organisation's requests in `window`, by outcome, reason, purpose and `by` (when some),
+/// the groups in order: by start, else by name in byte order, those without one last.
+pub fn request_counts(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    window: Window,
+    by: Option<Dimension>,
+) -> Result<Vec<RequestCount>, postgres::Error> {
+    let (name, start) = key_sql(by);
+    let fragment_ref = if by == Some(Dimension::Fragment) {
+        "(SELECT f.ref FROM fragments f JOIN sites s ON s.id = f.site_id
+           WHERE f.id = g.name AND s.org_id = $1)"
+    } else {
+        "NULL::text"
+    };
+    let query = format!(
+        "WITH counted AS (
+             SELECT {name} AS name, {start} AS start, outcome, reason, purpose, requests
+               FROM report_minutes
+              WHERE org_id = $1 AND bucket >= $2 AND bucket < $3
+             UNION ALL
+             SELECT {name}, {start}, outcome, reason, purpose, requests
+               FROM report_hours
+              WHERE org_id = $1 AND bucket >= $2 AND bucket < $3),
+         grouped AS (
+             SELECT name, start, outcome, reason, purpose, sum(requests)::int8 AS requests
+               FROM counted
+              GROUP BY name, start, outcome, reason, purpose)
+         SELECT g.name, {fragment_ref}, g.start, g.outcome, g.reason, g.purpose, g.requests
+           FROM grouped g
+          ORDER BY g.start, g.name = '', g.name COLLATE \"C\", g.outcome, g.reason, g.purpose"
+    );
+    let rows = db.query(&query, &[&org_id, &window.since, &window.until])?;
+    Ok(rows
+        .iter()
+        .map(|row| {
+            let name = Some(row.get::<_, String>(0)).filter(|name| !name.is_empty());
+            let key = match by {
+                None => GroupKey::Total,
+                Some(Dimension::Site | Dimension::Card | Dimension::Agent) => GroupKey::Name(name),
+                Some(Dimension::Fragment) => GroupKey::Fragment {
+                    id: name,
+                    fragment_ref: row.get(1),
+                },
+                Some(Dimension::Hour | Dimension::Day) => GroupKey::Start(row.get(2)),
+            };
+            RequestCount {
+                key,
+                outcome: row.get(3),
+                reason: row.get(4),
+                purpose: row.get(5),
+                requests: row.get(6),
+            }
+        })
+        .collect())
+}
+
+/// The SQL of a bucket row's group: its name (`''` when the grouping has none) and its start.
+fn key_sql(by: Option<Dimension>) -> (&'static str, &'static str) {
+    const NO_START: &str = "NULL::timestamptz";
+    match by {
+        None => ("''", NO_START),
+        Some(Dimension::Site) => ("site", NO_START),
+        Some(Dimension::Fragment) => (
+            "coalesce(nullif(resolved_fragment_id, ''), requested_fragment_id)",
+            NO_START,
+        ),
+        Some(Dimension::Card) => ("card_id", NO_START),
+        Some(Dimension::Agent) => ("agent", NO_START),
+        Some(Dimension::Hour) => (
+            "''",
+            "date_trunc('hour', bucket AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'",
+        ),
+        Some(Dimension::Day) => (
+            "''",
+            "date_trunc('day', bucket AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'",
+        ),
+    }
+}
+
+/// The organisation's page counts of the hours that start in `window`, by page (in byte
+/// order) and purpose.
+pub fn page_counts(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    window: Window,
+) -> Result<Vec<PageCount>, postgres::Error> {
+    let rows = db.query(
+        "SELECT page, purpose, sum(requests)::int8, sum(served)::int8
+           FROM report_pages
+          WHERE org_id = $1 AND hour >= $2 AND hour < $3
+          GROUP BY page, purpose
+          ORDER BY page COLLATE \"C\", purpose",
+        &[&org_id, &window.since, &window.until],
+    )?;
+    Ok(rows
+        .iter()
+        .map(|row| PageCount {
+            page: row.get(0),
+            purpose: row.get(1),
+            requests: row.get(2),
+            served: row.get(3),
+        })
+        .collect())
+}

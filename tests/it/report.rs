@@ -1,0 +1,696 @@
+//! `agentcard admin report` over the aggregates: counts written with SQL as the report writer
+//! leaves them (minutes, hours rolled up past 48 hours, hourly pages) for a fresh organisation,
+//! beside another organisation's and requests refused before any organisation was known, in
+//! the same buckets. Totals, groupings that add up, window edges, the three formats, bad values.
+
+use crate::fixtures::{admin, admin_output, fragment};
+use crate::harness::db;
+use agentcard::db::orgs::create_org;
+use jiff::{SignedDuration, Timestamp};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+/// The publisher's requests. A row: the bucket, as an offset from the anchor A (in hours: an
+/// hour rolled up into `report_hours`, 48 hours old or more; in minutes: a minute of
+/// `report_minutes`), site, requested fragment, resolved fragment, card, reason, agent,
+/// purpose, requests; `-` where a dimension does not apply. 34 requests, 26 served.
+const REQUESTS: &str = "
+| -72h | a.example | home    | home  | crd_one | served           | GPTBot        | training | 10 |
+| -71h | a.example | home    | home  | -       | serving_error    | Amazonbot     | unknown  |  1 |
+| -49h | b.example | sport   | sport | crd_two | served           | Claude-User   | query    |  6 |
+|   0m | a.example | home    | home  | crd_one | served           | GPTBot        | training |  5 |
+|   0m | a.example | home    | home  | -       | no_eligible_card | ClaudeBot     | training |  2 |
+|   1m | b.example | sport   | sport | crd_one | served           | OAI-SearchBot | search   |  3 |
+|  59m | b.example | sport   | sport | -       | fragment_paused  | none          | none     |  1 |
+|  60m | -         | foreign | -     | -       | forbidden        | none          | none     |  4 |
+|  61m | a.example | sport   | home  | crd_two | served           | ChatGPT-User  | query    |  2 |
+";
+
+/// The publisher's pages. A row: the hour, as an offset from the anchor, page, purpose,
+/// requests, served. 28 requests, 20 served.
+const PAGES: &str = "
+| -72h | a.example/home  | training | 11 | 10 |
+|   0h | a.example/home  | training |  7 |  5 |
+|   0h | b.example/sport | search   |  3 |  3 |
+|   0h | (other pages)   | query    |  2 |  2 |
+|   1h | (no page)       | none     |  5 |  0 |
+";
+
+/// The neighbour's requests and pages, in the publisher's buckets.
+const THEIR_REQUESTS: &str = "
+| -72h | other.example | foreign | foreign | crd_x | served | GPTBot | training | 100 |
+|   0m | other.example | foreign | foreign | crd_x | served | GPTBot | training | 100 |
+|  61m | other.example | foreign | foreign | crd_x | served | GPTBot | training | 100 |
+";
+const THEIR_PAGES: &str = "| 0h | other.example/secret | training | 50 | 50 |";
+
+/// Requests refused before an organisation was known, in the same buckets.
+const NOBODYS_REQUESTS: &str = "
+| -72h | - | - | - | - | invalid_request | none   | none     | 9 |
+|   0m | - | - | - | - | invalid_key     | GPTBot | training | 7 |
+|  61m | - | - | - | - | invalid_key     | GPTBot | training | 7 |
+";
+const NOBODYS_PAGES: &str = "| 0h | (no page) | training | 16 | 0 |";
+
+/// The cells of each row of a table written `| a | b | … |`, trimmed.
+fn rows(table: &str) -> impl Iterator<Item = Vec<&str>> {
+    table
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            let cells = line.trim_matches('|').split('|');
+            cells.map(str::trim).collect()
+        })
+}
+
+/// `-72h` or `61m` after `at`, and the table of that bucket size.
+fn bucket(at: Timestamp, offset: &str) -> (Timestamp, &'static str) {
+    let (count, unit) = offset.split_at(offset.len() - 1);
+    let count: i64 = count.parse().expect(offset);
+    match unit {
+        "h" => (at + hours(count), "report_hours"),
+        "m" => (at + minutes(count), "report_minutes"),
+        _ => panic!("bucket {offset}"),
+    }
+}
+
+/// Adds the requests of `table` (rows as in [`REQUESTS`], fragments named in `fragments`) to
+/// `org`'s buckets after `at` as the writer's upserts do; returns each row's bucket and count.
+fn add_requests(
+    org: &str,
+    at: Timestamp,
+    fragments: &[(&str, &str)],
+    table: &str,
+) -> Vec<(Timestamp, i64)> {
+    let mut db = db();
+    let mut counted = Vec::new();
+    for row in rows(table) {
+        let [offset, site, requested, resolved, card, reason, agent, purpose, requests] = row[..]
+        else {
+            panic!("a row of nine cells: {row:?}");
+        };
+        let (bucket, table) = bucket(at, offset);
+        let value = |cell: &str| match fragments.iter().find(|(name, _)| *name == cell) {
+            Some((_, id)) => id.to_string(),
+            None if cell == "-" => String::new(),
+            None => cell.to_string(),
+        };
+        let outcome = match reason {
+            "served" => "served",
+            "no_eligible_card" | "fragment_paused" | "serving_error" => "no_fill",
+            _ => "refused",
+        };
+        let (lang, format) = if outcome == "refused" {
+            ("", "")
+        } else {
+            ("fr", "html")
+        };
+        let requests: i64 = requests.parse().unwrap();
+        db.execute(
+            &format!(
+                "INSERT INTO {table} AS t (bucket, org_id, site, requested_fragment_id,
+                     resolved_fragment_id, card_id, key_id, lang, format, outcome, reason,
+                     agent, purpose, requests)
+                 VALUES ($1, $2, $3, $4, $5, $6, '', $7, $8, $9, $10, $11, $12, $13)
+                 ON CONFLICT (org_id, bucket, site, requested_fragment_id, resolved_fragment_id,
+                              card_id, key_id, lang, format, outcome, reason, agent, purpose)
+                 DO UPDATE SET requests = t.requests + excluded.requests"
+            ),
+            &[
+                &SystemTime::from(bucket),
+                &org,
+                &value(site),
+                &value(requested),
+                &value(resolved),
+                &value(card),
+                &lang,
+                &format,
+                &outcome,
+                &reason,
+                &agent,
+                &purpose,
+                &requests,
+            ],
+        )
+        .unwrap();
+        counted.push((bucket, requests));
+    }
+    counted
+}
+
+/// Adds the page counts of `table` (rows as in [`PAGES`]) to `org`'s hours after `at`.
+fn add_pages(org: &str, at: Timestamp, table: &str) {
+    let mut db = db();
+    for row in rows(table) {
+        let [offset, page, purpose, requests, served] = row[..] else {
+            panic!("a row of five cells: {row:?}");
+        };
+        let (hour, _) = bucket(at, offset);
+        let (requests, served): (i64, i64) = (requests.parse().unwrap(), served.parse().unwrap());
+        db.execute(
+            "INSERT INTO report_pages AS t (hour, org_id, page, purpose, requests, served)
+             VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (org_id, hour, page, purpose)
+             DO UPDATE SET requests = t.requests + excluded.requests,
+                           served = t.served + excluded.served",
+            &[
+                &SystemTime::from(hour),
+                &org,
+                &page,
+                &purpose,
+                &requests,
+                &served,
+            ],
+        )
+        .unwrap();
+    }
+}
+
+fn new_org(name: &str) -> String {
+    create_org(&mut db(), name).unwrap().id
+}
+
+/// The start of the UTC hour two hours before this one: every bucket of the tables starts
+/// before `anchor + 2h`, which is before now.
+fn anchor() -> Timestamp {
+    let hour = Timestamp::now().as_second().div_euclid(3600) * 3600;
+    Timestamp::from_second(hour - 7200).unwrap()
+}
+
+fn minutes(minutes: i64) -> SignedDuration {
+    SignedDuration::from_mins(minutes)
+}
+
+fn hours(hours: i64) -> SignedDuration {
+    SignedDuration::from_hours(hours)
+}
+
+/// A fresh organisation with the sites and fragments of [`REQUESTS`] and its counts; a
+/// neighbour (whose fragment it requested, refused) and nobody (requests refused before an
+/// organisation was known) have counts in the same buckets.
+struct Publisher {
+    org: String,
+    /// The anchor, A.
+    at: Timestamp,
+    home: String,
+    sport: String,
+    /// The neighbour's fragment.
+    foreign: String,
+    /// Every bucket of the requests, with its count.
+    buckets: Vec<(Timestamp, i64)>,
+}
+
+impl Publisher {
+    fn new() -> Publisher {
+        let org = new_org("Report Publisher");
+        let home = fragment(&org, "a.example", Some("/home"));
+        let sport = fragment(&org, "b.example", Some("/sport"));
+        let neighbour = new_org("Report Neighbour");
+        let foreign = fragment(&neighbour, "other.example", Some("/secret"));
+        let at = anchor();
+        let fragments = [("home", &*home), ("sport", &*sport), ("foreign", &*foreign)];
+        let buckets = add_requests(&org, at, &fragments, REQUESTS);
+        add_pages(&org, at, PAGES);
+        add_requests(&neighbour, at, &fragments, THEIR_REQUESTS);
+        add_pages(&neighbour, at, THEIR_PAGES);
+        add_requests("", at, &[], NOBODYS_REQUESTS);
+        add_pages("", at, NOBODYS_PAGES);
+        Publisher {
+            org,
+            at,
+            home,
+            sport,
+            foreign,
+            buckets,
+        }
+    }
+
+    /// The anchor moved by `offset`, in RFC 3339.
+    fn time(&self, offset: SignedDuration) -> String {
+        (self.at + offset).to_string()
+    }
+
+    /// `admin report --org ORG ARGS…` as JSON.
+    #[track_caller]
+    fn report(&self, args: &[&str]) -> Value {
+        report(&self.org, args)
+    }
+}
+
+/// `admin report --org ORG ARGS…` as JSON.
+#[track_caller]
+fn report(org: &str, args: &[&str]) -> Value {
+    let text = report_text(org, args);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{args:?}: {e}: {text}"))
+}
+
+/// `admin report --org ORG ARGS…` as text.
+#[track_caller]
+fn report_text(org: &str, args: &[&str]) -> String {
+    let (ok, stdout, stderr) = admin_output(&[&["report", "--org", org], args].concat());
+    assert!(ok, "{args:?}: {stderr}");
+    stdout
+}
+
+/// The counts of a report or a group: requests, served, reasons (when given) and purposes.
+fn counts(object: &Value) -> Value {
+    let names = ["requests", "served", "no_fill_reasons", "agent_purposes"];
+    let members = names
+        .into_iter()
+        .filter_map(|name| Some((name.to_string(), object.get(name)?.clone())));
+    Value::Object(members.collect())
+}
+
+/// The sums of the groups' requests, served, reasons (when they have some) and purposes.
+fn sum_of_groups(report: &Value) -> Value {
+    let groups = report["groups"].as_array().expect("groups");
+    let total = |name: &str| {
+        groups
+            .iter()
+            .map(|g| g[name].as_i64().unwrap())
+            .sum::<i64>()
+    };
+    let merged = |name: &str| {
+        let mut sums: BTreeMap<String, i64> = BTreeMap::new();
+        for group in groups {
+            for (key, n) in group[name].as_object().into_iter().flatten() {
+                *sums.entry(key.clone()).or_default() += n.as_i64().unwrap();
+            }
+        }
+        json!(sums)
+    };
+    let mut sums = Map::new();
+    sums.insert("requests".into(), json!(total("requests")));
+    sums.insert("served".into(), json!(total("served")));
+    if groups.iter().all(|g| g.get("no_fill_reasons").is_some()) {
+        sums.insert("no_fill_reasons".into(), merged("no_fill_reasons"));
+    }
+    sums.insert("agent_purposes".into(), merged("agent_purposes"));
+    Value::Object(sums)
+}
+
+/// Each group's key (its one key member) and requests, in the report's order.
+fn keyed_requests(report: &Value, key: &str) -> Vec<(Value, i64)> {
+    let groups = report["groups"].as_array().expect("groups");
+    let keyed = groups
+        .iter()
+        .map(|g| (g[key].clone(), g["requests"].as_i64().unwrap()));
+    keyed.collect()
+}
+
+#[test]
+fn the_report_totals_the_organisations_minutes_and_rolled_hours() {
+    let p = Publisher::new();
+    let until = p.time(hours(2));
+    let report = p.report(&["--until", &until]);
+    assert_eq!(
+        report,
+        json!({
+            "org_id": p.org,
+            "since": "1970-01-01T00:00:00Z",
+            "until": until,
+            "requests": 34,
+            "served": 26,
+            "fill_rate": 0.765,
+            "no_fill_reasons": {
+                "forbidden": 4, "fragment_paused": 1, "no_eligible_card": 2, "serving_error": 1
+            },
+            "agent_purposes": {"none": 5, "query": 8, "search": 3, "training": 17, "unknown": 1},
+        })
+    );
+    // By default, up to now: the same counts, and `until` the time of the run in seconds.
+    let before = Timestamp::now().as_second();
+    let report = p.report(&[]);
+    let after = Timestamp::now().as_second();
+    assert_eq!(report["requests"], 34);
+    let until: Timestamp = report["until"].as_str().unwrap().parse().unwrap();
+    assert!((before..=after).contains(&until.as_second()), "{until}");
+    assert_eq!(until.subsec_nanosecond(), 0);
+}
+
+#[test]
+fn every_grouping_adds_up_to_the_totals() {
+    let p = Publisher::new();
+    let until = p.time(hours(2));
+    for by in ["site", "fragment", "card", "agent", "hour", "day", "page"] {
+        let report = p.report(&["--by", by, "--until", &until]);
+        assert_eq!(sum_of_groups(&report), counts(&report), "--by {by}");
+        let groups = report["groups"].as_array().unwrap();
+        assert!(!groups.is_empty(), "--by {by}");
+        for group in groups {
+            let fill_rate = group["fill_rate"].as_f64().unwrap();
+            let served = group["served"].as_f64().unwrap();
+            let requests = group["requests"].as_f64().unwrap();
+            assert!((fill_rate - served / requests).abs() <= 0.0005, "{group}");
+        }
+    }
+
+    let by_site = p.report(&["--by", "site", "--until", &until]);
+    assert_eq!(
+        by_site["groups"],
+        json!([
+            {
+                "site": "a.example", "requests": 20, "served": 17, "fill_rate": 0.85,
+                "no_fill_reasons": {"no_eligible_card": 2, "serving_error": 1},
+                "agent_purposes": {"query": 2, "training": 17, "unknown": 1},
+            },
+            {
+                "site": "b.example", "requests": 10, "served": 9, "fill_rate": 0.9,
+                "no_fill_reasons": {"fragment_paused": 1},
+                "agent_purposes": {"none": 1, "query": 6, "search": 3},
+            },
+            {
+                "site": null, "requests": 4, "served": 0, "fill_rate": 0.0,
+                "no_fill_reasons": {"forbidden": 4},
+                "agent_purposes": {"none": 4},
+            },
+        ])
+    );
+
+    // The resolved fragment, else the requested one; a ref only for the organisation's own.
+    let by_fragment = p.report(&["--by", "fragment"]);
+    let mut fragments: Vec<(Value, Value, i64)> = by_fragment["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["fragment_id"].clone(),
+                g["ref"].clone(),
+                g["requests"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    fragments.sort_by_key(|(id, _, _)| id.to_string());
+    let mut expected = vec![
+        (json!(p.home), json!("/home"), 20),
+        (json!(p.sport), json!("/sport"), 10),
+        (json!(p.foreign), Value::Null, 4),
+    ];
+    expected.sort_by_key(|(id, _, _)| id.to_string());
+    assert_eq!(fragments, expected);
+
+    let by_card = p.report(&["--by", "card"]);
+    assert_eq!(
+        keyed_requests(&by_card, "card_id"),
+        [
+            (json!("crd_one"), 18),
+            (json!("crd_two"), 8),
+            (Value::Null, 8)
+        ]
+    );
+
+    let by_agent = p.report(&["--by", "agent"]);
+    assert_eq!(
+        keyed_requests(&by_agent, "agent"),
+        [
+            (json!("Amazonbot"), 1),
+            (json!("ChatGPT-User"), 2),
+            (json!("Claude-User"), 6),
+            (json!("ClaudeBot"), 2),
+            (json!("GPTBot"), 15),
+            (json!("OAI-SearchBot"), 3),
+            (json!("none"), 5),
+        ]
+    );
+
+    let by_hour = p.report(&["--by", "hour"]);
+    assert_eq!(
+        keyed_requests(&by_hour, "hour"),
+        [
+            (json!(p.time(hours(-72))), 10),
+            (json!(p.time(hours(-71))), 1),
+            (json!(p.time(hours(-49))), 6),
+            (json!(p.time(hours(0))), 11),
+            (json!(p.time(hours(1))), 6),
+        ]
+    );
+
+    let by_day = p.report(&["--by", "day"]);
+    let mut days: BTreeMap<String, i64> = BTreeMap::new();
+    for (at, requests) in &p.buckets {
+        *days.entry(at.strftime("%Y-%m-%d").to_string()).or_default() += requests;
+    }
+    let days: Vec<(Value, i64)> = days.into_iter().map(|(d, n)| (json!(d), n)).collect();
+    assert_eq!(keyed_requests(&by_day, "day"), days);
+
+    // Pages: their own totals, and no reasons anywhere.
+    let by_page = p.report(&["--by", "page"]);
+    assert_eq!(
+        counts(&by_page),
+        json!({
+            "requests": 28, "served": 20,
+            "agent_purposes": {"none": 5, "query": 2, "search": 3, "training": 18},
+        })
+    );
+    assert_eq!(by_page["fill_rate"], 0.714);
+    assert_eq!(
+        by_page["groups"],
+        json!([
+            {
+                "page": "(no page)", "requests": 5, "served": 0, "fill_rate": 0.0,
+                "agent_purposes": {"none": 5},
+            },
+            {
+                "page": "(other pages)", "requests": 2, "served": 2, "fill_rate": 1.0,
+                "agent_purposes": {"query": 2},
+            },
+            {
+                "page": "a.example/home", "requests": 18, "served": 15, "fill_rate": 0.833,
+                "agent_purposes": {"training": 18},
+            },
+            {
+                "page": "b.example/sport", "requests": 3, "served": 3, "fill_rate": 1.0,
+                "agent_purposes": {"search": 3},
+            },
+        ])
+    );
+}
+
+#[test]
+fn a_window_counts_the_buckets_starting_at_since_and_before_until() {
+    let p = Publisher::new();
+    let window = |since: SignedDuration, until: SignedDuration, by: &[&str]| {
+        let (since, until) = (p.time(since), p.time(until));
+        let report = p.report(&[&["--since", &since, "--until", &until], by].concat());
+        assert_eq!(
+            (&report["since"], &report["until"]),
+            (&json!(since), &json!(until))
+        );
+        (
+            report["requests"].as_i64().unwrap(),
+            report["served"].as_i64().unwrap(),
+        )
+    };
+    // Minutes: the one at `since` counts, the one at `until` does not.
+    assert_eq!(window(minutes(1), minutes(60), &[]), (4, 3));
+    assert_eq!(window(minutes(0), minutes(1), &[]), (7, 5));
+    assert_eq!(window(minutes(59), minutes(61), &[]), (5, 0));
+    // Rolled hours alike, and a window over both tables.
+    assert_eq!(window(hours(-72), hours(-71), &[]), (10, 10));
+    assert_eq!(window(hours(-71), hours(-49), &[]), (1, 0));
+    assert_eq!(window(hours(-49), minutes(1), &[]), (13, 11));
+    assert_eq!(window(minutes(-1), minutes(0), &[]), (0, 0));
+    // Pages count whole hours: the hour at A starts before A+1m.
+    let pages = ["--by", "page"];
+    assert_eq!(window(hours(0), hours(1), &pages), (12, 10));
+    assert_eq!(window(minutes(1), hours(2), &pages), (5, 0));
+    assert_eq!(window(hours(-72), hours(1), &pages), (23, 20));
+    // Another offset than Z is the same instant, printed back in UTC.
+    let offset = jiff::tz::Offset::from_seconds(-(3 * 3600 + 1800)).unwrap();
+    let since = (p.at + minutes(1)).display_with_offset(offset).to_string();
+    assert!(since.ends_with("-03:30"), "{since}");
+    let report = p.report(&["--since", &since, "--until", &p.time(minutes(60))]);
+    assert_eq!(report["since"], json!(p.time(minutes(1))));
+    assert_eq!(report["requests"], 4, "{report}");
+    // A duration back from now: 30 days hold every bucket; 50 hours (now is between A+2h and
+    // A+3h) the minutes only.
+    assert_eq!(p.report(&["--since", "30d"])["requests"], 34);
+    assert_eq!(p.report(&["--since", "3000m"])["requests"], 17);
+}
+
+#[test]
+fn fill_rate_is_rounded_to_three_decimals_and_zero_without_requests() {
+    let org = new_org("Report Rounding");
+    let at = anchor();
+    // 2 of 3; 1 of 16 (exactly half way); 3 of 2000 (half way, which floating point would
+    // round down).
+    let requests = "
+        | 0m | a.example | - | - | crd_one | served           | none | none |    2 |
+        | 0m | a.example | - | - | -       | no_eligible_card | none | none |    1 |
+        | 1m | a.example | - | - | crd_one | served           | none | none |    1 |
+        | 1m | a.example | - | - | -       | no_eligible_card | none | none |   15 |
+        | 2m | a.example | - | - | crd_one | served           | none | none |    3 |
+        | 2m | a.example | - | - | -       | no_eligible_card | none | none | 1997 |
+    ";
+    add_requests(&org, at, &[], requests);
+    let cases = [(0, 0.667), (1, 0.063), (2, 0.002)];
+    for (minute, fill_rate) in cases {
+        let since = (at + minutes(minute)).to_string();
+        let until = (at + minutes(minute + 1)).to_string();
+        let report = report(&org, &["--since", &since, "--until", &until]);
+        assert_eq!(report["fill_rate"].as_f64(), Some(fill_rate), "{report}");
+    }
+    let empty = report(&org, &["--since", "0m", "--by", "site"]);
+    assert_eq!(
+        counts(&empty),
+        json!({"requests": 0, "served": 0, "no_fill_reasons": {}, "agent_purposes": {}})
+    );
+    assert_eq!(empty["fill_rate"].as_f64(), Some(0.0));
+    assert_eq!(empty["groups"], json!([]));
+}
+
+#[test]
+fn csv_has_a_header_then_a_line_per_group_or_one_of_totals() {
+    let p = Publisher::new();
+    let until = p.time(hours(2));
+    let header_counts = "requests,served,fill_rate,no_fill_reasons.forbidden,\
+        no_fill_reasons.fragment_paused,no_fill_reasons.no_eligible_card,\
+        no_fill_reasons.serving_error,agent_purposes.none,agent_purposes.query,\
+        agent_purposes.search,agent_purposes.training,agent_purposes.unknown";
+    assert_eq!(
+        report_text(&p.org, &["--format", "csv", "--until", &until]),
+        format!(
+            "org_id,since,until,{header_counts}\n\
+             {},1970-01-01T00:00:00Z,{until},34,26,0.765,4,1,2,1,5,8,3,17,1\n",
+            p.org
+        )
+    );
+    assert_eq!(
+        report_text(
+            &p.org,
+            &["--format", "csv", "--by", "site", "--until", &until]
+        ),
+        format!(
+            "site,{header_counts}\n\
+             a.example,20,17,0.85,0,0,2,1,0,2,0,17,1\n\
+             b.example,10,9,0.9,0,1,0,0,1,6,3,0,0\n\
+             ,4,0,0,4,0,0,0,4,0,0,0,0\n"
+        )
+    );
+    // Fields with a comma or a quote are quoted; pages have no reason columns.
+    let org = new_org("Report Quoting");
+    add_pages(&org, anchor(), "| 0h | q.example/a,b | search | 2 | 1 |");
+    add_pages(
+        &org,
+        anchor(),
+        "| 0h | q.example/say-\"hi\" | query | 1 | 1 |",
+    );
+    assert_eq!(
+        report_text(&org, &["--format", "csv", "--by", "page"]),
+        "page,requests,served,fill_rate,agent_purposes.query,agent_purposes.search\n\
+         \"q.example/a,b\",2,1,0.5,0,2\n\
+         \"q.example/say-\"\"hi\"\"\",1,1,1,1,0\n"
+    );
+}
+
+#[test]
+fn the_table_shows_the_organisations_numbers_in_aligned_columns() {
+    let p = Publisher::new();
+    let until = p.time(hours(2));
+    let table = report_text(
+        &p.org,
+        &["--format", "table", "--by", "site", "--until", &until],
+    );
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(
+        lines[0].contains(&p.org) && lines[0].contains(&until),
+        "{table}"
+    );
+    let row = |first: &str| {
+        let line = lines.iter().find(|l| l.starts_with(first));
+        line.unwrap_or_else(|| panic!("no {first} row: {table}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row("site")[..4], ["site", "requests", "served", "fill"]);
+    assert_eq!(row("a.example")[..4], ["a.example", "20", "17", "85.0%"]);
+    assert_eq!(row("b.example")[..4], ["b.example", "10", "9", "90.0%"]);
+    assert_eq!(row("(none)")[..4], ["(none)", "4", "0", "0.0%"]);
+    assert_eq!(row("total")[..4], ["total", "34", "26", "76.5%"]);
+    assert!(row("a.example")
+        .join(" ")
+        .contains("no_eligible_card 2, serving_error 1"));
+    // Columns aligned: each row's `requests` ends where the header's does.
+    let end = lines[2].find("requests").unwrap() + "requests".len();
+    for line in &lines[3..] {
+        let bytes = line.as_bytes();
+        assert!(
+            bytes[end - 1].is_ascii_digit() && bytes[end] == b' ',
+            "{table}"
+        );
+    }
+    let totals = report_text(&p.org, &["--format", "table", "--until", &until]);
+    assert!(
+        totals
+            .lines()
+            .any(|l| l.starts_with("total") && l.contains(" 34 ")),
+        "{totals}"
+    );
+}
+
+#[test]
+fn bad_option_values_print_nothing_and_exit_non_zero() {
+    let org = new_org("Report Bad Values");
+    let cases: &[&[&str]] = &[
+        &["--since", "yesterday-ish"],
+        &["--since", "5"],
+        &["--since", "2026-11-24T13:00:00"],
+        &["--until=-3h"],
+        &["--since", "1h", "--until", "2h"],
+        &[
+            "--since",
+            "2026-11-24T13:00:00Z",
+            "--until",
+            "2026-11-24T12:59:59Z",
+        ],
+        &["--since", "99999999d"],
+        &["--by", "week"],
+        &["--format", "xml"],
+    ];
+    for args in cases {
+        let (ok, stdout, stderr) = admin_output(&[&["report", "--org", &org], *args].concat());
+        assert!(
+            !ok && stdout.is_empty() && !stderr.is_empty(),
+            "{args:?}: {stdout}"
+        );
+    }
+    for unknown in ["acc_unknown", ""] {
+        let (ok, stdout, stderr) = admin_output(&["report", "--org", unknown]);
+        assert!(
+            !ok && stdout.is_empty() && !stderr.is_empty(),
+            "{unknown:?}: {stdout}"
+        );
+    }
+}
+
+#[test]
+fn no_other_organisations_counts_and_none_without_an_organisation_appear() {
+    // A fresh organisation beside a publisher, its neighbour and requests of no organisation,
+    // all in the same buckets: its report is empty in every grouping.
+    let p = Publisher::new();
+    let org = new_org("Report Empty");
+    for by in ["site", "fragment", "card", "page", "agent", "hour", "day"] {
+        let report = report(&org, &["--by", by, "--since", &p.time(hours(-73))]);
+        assert_eq!(report["requests"], 0, "--by {by}: {report}");
+        assert_eq!(report["groups"], json!([]), "--by {by}: {report}");
+    }
+    // The publisher's own counts leave theirs out, whatever the grouping.
+    for by in ["site", "fragment", "card", "page", "agent", "hour", "day"] {
+        let text = report_text(&p.org, &["--by", by, "--format", "csv"]);
+        for theirs in ["other.example", "crd_x", "/secret", "invalid_key"] {
+            assert!(!text.contains(theirs), "--by {by}: {theirs} in {text}");
+        }
+    }
+}
+
+#[test]
+fn json_is_the_default_when_standard_output_is_not_a_terminal() {
+    let org = new_org("Report Default Format");
+    let (ok, report, stderr) = admin(&["report", "--org", &org]);
+    assert!(ok, "{stderr}");
+    assert_eq!(report["org_id"], json!(org));
+    assert_eq!(report["since"], "1970-01-01T00:00:00Z");
+}
