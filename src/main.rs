@@ -76,13 +76,25 @@ fn run(command: Command) -> Result<(), String> {
             let config = Config::from_env().map_err(|e| e.to_string())?;
             let mut client = db::connect(&config.database_url).map_err(|e| e.to_string())?;
             let applied = db::migrate::run(&mut client).map_err(|e| e.to_string())?;
-            println!("{}", serde_json::json!({ "applied": applied }));
-            Ok(())
+            print(&format!("{}\n", serde_json::json!({ "applied": applied })))
         }
         Command::Admin { command } => {
             let config = Config::from_env().map_err(|e| e.to_string())?;
             let output = admin::run(command, &config).map_err(|e| e.to_string())?;
-            write!(std::io::stdout().lock(), "{output}").map_err(|e| e.to_string())
+            print(&output.to_string())
         }
+    }
+}
+
+/// Writes to standard output. A reader that has gone (`agentcard admin report | head`) ends
+/// the command quietly, as it ends any command-line tool's output.
+fn print(text: &str) -> Result<(), String> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(error.to_string()),
+        _ => Ok(()),
     }
 }

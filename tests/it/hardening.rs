@@ -60,3 +60,21 @@ fn control_characters_in_json_texts_are_refused_with_their_field_and_change_noth
     );
     assert_eq!(t.client.get("/v1/keys").json()["items"], json!([]));
 }
+
+#[test]
+fn an_admin_command_whose_reader_has_gone_ends_quietly() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_agentcard"))
+        .args(["admin", "org", "create", "--name", "Piped"])
+        .env("DATABASE_URL", &crate::harness::server().database_url)
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run agentcard admin");
+    // The reader goes before the command writes (`| head` that has read enough).
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{:?}: {stderr}", output.status);
+    assert_eq!(stderr, "");
+}
