@@ -52,7 +52,7 @@ fn post(app: &Arc<App>, request: Request) -> Response {
                 crate::db::contact::store(&mut *db, name, email, message, &client_ip)?;
                 Ok(())
             })
-            .unwrap_or_else(|e| Err(ApiError::Internal(e.to_string())))
+            .unwrap_or_else(|e| Err(ApiError::internal(e)))
     });
     match (outcome, wants_json) {
         (Ok(()), true) => Response::json(201, &json!({"status": "received"})),

@@ -5,7 +5,9 @@
 //! (database, pool) are classified here at the boundary: their cause goes to the log, the client
 //! gets the generic `internal error`.
 
+use crate::db;
 use crate::domain::Invalid;
+use crate::failure_log::FailureLog;
 use crate::http::{self, Response, BODY_LIMIT};
 use serde_json::Value;
 
@@ -152,17 +154,38 @@ impl From<Invalid> for ApiError {
     }
 }
 
+/// The management API's (and the contact form's) use of the database: an outage is said once,
+/// not once per request.
+pub static DATABASE_ACCESS: FailureLog = FailureLog::new("database access of the management API");
+
+impl ApiError {
+    /// An unexpected failure: its cause goes to the log, the client gets `internal error`.
+    pub fn internal(cause: impl std::fmt::Display) -> ApiError {
+        let cause = cause.to_string();
+        log::error!("request failed: {cause}");
+        ApiError::Internal(cause)
+    }
+}
+
 impl From<postgres::Error> for ApiError {
     fn from(error: postgres::Error) -> Self {
-        log::error!("database error: {error}");
-        ApiError::Internal(error.to_string())
+        let cause = db::describe(&error);
+        if db::is_unavailable(&error) {
+            DATABASE_ACCESS.failed(&cause);
+            ApiError::Internal(cause)
+        } else {
+            ApiError::internal(cause)
+        }
     }
 }
 
 impl From<r2d2::Error> for ApiError {
     fn from(error: r2d2::Error) -> Self {
-        log::error!("database pool error: {error}");
-        ApiError::Internal(error.to_string())
+        // The pool gives up a checkout only when no connection can be made: the database is
+        // unavailable.
+        let cause = format!("no database connection: {error}");
+        DATABASE_ACCESS.failed(&cause);
+        ApiError::Internal(cause)
     }
 }
 

@@ -17,6 +17,7 @@ pub mod delivery;
 mod dispatch;
 pub mod domain;
 mod error;
+mod failure_log;
 mod health;
 mod html;
 pub mod http;

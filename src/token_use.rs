@@ -2,6 +2,7 @@
 //! path: the console lists it, and a write per request would cost every call a round trip.
 
 use crate::db::{self, Pool};
+use crate::failure_log::FailureLog;
 use crossbeam::channel::{self, Sender};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -23,12 +24,14 @@ impl TokenUse {
         std::thread::Builder::new()
             .name("token-use".into())
             .spawn(move || {
+                let outage = FailureLog::new("recording a management token's last use");
                 for token_id in pending {
                     let touched = pool.get().map_err(|e| e.to_string()).and_then(|mut db| {
-                        db::orgs::touch_token(&mut *db, &token_id).map_err(|e| e.to_string())
+                        db::orgs::touch_token(&mut *db, &token_id).map_err(|e| db::describe(&e))
                     });
-                    if let Err(error) = touched {
-                        log::warn!("cannot record token use: {error}");
+                    match touched {
+                        Ok(()) => outage.succeeded(),
+                        Err(cause) => outage.failed(&cause),
                     }
                 }
             })

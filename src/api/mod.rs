@@ -17,7 +17,7 @@ mod sites;
 use crate::app::App;
 use crate::auth::{self, Presented};
 use crate::db::{self, orgs::TokenOwner, Conn};
-use crate::error::{ApiError, RETRY_AFTER_SECONDS};
+use crate::error::{ApiError, DATABASE_ACCESS, RETRY_AFTER_SECONDS};
 use crate::http::{media_type, Body, Request, Response, BODY_LIMIT};
 use crate::limits::{Counter, POLICY_HEADER};
 use crate::router::{self, Matched, Op};
@@ -64,7 +64,7 @@ pub fn handle(app: &Arc<App>, request: Request) -> Response {
     let outcome = app
         .blocking
         .run(move || process(&app_for_job, &request, client_ip))
-        .unwrap_or_else(|error| Err(ApiError::Internal(error.to_string())));
+        .unwrap_or_else(|error| Err(ApiError::internal(error)));
     respond(app, outcome)
 }
 
@@ -176,7 +176,10 @@ fn dispatch(ctx: &mut Ctx, matched: &Matched, body: Option<Value>) -> Result<Rep
 /// Encodes an outcome with the headers every management response carries.
 fn respond(app: &App, outcome: Result<Reply, ApiError>) -> Response {
     let response = match outcome {
-        Ok(reply) => Response::json(reply.status, &reply.body),
+        Ok(reply) => {
+            DATABASE_ACCESS.succeeded();
+            Response::json(reply.status, &reply.body)
+        }
         Err(error) => error_response(app, &error),
     };
     response
@@ -188,10 +191,6 @@ fn respond(app: &App, outcome: Result<Reply, ApiError>) -> Response {
 fn error_response(app: &App, error: &ApiError) -> Response {
     let response = error.response();
     match error {
-        ApiError::Internal(cause) => {
-            log::error!("management request failed: {cause}");
-            response
-        }
         ApiError::MissingToken | ApiError::InvalidToken => {
             let realm = format!("Bearer realm=\"{}\"", app.config.prefix);
             response.header("WWW-Authenticate", realm)

@@ -64,6 +64,18 @@ pub fn describe(error: &postgres::Error) -> String {
     }
 }
 
+/// Is this the error of a database that is not there (down, restarting, unreachable)?
+pub fn is_unavailable(error: &postgres::Error) -> bool {
+    match error.code() {
+        Some(code) => {
+            code.code().starts_with("08")
+                || *code == postgres::error::SqlState::ADMIN_SHUTDOWN
+                || *code == postgres::error::SqlState::CANNOT_CONNECT_NOW
+        }
+        None => true,
+    }
+}
+
 /// Is this error a unique-constraint violation (a concurrent writer got there first)?
 pub fn is_unique_violation(error: &postgres::Error) -> bool {
     error.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION)

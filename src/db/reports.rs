@@ -2,7 +2,6 @@
 //! instance's counters added by upserts that add, exactly once, and the roll-up that keeps the
 //! tables' size independent of the request rate. `crate::db::report_summary` reads them.
 
-use postgres::error::SqlState;
 use postgres::{Client, Transaction};
 use std::time::{Duration, SystemTime};
 
@@ -454,18 +453,6 @@ pub fn roll_up(db: &mut Client, retention: Retention) -> Result<bool, postgres::
     )?;
     tx.commit()?;
     Ok(true)
-}
-
-/// Is this the error of a database that is not there (down, restarting, unreachable)?
-pub fn is_unavailable(error: &postgres::Error) -> bool {
-    match error.code() {
-        Some(code) => {
-            code.code().starts_with("08")
-                || *code == SqlState::ADMIN_SHUTDOWN
-                || *code == SqlState::CANNOT_CONNECT_NOW
-        }
-        None => true,
-    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 
 use crate::db::snapshot::{self as rows, Scope};
 use crate::delivery::snapshot::Snapshot;
+use crate::failure_log::FailureLog;
 use parking_lot::{Mutex, RwLock};
 use postgres::fallible_iterator::FallibleIterator;
 use std::cell::RefCell;
@@ -183,20 +184,30 @@ impl FragmentCache {
         let cache = Arc::clone(self);
         std::thread::Builder::new()
             .name("fragment-cache".into())
-            .spawn(move || loop {
-                if let Err(error) = cache.follow(&database_url, period) {
-                    log::warn!("fragment cache refresher: {error}; serving the last snapshot");
+            .spawn(move || {
+                let outage =
+                    FailureLog::new("the fragment cache's refresh (serving the last snapshot)");
+                loop {
+                    if let Err(error) = cache.follow(&database_url, period, &outage) {
+                        outage.failed(&crate::db::describe(&error));
+                    }
+                    std::thread::sleep(RECONNECT_BACKOFF);
                 }
-                std::thread::sleep(RECONNECT_BACKOFF);
             })
             .expect("cannot start the fragment-cache thread at startup");
     }
 
     /// One connection's life: listen, refresh on notification or period, until an error.
-    fn follow(&self, database_url: &str, period: Duration) -> Result<(), postgres::Error> {
+    fn follow(
+        &self,
+        database_url: &str,
+        period: Duration,
+        outage: &FailureLog,
+    ) -> Result<(), postgres::Error> {
         let mut db = crate::db::connect(database_url)?;
         db.batch_execute(&format!("LISTEN {CHANNEL}"))?;
         self.refresh_changed(&mut db)?;
+        outage.succeeded();
         loop {
             // Wake at the first notification or at the end of the period, whichever comes
             // first; then drain the burst (a list replacement notifies once per statement).

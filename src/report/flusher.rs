@@ -9,6 +9,7 @@
 use super::counters::{Counts, MemoryBounds};
 use super::{ReportSettings, Slots};
 use crate::db::reports::{self, Applied, Flush};
+use crate::failure_log::FailureLog;
 use crate::{db, ids};
 use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender};
 use parking_lot::Mutex;
@@ -19,8 +20,6 @@ use std::time::{Duration, Instant, SystemTime};
 const ROLL_UP_EVERY: Duration = Duration::from_secs(600);
 /// How often counts that PostgreSQL refused are tried again.
 const REFUSED_RETRY_EVERY: Duration = Duration::from_secs(60);
-/// While the database is down, the log says so at most this often.
-const OUTAGE_LOG_EVERY: Duration = Duration::from_secs(10);
 /// How long one flush may take in the database before it is given up (and retried).
 const STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Between the attempts of the final flush at shutdown.
@@ -76,7 +75,7 @@ pub struct Flusher {
     refused: Flush,
     refused_tried: Instant,
     client: Option<postgres::Client>,
-    outage: Outage,
+    outage: FailureLog,
     status: Arc<Mutex<FlushStatus>>,
 }
 
@@ -95,7 +94,7 @@ impl Flusher {
             refused: Flush::default(),
             refused_tried: Instant::now(),
             client: None,
-            outage: Outage::default(),
+            outage: FailureLog::new("the report's flush"),
             status: Arc::clone(&status),
         };
         std::thread::Builder::new()
@@ -171,7 +170,9 @@ impl Flusher {
                     let pending = flush_keys(&attempt.flush) + self.waiting.keys();
                     self.attempt = Some(attempt);
                     self.status.lock().failures += 1;
-                    self.outage.failed(&error, pending);
+                    let cause = db::describe(&error);
+                    self.outage
+                        .failed(&format!("{cause}; {pending} counters kept in memory"));
                 }
             }
         }
@@ -238,7 +239,7 @@ impl Flusher {
         status.pending_keys = self.waiting.keys()
             + self.attempt.as_ref().map_or(0, |a| flush_keys(&a.flush))
             + flush_keys(&self.refused);
-        status.database_down = self.outage.since.is_some();
+        status.database_down = self.outage.is_failing();
     }
 
     /// The flusher's own connection, made when needed and dropped after an error.
@@ -260,41 +261,4 @@ impl Flusher {
 
 fn flush_keys(flush: &Flush) -> usize {
     flush.requests.len() + flush.pages.len() + flush.unmatched_agents.len()
-}
-
-/// Says in the log that the database is unavailable: once when it starts, at most every
-/// `OUTAGE_LOG_EVERY` while it lasts, once when it ends.
-#[derive(Default)]
-struct Outage {
-    since: Option<Instant>,
-    said: Option<Instant>,
-}
-
-impl Outage {
-    fn failed(&mut self, error: &postgres::Error, pending: usize) {
-        let now = Instant::now();
-        let since = *self.since.get_or_insert(now);
-        if self
-            .said
-            .is_some_and(|said| now.duration_since(said) < OUTAGE_LOG_EVERY)
-        {
-            return;
-        }
-        self.said = Some(now);
-        log::warn!(
-            "report: cannot write to the database for {}s, counts kept in memory ({pending} counters waiting): {}",
-            now.duration_since(since).as_secs(),
-            db::describe(error)
-        );
-    }
-
-    fn succeeded(&mut self) {
-        if let Some(since) = self.since.take() {
-            self.said = None;
-            log::warn!(
-                "report: the database is back after {}s; the counts kept meanwhile are written",
-                since.elapsed().as_secs()
-            );
-        }
-    }
 }

@@ -585,4 +585,17 @@ fn every_request_is_counted_once_across_two_processes_a_restart_and_an_outage() 
         .unwrap()
         .get(0);
     assert_eq!(pages, mix.sent.iter().filter(|s| s.org).count() as i64);
+    // The outage, shorter than the log's repeat period, is said once, and its end once.
+    let flush_lines: Vec<String> = b
+        .log()
+        .lines()
+        .filter(|line| line.contains("the report's flush"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(flush_lines.len(), 2, "{flush_lines:#?}");
+    assert!(
+        flush_lines[0].contains("the report's flush failed"),
+        "{flush_lines:#?}"
+    );
+    assert!(flush_lines[1].contains("works again"), "{flush_lines:#?}");
 }
