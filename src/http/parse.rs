@@ -46,6 +46,11 @@ const fn reject(status: u16, code: &'static str, message: &'static str) -> Rejec
 const HEAD_TOO_LARGE: Rejection = reject(431, "header_too_large", "request header too large");
 const MALFORMED: Rejection = reject(400, "bad_request", "malformed HTTP request");
 const BAD_LENGTH: Rejection = reject(400, "bad_request", "invalid Content-Length");
+const BAD_HOST: Rejection = reject(
+    400,
+    "bad_request",
+    "send exactly one valid Host header (RFC 9112, section 3.2)",
+);
 const CHUNKED: Rejection = reject(
     411,
     "length_required",
@@ -89,10 +94,26 @@ pub fn parse_request(
         (Some(m), Some(t), Some(v)) => (m, t, v),
         _ => return Err(MALFORMED),
     };
-    let (path, query) = split_target(target);
+    require_single_host(head.headers, minor)?;
+    let (authority, path, query) = match absolute_form(target) {
+        Some(Ok((authority, path, query))) => (Some(authority), path, query),
+        Some(Err(rejection)) => return Err(rejection),
+        None => {
+            let (path, query) = split_target(target);
+            (None, path, query)
+        }
+    };
     let mut request = Request::new(method, path, query, peer, head_len, head.headers.len());
+    // The target's authority stands for `Host` (RFC 9112, section 3.2.2): it goes first, and
+    // the header sent is left out, so that every reader of `host` sees the authority.
+    if let Some(authority) = authority {
+        request.push_header("host", authority);
+    }
     for header in head.headers.iter() {
-        request.push_header(header.name, &utf8_lossy(header.value));
+        let is_host = header.name.eq_ignore_ascii_case("host");
+        if !(is_host && authority.is_some()) {
+            request.push_header(header.name, &utf8_lossy(header.value));
+        }
     }
     let (body, body_len) = match body_framing(&request, limits)? {
         Framing::Length(len) if buf.len() - head_len < len => return Ok(None),
@@ -152,6 +173,49 @@ fn body_framing(request: &Request, limits: &HttpLimits) -> Result<Framing, Rejec
     }
 }
 
+/// The `Host` header of an HTTP/1.1 request: exactly one, with a value that can be a host and
+/// port (empty allowed, as for a target without authority). HTTP/1.0 may leave it out.
+fn require_single_host(headers: &[httparse::Header], minor: u8) -> Result<(), Rejection> {
+    let mut hosts = headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("host"));
+    match (hosts.next(), hosts.next()) {
+        (None, _) if minor == 0 => Ok(()),
+        (Some(host), None) if is_host_value(host.value) => Ok(()),
+        _ => Err(BAD_HOST),
+    }
+}
+
+/// The characters of `uri-host [ ":" port ]` (RFC 3986: reg-name, IP literal, port).
+fn is_host_value(value: &[u8]) -> bool {
+    value
+        .iter()
+        .all(|&b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:%[]".contains(&b))
+}
+
+/// An absolute-form target (`http://host:port/path?query`, RFC 9112 section 3.2.2): its
+/// authority, path (`/` when empty) and query. `None`: not an `http(s)` absolute URI; an
+/// authority that is no host (empty, user info) is refused.
+type AbsoluteForm<'t> = (&'t str, &'t str, Option<&'t str>);
+
+fn absolute_form(target: &str) -> Option<Result<AbsoluteForm<'_>, Rejection>> {
+    let (scheme, after) = target.split_once("://")?;
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return None;
+    }
+    let end = after.find(['/', '?']).unwrap_or(after.len());
+    let (authority, rest) = after.split_at(end);
+    if authority.is_empty() || !is_host_value(authority.as_bytes()) {
+        return Some(Err(BAD_HOST));
+    }
+    let (path, query) = split_target(rest);
+    Some(Ok((
+        authority,
+        if path.is_empty() { "/" } else { path },
+        query,
+    )))
+}
+
 /// Path and query. A byte search: the setup of `split_once`'s char searcher outweighs the
 /// short path it searches.
 fn split_target(target: &str) -> (&str, Option<&str>) {
@@ -192,7 +256,7 @@ mod tests {
             ("2", Ok(2)),
         ];
         for (value, expected) in cases {
-            let raw = format!("POST / HTTP/1.1\r\nContent-Length: {value}\r\n\r\nab");
+            let raw = format!("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: {value}\r\n\r\nab");
             let got = parse(&raw).map(|p| p.unwrap().consumed - (raw.len() - 2));
             assert_eq!(got.map_err(|r| r.status), expected, "{value}");
         }
@@ -200,43 +264,50 @@ mod tests {
 
     #[test]
     fn conflicting_lengths_and_transfer_encoding_are_refused() {
-        let two = "POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab";
+        let two = "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab";
         assert_eq!(parse(two).unwrap_err().status, 400);
-        let chunked = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n";
+        let chunked = "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n";
         assert_eq!(parse(chunked).unwrap_err().status, 411);
     }
 
     #[test]
     fn partial_requests_wait_and_oversized_heads_are_refused() {
-        assert!(parse("GET / HTTP/1.1\r\nHost: x\r\n").unwrap().is_none());
-        assert!(parse("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab")
+        assert!(parse("GET / HTTP/1.1\r\nHost: x\r\nHost: x\r\n")
             .unwrap()
             .is_none());
-        let huge = format!("GET / HTTP/1.1\r\nX: {}\r\n", "a".repeat(17_000));
+        assert!(
+            parse("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab")
+                .unwrap()
+                .is_none()
+        );
+        let huge = format!("GET / HTTP/1.1\r\nHost: x\r\nX: {}\r\n", "a".repeat(17_000));
         assert_eq!(parse(&huge).unwrap_err().status, 431);
     }
 
     #[test]
     fn many_headers_are_accepted_up_to_the_slot_count() {
         let forty: String = (0..40).map(|i| format!("X-H{i}: v\r\n")).collect();
-        assert!(parse(&format!("GET / HTTP/1.1\r\n{forty}\r\n"))
+        assert!(parse(&format!("GET / HTTP/1.1\r\nHost: x\r\n{forty}\r\n"))
             .unwrap()
             .is_some());
         let too_many: String = (0..101).map(|i| format!("X-H{i}: v\r\n")).collect();
-        let refused = parse(&format!("GET / HTTP/1.1\r\n{too_many}\r\n")).unwrap_err();
+        let refused = parse(&format!("GET / HTTP/1.1\r\nHost: x\r\n{too_many}\r\n")).unwrap_err();
         assert_eq!(refused.status, 431);
     }
 
     #[test]
     fn close_follows_connection_header_http10_and_unread_bodies() {
         let cases = [
-            ("GET / HTTP/1.1\r\n\r\n", false),
+            ("GET / HTTP/1.1\r\nHost: x\r\n\r\n", false),
             (
-                "GET / HTTP/1.1\r\nConnection: keep-alive, Close\r\n\r\n",
+                "GET / HTTP/1.1\r\nHost: x\r\nConnection: keep-alive, Close\r\n\r\n",
                 true,
             ),
             ("GET / HTTP/1.0\r\n\r\n", true),
-            ("POST / HTTP/1.1\r\nContent-Length: 262145\r\n\r\n", true),
+            (
+                "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 262145\r\n\r\n",
+                true,
+            ),
         ];
         for (raw, close) in cases {
             assert_eq!(parse(raw).unwrap().unwrap().close, close, "{raw}");
@@ -244,8 +315,64 @@ mod tests {
     }
 
     #[test]
+    fn an_http11_request_has_exactly_one_valid_host() {
+        let cases = [
+            ("GET / HTTP/1.1\r\nHost: a.example\r\n\r\n", true),
+            ("GET / HTTP/1.1\r\nHost: a.example:8080\r\n\r\n", true),
+            ("GET / HTTP/1.1\r\nHost: [::1]:80\r\n\r\n", true),
+            ("GET / HTTP/1.1\r\nHost:\r\n\r\n", true),
+            ("GET / HTTP/1.0\r\n\r\n", true),
+            ("GET / HTTP/1.1\r\n\r\n", false),
+            ("GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", false),
+            ("GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n", false),
+            ("GET / HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n", false),
+            ("GET / HTTP/1.1\r\nHost: a b\r\n\r\n", false),
+            ("GET / HTTP/1.1\r\nHost: user@a\r\n\r\n", false),
+            ("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", false),
+        ];
+        for (raw, accepted) in cases {
+            let got = parse(raw).map(|p| p.is_some()).map_err(|r| r.status);
+            assert_eq!(got, if accepted { Ok(true) } else { Err(400) }, "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn an_absolute_form_target_stands_for_host() {
+        let cases = [
+            (
+                "http://a.example:8080/health",
+                "a.example:8080",
+                "/health",
+                None,
+            ),
+            ("HTTPS://a.example/f?x=1", "a.example", "/f", Some("x=1")),
+            ("http://a.example", "a.example", "/", None),
+            ("http://a.example?x", "a.example", "/", Some("x")),
+        ];
+        for (target, host, path, query) in cases {
+            let raw = format!("GET {target} HTTP/1.1\r\nHost: other.example\r\n\r\n");
+            let request = parse(&raw).unwrap().unwrap().request;
+            let hosts: Vec<&str> = request.header_all("host").collect();
+            assert_eq!(hosts, [host], "{target}");
+            assert_eq!((request.path(), request.query()), (path, query), "{target}");
+        }
+        for target in ["http:///x", "http://user@a/x", "http://a b/"] {
+            let raw = format!("GET {target} HTTP/1.1\r\nHost: a\r\n\r\n");
+            assert_eq!(parse(&raw).unwrap_err().status, 400, "{target}");
+        }
+        let other = parse("GET ftp://a/x HTTP/1.1\r\nHost: a\r\n\r\n")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            other.request.path(),
+            "ftp://a/x",
+            "not an http URI: no route has it"
+        );
+    }
+
+    #[test]
     fn target_splits_into_path_and_query() {
-        let parsed = parse("GET /fragment?a=1&b=2 HTTP/1.1\r\n\r\n")
+        let parsed = parse("GET /fragment?a=1&b=2 HTTP/1.1\r\nHost: x\r\n\r\n")
             .unwrap()
             .unwrap();
         assert_eq!(parsed.request.path(), "/fragment");

@@ -78,3 +78,47 @@ fn an_admin_command_whose_reader_has_gone_ends_quietly() {
     assert!(output.status.success(), "{:?}: {stderr}", output.status);
     assert_eq!(stderr, "");
 }
+
+#[test]
+fn an_http11_request_without_exactly_one_host_is_refused() {
+    let addr = crate::harness::server().addr;
+    let cases: [(&str, u16); 4] = [
+        ("GET /health HTTP/1.1\r\nConnection: close\r\n\r\n", 400),
+        (
+            "GET /v1/me HTTP/1.1\r\nHost: api.test\r\nHost: console.test\r\nConnection: close\r\n\r\n",
+            400,
+        ),
+        (
+            "GET /v1/me HTTP/1.1\r\nHost: console.test\r\nHost: api.test\r\nConnection: close\r\n\r\n",
+            400,
+        ),
+        ("GET /health HTTP/1.0\r\n\r\n", 200),
+    ];
+    for (raw, status) in cases {
+        let answer = &crate::harness::exchange(addr, raw.as_bytes())[0];
+        assert_eq!(answer.status, status, "{raw:?}: {}", answer.text());
+        if status == 400 {
+            assert_eq!(answer.code(), "bad_request");
+        }
+    }
+}
+
+#[test]
+fn an_absolute_form_target_is_served_with_its_authority_as_host() {
+    let addr = crate::harness::server().addr;
+    let raw =
+        format!("GET http://{addr}/health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    let answer = &crate::harness::exchange(addr, raw.as_bytes())[0];
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    // The authority, not the Host header, decides the host's role: the base host asks for a
+    // token where the console host would answer 404.
+    let base = format!(
+        "GET http://api.test/v1/me HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        crate::harness::CONSOLE_HOST
+    );
+    let answer = &crate::harness::exchange(addr, base.as_bytes())[0];
+    assert_eq!(
+        (answer.status, answer.code()),
+        (401, "missing_token".to_string())
+    );
+}

@@ -225,7 +225,11 @@ fn a_panicking_handler_answers_500_and_the_server_keeps_serving() {
     assert_eq!(responses[0].json()["error"]["code"], "internal");
     assert_eq!(responses[1].status, 200, "same connection goes on");
     assert_eq!(
-        exchange(addr, b"GET /again HTTP/1.1\r\nConnection: close\r\n\r\n")[0].status,
+        exchange(
+            addr,
+            b"GET /again HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )[0]
+        .status,
         200
     );
 }
