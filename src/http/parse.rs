@@ -57,6 +57,23 @@ const CHUNKED: Rejection = reject(
     "send the body with Content-Length; Transfer-Encoding is not accepted",
 );
 
+const EXPECTATION_FAILED: Rejection = reject(
+    417,
+    "expectation_failed",
+    "the only expectation understood is 100-continue",
+);
+
+/// How far the buffer holds a request.
+#[derive(Debug)]
+pub enum Parsing {
+    Done(Parsed),
+    /// More bytes are needed. `send_continue`: the head is whole, its body is awaited, and the
+    /// client asked with `Expect: 100-continue` to be told to send it.
+    NeedMore {
+        send_continue: bool,
+    },
+}
+
 /// A parsed request plus what the connection must do afterwards.
 #[derive(Debug)]
 pub struct Parsed {
@@ -68,12 +85,14 @@ pub struct Parsed {
     pub is_head: bool,
 }
 
-/// `Ok(None)`: the buffer does not hold a whole request yet.
 pub fn parse_request(
     buf: &[u8],
     limits: &HttpLimits,
     peer: SocketAddr,
-) -> Result<Option<Parsed>, Rejection> {
+) -> Result<Parsing, Rejection> {
+    const NEED_MORE: Parsing = Parsing::NeedMore {
+        send_continue: false,
+    };
     // Uninitialised slots: filling 100 empty headers would write kilobytes to the stack for
     // every request, most of this function's time.
     let mut slots = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
@@ -83,7 +102,7 @@ pub fn parse_request(
         Ok(httparse::Status::Partial) if buf.len() > limits.max_head_bytes => {
             return Err(HEAD_TOO_LARGE)
         }
-        Ok(httparse::Status::Partial) => return Ok(None),
+        Ok(httparse::Status::Partial) => return Ok(NEED_MORE),
         Err(httparse::Error::TooManyHeaders) => return Err(HEAD_TOO_LARGE),
         Err(_) => return Err(MALFORMED),
     };
@@ -115,19 +134,37 @@ pub fn parse_request(
             request.push_header(header.name, &utf8_lossy(header.value));
         }
     }
+    let continue_expected = expects_continue(&request, minor)?;
     let (body, body_len) = match body_framing(&request, limits)? {
-        Framing::Length(len) if buf.len() - head_len < len => return Ok(None),
+        Framing::Length(len) if buf.len() - head_len < len => {
+            return Ok(Parsing::NeedMore {
+                send_continue: continue_expected,
+            })
+        }
         Framing::Length(len) => (Body::Bytes(buf[head_len..head_len + len].to_vec()), len),
         Framing::TooLarge => (Body::TooLarge, 0),
     };
     let close = minor == 0 || wants_close(&request) || body == Body::TooLarge;
     request.body = body;
-    Ok(Some(Parsed {
+    Ok(Parsing::Done(Parsed {
         request,
         consumed: head_len + body_len,
         close,
         is_head: method == "HEAD",
     }))
+}
+
+/// `Expect: 100-continue` (RFC 9110 section 10.1.1), ignored in HTTP/1.0; any other
+/// expectation is `417`.
+fn expects_continue(request: &Request, minor: u8) -> Result<bool, Rejection> {
+    let mut expects = false;
+    for value in request.header_all("expect") {
+        if !value.trim().eq_ignore_ascii_case("100-continue") {
+            return Err(EXPECTATION_FAILED);
+        }
+        expects = minor == 1;
+    }
+    Ok(expects)
 }
 
 /// A header value as text, invalid UTF-8 replaced by U+FFFD. Checked with `from_utf8` first:
@@ -243,6 +280,40 @@ mod tests {
             &HttpLimits::default(),
             "127.0.0.1:1".parse().unwrap(),
         )
+        .map(|parsing| match parsing {
+            Parsing::Done(parsed) => Some(parsed),
+            Parsing::NeedMore { .. } => None,
+        })
+    }
+
+    #[test]
+    fn a_body_awaited_with_expect_100_continue_asks_for_the_interim_answer() {
+        let send_continue = |raw: &str| match parse_request(
+            raw.as_bytes(),
+            &HttpLimits::default(),
+            "127.0.0.1:1".parse().unwrap(),
+        ) {
+            Ok(Parsing::NeedMore { send_continue }) => Ok(send_continue),
+            Ok(Parsing::Done(_)) => Ok(false),
+            Err(rejection) => Err(rejection.status),
+        };
+        let head = |version: &str, expect: &str, length: &str| {
+            format!(
+                "PUT /v1/x HTTP/{version}\r\nHost: a\r\n{expect}Content-Length: {length}\r\n\r\n"
+            )
+        };
+        let cases = [
+            (head("1.1", "Expect: 100-continue\r\n", "5"), Ok(true)),
+            (head("1.1", "Expect: 100-Continue\r\n", "5"), Ok(true)),
+            (head("1.1", "", "5"), Ok(false)),
+            (head("1.0", "Expect: 100-continue\r\n", "5"), Ok(false)),
+            (head("1.1", "Expect: 100-continue\r\n", "0"), Ok(false)),
+            (head("1.1", "Expect: 100-continue\r\n", "262145"), Ok(false)),
+            (head("1.1", "Expect: something-else\r\n", "5"), Err(417)),
+        ];
+        for (raw, expected) in cases {
+            assert_eq!(send_continue(&raw), expected, "{raw:?}");
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! written after the worker's other ready connections have computed theirs, waits without
 //! timers (deadlines are the watchdog's).
 
-use super::parse::{parse_request, HttpLimits, Rejection};
+use super::parse::{parse_request, HttpLimits, Parsing, Rejection};
 use super::watchdog::{Waiting, Watch, Watchdog};
 use super::{error_response, Request, Response, Service};
 use may::net::{TcpListener, TcpStream};
@@ -121,17 +121,22 @@ fn serve_connection(
     let mut buf = InputBuffer::new();
     let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut requests: u64 = 0;
+    // Whether this request's client was told `100 Continue` already.
+    let mut continued = false;
     loop {
         // An empty buffer (the usual state after answering) holds no request to look for.
         let parsed = if buf.is_empty() {
-            Ok(None)
+            Ok(Parsing::NeedMore {
+                send_continue: false,
+            })
         } else {
             parse_request(buf.data(), &options.limits, peer)
         };
-        match parsed {
-            Ok(Some(parsed)) => {
+        let send_continue = match parsed {
+            Ok(Parsing::Done(parsed)) => {
                 buf.consume(parsed.consumed);
                 requests += 1;
+                continued = false;
                 let response = call_guarded(service, parsed.request);
                 // Shutting down: this answer is the connection's last.
                 let close = parsed.close || watch.is_draining();
@@ -141,9 +146,9 @@ fn serve_connection(
                 }
                 continue;
             }
-            Ok(None) => {}
+            Ok(Parsing::NeedMore { send_continue }) => send_continue && !continued,
             Err(rejection) => return reject(&mut stream, &mut out, &rejection),
-        }
+        };
         if !out.is_empty() {
             // The answers of one readiness harvest go out back to back: the connection steps
             // behind the worker's other ready connections before it writes. A client asleep is
@@ -152,6 +157,11 @@ fn serve_connection(
             may::coroutine::yield_now();
             stream.write_all(&out)?;
             out.clear();
+        }
+        if send_continue {
+            // The head is whole and the body will be read: the client may send it.
+            stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
+            continued = true;
         }
         // The socket itself, not `may`'s wrapper: its read would wait with a timer.
         match buf.read_from(&mut stream.inner()) {
@@ -274,6 +284,7 @@ fn reason(status: u16) -> &'static str {
         408 => "Request Timeout",
         409 => "Conflict",
         411 => "Length Required",
+        417 => "Expectation Failed",
         422 => "Unprocessable Content",
         429 => "Too Many Requests",
         431 => "Request Header Fields Too Large",

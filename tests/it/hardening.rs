@@ -122,3 +122,40 @@ fn an_absolute_form_target_is_served_with_its_authority_as_host() {
         (401, "missing_token".to_string())
     );
 }
+
+#[test]
+fn expect_100_continue_gets_the_interim_answer_and_other_expectations_417() {
+    use std::io::{Read, Write};
+    let t = tenant();
+    let addr = crate::harness::server().addr;
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(2)))
+        .unwrap();
+    let head = format!(
+        "PUT /v1/sites/continue.example HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\
+         Connection: close\r\n\r\n",
+        t.token
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut interim = [0u8; 25];
+    stream
+        .read_exact(&mut interim)
+        .expect("the interim answer before the body");
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+    stream.write_all(b"{}").unwrap();
+    let mut rest = Vec::new();
+    stream.read_to_end(&mut rest).unwrap();
+    let answer = &crate::harness::parse_responses(&rest)[0];
+    assert_eq!(answer.status, 201, "{}", answer.text());
+
+    let other = "PUT /v1/sites/x.example HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\
+                 Expect: 101-upgrade-me\r\n\r\n{}";
+    let answer = &crate::harness::exchange(addr, other.as_bytes())[0];
+    assert_eq!(
+        (answer.status, answer.code()),
+        (417, "expectation_failed".to_string())
+    );
+    assert_eq!(answer.header("Connection"), Some("close"));
+}
