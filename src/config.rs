@@ -47,6 +47,8 @@ pub struct Config {
     pub shutdown_timeout: Duration,
     /// Where `/metrics` is served, on a listener of its own; `None`: not served.
     pub metrics_listen: Option<SocketAddr>,
+    /// Connections one client address may hold open.
+    pub max_connections_per_address: usize,
 }
 
 impl Config {
@@ -95,6 +97,11 @@ impl Config {
             metrics_listen: get("AGENTCARD_METRICS_LISTEN")
                 .map(|v| parse_value("AGENTCARD_METRICS_LISTEN", &v))
                 .transpose()?,
+            max_connections_per_address: parse_positive(
+                &get,
+                "AGENTCARD_MAX_CONNECTIONS_PER_IP",
+                "256",
+            )? as usize,
         })
     }
 }

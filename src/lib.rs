@@ -84,7 +84,10 @@ pub fn serve_without_migrating(config: Config) -> Result<Running, StartError> {
     configure_runtime(config.workers);
     let app = App::new(config)?;
     let options = http::ServerOptions {
-        limits: http::HttpLimits::default(),
+        limits: http::HttpLimits {
+            max_connections_per_address: app.config.max_connections_per_address,
+            ..http::HttpLimits::default()
+        },
         request_timeout: app.config.request_timeout,
         idle_timeout: app.config.idle_timeout,
     };
@@ -96,8 +99,13 @@ pub fn serve_without_migrating(config: Config) -> Result<Running, StartError> {
     Ok(Running { app, server })
 }
 
-/// Coroutine runtime settings, in one place: one worker thread per core, and stacks large
-/// enough for a handler's JSON and the panic net's unwinding.
+/// Process settings, in one place: one coroutine worker thread per core, stacks large enough
+/// for a handler's JSON and the panic net's unwinding, and as many open files as the system
+/// allows (each connection holds one).
 fn configure_runtime(workers: usize) {
     may::config().set_workers(workers).set_stack_size(0x8000);
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => log::info!("open files limit: {limit}"),
+        Err(error) => log::warn!("open files limit not raised: {error}"),
+    }
 }

@@ -15,6 +15,8 @@ pub struct HttpLimits {
     pub max_head_bytes: usize,
     /// Largest body read; a larger declared `Content-Length` becomes [`Body::TooLarge`].
     pub max_body_bytes: usize,
+    /// Connections one client address may hold open; the next ones are closed at accept.
+    pub max_connections_per_address: usize,
 }
 
 impl Default for HttpLimits {
@@ -22,6 +24,7 @@ impl Default for HttpLimits {
         HttpLimits {
             max_head_bytes: 16 * 1024,
             max_body_bytes: super::BODY_LIMIT,
+            max_connections_per_address: 256,
         }
     }
 }

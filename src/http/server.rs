@@ -4,8 +4,9 @@
 //! timers (deadlines are the watchdog's).
 
 use super::parse::{parse_request, HttpLimits, Parsing, Rejection};
-use super::watchdog::{Waiting, Watch, Watchdog};
+use super::watchdog::{Waiting, Wake, Watch, Watchdog};
 use super::{error_response, Request, Response, Service};
+use crate::failure_log::FailureLog;
 use may::net::{TcpListener, TcpStream};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -71,8 +72,24 @@ pub fn start(
     let watchdog = Watchdog::start(options.idle_timeout, options.request_timeout);
     let options = Arc::new(options);
     let accepting = Arc::clone(&watchdog);
-    may::go!(move || accept_loop(listener, options, service, accepting));
+    let shed_at = shed_threshold();
+    may::go!(move || accept_loop(listener, options, service, accepting, shed_at));
     Ok(Server { addr, watchdog })
+}
+
+/// Descriptors kept for everything but client connections: the database pools, the
+/// listeners, the log, the files a request may open.
+const RESERVED_DESCRIPTORS: u64 = 128;
+/// Idle connections closed at once when the open ones near the limit.
+const SHED_BATCH: usize = 64;
+/// After an accept error (out of descriptors, a reset), how long the loop pauses.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+
+/// Open connections past which the longest idle ones are closed for newcomers: nine tenths of
+/// the descriptors the process may open, less the reserved ones.
+fn shed_threshold() -> usize {
+    let limit = rlimit::getrlimit(rlimit::Resource::NOFILE).map_or(1024, |(soft, _)| soft);
+    (limit.saturating_sub(RESERVED_DESCRIPTORS) * 9 / 10) as usize
 }
 
 fn accept_loop(
@@ -80,7 +97,9 @@ fn accept_loop(
     options: Arc<ServerOptions>,
     service: Arc<dyn Service>,
     watchdog: Arc<Watchdog>,
+    shed_at: usize,
 ) {
+    let refusals = FailureLog::new("accepting connections");
     loop {
         let accepted = listener.accept();
         if watchdog.is_draining() {
@@ -89,9 +108,17 @@ fn accept_loop(
         }
         match accepted {
             Ok((stream, peer)) => {
+                refusals.succeeded();
+                let max_per_address = options.limits.max_connections_per_address;
+                // Past its address's share, a connection is closed at once (dropped here).
+                let Some(watch) = watchdog.watch(&stream, peer.ip(), max_per_address) else {
+                    continue;
+                };
+                if watchdog.open_connections() >= shed_at {
+                    watchdog.shed_idle(SHED_BATCH);
+                }
                 let options = Arc::clone(&options);
                 let service = Arc::clone(&service);
-                let watch = watchdog.watch(&stream);
                 may::go!(move || {
                     if let Err(error) = serve_connection(stream, peer, &*service, &options, watch) {
                         log::debug!("connection {peer}: {error}");
@@ -99,9 +126,11 @@ fn accept_loop(
                 });
             }
             Err(error) => {
-                // Out of descriptors or a reset before accept: back off instead of spinning.
-                log::warn!("accept failed: {error}");
-                may::coroutine::sleep(Duration::from_millis(50));
+                // Out of descriptors (the idle ones make room) or a reset before accept: back
+                // off instead of spinning.
+                watchdog.shed_idle(SHED_BATCH);
+                refusals.failed(&error.to_string());
+                may::coroutine::sleep(ACCEPT_BACKOFF);
             }
         }
     }
@@ -118,8 +147,10 @@ fn serve_connection(
 ) -> io::Result<()> {
     stream.set_nodelay(true)?;
     stream.set_write_timeout(Some(options.request_timeout))?;
-    let mut buf = InputBuffer::new();
-    let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    // Both buffers are allocated at the first read and answer, and given back when the
+    // connection has been idle a while (`Wake::Shrink`): an idle connection holds none.
+    let mut buf = InputBuffer::default();
+    let mut out: Vec<u8> = Vec::new();
     let mut requests: u64 = 0;
     // Whether this request's client was told `100 Continue` already.
     let mut continued = false;
@@ -176,11 +207,18 @@ fn serve_connection(
         } else {
             Waiting::RestOfRequest
         };
-        if !watch.wait(&stream, waiting, requests) {
-            return match waiting {
-                Waiting::RestOfRequest => reject(&mut stream, &mut out, &TIMED_OUT),
-                Waiting::NextRequest => Ok(()),
-            };
+        match watch.wait(&stream, waiting, requests) {
+            Wake::Ready => {}
+            Wake::Shrink => {
+                buf.release();
+                out = Vec::new();
+            }
+            Wake::Expired => {
+                return match waiting {
+                    Waiting::RestOfRequest => reject(&mut stream, &mut out, &TIMED_OUT),
+                    Waiting::NextRequest => Ok(()),
+                };
+            }
         }
     }
 }
@@ -199,16 +237,17 @@ fn reject(stream: &mut TcpStream, out: &mut Vec<u8>, rejection: &Rejection) -> i
 }
 
 /// The bytes received and not yet parsed. Zeroed only when it grows, not on every read.
+#[derive(Default)]
 struct InputBuffer {
     bytes: Vec<u8>,
     filled: usize,
 }
 
 impl InputBuffer {
-    fn new() -> InputBuffer {
-        InputBuffer {
-            bytes: vec![0; READ_CHUNK],
-            filled: 0,
+    /// Gives the memory back when nothing waits in it.
+    fn release(&mut self) {
+        if self.filled == 0 {
+            self.bytes = Vec::new();
         }
     }
 

@@ -18,6 +18,7 @@ use may::io::{WaitIo, WaitIoWaker};
 use may::net::TcpStream;
 use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -37,6 +38,12 @@ const IDLE: u64 = 1;
 const PARTIAL: u64 = 2;
 /// Set by the watchdog in place of a waiting word: the connection's deadline has passed.
 const EXPIRED: u64 = u64::MAX;
+/// Set by the watchdog in place of an idle word: the connection has been idle a while and
+/// should give its buffers back, then wait again.
+const SHRINK: u64 = u64::MAX - 1;
+/// How long a connection waits for its next request before it gives its buffers back: under
+/// load a connection never waits that long, so the hot path keeps its buffers.
+const SHRINK_AFTER: Duration = Duration::from_secs(1);
 
 /// Sweeps per timeout: the deadline falls at most two sweeps late (10 % of it each).
 const SWEEPS_PER_TIMEOUT: u32 = 10;
@@ -54,11 +61,32 @@ struct Sighting {
     watched: Arc<Watched>,
     word: u64,
     since: Instant,
+    /// Told to give its buffers back during this idle period.
+    shrunk: bool,
+    peer: IpAddr,
+}
+
+/// Every open connection, and how many each client address holds.
+#[derive(Default)]
+struct Registry {
+    connections: HashMap<u64, Sighting>,
+    per_address: HashMap<IpAddr, usize>,
+}
+
+/// What woke a waiting connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// The socket is readable (or may be).
+    Ready,
+    /// Its deadline passed.
+    Expired,
+    /// It has been idle a while: it should give its buffers back, then wait again.
+    Shrink,
 }
 
 /// Every open connection's deadline state, swept by one thread.
 pub struct Watchdog {
-    connections: Mutex<HashMap<u64, Sighting>>,
+    registry: Mutex<Registry>,
     next_id: AtomicU64,
     /// Set at shutdown: a connection waiting for its next request is expired at once.
     draining: AtomicBool,
@@ -70,7 +98,7 @@ impl Watchdog {
     /// Starts the sweeping thread; it lives as long as the process.
     pub fn start(idle_timeout: Duration, request_timeout: Duration) -> Arc<Watchdog> {
         let watchdog = Arc::new(Watchdog {
-            connections: Mutex::new(HashMap::new()),
+            registry: Mutex::new(Registry::default()),
             next_id: AtomicU64::new(0),
             draining: AtomicBool::new(false),
             idle_timeout,
@@ -88,8 +116,20 @@ impl Watchdog {
         watchdog
     }
 
-    /// Watches `stream` until the returned guard drops.
-    pub fn watch(self: &Arc<Self>, stream: &TcpStream) -> Watch {
+    /// Watches `stream` from `peer` until the returned guard drops; `None` when that address
+    /// holds `max_per_address` connections already.
+    pub fn watch(
+        self: &Arc<Self>,
+        stream: &TcpStream,
+        peer: IpAddr,
+        max_per_address: usize,
+    ) -> Option<Watch> {
+        let mut registry = self.registry.lock();
+        let held = registry.per_address.entry(peer).or_default();
+        if *held >= max_per_address {
+            return None;
+        }
+        *held += 1;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let watched = Arc::new(Watched {
             word: AtomicU64::new(BUSY),
@@ -99,12 +139,29 @@ impl Watchdog {
             watched: Arc::clone(&watched),
             word: BUSY,
             since: Instant::now(),
+            shrunk: false,
+            peer,
         };
-        self.connections.lock().insert(id, sighting);
-        Watch {
+        registry.connections.insert(id, sighting);
+        Some(Watch {
             watchdog: Arc::clone(self),
             id,
             watched,
+        })
+    }
+
+    /// Closes up to `count` of the connections waiting for their next request, the longest
+    /// idle first: near the open-files limit, a new client must still get in.
+    pub fn shed_idle(&self, count: usize) {
+        let registry = self.registry.lock();
+        let mut idle: Vec<&Sighting> = registry
+            .connections
+            .values()
+            .filter(|s| s.watched.word.load(Ordering::Acquire) & 3 == IDLE)
+            .collect();
+        idle.sort_by_key(|s| s.since);
+        for sighting in idle.into_iter().take(count) {
+            sighting.expire(sighting.watched.word.load(Ordering::Acquire));
         }
     }
 
@@ -121,13 +178,17 @@ impl Watchdog {
 
     /// Connections open now.
     pub fn open_connections(&self) -> usize {
-        self.connections.lock().len()
+        self.registry.lock().connections.len()
     }
 
     fn sweep(&self, now: Instant) {
         let draining = self.is_draining();
-        for sighting in self.connections.lock().values_mut() {
+        for sighting in self.registry.lock().connections.values_mut() {
             let word = sighting.watched.word.load(Ordering::Acquire);
+            if word == EXPIRED || word == SHRINK {
+                // Woken, not yet awake.
+                continue;
+            }
             if draining && word & 3 == IDLE {
                 sighting.expire(word);
                 continue;
@@ -138,8 +199,13 @@ impl Watchdog {
                 if word & 3 != BUSY {
                     sighting.word = word;
                     sighting.since = now;
+                    sighting.shrunk = false;
                 }
                 continue;
+            }
+            let idle_for = now.duration_since(sighting.since);
+            if word & 3 == IDLE && !sighting.shrunk && idle_for >= SHRINK_AFTER {
+                sighting.shrunk = sighting.wake_with(word, SHRINK);
             }
             let timeout = match word & 3 {
                 IDLE => self.idle_timeout,
@@ -156,14 +222,20 @@ impl Watchdog {
 impl Sighting {
     /// Marks the connection expired and wakes it, unless it moved on from `word` meanwhile.
     fn expire(&self, word: u64) {
-        let expired = self
+        self.wake_with(word, EXPIRED);
+    }
+
+    /// Replaces `word` by `signal` and wakes the connection; `false` if it moved on meanwhile.
+    fn wake_with(&self, word: u64, signal: u64) -> bool {
+        let swapped = self
             .watched
             .word
-            .compare_exchange(word, EXPIRED, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(word, signal, Ordering::AcqRel, Ordering::Acquire)
             .is_ok();
-        if expired {
+        if swapped {
             self.watched.waker.wakeup();
         }
+        swapped
     }
 }
 
@@ -181,9 +253,8 @@ impl Watch {
     }
 
     /// Waits for the socket to become readable, under the deadline of `waiting`
-    /// (`requests` is the count of requests this connection has had so far). `false`: the
-    /// deadline passed.
-    pub fn wait(&self, stream: &TcpStream, waiting: Waiting, requests: u64) -> bool {
+    /// (`requests` is the count of requests this connection has had so far).
+    pub fn wait(&self, stream: &TcpStream, waiting: Waiting, requests: u64) -> Wake {
         let phase = match waiting {
             Waiting::NextRequest => IDLE,
             Waiting::RestOfRequest => PARTIAL,
@@ -191,13 +262,24 @@ impl Watch {
         let word = requests << 2 | phase;
         self.watched.word.store(word, Ordering::Release);
         stream.wait_io();
-        // A swap, not a store: the watchdog may have expired the word in the meantime.
-        self.watched.word.swap(BUSY, Ordering::AcqRel) != EXPIRED
+        // A swap, not a store: the watchdog may have changed the word in the meantime.
+        match self.watched.word.swap(BUSY, Ordering::AcqRel) {
+            EXPIRED => Wake::Expired,
+            SHRINK => Wake::Shrink,
+            _ => Wake::Ready,
+        }
     }
 }
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        self.watchdog.connections.lock().remove(&self.id);
+        let mut registry = self.watchdog.registry.lock();
+        if let Some(sighting) = registry.connections.remove(&self.id) {
+            let held = registry.per_address.entry(sighting.peer).or_default();
+            *held = held.saturating_sub(1);
+            if *held == 0 {
+                registry.per_address.remove(&sighting.peer);
+            }
+        }
     }
 }

@@ -349,6 +349,11 @@ impl ServeProcess {
     /// With the test database, a free port, no `RUST_LOG` (the default filter), then `env`;
     /// returns once `/ready` answers `200`.
     pub fn start_with(env: &[(&str, &str)]) -> ServeProcess {
+        ServeProcess::start_limited(env, None)
+    }
+
+    /// The same, the process allowed at most `open_files` descriptors (soft and hard limit).
+    pub fn start_limited(env: &[(&str, &str)], open_files: Option<u64>) -> ServeProcess {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -356,16 +361,24 @@ impl ServeProcess {
             .port();
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let log = std::env::temp_dir().join(format!("agentcard-serve-{port}.log"));
-        let child = Command::new(env!("CARGO_BIN_EXE_agentcard"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_agentcard"));
+        command
             .arg("serve")
             .env("DATABASE_URL", &server().database_url)
             .env("AGENTCARD_LISTEN", addr.to_string())
             .env_remove("RUST_LOG")
             .envs(env.iter().copied())
             .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).expect("create the log file"))
-            .spawn()
-            .expect("start agentcard serve");
+            .stderr(std::fs::File::create(&log).expect("create the log file"));
+        if let Some(limit) = open_files {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: between fork and exec only setrlimit runs, an async-signal-safe system
+            // call that allocates nothing.
+            unsafe {
+                command.pre_exec(move || rlimit::setrlimit(rlimit::Resource::NOFILE, limit, limit));
+            }
+        }
+        let child = command.spawn().expect("start agentcard serve");
         // Owned before waiting, so that a failed wait still stops the process.
         let process = ServeProcess { child, addr, log };
         let started = Instant::now();
@@ -422,4 +435,13 @@ impl Drop for ServeProcess {
         let _ = self.child.wait();
         let _ = std::fs::remove_file(&self.log);
     }
+}
+
+/// A connection to `addr` from the loopback address `from` (127.0.0.2, …), as another client.
+pub fn connect_from(from: &str, addr: SocketAddr) -> std::io::Result<std::net::TcpStream> {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
+    let source: SocketAddr = format!("{from}:0").parse().unwrap();
+    socket.bind(&source.into())?;
+    socket.connect(&addr.into())?;
+    Ok(socket.into())
 }

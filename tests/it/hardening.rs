@@ -159,3 +159,72 @@ fn expect_100_continue_gets_the_interim_answer_and_other_expectations_417() {
     );
     assert_eq!(answer.header("Connection"), Some("close"));
 }
+
+/// Whether the server closed this idle connection within `bound` (a time-out: still open).
+fn closed_by_server(stream: &mut std::net::TcpStream, bound: std::time::Duration) -> bool {
+    use std::io::{ErrorKind, Read};
+    stream.set_read_timeout(Some(bound)).unwrap();
+    match stream.read(&mut [0u8; 1]) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut),
+    }
+}
+
+/// `GET /health` on a fresh connection from `from`.
+fn health_from(from: &str, addr: std::net::SocketAddr) -> u16 {
+    use std::io::{Read, Write};
+    let mut stream = crate::fixtures::connect_from(from, addr).expect("connect");
+    stream
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    crate::harness::parse_responses(&answer)[0].status
+}
+
+#[test]
+fn one_address_holds_at_most_its_share_of_connections_and_others_still_get_in() {
+    let process = crate::fixtures::ServeProcess::start_with(&[
+        ("RUST_LOG", "warn"),
+        ("AGENTCARD_MAX_CONNECTIONS_PER_IP", "8"),
+    ]);
+    let mut held: Vec<std::net::TcpStream> = (0..12)
+        .map(|_| crate::fixtures::connect_from("127.0.0.1", process.addr).unwrap())
+        .collect();
+    let second = std::time::Duration::from_secs(1);
+    let closed: Vec<bool> = held
+        .iter_mut()
+        .map(|stream| closed_by_server(stream, second))
+        .collect();
+    assert_eq!(closed.iter().filter(|c| **c).count(), 4, "{closed:?}");
+    assert_eq!(health_from("127.0.0.2", process.addr), 200);
+    // Its share frees as its connections close.
+    held.clear();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(health_from("127.0.0.1", process.addr), 200);
+}
+
+#[test]
+fn near_the_open_files_limit_the_longest_idle_connections_make_room() {
+    // 300 descriptors: idle connections are shed past (300 - 128) * 9 / 10 = 154 open; without
+    // that, 260 idle ones and the process's own would use them all up.
+    let process = crate::fixtures::ServeProcess::start_limited(&[("RUST_LOG", "warn")], Some(300));
+    let mut idle: Vec<std::net::TcpStream> = (0..260)
+        .map(|i| {
+            let from = format!("127.0.1.{}", 1 + i % 50);
+            crate::fixtures::connect_from(&from, process.addr).unwrap()
+        })
+        .collect();
+    assert_eq!(
+        health_from("127.0.0.9", process.addr),
+        200,
+        "{}",
+        process.log()
+    );
+    let first_closed = closed_by_server(&mut idle[0], std::time::Duration::from_secs(2));
+    assert!(first_closed, "the longest idle connection was shed");
+}
