@@ -14,20 +14,29 @@
 #    for ROUNDS rounds. Every target gets the same requests, GET /fragment rotating over 1000
 #    page URLs (scripts/bench/fragment.lua); B and C ignore the query and answer the card, so
 #    the client's work and the request bytes are the same for all three. After each run of A,
-#    2 s for its report writer to finish the rows queued during the run (see drain_report).
+#    the wait for its report to flush the run's requests to PostgreSQL (see wait_flush).
 # 4. Prints per target the median over rounds of req/s, p50, p99 and the server's CPU time
 #    per request (utime+stime of its process(es), from /proc), the ratios agentcard/hello
 #    and agentcard/nginx (of the medians, and the median of each round's own ratio), and
 #    the machine.
 # 5. Unless SKIP_WRITES=1: ROUNDS more rounds against A, alternating without and with a
 #    management token writing at its rate limit (one PUT a second), and the median p99 of each.
+# 6. For every run against agentcard (3 and 5), and summed up per phase at the end: the
+#    requests wrk made; the requests agentcard's report counted in the run's window (the sum
+#    of `requests` in report_minutes and report_hours, all organisations, before the run and
+#    once the count has stopped growing for 2 flush periods after it, at most 30 s); their
+#    ratio (target: 100 %); and PostgreSQL's CPU time per request (utime+stime of the
+#    postmaster and its children, and of the children it reaped, less this script's own
+#    session; target: under 0.1 µs), with the part of the bench database's own processes.
 #
 # wrk and nginx are installed from Debian's packages with apt-get when absent (as root or
-# with passwordless sudo: scripts/lib/apt.sh). Everything started here is stopped on exit.
+# with passwordless sudo: scripts/lib/apt.sh). Everything started here is stopped on exit;
+# agentcard by SIGTERM at the end, its exit status shown.
 #
 # Knobs (environment): ROUNDS (3), DURATION seconds per run (10; 3 with --quick or
 # QUICK=1), CONNECTIONS (64), THREADS wrk threads (2), WORKERS server threads (nproc),
-# SKIP_WRITES=1, DATABASE_URL (see scripts/lib/postgres.sh).
+# REPORT_FLUSH_MS agentcard's report flush period (1000), SKIP_WRITES=1, DATABASE_URL (see
+# scripts/lib/postgres.sh).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -79,6 +88,7 @@ DURATION=$(knob DURATION "${DURATION:-$default_duration}" 300)
 CONNECTIONS=$(knob CONNECTIONS "${CONNECTIONS:-64}" 10000)
 THREADS=$(knob THREADS "${THREADS:-2}" 64)
 WORKERS=$(knob WORKERS "${WORKERS:-$(nproc)}" 256)
+REPORT_FLUSH_MS=$(knob REPORT_FLUSH_MS "${REPORT_FLUSH_MS:-1000}" 60000)
 SKIP_WRITES=${SKIP_WRITES:-0}
 WARMUP=$((DURATION < 10 ? 1 : 2))
 CLK_TCK=$(getconf CLK_TCK)
@@ -88,7 +98,8 @@ export LC_NUMERIC=C
 # The servers read these; a caller's own settings must not change what is measured.
 export RUST_LOG=warn
 unset AGENTCARD_PREFIX AGENTCARD_BASE_HOST AGENTCARD_CONSOLE_HOST AGENTCARD_LEGACY_HOST \
-	AGENTCARD_CLIENT_IP_HEADER AGENTCARD_TRUSTED_PROXIES
+	AGENTCARD_CLIENT_IP_HEADER AGENTCARD_TRUSTED_PROXIES AGENTCARD_REPORT_FLUSH_MS \
+	AGENTCARD_REPORT_MINUTES_HOURS AGENTCARD_REPORT_RETENTION_DAYS AGENTCARD_REPORT_PAGES_PER_HOUR
 
 section() {
 	printf '\n=== %s ===\n' "$*"
@@ -213,6 +224,12 @@ load_data() {
 		(SELECT count(*) FROM delivery_keys)" |
 		awk '{ printf "loaded: %s orgs, %s sites, %s fragments, %s rules, %s cards, %s eligibility rows, %s delivery keys\n", $1, $2, $3, $4, $5, $6, $7 }'
 	echo "load time: $LOAD_SECONDS s"
+	# The load's pages, written now rather than by the checkpointer during the runs, where they
+	# would count in PostgreSQL's CPU time per request.
+	if ! psql_bench -c CHECKPOINT 2>/dev/null; then
+		echo "note: CHECKPOINT refused (not superuser nor pg_checkpoint): the checkpointer may" \
+			"write the load's pages during the runs, in PostgreSQL's CPU time"
+	fi
 	PARTNER_ID=$(psql_bench -At -c "SELECT id FROM orgs WHERE id LIKE 'acc\_bench%'")
 	FRAGMENT_ID=$(psql_bench -At -c "SELECT f.id FROM fragments f JOIN sites s ON s.id = f.site_id
 		WHERE s.domain = 'site1.example' AND f.ref = '/section1'")
@@ -227,7 +244,8 @@ load_data() {
 start_agentcard() {
 	local log=$WORKDIR/agentcard.log
 	DATABASE_URL=$BENCH_URL AGENTCARD_LISTEN=127.0.0.1:$PORT_AGENTCARD AGENTCARD_REFRESH_MS=60000 \
-		AGENTCARD_WORKERS=$WORKERS "$AGENTCARD_BIN" serve >"$log" 2>&1 &
+		AGENTCARD_WORKERS=$WORKERS AGENTCARD_REPORT_FLUSH_MS=$REPORT_FLUSH_MS \
+		"$AGENTCARD_BIN" serve >"$log" 2>&1 &
 	PID_AGENTCARD=$!
 	STARTED_PIDS+=("$PID_AGENTCARD")
 	wait_http agentcard "$PID_AGENTCARD" "http://127.0.0.1:$PORT_AGENTCARD/ready" "$log"
@@ -308,6 +326,212 @@ start_servers() {
 	check_target "C nginx" "${FRAGMENT_URL/$PORT_AGENTCARD/$PORT_NGINX}" || die "nginx does not serve the card"
 }
 
+# ---------------------------------------------------------------- the report's count, PostgreSQL's CPU
+
+# One psql session for the whole benchmark, a coprocess: the count is read back through it,
+# and its server process is left out of PostgreSQL's CPU time, so reading the figures adds
+# nothing to what they measure. A psql started per query would have the postmaster fork a
+# server process each time, whose few milliseconds of CPU time it collects as its reaped
+# children's (pg_cpu_ticks): a tenth of a µs per request over a short run.
+start_pg_session() {
+	local children
+	coproc PG_SESSION {
+		export PGCONNECT_TIMEOUT=10
+		exec psql -X -w -q -At -v ON_ERROR_STOP=1 -d "$BENCH_URL" 2>&1
+	}
+	STARTED_PIDS+=("$PG_SESSION_PID")
+	PG_SESSION_BACKEND=$(pg_session_query 'SELECT pg_backend_pid()')
+	[[ $PG_SESSION_BACKEND =~ ^[0-9]+$ ]] || die "psql session: $PG_SESSION_BACKEND"
+	# The session's server process is a child of the postmaster, when the server runs here
+	# (not on another host nor in a container of its own).
+	PG_POSTMASTER=""
+	if [[ $(proc_comm "$PG_SESSION_BACKEND") == postgres ]]; then
+		PG_POSTMASTER=$(proc_field "$PG_SESSION_BACKEND" 1)
+		[[ $(proc_comm "$PG_POSTMASTER") == postgres ]] || PG_POSTMASTER=""
+	fi
+	if [[ -n $PG_POSTMASTER ]]; then
+		children=$(pgrep -c -P "$PG_POSTMASTER" || true)
+		echo "PostgreSQL: postmaster pid $PG_POSTMASTER and ${children:-0} children on this machine; their CPU time" \
+			"from /proc (1/$CLK_TCK s ticks), less this script's session (pid $PG_SESSION_BACKEND)"
+	else
+		echo "PostgreSQL: its processes are not on this machine's /proc (remote server?): its CPU time is not measured"
+	fi
+	PG_OTHER_SESSIONS_START=$(pg_other_sessions)
+	if ((PG_OTHER_SESSIONS_START > 0)); then
+		echo "warning: $PG_OTHER_SESSIONS_START session(s) on other databases of this server: their work counts in PostgreSQL's CPU time"
+	fi
+}
+
+# pg_session_query SQL: the one value SQL (one row, one column) yields, from the session.
+pg_session_query() {
+	local value
+	[[ -n ${PG_SESSION[1]:-} ]] || die "the psql session has ended"
+	printf '%s;\n' "$1" >&"${PG_SESSION[1]}"
+	IFS= read -r -t 30 value <&"${PG_SESSION[0]}" || die "psql session: no answer within 30 s to: $1"
+	printf '%s\n' "$value"
+}
+
+# pg_other_sessions: client sessions on the server's other databases, now.
+pg_other_sessions() {
+	local value
+	value=$(pg_session_query "SELECT count(*) FROM pg_stat_activity
+		WHERE backend_type = 'client backend' AND datname IS DISTINCT FROM current_database()")
+	[[ $value =~ ^[0-9]+$ ]] || die "psql session: $value"
+	echo "$value"
+}
+
+# proc_comm PID: the process's name (empty when there is none).
+proc_comm() {
+	local comm=""
+	{ read -r comm <"/proc/$1/comm"; } 2>/dev/null || true
+	printf '%s\n' "$comm"
+}
+
+# proc_field PID INDEX: a field of /proc/PID/stat, counted from 0 after the command name (0:
+# state, 1: ppid, 11: utime, 12: stime, 13: cutime, 14: cstime); empty when PID has ended.
+proc_field() {
+	local stat="" fields
+	{ read -r stat <"/proc/$1/stat"; } 2>/dev/null || true
+	# The command name is in parentheses and may hold spaces.
+	read -r -a fields <<<"${stat##*) }"
+	printf '%s\n' "${fields[$2]:-}"
+}
+
+# pg_cpu_ticks: the PostgreSQL server's CPU time so far, in clock ticks: utime+stime of the
+# postmaster and each of its children (connections, checkpointer, writers, autovacuum), and
+# the postmaster's cutime+cstime, the time of the children it reaped (connections and
+# autovacuum workers that ended), less the session of this script. A child that ends between
+# two readings moves its time from the first sum to the second: the total only grows.
+pg_cpu_ticks() {
+	local pid stat total=0
+	local -a children fields
+	mapfile -t children < <(pgrep -P "$PG_POSTMASTER" || true)
+	for pid in "${children[@]}"; do
+		[[ $pid == "$PG_SESSION_BACKEND" ]] && continue
+		stat=""
+		{ read -r stat <"/proc/$pid/stat"; } 2>/dev/null || continue
+		read -r -a fields <<<"${stat##*) }"
+		total=$((total + fields[11] + fields[12]))
+	done
+	{ read -r stat <"/proc/$PG_POSTMASTER/stat"; } 2>/dev/null || die "the PostgreSQL postmaster (pid $PG_POSTMASTER) has ended"
+	read -r -a fields <<<"${stat##*) }"
+	echo $((total + fields[11] + fields[12] + fields[13] + fields[14]))
+}
+
+# report_count: the requests agentcard's report has counted so far: all organisations (org_id
+# '' holds the requests refused before a key was known), minutes and the hours the roll-up
+# moves them to, in one snapshot.
+report_count() {
+	local value
+	value=$(pg_session_query 'SELECT (SELECT coalesce(sum(requests), 0) FROM report_minutes)
+		+ (SELECT coalesce(sum(requests), 0) FROM report_hours)')
+	[[ $value =~ ^[0-9]+$ ]] || die "psql session: $value"
+	echo "$value"
+}
+
+now_ms() {
+	local t=${EPOCHREALTIME//[!0-9]/}
+	echo $((10#$t / 1000))
+}
+
+# wait_flush: after a run against agentcard, waits for its report to have written the run's
+# requests: polls report_count until it has not grown for two flush periods, up to 30 s (or
+# 10 periods). Sets FLUSHED, the count then, and FLUSH_WAIT, the seconds waited. Waiting also
+# keeps the flush out of the next run, whichever target it measures, and counts the flusher's
+# CPU time for agentcard's own requests.
+wait_flush() {
+	local start now changed count last poll limit
+	poll=$((REPORT_FLUSH_MS / 4 < 50 ? 50 : REPORT_FLUSH_MS / 4))
+	limit=$((REPORT_FLUSH_MS * 10 > 30000 ? REPORT_FLUSH_MS * 10 : 30000))
+	start=$(now_ms)
+	changed=$start
+	last=$(report_count)
+	while :; do
+		sleep "$((poll / 1000)).$(printf '%03d' $((poll % 1000)))"
+		count=$(report_count)
+		now=$(now_ms)
+		if ((count != last)); then
+			last=$count
+			changed=$now
+		elif ((now - changed >= 2 * REPORT_FLUSH_MS)); then
+			break
+		fi
+		if ((now - start >= limit)); then
+			echo "warning: agentcard's report count still grew $((limit / 1000)) s after the run: the next window may hold some of this one's requests" >&2
+			break
+		fi
+	done
+	FLUSHED=$last
+	FLUSH_WAIT=$(awk -v ms=$((now - start)) 'BEGIN { printf "%.1f", ms / 1000 }')
+}
+
+# window_begin: before a run against agentcard, the report's count and PostgreSQL's CPU time.
+window_begin() {
+	WINDOW_COUNT=$(report_count)
+	WINDOW_PG="" WINDOW_DB=""
+	if [[ -n $PG_POSTMASTER ]]; then
+		WINDOW_PG=$(pg_cpu_ticks)
+		WINDOW_DB=$(pg_database_ticks)
+	fi
+}
+
+# pg_database_ticks: "PID:TICKS …", utime+stime of the server processes on the bench database
+# now (agentcard's connections: pool, report flusher, cache refresher; autovacuum workers on
+# it), less this script's session. Part of pg_cpu_ticks, and the part no other database's
+# work (a shared server's) can reach.
+pg_database_ticks() {
+	local pids pid stat
+	local -a fields out=()
+	pids=$(pg_session_query "SELECT coalesce(string_agg(pid::text, ' '), '') FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()")
+	[[ $pids =~ ^[0-9\ ]*$ ]] || die "psql session: $pids"
+	for pid in $pids; do
+		stat=""
+		{ read -r stat <"/proc/$pid/stat"; } 2>/dev/null || continue
+		read -r -a fields <<<"${stat##*) }"
+		out+=("$pid:$((fields[11] + fields[12]))")
+	done
+	echo "${out[*]}"
+}
+
+# ticks_since BEFORE AFTER: the ticks the processes of AFTER (pg_database_ticks) spent since
+# BEFORE; a process that has ended meanwhile is missed (agentcard's connections last).
+ticks_since() {
+	awk -v before="$1" -v after="$2" 'BEGIN {
+		n = split(before, b, " "); for (i = 1; i <= n; i++) { split(b[i], f, ":"); t[f[1]] = f[2] }
+		n = split(after, a, " "); for (i = 1; i <= n; i++) { split(a[i], f, ":"); sum += f[2] - t[f[1]] }
+		printf "%d", sum }'
+}
+
+# per_request TICKS REQUESTS: µs of CPU time per request.
+per_request() {
+	awk -v t="$1" -v hz="$CLK_TCK" -v n="$2" 'BEGIN { printf "%.3f", (n > 0 ? t / hz * 1e6 / n : 0) }'
+}
+
+# window_end REQUESTS: after the run (and wait_flush), with the requests wrk made: sets
+# COUNTED, COUNTED_PCT, PG_TICKS, PG_US (µs per request), PG_DB_TICKS and PG_DB_US (the bench
+# database's processes only); "-" for what is not measured.
+window_end() {
+	local requests=$1
+	COUNTED=$((FLUSHED - WINDOW_COUNT))
+	COUNTED_PCT=$(awk -v c="$COUNTED" -v n="$requests" 'BEGIN { if (n > 0) printf "%.2f", 100 * c / n; else print "-" }')
+	PG_TICKS=- PG_US=- PG_DB_TICKS=- PG_DB_US=-
+	if [[ -n $WINDOW_PG ]]; then
+		PG_TICKS=$(($(pg_cpu_ticks) - WINDOW_PG))
+		PG_DB_TICKS=$(ticks_since "$WINDOW_DB" "$(pg_database_ticks)")
+		PG_US=$(per_request "$PG_TICKS" "$requests")
+		PG_DB_US=$(per_request "$PG_DB_TICKS" "$requests")
+	fi
+}
+
+# print_window REQUESTS NON2XX ERRORS: the line under an agentcard run.
+print_window() {
+	printf '           wrk made %d requests (non-2xx %d, socket errors %d); the report counted %d (%s %%),' \
+		"$1" "$2" "$3" "$COUNTED" "$COUNTED_PCT"
+	printf ' read %s s after the run\n           PostgreSQL CPU %s µs/req (%s ticks), of which the bench database'"'"'s sessions %s µs/req (%s ticks)\n' \
+		"$FLUSH_WAIT" "$PG_US" "$PG_TICKS" "$PG_DB_US" "$PG_DB_TICKS"
+}
+
 # ---------------------------------------------------------------- measuring
 
 # Processes whose CPU time counts for a target: nginx's master and workers.
@@ -340,8 +564,8 @@ target_name() {
 	esac
 }
 
-# wrk_target TARGET SECONDS OUTPUT: one wrk run against TARGET, output kept in OUTPUT; after a
-# run against agentcard, the wait for its report writer (drain_report).
+# wrk_target TARGET SECONDS OUTPUT: one wrk run against TARGET, output kept in OUTPUT. After a
+# run against agentcard, the caller waits for its report's flush (wait_flush).
 wrk_target() {
 	local target=$1 seconds=$2 output=$3
 	local -a args=(-t "$THREADS" -c "$CONNECTIONS" -d "${seconds}s" --latency --timeout 2s)
@@ -357,14 +581,11 @@ wrk_target() {
 	# group of its own. In the servers' session (one autogroup, Linux's default) a server
 	# thread and a wrk thread that wake each other kept one core for over a second at a time,
 	# and PostgreSQL, in its own group, waited that long for a core: management requests took
-	# up to 18 s and the report writer fell behind, which no deployment would see.
+	# up to 18 s and the report's writes fell behind, which no deployment would see.
 	if ! BENCH_PARTNER_ID=$PARTNER_ID BENCH_FRAGMENT_ID=$FRAGMENT_ID BENCH_API_KEY=$BENCH_KEY \
 		timeout "$((seconds + 30))" setsid -w wrk "${args[@]}" >"$output" 2>&1; then
 		cat "$output" >&2
 		die "wrk failed against $(target_name "$target")"
-	fi
-	if [[ $target == A ]]; then
-		drain_report
 	fi
 }
 
@@ -393,15 +614,12 @@ parse_wrk() {
 	' "$1"
 }
 
+# One line per run, tab-separated: 1 target (A B C; N W: A without and with writes), 2 round,
+# 3 req/s, 4 p50 µs, 5 p99 µs, 6 server CPU µs/req, 7 non-2xx, 8 socket errors, 9 bytes/resp,
+# 10 requests wrk made; for agentcard's runs (else -): 11 requests the report counted, 12 their
+# percentage of 10, 13 PostgreSQL CPU µs/req, 14 its ticks, 15 16 the same for the bench
+# database's processes only (13 to 16: - when not measured).
 RESULTS=$WORKDIR/results.tsv
-
-# drain_report: when wrk stops, agentcard's report writer still holds the rows queued during
-# the run (up to 65 536; its CPU time stopped growing about 0.5 s later, measured on the AMD
-# machine). Waiting for them keeps that work out of the next run, whichever target it
-# measures, and counts the writer's CPU for agentcard's own requests.
-drain_report() {
-	sleep 2
-}
 
 # measure TARGET ROUND: one measured run; appends a line to RESULTS and prints it.
 measure() {
@@ -410,16 +628,23 @@ measure() {
 	local -a pids
 	read -r -a pids <<<"$(target_pids "$target")"
 	before=$(cpu_ticks "${pids[@]}")
+	[[ $target == A ]] && window_begin
 	wrk_target "$target" "$DURATION" "$output"
+	[[ $target == A ]] && wait_flush
 	after=$(cpu_ticks "${pids[@]}")
 	read -r requests rps p50 p99 non2xx errors bytes_read <<<"$(parse_wrk "$output")"
 	((requests > 0)) || die "no request completed against $(target_name "$target") (see $output)"
 	cpu=$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$requests" 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')
 	size=$(awk -v b="$bytes_read" -v n="$requests" 'BEGIN { printf "%.0f", b / n }')
-	[[ $target == A ]] && A_REQUESTS=$((A_REQUESTS + requests))
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$round" "$rps" "$p50" "$p99" "$cpu" "$non2xx" "$errors" "$size" >>"$RESULTS"
+	COUNTED=- COUNTED_PCT=- PG_US=- PG_TICKS=- PG_DB_US=- PG_DB_TICKS=-
+	[[ $target == A ]] && window_end "$requests"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$round" "$rps" "$p50" "$p99" "$cpu" \
+		"$non2xx" "$errors" "$size" "$requests" "$COUNTED" "$COUNTED_PCT" "$PG_US" "$PG_TICKS" "$PG_DB_US" "$PG_DB_TICKS" >>"$RESULTS"
 	printf 'round %d/%d  %-22s %10.0f req/s  p50 %8.3f ms  p99 %8.3f ms  CPU %7.2f µs/req  %4d B/resp  non-2xx %d  socket errors %d\n' \
 		"$round" "$ROUNDS" "$(target_name "$target")" "$rps" "$(ms "$p50")" "$(ms "$p99")" "$cpu" "$size" "$non2xx" "$errors"
+	if [[ $target == A ]]; then
+		print_window "$requests" "$non2xx" "$errors"
+	fi
 }
 
 ms() {
@@ -458,22 +683,19 @@ run_rounds() {
 	section "Warm-up (${WARMUP} s per target, not measured)"
 	for target in A B C; do
 		wrk_target "$target" "$WARMUP" "$WORKDIR/warmup-$target.txt"
-		echo "$(target_name "$target"): done"
+		if [[ $target == A ]]; then
+			wait_flush
+			echo "$(target_name "$target"): done (report flushed, read $FLUSH_WAIT s after the run)"
+		else
+			echo "$(target_name "$target"): done"
+		fi
 	done
 	section "Runs: $ROUNDS rounds of A B C, wrk $THREADS threads, $CONNECTIONS connections, keep-alive, ${DURATION} s each"
-	A_REQUESTS=0
-	REPORT_ROWS_BEFORE=$(report_rows)
 	for ((round = 1; round <= ROUNDS; round++)); do
 		for target in A B C; do
 			measure "$target" "$round"
 		done
 	done
-	REPORT_ROWS_AFTER=$(report_rows)
-}
-
-# report_rows: rows in agentcard's request report so far.
-report_rows() {
-	psql_bench -Atc 'SELECT count(*) FROM fragment_requests'
 }
 
 machine() {
@@ -502,9 +724,8 @@ report() {
 	if awk -v n="$non2xx" 'BEGIN { exit !(n > 0) }'; then
 		echo "warning: agentcard answered non-2xx (median $non2xx per run): its numbers do not measure /fragment"
 	fi
-	echo "report rows written during the measured runs: $((REPORT_ROWS_AFTER - REPORT_ROWS_BEFORE)) of $A_REQUESTS agentcard requests" \
-		"($(ratio "$((100 * (REPORT_ROWS_AFTER - REPORT_ROWS_BEFORE)))" "$A_REQUESTS") %; the rest dropped and counted: serving never waits)"
-	echo "CPU time: the server process(es) only (nginx: master and workers), not wrk nor PostgreSQL."
+	echo "CPU time: the server process(es) only (nginx: master and workers; agentcard: until its report" \
+		"has flushed the run), not wrk nor PostgreSQL (see the report section at the end)."
 	machine
 	echo "data load: $LOAD_SECONDS s"
 }
@@ -543,6 +764,7 @@ writer() {
 writes_round() {
 	local round=$1 label=$2 output=$WORKDIR/wrk-writes-$1-$2.txt writer_pid=""
 	local requests rps p50 p99 non2xx errors
+	window_begin
 	if [[ $label == W ]]; then
 		writer "$DURATION" "$WORKDIR/writes.txt" &
 		writer_pid=$!
@@ -553,11 +775,15 @@ writes_round() {
 		wait "$writer_pid" || true
 		forget "$writer_pid"
 	fi
+	wait_flush
 	read -r requests rps p50 p99 non2xx errors _ <<<"$(parse_wrk "$output")"
-	printf '%s\t%s\t%s\t%s\t%s\t0\t%s\t%s\t0\n' "$label" "$round" "$rps" "$p50" "$p99" "$non2xx" "$errors" >>"$RESULTS"
+	((requests > 0)) || die "no request completed against $(target_name A) (see $output)"
+	window_end "$requests"
+	printf '%s\t%s\t%s\t%s\t%s\t0\t%s\t%s\t0\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$round" "$rps" "$p50" "$p99" "$non2xx" "$errors" \
+		"$requests" "$COUNTED" "$COUNTED_PCT" "$PG_US" "$PG_TICKS" "$PG_DB_US" "$PG_DB_TICKS" >>"$RESULTS"
 	printf 'round %d/%d  A %-14s %10.0f req/s  p50 %8.3f ms  p99 %8.3f ms  non-2xx %d  socket errors %d\n' \
-		"$round" "$ROUNDS" "$([[ $label == W ]] && echo "with writes" || echo "without")" \
-		"$rps" "$(ms "$p50")" "$(ms "$p99")" "$non2xx" "$errors"
+		"$round" "$ROUNDS" "$([[ $label == W ]] && echo "with writes" || echo "without")" "$rps" "$(ms "$p50")" "$(ms "$p99")" "$non2xx" "$errors"
+	print_window "$requests" "$non2xx" "$errors"
 }
 
 # Rounds of A without and with writes, alternating like the targets above, so that drift
@@ -587,6 +813,84 @@ writes_phase() {
 	echo "p99 with / without writes: $(ratio "$(median W 5)" "$(median N 5)")"
 }
 
+# ---------------------------------------------------------------- the report, per phase
+
+# column_values PHASE COLUMN: the phase's values of one column of RESULTS, one a line.
+column_values() {
+	awk -F '\t' -v t="$1" -v c="$2" '$1 == t { print $c }' "$RESULTS"
+}
+
+# report_phase PHASE NAME: what the report counted and what PostgreSQL spent over the phase's
+# runs: the totals, the median and lowest of each run's percentage, the median CPU per request.
+report_phase() {
+	local phase=$1 name=$2 sent counted median_pct lowest_pct pg_median pg_runs db_median off
+	sent=$(column_values "$phase" 10 | awk '{ n += $1 } END { printf "%d", n }')
+	((sent > 0)) || return 0
+	counted=$(column_values "$phase" 11 | awk '{ n += $1 } END { printf "%d", n }')
+	median_pct=$(column_values "$phase" 12 | median_of -)
+	lowest_pct=$(column_values "$phase" 12 | awk 'NR == 1 || $1 < low { low = $1 } END { print low }')
+	printf '%-22s counted %d of %d requests (%s %%); per run: median %s %%, lowest %s %%\n' "$name" \
+		"$counted" "$sent" "$(awk -v c="$counted" -v n="$sent" 'BEGIN { printf "%.2f", 100 * c / n }')" \
+		"$median_pct" "$lowest_pct"
+	if [[ -n $PG_POSTMASTER ]]; then
+		pg_median=$(column_values "$phase" 13 | median_of -)
+		pg_runs=$(column_values "$phase" 13 | paste -sd ' ' -)
+		db_median=$(column_values "$phase" 15 | median_of -)
+		printf '%-22s PostgreSQL CPU %.3f µs/request (median; runs: %s), of which the bench database'"'"'s sessions %.3f µs\n' \
+			"" "$pg_median" "$pg_runs" "$db_median"
+	else
+		printf '%-22s PostgreSQL CPU not measured (server not on this machine)\n' ""
+	fi
+	# wrk stops with requests in flight: agentcard answers and counts them, wrk does not. So a
+	# run's count may exceed wrk's by up to a request a connection, plus those wrk timed out.
+	off=$(awk -F '\t' -v t="$phase" -v c="$CONNECTIONS" '$1 == t && ($11 < $10 || $11 > $10 + c + $8) {
+		printf "%s round %s: %+d; ", t, $2, $11 - $10 }' "$RESULTS")
+	if [[ -n $off ]]; then
+		printf '%-22s warning: counted - made outside 0 … %d (+ socket errors): %s\n' "" "$CONNECTIONS" "${off%; }"
+	fi
+}
+
+report_summary() {
+	local others
+	section "Report: requests counted (target 100 %) and PostgreSQL CPU per request (target under 0.1 µs), per agentcard phase"
+	report_phase A "$(target_name A)"
+	report_phase N "A without writes"
+	report_phase W "A with writes"
+	echo "counted: the report's sum over the run's window, all organisations (report_minutes + report_hours)," \
+		"read once it stopped growing for 2 flush periods (${REPORT_FLUSH_MS} ms each); over 100 %: requests in flight" \
+		"when wrk stopped, answered and counted but not in wrk's total (at most one a connection)."
+	if [[ -n $PG_POSTMASTER ]]; then
+		echo "PostgreSQL CPU: utime+stime of the whole server (postmaster, its processes and those it reaped," \
+			"less this script's session) from before the run until the report had flushed it," \
+			"over the requests wrk made; one tick is 1/$CLK_TCK s. The bench database's sessions: agentcard's" \
+			"connections (report flusher, pool, cache refresher) and autovacuum workers there, the part other" \
+			"databases on a shared server cannot reach."
+		others=$(pg_other_sessions)
+		if ((others > 0 || PG_OTHER_SESSIONS_START > 0)); then
+			echo "warning: sessions on other databases of this server (at the start $PG_OTHER_SESSIONS_START, now $others):" \
+				"their work may count in PostgreSQL's CPU time"
+		fi
+	fi
+}
+
+# stop_agentcard: SIGTERM, then up to 15 s for its last flush and exit; shows its exit status.
+stop_agentcard() {
+	local tries status=0 start=$SECONDS
+	kill -TERM "$PID_AGENTCARD" 2>/dev/null || true
+	for ((tries = 0; tries < 150; tries++)); do
+		kill -0 "$PID_AGENTCARD" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$PID_AGENTCARD" 2>/dev/null; then
+		echo "warning: agentcard still ran 15 s after SIGTERM (left to the clean-up)"
+		return 0
+	fi
+	wait "$PID_AGENTCARD" || status=$?
+	forget "$PID_AGENTCARD"
+	echo
+	echo "agentcard stopped by SIGTERM: exit status $status after $((SECONDS - start)) s"
+}
+
 # ---------------------------------------------------------------- main
 
 main() {
@@ -596,6 +900,7 @@ main() {
 	prepare_database
 	load_data
 	start_servers
+	start_pg_session
 	run_rounds
 	report
 	if [[ $SKIP_WRITES == 1 ]]; then
@@ -603,6 +908,8 @@ main() {
 	else
 		writes_phase
 	fi
+	report_summary
+	stop_agentcard
 	echo
 	echo "total time: $((SECONDS - start)) s"
 }
