@@ -4,6 +4,8 @@
 //! - `decide/<case>`: one request end to end, `Params::parse` of the query string then
 //!   `select::decide` on the snapshot (parameter checks, key lookup by SHA-256, resolution,
 //!   the pick). Target: under 2 µs median (docs/performance.md).
+//! - `record/<case>`: the report's part of a request, `Reporter::record` into the thread's own
+//!   counters (a key counted already; pages rotating).
 //! - `snapshot/with_org`: reloading one organisation (100 sites, 10 000 fragments, its cards
 //!   and every platform card) into the big snapshot, the cost of a management write.
 //! - `snapshot/build_full`: `Snapshot::build` of the whole data set (target under 3 s); the
@@ -26,6 +28,7 @@ mod dataset;
 use agentcard::delivery::params::Params;
 use agentcard::delivery::select::{decide, Decision, Outcome};
 use agentcard::delivery::snapshot::Snapshot;
+use agentcard::report::{Bounds, ReportSettings, Reporter, RequestFacts, Retention};
 use criterion::measurement::WallTime;
 use criterion::{black_box, BatchSize, BenchmarkGroup, Criterion, SamplingMode};
 use dataset::{Sizes, SERVICE_PREFIX};
@@ -46,6 +49,7 @@ fn main() {
     let mut criterion = Criterion::default().configure_from_args();
     let snapshot = build_once_and_report(&sizes);
     bench_decide(&mut criterion, &snapshot, &sizes);
+    bench_record(&mut criterion);
     let mut group = criterion.benchmark_group("snapshot");
     bench_with_org(&mut group, &snapshot, &sizes);
     // build_full holds its rows and a second snapshot: free the first one.
@@ -258,6 +262,52 @@ fn bench_decide(criterion: &mut Criterion, snapshot: &Snapshot, sizes: &Sizes) {
         b.iter(|| {
             next = (next + 1) % requests.len();
             requests[next].decide(snapshot)
+        })
+    });
+    group.finish();
+}
+
+/// The report's part of a request: `Reporter::record` into the thread's own counters, for a
+/// key counted already (one page) and across `ROTATING_PAGES` pages. The flusher never runs:
+/// its period is longer than the benchmark.
+fn bench_record(criterion: &mut Criterion) {
+    let reporter = Reporter::start(ReportSettings {
+        database_url: "postgres://nobody@127.0.0.1:1/none".into(),
+        flush_every: Duration::from_secs(24 * 3600),
+        bounds: Bounds {
+            pages_per_hour: 10_000,
+            unmatched_agents_per_day: 100,
+        },
+        retention: Retention {
+            minutes: Duration::from_secs(48 * 3600),
+            hours: Duration::from_secs(400 * 24 * 3600),
+        },
+    });
+    let paths: Vec<String> = (0..ROTATING_PAGES).map(|i| format!("/news/{i}/")).collect();
+    let facts = |path: &'static str| RequestFacts {
+        org_id: Some("acc_0bench0000000000000000000"),
+        key_id: Some("key_0bench0000000000000000000"),
+        requested_fragment_id: Some("frg_0bench0000000000000000000"),
+        resolved_fragment_id: Some("frg_1bench0000000000000000000"),
+        site: Some("site-0.example"),
+        card_id: Some("crd_0bench0000000000000000000"),
+        lang: Some("fr"),
+        format: Some("html"),
+        outcome: "served",
+        reason: "served",
+        page: Some(("site-0.example", path)),
+        agent_ua: Some("Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)"),
+    };
+    let paths: &'static [String] = Box::leak(paths.into_boxed_slice());
+    let mut group = criterion.benchmark_group("record");
+    group.bench_function("known_key", |b| {
+        b.iter(|| reporter.record(black_box(&facts("/news/1/"))))
+    });
+    let mut next = 0;
+    group.bench_function("rotating_pages", |b| {
+        b.iter(|| {
+            next = (next + 1) % paths.len();
+            reporter.record(black_box(&facts(&paths[next])))
         })
     });
     group.finish();

@@ -23,7 +23,7 @@ mod html;
 pub mod http;
 pub mod ids;
 mod limits;
-mod report;
+pub mod report;
 mod router;
 mod token_use;
 mod wire;

@@ -227,9 +227,11 @@ fn add_unmatched_agents(
 /// A counter kept per name (a page, a User-Agent) within an organisation's bucket (an hour, a
 /// day), at most so many names a bucket.
 trait Named: Clone {
-    /// The table and what locks its buckets; the query of a bucket's stored names.
+    /// What locks its buckets; which of the names `$3` a bucket (`$1`, `$2`) holds already (an
+    /// index lookup); how many names it holds, `$3` aside (a scan, only when a name is new).
     const KIND: &'static str;
-    const STORED: &'static str;
+    const KNOWN: &'static str;
+    const COUNT: &'static str;
     const OTHER: &'static str;
     fn bucket(&self) -> (&str, SystemTime);
     fn name(&self) -> &str;
@@ -241,9 +243,10 @@ trait Named: Clone {
 
 impl Named for PageCount {
     const KIND: &'static str = "pages";
-    const STORED: &'static str = "SELECT count(DISTINCT page) FILTER (WHERE page <> $4),
-                coalesce(array_agg(DISTINCT page) FILTER (WHERE page = ANY($3)), '{}')
-           FROM report_pages WHERE org_id = $1 AND hour = $2";
+    const KNOWN: &'static str = "SELECT DISTINCT page FROM report_pages
+          WHERE org_id = $1 AND hour = $2 AND page = ANY($3)";
+    const COUNT: &'static str = "SELECT count(DISTINCT page) FROM report_pages
+          WHERE org_id = $1 AND hour = $2 AND page <> $3";
     const OTHER: &'static str = OTHER_PAGES;
     fn bucket(&self) -> (&str, SystemTime) {
         (&self.org_id, self.hour)
@@ -270,11 +273,12 @@ impl Named for PageCount {
 
 impl Named for UnmatchedAgentCount {
     const KIND: &'static str = "agents";
-    const STORED: &'static str =
-        "SELECT count(DISTINCT user_agent) FILTER (WHERE user_agent <> $4),
-                coalesce(array_agg(DISTINCT user_agent) FILTER (WHERE user_agent = ANY($3)), '{}')
-           FROM report_unmatched_agents
-          WHERE org_id = $1 AND day = ($2::timestamptz AT TIME ZONE 'UTC')::date";
+    const KNOWN: &'static str = "SELECT DISTINCT user_agent FROM report_unmatched_agents
+          WHERE org_id = $1 AND day = ($2::timestamptz AT TIME ZONE 'UTC')::date
+            AND user_agent = ANY($3)";
+    const COUNT: &'static str = "SELECT count(DISTINCT user_agent) FROM report_unmatched_agents
+          WHERE org_id = $1 AND day = ($2::timestamptz AT TIME ZONE 'UTC')::date
+            AND user_agent <> $3";
     const OTHER: &'static str = OTHER_USER_AGENTS;
     fn bucket(&self) -> (&str, SystemTime) {
         (&self.org_id, self.day)
@@ -320,8 +324,18 @@ fn bounded<T: Named>(
             .filter(|&i| out[i].bucket() == (org_id.as_str(), at))
             .collect();
         let names: Vec<&str> = in_bucket.iter().map(|&i| out[i].name()).collect();
-        let (stored, mut admitted) = stored_names(tx, T::STORED, &org_id, at, &names, T::OTHER)?;
-        let mut room = bound.saturating_sub(stored);
+        let known: Vec<String> = tx
+            .query(T::KNOWN, &[&org_id, &at, &names])?
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        let is_new = |name: &&str| *name != T::OTHER && !known.iter().any(|k| k == name);
+        if !names.iter().any(is_new) {
+            continue;
+        }
+        let stored: i64 = tx.query_one(T::COUNT, &[&org_id, &at, &T::OTHER])?.get(0);
+        let mut room = bound.saturating_sub(stored as usize);
+        let mut admitted = known;
         let mut order = in_bucket;
         order.sort_by_key(|&i| std::cmp::Reverse(out[i].requests()));
         for i in order {
@@ -340,28 +354,18 @@ fn bounded<T: Named>(
     Ok(merged(out))
 }
 
-/// Counters with equal keys (after renaming) added into one.
+/// Counters with equal keys (after renaming) added into one. Only the "other" entries can
+/// share a key (every other name came once per bucket), so only they are compared.
 fn merged<T: Named>(counters: Vec<T>) -> Vec<T> {
-    let mut merged: Vec<T> = Vec::with_capacity(counters.len());
-    for counter in counters {
-        if !merged.iter_mut().any(|m| m.absorb(&counter)) {
+    let (others, mut merged): (Vec<T>, Vec<T>) =
+        counters.into_iter().partition(|c| c.name() == T::OTHER);
+    let first_other = merged.len();
+    for counter in others {
+        if !merged[first_other..].iter_mut().any(|m| m.absorb(&counter)) {
             merged.push(counter);
         }
     }
     merged
-}
-
-/// How many names the bucket holds already (the "other" entry aside), and which of `names`.
-fn stored_names(
-    tx: &mut Transaction,
-    query: &str,
-    org_id: &str,
-    bucket: SystemTime,
-    names: &[&str],
-    other: &str,
-) -> Result<(usize, Vec<String>), postgres::Error> {
-    let row = tx.query_one(query, &[&org_id, &bucket, &names, &other])?;
-    Ok((row.get::<_, i64>(0) as usize, row.get(1)))
 }
 
 /// Serialises the writers of one organisation's bucket until the transaction ends.
