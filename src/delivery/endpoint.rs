@@ -4,7 +4,7 @@
 
 use super::cache::FragmentCache;
 use super::params::{Format, Params};
-use super::select::{decide, Decision, NoFill, Outcome, Refusal};
+use super::select::{decide, Decision, Outcome, ENDINGS};
 use crate::config::Config;
 use crate::http::{error_response, require_get_or_head, Request, Response};
 use crate::report::{ReportSettings, Reporter, RequestFacts};
@@ -89,10 +89,10 @@ fn request_facts<'r>(
     request: &'r Request,
 ) -> RequestFacts<'r> {
     let trace = &decision.trace;
-    let (outcome, reason, card_id) = match &decision.outcome {
-        Outcome::Served(card) => ("served", "served", Some(&*card.id)),
-        Outcome::NoFill(no_fill) => ("no_fill", NoFill::reason(*no_fill), None),
-        Outcome::Refused(refusal) => ("refused", Refusal::code(*refusal), None),
+    let (outcome, reason) = ENDINGS[decision.outcome.ending()];
+    let card_id = match &decision.outcome {
+        Outcome::Served(card) => Some(&*card.id),
+        Outcome::NoFill(_) | Outcome::Refused(_) => None,
     };
     let page = trace.page.as_ref().map(|page| {
         let path = page.path.as_deref().unwrap_or(UNREADABLE_PATH);
