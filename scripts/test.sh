@@ -2,7 +2,8 @@
 # scripts/test.sh [CARGO TEST ARGS...]: all checks and tests, stopping at the
 # first failure: the module graph (scripts/check-deps.py: no cycle between src/'s
 # top-level modules, db/ above nothing), rustfmt, clippy (warnings are errors),
-# cargo test.
+# cargo test (after installing Python's prometheus_client, the parser the
+# /metrics tests read scrapes with, when it is missing).
 # Extra arguments go to `cargo test` (e.g. `scripts/test.sh fragment`).
 #
 # Tests get AGENTCARD_TEST_PG_URL, a PostgreSQL server where they may create
@@ -51,6 +52,19 @@ cargo fmt --all -- --check
 
 step "cargo clippy --all-targets${locked[*]:+ ${locked[*]}} -- -D warnings"
 cargo clippy --all-targets "${locked[@]}" -- -D warnings
+
+# tests/it/metrics.rs reads /metrics with Prometheus's own parsers and fails without them.
+install_metrics_parser() {
+	python3 -c 'import prometheus_client' 2>/dev/null && return 0
+	local pip=(python3 -m pip install --quiet --disable-pip-version-check)
+	"${pip[@]}" prometheus_client 2>/dev/null ||
+		"${pip[@]}" --user prometheus_client 2>/dev/null ||
+		"${pip[@]}" --user --break-system-packages prometheus_client 2>/dev/null ||
+		"${pip[@]}" --break-system-packages prometheus_client
+}
+
+step "python3: prometheus_client (the /metrics tests' parser)"
+install_metrics_parser
 
 step "cargo test --all-targets${locked[*]:+ ${locked[*]}}${*:+ $*}"
 status=0

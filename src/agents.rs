@@ -40,13 +40,27 @@ pub enum Purpose {
 }
 
 impl Purpose {
-    /// The purpose's name: `"training"`, `"query"`, `"search"`, `"unknown"`
-    /// or `"none"`.
+    /// Every purpose, each at its [`Purpose::index`].
+    pub const ALL: [Purpose; 5] = [
+        Purpose::Training,
+        Purpose::Query,
+        Purpose::Search,
+        Purpose::Unknown,
+        Purpose::None,
+    ];
+
     /// The purpose of the agent a marker names; `None` without a marker.
     pub fn of(marker: Option<&Marker>) -> Purpose {
         marker.map_or(Purpose::None, |marker| marker.purpose)
     }
 
+    /// This purpose's place in [`Purpose::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The purpose's name: `"training"`, `"query"`, `"search"`, `"unknown"`
+    /// or `"none"`.
     pub fn as_str(self) -> &'static str {
         match self {
             Purpose::Training => "training",
@@ -396,7 +410,7 @@ mod tests {
     }
 
     #[test]
-    fn purpose_names() {
+    fn purpose_names_and_places() {
         let cases = [
             (Purpose::Training, "training"),
             (Purpose::Query, "query"),
@@ -404,8 +418,10 @@ mod tests {
             (Purpose::Unknown, "unknown"),
             (Purpose::None, "none"),
         ];
-        for (purpose, name) in cases {
+        assert_eq!(Purpose::ALL.len(), cases.len());
+        for (i, (purpose, name)) in cases.into_iter().enumerate() {
             assert_eq!(purpose.as_str(), name);
+            assert_eq!((purpose.index(), Purpose::ALL[i]), (i, purpose));
         }
     }
 

@@ -23,6 +23,7 @@ mod html;
 pub mod http;
 pub mod ids;
 mod limits;
+mod metrics;
 pub mod report;
 mod router;
 mod token_use;
@@ -30,6 +31,7 @@ mod wire;
 
 use app::App;
 use config::Config;
+use dispatch::Dispatch;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -41,10 +43,14 @@ pub enum StartError {
     Listen(#[from] std::io::Error),
 }
 
-/// A started service: its state and the address it listens on.
+/// A started service: its state and its listeners.
 pub struct Running {
     pub app: Arc<App>,
-    pub server: http::Server,
+    /// The public listener.
+    pub server: Arc<http::Server>,
+    /// The operator metrics' listener (`AGENTCARD_METRICS_LISTEN`), when configured. Not part
+    /// of the graceful stop: it answers scrapes until the process ends.
+    pub metrics: Option<http::Server>,
 }
 
 impl Running {
@@ -91,12 +97,57 @@ pub fn serve_without_migrating(config: Config) -> Result<Running, StartError> {
         request_timeout: app.config.request_timeout,
         idle_timeout: app.config.idle_timeout,
     };
-    let server = http::start(
+    let dispatch = Arc::new(Dispatch::new(Arc::clone(&app)));
+    let server = Arc::new(http::start(
         app.config.listen,
-        options,
-        Arc::new(dispatch::Dispatch(Arc::clone(&app))),
-    )?;
-    Ok(Running { app, server })
+        options.clone(),
+        Arc::clone(&dispatch) as Arc<dyn http::Service>,
+    )?);
+    let metrics = match app.config.metrics_listen {
+        Some(listen) => {
+            let (app, server) = (Arc::clone(&app), Arc::clone(&server));
+            let endpoint = metrics::Endpoint::new(move || read_metrics(&app, &dispatch, &server));
+            Some(http::start(listen, options, Arc::new(endpoint))?)
+        }
+        None => None,
+    };
+    Ok(Running {
+        app,
+        server,
+        metrics,
+    })
+}
+
+/// Every value of a scrape of `/metrics`, from where each is kept.
+fn read_metrics(app: &App, dispatch: &Dispatch, server: &http::Server) -> metrics::Readings {
+    let delivery = &app.delivery;
+    let report = delivery.reporter.status();
+    let pool = app.pool.state();
+    metrics::Readings {
+        http_requests: dispatch.counts_by_status(),
+        http_durations: dispatch.durations(),
+        fragment_requests: delivery.counts_by_ending(),
+        fragment_purposes: delivery.counts_by_purpose(),
+        snapshot: delivery
+            .cache
+            .state()
+            .map(|state| metrics::SnapshotReading {
+                generation: state.generation,
+                age: state.age,
+                last_build: state.last_build,
+            }),
+        report: metrics::ReportReading {
+            pending_counters: report.pending_keys,
+            last_flush: report.last_flush,
+            flush_failures: report.failures,
+        },
+        db_pool: metrics::PoolReading {
+            in_use: pool.connections - pool.idle_connections,
+            idle: pool.idle_connections,
+        },
+        rate_limited: app.limiter.refusals(),
+        open_connections: server.open_connections(),
+    }
 }
 
 /// Process settings, in one place: one coroutine worker thread per core, stacks large enough

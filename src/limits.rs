@@ -52,21 +52,24 @@ pub struct RateLimiter {
 struct State {
     logs: HashMap<Counter, VecDeque<Instant>>,
     charges_since_sweep: u32,
+    /// Checks answered "no room" since start: each is a `429` (operator metrics).
+    refusals: u64,
 }
 
 impl RateLimiter {
-    /// Is there room in every counter? Charges none.
+    /// Is there room in every counter? Charges none. `false` is answered `429`.
     pub fn has_room(&self, counters: &[Counter]) -> bool {
         let now = Instant::now();
         let mut state = self.state.lock();
-        counters.iter().all(|c| state.room(c, now))
+        state.room_in_all(counters, now)
     }
 
-    /// Charges every counter if each has room; otherwise charges none and returns false.
+    /// Charges every counter if each has room; otherwise charges none and returns false,
+    /// which is answered `429`.
     pub fn try_charge(&self, counters: &[Counter]) -> bool {
         let now = Instant::now();
         let mut state = self.state.lock();
-        if !counters.iter().all(|c| state.room(c, now)) {
+        if !state.room_in_all(counters, now) {
             return false;
         }
         for counter in counters {
@@ -93,9 +96,22 @@ impl RateLimiter {
         }
         state.after_charge(now);
     }
+
+    /// Requests refused so far (every `429` of the management API and the contact form).
+    pub fn refusals(&self) -> u64 {
+        self.state.lock().refusals
+    }
 }
 
 impl State {
+    fn room_in_all(&mut self, counters: &[Counter], now: Instant) -> bool {
+        let room = counters.iter().all(|c| self.room(c, now));
+        if !room {
+            self.refusals += 1;
+        }
+        room
+    }
+
     fn room(&mut self, counter: &Counter, now: Instant) -> bool {
         match self.logs.get_mut(counter) {
             Some(log) => {
@@ -145,6 +161,7 @@ mod tests {
         }
         assert!(!limiter.try_charge(&[token()]));
         assert!(limiter.try_charge(&[Counter::Token("mgt_b".into())]));
+        assert_eq!(limiter.refusals(), 2);
     }
 
     #[test]

@@ -26,6 +26,31 @@ pub enum Area {
     ManagementNotFound,
 }
 
+impl Area {
+    /// The areas as the operator metrics count requests: `/v1` on a host that does not serve
+    /// it counts under `management`, whose `404` it answers.
+    pub const COUNTED: [&'static str; 6] = [
+        "management",
+        "fragment",
+        "health",
+        "ready",
+        "contact",
+        "not_found",
+    ];
+
+    /// This area's index in [`Area::COUNTED`].
+    pub fn counted_as(self) -> usize {
+        match self {
+            Area::Management | Area::ManagementNotFound => 0,
+            Area::Fragment => 1,
+            Area::Health => 2,
+            Area::Ready => 3,
+            Area::Contact => 4,
+            Area::NotFound => 5,
+        }
+    }
+}
+
 /// Host and path → area, as decisions.md "Names and process" fixes it: the console host
 /// answers `404` on `/v1` and `/fragment`; the legacy host serves `/fragment` and `/health` only.
 pub fn area(host: HostRole, path: &str) -> Area {
@@ -182,6 +207,26 @@ mod tests {
                 .map_err(|e| e.status());
             assert_eq!(got, expected, "{method} {path}");
         }
+    }
+
+    #[test]
+    fn areas_are_counted_under_their_names() {
+        let areas = [
+            Area::Management,
+            Area::ManagementNotFound,
+            Area::Fragment,
+            Area::Health,
+            Area::Ready,
+            Area::Contact,
+            Area::NotFound,
+        ];
+        let names = areas.map(|area| Area::COUNTED[area.counted_as()]);
+        let expected = "management management fragment health ready contact not_found";
+        assert_eq!(
+            names.join(" "),
+            expected,
+            "/v1 on another host counts as management"
+        );
     }
 
     #[test]

@@ -35,6 +35,26 @@ pub struct FragmentCache {
     /// here, by `reap` on a background thread, since freeing a whole snapshot takes long
     /// enough to stall the requests of the worker that would otherwise do it.
     retired: Mutex<Vec<Arc<Snapshot>>>,
+    /// For the operator metrics; written by reloads and checks, never by a request.
+    freshness: Mutex<Freshness>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Freshness {
+    /// When the whole snapshot was last known to match the database: the start of the last
+    /// full load or version check that succeeded.
+    checked: Option<Instant>,
+    /// How long the last build took, loading its rows included.
+    last_build: Duration,
+}
+
+/// The state of the snapshot served, for the operator metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheState {
+    pub generation: u64,
+    /// Since the whole snapshot was last known to match the database.
+    pub age: Duration,
+    pub last_build: Duration,
 }
 
 /// A snapshot with its generation: a number no other snapshot of any cache in the process
@@ -64,6 +84,7 @@ impl FragmentCache {
             generation: AtomicU64::new(0),
             reloading: Mutex::new(()),
             retired: Mutex::new(Vec::new()),
+            freshness: Mutex::new(Freshness::default()),
         })
     }
 
@@ -90,8 +111,20 @@ impl FragmentCache {
         self.current.read().snapshot.is_some()
     }
 
-    /// Makes `snapshot` the one served, under a new generation.
-    fn install(&self, snapshot: Snapshot) {
+    /// The snapshot's generation, age and build time; `None` until the first load.
+    pub fn state(&self) -> Option<CacheState> {
+        let freshness = *self.freshness.lock();
+        let checked = freshness.checked?;
+        Some(CacheState {
+            generation: self.generation.load(Ordering::Acquire),
+            age: checked.elapsed(),
+            last_build: freshness.last_build,
+        })
+    }
+
+    /// Makes `snapshot`, built since `started`, the one served, under a new generation.
+    fn install(&self, snapshot: Snapshot, started: Instant) {
+        self.freshness.lock().last_build = started.elapsed();
         let generation = GENERATIONS.fetch_add(1, Ordering::Relaxed) + 1;
         let replaced = {
             let mut current = self.current.write();
@@ -123,7 +156,8 @@ impl FragmentCache {
             snapshot.keys.len(),
             started.elapsed()
         );
-        self.install(snapshot);
+        self.install(snapshot, started);
+        self.freshness.lock().checked = Some(started);
         Ok(())
     }
 
@@ -139,6 +173,7 @@ impl FragmentCache {
             return self.reload_all(db);
         };
         let _guard = self.reloading.lock();
+        let started = Instant::now();
         let latest = self.current().unwrap_or(current);
         let loaded = latest.org_versions.get(org_id).copied();
         if loaded.is_some() && rows::org_version(db, org_id)? == loaded {
@@ -146,12 +181,20 @@ impl FragmentCache {
         }
         let (rows, versions) = rows::load(db, Scope::Org(org_id))?;
         let snapshot = latest.with_org(org_id, rows, &versions);
-        self.install(snapshot);
+        self.install(snapshot, started);
         Ok(())
     }
 
     /// Compares versions with the database and reloads what changed.
     pub fn refresh_changed(&self, db: &mut postgres::Client) -> Result<(), postgres::Error> {
+        let started = Instant::now();
+        self.reload_changed(db)?;
+        let mut freshness = self.freshness.lock();
+        freshness.checked = freshness.checked.max(Some(started));
+        Ok(())
+    }
+
+    fn reload_changed(&self, db: &mut postgres::Client) -> Result<(), postgres::Error> {
         let Some(current) = self.current() else {
             return self.reload_all(db);
         };
@@ -239,15 +282,15 @@ mod tests {
         let cache = FragmentCache::new();
         let other = FragmentCache::new();
         assert_eq!(served_version(&cache), None);
-        cache.install(snapshot(1));
-        other.install(snapshot(7));
+        cache.install(snapshot(1), Instant::now());
+        other.install(snapshot(7), Instant::now());
         assert_eq!(served_version(&other), Some(7));
         assert_eq!(
             served_version(&cache),
             Some(1),
             "each cache its own snapshot"
         );
-        cache.install(snapshot(2));
+        cache.install(snapshot(2), Instant::now());
         // This thread still holds snapshot 1, so it is retired, not freed.
         assert_eq!(cache.retired.lock().len(), 1);
         assert_eq!(served_version(&cache), Some(2));

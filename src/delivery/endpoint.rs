@@ -4,9 +4,11 @@
 
 use super::cache::FragmentCache;
 use super::params::{Format, Params};
-use super::select::{decide, Decision, NoFill, Outcome, Refusal};
+use super::select::{decide, Decision, Outcome, ENDINGS};
+use crate::agents::Purpose;
 use crate::config::Config;
 use crate::http::{error_response, require_get_or_head, Request, Response};
+use crate::metrics::{Counter, PerThread};
 use crate::report::{ReportSettings, Reporter, RequestFacts};
 use std::sync::Arc;
 
@@ -17,11 +19,29 @@ const UNREADABLE_PATH: &str = "/(unreadable path)";
 /// never depends on it.
 const CACHEABLE: &str = "public, s-maxage=120, stale-while-revalidate=240";
 
-/// What `/fragment` works with: the snapshot and its refresher, the report, the key prefix.
+/// What `/fragment` works with: the snapshot and its refresher, the report, the key prefix,
+/// the operator metrics' counts.
 pub struct Delivery {
     pub cache: Arc<FragmentCache>,
     pub reporter: Reporter,
     prefix: String,
+    counts: PerThread<Counts>,
+}
+
+/// A worker thread's counts of the requests the report counts, for the operator metrics: by
+/// ending (`select::ENDINGS`) and by the agent's purpose.
+struct Counts {
+    endings: [Counter; ENDINGS.len()],
+    purposes: [Counter; Purpose::ALL.len()],
+}
+
+impl Default for Counts {
+    fn default() -> Self {
+        Counts {
+            endings: [const { Counter::new() }; ENDINGS.len()],
+            purposes: [const { Counter::new() }; Purpose::ALL.len()],
+        }
+    }
 }
 
 impl Delivery {
@@ -33,6 +53,7 @@ impl Delivery {
             cache,
             reporter: Reporter::start(ReportSettings::from(config)),
             prefix: config.prefix.clone(),
+            counts: PerThread::new(config.workers),
         }
     }
 
@@ -44,10 +65,30 @@ impl Delivery {
         self.cache.with_current(|snapshot| {
             let decision = decide(snapshot, &params, request.header("x-api-key"), &self.prefix);
             let response = respond(&decision);
-            self.reporter
+            let purpose = self
+                .reporter
                 .record(&request_facts(&decision, &params, request));
+            let counts = self.counts.slot();
+            counts.add(|c| &c.endings[decision.outcome.ending()], 1);
+            counts.add(|c| &c.purposes[purpose.index()], 1);
             response
         })
+    }
+
+    /// The requests counted so far, by (outcome, reason), every pair listed.
+    pub fn counts_by_ending(&self) -> Vec<((&'static str, &'static str), u64)> {
+        let count = |i: usize| self.counts.sum(|c| &c.endings[i]);
+        ENDINGS
+            .iter()
+            .enumerate()
+            .map(|(i, &pair)| (pair, count(i)))
+            .collect()
+    }
+
+    /// The requests counted so far, by the agent's purpose, every purpose listed.
+    pub fn counts_by_purpose(&self) -> Vec<(&'static str, u64)> {
+        let count = |p: Purpose| self.counts.sum(|c| &c.purposes[p.index()]);
+        Purpose::ALL.map(|p| (p.as_str(), count(p))).to_vec()
     }
 }
 
@@ -89,10 +130,10 @@ fn request_facts<'r>(
     request: &'r Request,
 ) -> RequestFacts<'r> {
     let trace = &decision.trace;
-    let (outcome, reason, card_id) = match &decision.outcome {
-        Outcome::Served(card) => ("served", "served", Some(&*card.id)),
-        Outcome::NoFill(no_fill) => ("no_fill", NoFill::reason(*no_fill), None),
-        Outcome::Refused(refusal) => ("refused", Refusal::code(*refusal), None),
+    let (outcome, reason) = ENDINGS[decision.outcome.ending()];
+    let card_id = match &decision.outcome {
+        Outcome::Served(card) => Some(&*card.id),
+        Outcome::NoFill(_) | Outcome::Refused(_) => None,
     };
     let page = trace.page.as_ref().map(|page| {
         let path = page.path.as_deref().unwrap_or(UNREADABLE_PATH);

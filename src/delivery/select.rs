@@ -33,10 +33,13 @@ impl Refusal {
         }
     }
     pub fn code(self) -> &'static str {
+        ENDINGS[self.ending()].1
+    }
+    fn ending(self) -> usize {
         match self {
-            Refusal::InvalidRequest(_) => "invalid_request",
-            Refusal::InvalidKey => "invalid_key",
-            Refusal::Forbidden(_) => "forbidden",
+            Refusal::InvalidRequest(_) => 4,
+            Refusal::InvalidKey => 5,
+            Refusal::Forbidden(_) => 6,
         }
     }
     pub fn message(self) -> &'static str {
@@ -57,19 +60,45 @@ pub enum NoFill {
 
 impl NoFill {
     pub fn reason(self) -> &'static str {
+        ENDINGS[self.ending()].1
+    }
+    fn ending(self) -> usize {
         match self {
-            NoFill::NoEligibleCard => "no_eligible_card",
-            NoFill::FragmentPaused => "fragment_paused",
-            NoFill::ServingError => "serving_error",
+            NoFill::NoEligibleCard => 1,
+            NoFill::FragmentPaused => 2,
+            NoFill::ServingError => 3,
         }
     }
 }
+
+/// Every way a decision ends, as the report and the operator metrics name it: (outcome,
+/// reason), the reason of a refusal being its error code. [`Outcome::ending`] gives the index.
+pub const ENDINGS: [(&str, &str); 7] = [
+    ("served", "served"),
+    ("no_fill", "no_eligible_card"),
+    ("no_fill", "fragment_paused"),
+    ("no_fill", "serving_error"),
+    ("refused", "invalid_request"),
+    ("refused", "invalid_key"),
+    ("refused", "forbidden"),
+];
 
 #[derive(Debug)]
 pub enum Outcome<'s> {
     Served(&'s Card),
     NoFill(NoFill),
     Refused(Refusal),
+}
+
+impl Outcome<'_> {
+    /// The index of this outcome's (outcome, reason) in [`ENDINGS`].
+    pub fn ending(&self) -> usize {
+        match self {
+            Outcome::Served(_) => 0,
+            Outcome::NoFill(no_fill) => no_fill.ending(),
+            Outcome::Refused(refusal) => refusal.ending(),
+        }
+    }
 }
 
 /// What the report needs to know about how the decision went.
@@ -264,4 +293,30 @@ fn context_seed(page: Option<&Page>, requested: &str, params: &Params) -> u64 {
         hasher.update(value.as_bytes());
     }
     hasher.digest()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_no_fill_and_refusal_has_an_ending_of_its_outcome() {
+        let no_fills = [
+            NoFill::NoEligibleCard,
+            NoFill::FragmentPaused,
+            NoFill::ServingError,
+        ];
+        let refusals = [
+            Refusal::InvalidRequest(""),
+            Refusal::InvalidKey,
+            Refusal::Forbidden(""),
+        ];
+        let mut endings = vec![ENDINGS[0]];
+        endings.extend(no_fills.map(|n| ENDINGS[Outcome::NoFill(n).ending()]));
+        endings.extend(refusals.map(|r| ENDINGS[Outcome::Refused(r).ending()]));
+        assert_eq!(
+            endings, ENDINGS,
+            "every ending once, in its outcome's place"
+        );
+    }
 }

@@ -40,6 +40,11 @@ impl Server {
         self.addr
     }
 
+    /// Connections open now (for the operator metrics).
+    pub fn open_connections(&self) -> usize {
+        self.watchdog.open_connections()
+    }
+
     /// Stops accepting (the listener closes: new connections are refused), closes idle
     /// connections, and waits until those inside a request have had their answer, at most
     /// until `deadline`. `false` when some were still open then.

@@ -140,12 +140,14 @@ impl Reporter {
         }
     }
 
-    /// Counts one request in the calling thread's slot.
-    pub fn record(&self, facts: &RequestFacts<'_>) {
+    /// Counts one request in the calling thread's slot; returns the purpose of its agent, as
+    /// classified for the report (the operator metrics count it too).
+    pub fn record(&self, facts: &RequestFacts<'_>) -> agents::Purpose {
         let minute = minutes_since_epoch(SystemTime::now());
         let mut slot = self.slots[this_threads_slot()].lock();
         let marker = slot.marker_of(facts.agent_ua);
-        let purpose = agents::Purpose::of(marker).as_str();
+        let agent_purpose = agents::Purpose::of(marker);
+        let purpose = agent_purpose.as_str();
         let text = |value: Option<&'static str>| value.unwrap_or("");
         let counts = &mut slot.counts;
         counts.add_request(
@@ -167,7 +169,7 @@ impl Reporter {
             1,
         );
         let Some(org_id) = facts.org_id else {
-            return;
+            return agent_purpose;
         };
         let (host, path) = facts.page.unwrap_or((NO_PAGE, ""));
         let served = Served {
@@ -191,6 +193,7 @@ impl Reporter {
             };
             counts.add_agent(&agent, 1, self.bounds);
         }
+        agent_purpose
     }
 
     /// What the flusher has done so far: for `/metrics` and `/ready`.

@@ -6,7 +6,8 @@
 //!   `fragment_without_ref` in SQL (the API cannot make one);
 //! - with SQL, for the serving side (`GET /fragment`): `World` and its `CardSpec`;
 //! - through the real binary: `admin` (its JSON), `admin_output` (its text); `ServeProcess`
-//!   runs `agentcard serve` beside the shared in-process server.
+//!   runs `agentcard serve` beside the shared in-process server, and `scrape` reads its
+//!   `/metrics` with Prometheus's parsers.
 
 use crate::harness::{self, db, server, Client, Resp, Tenant};
 use agentcard::db::cards::{self, CardRow, NewCard};
@@ -14,6 +15,7 @@ use agentcard::db::fragments::FragmentFields;
 use agentcard::domain::{CardStatus, DomainName, FragmentName, FragmentRef, KeyValues, Lang};
 use agentcard::{auth, ids};
 use serde_json::{json, Value};
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -153,6 +155,16 @@ impl World {
     /// A world in the shared test database, fetched from the shared server.
     pub fn new() -> World {
         World::on(&server().database_url, server().addr)
+    }
+
+    /// A new world whose site `domain` has the active fragment `/home` with one card on it;
+    /// the fragment's id.
+    pub fn with_a_served_fragment(domain: &str) -> (World, String) {
+        let mut w = World::new();
+        let site = w.site(domain);
+        let fragment = w.fragment(site, "/home", true);
+        w.card(CardSpec::default(), &[&fragment]);
+        (w, fragment)
     }
 
     /// A world in the database at `database_url`, fetched from the server at `addr`.
@@ -354,13 +366,8 @@ impl ServeProcess {
 
     /// The same, the process allowed at most `open_files` descriptors (soft and hard limit).
     pub fn start_limited(env: &[(&str, &str)], open_files: Option<u64>) -> ServeProcess {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        let log = std::env::temp_dir().join(format!("agentcard-serve-{port}.log"));
+        let addr = free_local_addr();
+        let log = std::env::temp_dir().join(format!("agentcard-serve-{}.log", addr.port()));
         let mut command = Command::new(env!("CARGO_BIN_EXE_agentcard"));
         command
             .arg("serve")
@@ -444,4 +451,73 @@ pub fn connect_from(from: &str, addr: SocketAddr) -> std::io::Result<std::net::T
     socket.bind(&source.into())?;
     socket.connect(&addr.into())?;
     Ok(socket.into())
+}
+
+/// A loopback address with a port free now, for a process to listen on.
+pub fn free_local_addr() -> SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+}
+
+// ---- operator metrics ----
+
+/// Reads a scrape as Prometheus does, and prints its families as JSON (Python's
+/// `prometheus_client`, which scripts/test.sh installs).
+const METRICS_PARSER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/parse_metrics.py");
+
+/// A scrape of `/metrics` as Prometheus's parsers read it: family name → `type` and `samples`
+/// (each with `name`, `labels`, `value`).
+pub struct Scrape(Value);
+
+/// `GET /metrics` from the metrics listener at `addr`, parsed; fails when the answer is not
+/// `200` or does not parse, or when the parser is missing.
+pub fn scrape(addr: SocketAddr) -> Scrape {
+    let resp = Client::new(addr).get("/metrics");
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    let mut parser = Command::new("python3")
+        .arg(METRICS_PARSER)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3, to parse /metrics");
+    let mut stdin = parser.stdin.take().unwrap();
+    stdin.write_all(&resp.body).expect("hand the scrape over");
+    drop(stdin);
+    let parsed = parser.wait_with_output().expect("run the parser");
+    assert!(
+        parsed.status.success(),
+        "the scrape does not parse (scripts/test.sh installs prometheus_client): {}\n{}",
+        String::from_utf8_lossy(&parsed.stderr),
+        resp.text()
+    );
+    Scrape(serde_json::from_slice(&parsed.stdout).expect("the parser's JSON"))
+}
+
+impl Scrape {
+    /// The type of a family (`counter`, `gauge`, `histogram`), `None` when it is absent.
+    pub fn family_type(&self, family: &str) -> Option<&str> {
+        self.0[family]["type"].as_str()
+    }
+
+    /// The value of the sample named `sample` with exactly `labels`, if the scrape has it.
+    pub fn value(&self, sample: &str, labels: &[(&str, &str)]) -> Option<f64> {
+        let labels: serde_json::Map<String, Value> = labels
+            .iter()
+            .map(|(name, value)| (name.to_string(), json!(value)))
+            .collect();
+        let families = self.0.as_object()?.values();
+        let mut samples =
+            families.flat_map(|family| family["samples"].as_array().into_iter().flatten());
+        samples
+            .find(|s| s["name"] == sample && s["labels"].as_object() == Some(&labels))
+            .and_then(|s| s["value"].as_f64())
+    }
+
+    /// How much a counter moved from `before` to this scrape (absent counts as 0).
+    pub fn moved(&self, before: &Scrape, sample: &str, labels: &[(&str, &str)]) -> f64 {
+        let value = |scrape: &Scrape| scrape.value(sample, labels).unwrap_or(0.0);
+        value(self) - value(before)
+    }
 }

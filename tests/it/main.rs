@@ -26,6 +26,8 @@
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
 //! - `logging`: the operator's log at the default filter (no line per request).
+//! - `metrics`: `/metrics` on its own listener, read by Prometheus's parsers (`parse_metrics.py`):
+//!   every family, counters moving with requests, the two listeners kept apart.
 
 mod fixtures;
 mod harness;
@@ -44,6 +46,7 @@ mod http_layer;
 mod keys;
 mod limits;
 mod logging;
+mod metrics;
 mod other_routes;
 mod outage;
 mod report;
