@@ -218,6 +218,9 @@ fn serve_connection(
                 buf.release();
                 out = Vec::new();
             }
+            // Closed for a shutdown while idle, a request may have arrived meanwhile: it is in
+            // flight, and is answered (the answer closes the connection).
+            Wake::Expired if watch.is_draining() && arrived(&mut buf, &stream) => {}
             Wake::Expired => {
                 return match waiting {
                     Waiting::RestOfRequest => reject(&mut stream, &mut out, &TIMED_OUT),
@@ -226,6 +229,11 @@ fn serve_connection(
             }
         }
     }
+}
+
+/// Whether bytes were waiting on the socket (read into `buf`).
+fn arrived(buf: &mut InputBuffer, stream: &TcpStream) -> bool {
+    matches!(buf.read_from(&mut stream.inner()), Ok(n) if n > 0)
 }
 
 const TIMED_OUT: Rejection = Rejection {

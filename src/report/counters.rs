@@ -211,6 +211,10 @@ impl Counts {
         if let Some(count) = self.pages.get_mut(key) {
             return add_served(count, add);
         }
+        if key.host == OTHER_PAGES {
+            // The entry that stands for the others takes no place of the bound.
+            return add_served(self.pages.entry(key.owned()).or_default(), add);
+        }
         let bucket = (Box::from(key.org_id), key.hour);
         let held = self.pages_in.entry(bucket).or_default();
         let key = if *held < bounds.pages_per_hour {
@@ -226,6 +230,10 @@ impl Counts {
     pub fn add_agent(&mut self, key: &AgentKey<&str>, n: u64, bounds: MemoryBounds) {
         if let Some(count) = self.agents.get_mut(key) {
             *count += n;
+            return;
+        }
+        if key.user_agent == OTHER_USER_AGENTS {
+            *self.agents.entry(key.owned()).or_default() += n;
             return;
         }
         let bucket = (Box::from(key.org_id), key.day);
@@ -362,6 +370,31 @@ mod tests {
             flush.pages[0].hour,
             UNIX_EPOCH + Duration::from_secs(7 * 3600)
         );
+    }
+
+    #[test]
+    fn the_entry_for_other_pages_takes_no_place_of_the_bound_when_merged() {
+        let one = Served {
+            requests: 1,
+            served: 0,
+        };
+        let mut full = Counts::default();
+        for path in ["/a/", "/b/", "/c/"] {
+            full.add_page(&page(path), one, BOUNDS);
+        }
+        let mut merged = Counts::default();
+        merged.merge(full, BOUNDS);
+        let mut other = Counts::default();
+        other.add_page(&page("/d/"), one, BOUNDS);
+        merged.merge(other, BOUNDS);
+        let mut names: Vec<String> = merged
+            .to_flush()
+            .pages
+            .into_iter()
+            .map(|p| p.page)
+            .collect();
+        names.sort();
+        assert_eq!(names, ["(other pages)", "a.example/a/", "a.example/b/"]);
     }
 
     #[test]
