@@ -18,6 +18,8 @@ mod dispatch;
 pub mod domain;
 mod error;
 mod failure_log;
+#[doc(hidden)]
+pub mod fuzzing;
 mod health;
 mod html;
 pub mod http;

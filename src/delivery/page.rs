@@ -26,7 +26,9 @@ impl Page {
         }
     }
 
-    fn parse_whatwg(page_url: &str) -> Option<Page> {
+    /// [`Page::parse`] by the WHATWG parser alone, never the plain split: the tests and
+    /// `crate::fuzzing` compare the two.
+    pub(crate) fn parse_whatwg(page_url: &str) -> Option<Page> {
         let url = url::Url::parse(page_url).ok()?;
         if !matches!(url.scheme(), "http" | "https") {
             return None;

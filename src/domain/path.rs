@@ -81,6 +81,12 @@ pub fn canonical_page_path(path: &str) -> Option<String> {
     canonicalize(path, PAGE_LIMITS).ok()
 }
 
+/// [`canonical_page_path`] by the general steps alone, without the fast path for a path
+/// canonical already: `crate::fuzzing` checks that the two agree.
+pub(crate) fn canonical_page_path_by_steps(path: &str) -> Option<String> {
+    canonical_steps(path, PAGE_LIMITS).ok()
+}
+
 /// Every prefix of `canonical` that ends at a `/`, longest first:
 /// `/a/b/c/` yields `/a/b/c/`, `/a/b/`, `/a/`, `/`. Lets the caller find the
 /// longest matching prefix rule with one hash lookup per level.

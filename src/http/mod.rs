@@ -13,7 +13,7 @@ mod client_address;
 mod error;
 mod host;
 pub mod media_type;
-mod parse;
+pub(crate) mod parse;
 mod server;
 mod watchdog;
 
