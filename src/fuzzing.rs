@@ -40,6 +40,7 @@ pub const TARGETS: &[(&str, Property)] = &[
 const SMALL_LIMITS: HttpLimits = HttpLimits {
     max_head_bytes: 256,
     max_body_bytes: 16,
+    max_connections_per_address: 1,
 };
 
 /// `http::parse::parse_request`, with the default limits and with small ones: no panic; a
