@@ -291,14 +291,17 @@ pub fn fragment_ref(bytes: &[u8]) {
     }
 }
 
-/// `domain::DomainName`: the domain is the trimmed, lowercased input and is idempotent; the
-/// `{domain}` path segment, encoded or not, reads as the domain does.
+/// `domain::DomainName`: the domain is the trimmed, lowercased input and is idempotent; a page
+/// of it (`https://{domain}/`) is read with the domain as its host, so its site can be
+/// reached; the `{domain}` path segment, encoded or not, reads as the domain does.
 pub fn domain_name(bytes: &[u8]) {
     let input = text(bytes);
     let parsed = DomainName::parse(input);
     if let Ok(domain) = &parsed {
         assert_eq!(domain.as_str(), input.trim().to_ascii_lowercase());
         assert_eq!(DomainName::parse(domain.as_str()).as_ref(), Ok(domain));
+        let page = Page::parse(&format!("https://{domain}/"));
+        assert_eq!(page.map(|p| p.host), Some(domain.to_string()), "{domain}");
     }
     let encoded = utf8_percent_encode(input, NON_ALPHANUMERIC).to_string();
     assert_eq!(DomainName::from_path_segment(&encoded), parsed, "{input:?}");

@@ -105,7 +105,13 @@ fn check_host(host: &str) -> Result<(), &'static str> {
     {
         return Err("domain must be a host name, not an IP address");
     }
-    Ok(())
+    // Every page URL's host is read as a browser reads it (WHATWG): a name that reading changes
+    // (a numeric last label makes it an IPv4 address, an `xn--` label must be valid Punycode)
+    // would be a site no page could ever reach.
+    match url::Host::parse(host) {
+        Ok(url::Host::Domain(read)) if read == host => Ok(()),
+        _ => Err("domain must be a host name a browser reads as written: no numeric last label, valid xn-- labels"),
+    }
 }
 
 fn is_label(label: &str) -> bool {
@@ -153,6 +159,18 @@ mod tests {
             ("a.b", Ok("a.b")),
             ("xn--bcher-kva.example", Ok("xn--bcher-kva.example")),
             ("123.com", Ok("123.com")),
+            (
+                "news.example.123",
+                Err("domain must be a host name a browser reads as written: no numeric last label, valid xn-- labels"),
+            ),
+            (
+                "a.0x1f",
+                Err("domain must be a host name a browser reads as written: no numeric last label, valid xn-- labels"),
+            ),
+            (
+                "xn--bcxer-a.example",
+                Err("domain must be a host name a browser reads as written: no numeric last label, valid xn-- labels"),
+            ),
             ("a-b.c-d.e", Ok("a-b.c-d.e")),
             ("1.2.3.x4", Ok("1.2.3.x4")),
             (&ok63, Ok(&ok63)),
