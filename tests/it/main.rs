@@ -26,6 +26,7 @@
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
 //! - `logging`: the operator's log at the default filter (no line per request).
+//! - `schema`: `openapi.json` against the running server, by schemathesis (from PyPI).
 
 mod fixtures;
 mod harness;
@@ -48,4 +49,5 @@ mod other_routes;
 mod outage;
 mod report;
 mod routes;
+mod schema;
 mod sites;
