@@ -2,7 +2,7 @@
 # scripts/test.sh [CARGO TEST ARGS...]: all checks and tests, stopping at the
 # first failure: the module graph (scripts/check-deps.py: no cycle between src/'s
 # top-level modules, db/ above nothing), rustfmt, clippy (warnings are errors),
-# cargo test.
+# schemathesis installed when missing, cargo test.
 # Extra arguments go to `cargo test` (e.g. `scripts/test.sh fragment`).
 #
 # Tests get AGENTCARD_TEST_PG_URL, a PostgreSQL server where they may create
@@ -51,6 +51,26 @@ cargo fmt --all -- --check
 
 step "cargo clippy --all-targets${locked[*]:+ ${locked[*]}} -- -D warnings"
 cargo clippy --all-targets "${locked[@]}" -- -D warnings
+
+# tests/it/schema.rs runs schemathesis (PyPI) against the server: this version, installed when
+# `st` is missing or another one, in the interpreter's packages or else the user's (a Debian
+# Python refuses both unless told --break-system-packages).
+SCHEMATHESIS_VERSION=4.32.5
+install_schemathesis() {
+	if [[ $(st --version 2>/dev/null) == *"version $SCHEMATHESIS_VERSION" ]]; then
+		return 0
+	fi
+	local pip=(python3 -m pip install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION")
+	PIP_ROOT_USER_ACTION=ignore "${pip[@]}" ||
+		PIP_ROOT_USER_ACTION=ignore "${pip[@]}" --user ||
+		PIP_ROOT_USER_ACTION=ignore "${pip[@]}" --user --break-system-packages
+	# pyenv sees a new command after a rehash; --user puts it in the user's bin.
+	if command -v pyenv >/dev/null; then pyenv rehash; fi
+	PATH="$PATH:$(python3 -c 'import site; print(site.getuserbase())')/bin"
+	st --version
+}
+step "schemathesis $SCHEMATHESIS_VERSION (tests/it/schema.rs runs it)"
+install_schemathesis
 
 step "cargo test --all-targets${locked[*]:+ ${locked[*]}}${*:+ $*}"
 status=0
