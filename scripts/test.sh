@@ -2,8 +2,8 @@
 # scripts/test.sh [CARGO TEST ARGS...]: all checks and tests, stopping at the
 # first failure: the module graph (scripts/check-deps.py: no cycle between src/'s
 # top-level modules, db/ above nothing), rustfmt, clippy (warnings are errors),
-# cargo test (after installing Python's prometheus_client, the parser the
-# /metrics tests read scrapes with, when it is missing).
+# cargo test (after installing, when missing, the Python packages two tests
+# run: prometheus_client, the parser of /metrics, and schemathesis).
 # Extra arguments go to `cargo test` (e.g. `scripts/test.sh fragment`).
 #
 # Tests get AGENTCARD_TEST_PG_URL, a PostgreSQL server where they may create
@@ -53,18 +53,30 @@ cargo fmt --all -- --check
 step "cargo clippy --all-targets${locked[*]:+ ${locked[*]}} -- -D warnings"
 cargo clippy --all-targets "${locked[@]}" -- -D warnings
 
-# tests/it/metrics.rs reads /metrics with Prometheus's own parsers and fails without them.
-install_metrics_parser() {
-	python3 -c 'import prometheus_client' 2>/dev/null && return 0
-	local pip=(python3 -m pip install --quiet --disable-pip-version-check)
-	"${pip[@]}" prometheus_client 2>/dev/null ||
-		"${pip[@]}" --user prometheus_client 2>/dev/null ||
-		"${pip[@]}" --user --break-system-packages prometheus_client 2>/dev/null ||
-		"${pip[@]}" --break-system-packages prometheus_client
+# Installs a Python package from PyPI: into the interpreter's packages, else the user's (a
+# Debian Python refuses both unless told --break-system-packages); pyenv then rehashes, and
+# the user's bin joins PATH, so that a command the package brings is found.
+pip_install() {
+	local pip=(python3 -m pip install --quiet --disable-pip-version-check "$1")
+	PIP_ROOT_USER_ACTION=ignore "${pip[@]}" ||
+		PIP_ROOT_USER_ACTION=ignore "${pip[@]}" --user ||
+		PIP_ROOT_USER_ACTION=ignore "${pip[@]}" --user --break-system-packages
+	if command -v pyenv >/dev/null; then pyenv rehash; fi
+	PATH="$PATH:$(python3 -c 'import site; print(site.getuserbase())')/bin"
 }
 
+# tests/it/metrics.rs reads /metrics with Prometheus's own parsers and fails without them.
 step "python3: prometheus_client (the /metrics tests' parser)"
-install_metrics_parser
+python3 -c 'import prometheus_client' 2>/dev/null || pip_install prometheus_client
+
+# tests/it/schema.rs runs schemathesis against the server: this version, installed when `st`
+# is missing or another one.
+SCHEMATHESIS_VERSION=4.32.5
+step "schemathesis $SCHEMATHESIS_VERSION (tests/it/schema.rs runs it)"
+if [[ $(st --version 2>/dev/null) != *"version $SCHEMATHESIS_VERSION" ]]; then
+	pip_install "schemathesis==$SCHEMATHESIS_VERSION"
+	st --version
+fi
 
 step "cargo test --all-targets${locked[*]:+ ${locked[*]}}${*:+ $*}"
 status=0

@@ -28,6 +28,7 @@
 //! - `logging`: the operator's log at the default filter (no line per request).
 //! - `metrics`: `/metrics` on its own listener, read by Prometheus's parsers (`parse_metrics.py`):
 //!   every family, counters moving with requests, the two listeners kept apart.
+//! - `schema`: `openapi.json` against the running server, by schemathesis (from PyPI).
 
 mod fixtures;
 mod harness;
@@ -51,4 +52,5 @@ mod other_routes;
 mod outage;
 mod report;
 mod routes;
+mod schema;
 mod sites;
