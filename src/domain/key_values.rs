@@ -151,7 +151,7 @@ fn checked_value(key: &str, value: &str) -> Result<String, Invalid> {
             "each value must be 1 to 200 characters (spaces around it do not count)",
         ));
     }
-    if trimmed.contains([',', '\n', '\r']) {
+    if trimmed.contains([',', '\n', '\r', '\u{2028}', '\u{2029}']) {
         return Err(Invalid::new(
             key_field(key),
             "values must not contain a comma or a line break",
@@ -274,6 +274,14 @@ mod tests {
             (json!({"k": ["a,b"]}), Err(("key_values.k", SEPARATOR))),
             (json!({"k": ["a\nb"]}), Err(("key_values.k", SEPARATOR))),
             (json!({"k": ["a\rb"]}), Err(("key_values.k", SEPARATOR))),
+            (
+                json!({"k": ["a\u{2028}b"]}),
+                Err(("key_values.k", SEPARATOR)),
+            ),
+            (
+                json!({"k": ["a\u{2029}b"]}),
+                Err(("key_values.k", SEPARATOR)),
+            ),
         ];
         for (input, expected) in cases {
             check(input, expected);
