@@ -72,7 +72,7 @@ pub fn start(
     options: ServerOptions,
     service: Arc<dyn Service>,
 ) -> io::Result<Server> {
-    let listener = TcpListener::bind(listen)?;
+    let listener = exclusive_listener(listen)?;
     let addr = listener.local_addr()?;
     let watchdog = Watchdog::start(options.idle_timeout, options.request_timeout);
     let options = Arc::new(options);
@@ -81,6 +81,24 @@ pub fn start(
     may::go!(move || accept_loop(listener, options, service, accepting, shed_at));
     Ok(Server { addr, watchdog })
 }
+
+/// The listening socket, ours alone: `may`'s own `bind` sets `SO_REUSEPORT`, with which a second
+/// process binds the same address without error and the kernel splits the connections
+/// between the two. `SO_REUSEADDR` still lets a restart bind while old connections linger.
+fn exclusive_listener(listen: SocketAddr) -> io::Result<TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    use std::os::fd::{FromRawFd, IntoRawFd};
+    let socket = Socket::new(Domain::for_address(listen), Type::STREAM, None)?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&listen.into())?;
+    socket.listen(LISTEN_BACKLOG)?;
+    // SAFETY: the descriptor is a listening socket that nothing else owns: `into_raw_fd` gave
+    // it up, and `may`'s listener takes it whole.
+    Ok(unsafe { TcpListener::from_raw_fd(socket.into_raw_fd()) })
+}
+
+/// Connections the kernel queues before they are accepted, as `may`'s own bind asks.
+const LISTEN_BACKLOG: i32 = 1024;
 
 /// Descriptors kept for everything but client connections: the database pools, the
 /// listeners, the log, the files a request may open.

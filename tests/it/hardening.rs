@@ -228,3 +228,23 @@ fn near_the_open_files_limit_the_longest_idle_connections_make_room() {
     let first_closed = closed_by_server(&mut idle[0], std::time::Duration::from_secs(2));
     assert!(first_closed, "the longest idle connection was shed");
 }
+
+#[test]
+fn a_second_server_on_the_same_address_fails_to_start() {
+    use agentcard::http::{self, HttpLimits, Request, Response, ServerOptions, Service};
+    struct Nothing;
+    impl Service for Nothing {
+        fn call(&self, _: Request) -> Response {
+            Response::new(204)
+        }
+    }
+    let options = ServerOptions {
+        limits: HttpLimits::default(),
+        request_timeout: std::time::Duration::from_secs(1),
+        idle_timeout: std::time::Duration::from_secs(1),
+    };
+    let taken = crate::harness::server().addr;
+    let second = http::start(taken, options, std::sync::Arc::new(Nothing));
+    let error = second.err().expect("the address is taken");
+    assert_eq!(error.kind(), std::io::ErrorKind::AddrInUse, "{error}");
+}
