@@ -263,13 +263,34 @@ impl Counts {
         }
     }
 
-    /// The counters as the database takes them.
-    pub fn to_flush(&self) -> Flush {
-        Flush {
-            requests: self.requests.iter().map(request_count).collect(),
-            pages: self.pages.iter().map(page_count).collect(),
-            unmatched_agents: self.agents.iter().map(agent_count).collect(),
+    /// Whether request counters wait (page and User-Agent counters aside).
+    pub fn has_requests(&self) -> bool {
+        !self.requests.is_empty()
+    }
+
+    /// Moves the request counters out, as the database takes them, and the page and
+    /// User-Agent counters too when `with_pages`.
+    pub fn take_flush(&mut self, with_pages: bool) -> Flush {
+        let requests = self.requests.drain().map(|(k, n)| request_count((&k, &n)));
+        let mut flush = Flush {
+            requests: requests.collect(),
+            ..Flush::default()
+        };
+        if with_pages {
+            flush.pages = self
+                .pages
+                .drain()
+                .map(|(k, n)| page_count((&k, &n)))
+                .collect();
+            flush.unmatched_agents = self
+                .agents
+                .drain()
+                .map(|(k, n)| agent_count((&k, &n)))
+                .collect();
+            self.pages_in.clear();
+            self.agents_in.clear();
         }
+        flush
     }
 }
 
@@ -351,7 +372,7 @@ mod tests {
         for path in ["/a/", "/b/", "/c/", "/a/", "/d/"] {
             counts.add_page(&page(path), one, BOUNDS);
         }
-        let mut flush = counts.to_flush();
+        let mut flush = counts.take_flush(true);
         flush.pages.sort_by(|a, b| a.page.cmp(&b.page));
         let pages: Vec<(&str, i64)> = flush
             .pages
@@ -388,7 +409,7 @@ mod tests {
         other.add_page(&page("/d/"), one, BOUNDS);
         merged.merge(other, BOUNDS);
         let mut names: Vec<String> = merged
-            .to_flush()
+            .take_flush(true)
             .pages
             .into_iter()
             .map(|p| p.page)
@@ -429,7 +450,8 @@ mod tests {
             BOUNDS,
         );
         a.merge(b, BOUNDS);
-        let requests: i64 = a.to_flush().requests.iter().map(|r| r.requests).sum();
-        assert_eq!((requests, a.keys()), (6, 3));
+        let keys = a.keys();
+        let requests: i64 = a.take_flush(true).requests.iter().map(|r| r.requests).sum();
+        assert_eq!((requests, keys), (6, 3));
     }
 }

@@ -16,6 +16,11 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+/// Page and User-Agent counters are added every this many flush periods: they are kept per hour
+/// and per day, so a few seconds' delay shows nowhere, while each of their flushes upserts
+/// every page requested since the last one (flushed every period, with the minute counters,
+/// they were most of PostgreSQL's work for the report).
+const PAGES_FLUSH_PERIODS: u32 = 10;
 /// How often old minutes are rolled into hours and expired rows deleted.
 const ROLL_UP_EVERY: Duration = Duration::from_secs(600);
 /// How often counts that PostgreSQL refused are tried again.
@@ -74,6 +79,10 @@ pub struct Flusher {
     /// Counts PostgreSQL refused, kept and tried again now and then.
     refused: Flush,
     refused_tried: Instant,
+    /// When page and User-Agent counters were last taken into a flush.
+    pages_taken: Instant,
+    /// Set once a stop has asked for the last flush: everything goes out.
+    finishing: bool,
     client: Option<postgres::Client>,
     outage: FailureLog,
     status: Arc<Mutex<FlushStatus>>,
@@ -93,6 +102,8 @@ impl Flusher {
             attempt: None,
             refused: Flush::default(),
             refused_tried: Instant::now(),
+            pages_taken: Instant::now(),
+            finishing: false,
             client: None,
             outage: FailureLog::new("the report's flush"),
             status: Arc::clone(&status),
@@ -126,6 +137,8 @@ impl Flusher {
 
     /// Flushes until nothing is left, then says so; the caller stops waiting when it must.
     fn finish(mut self, done: &Sender<()>) {
+        self.finishing = true;
+        self.flush();
         while !self.is_empty() {
             std::thread::sleep(FINAL_RETRY_EVERY);
             self.flush();
@@ -141,15 +154,25 @@ impl Flusher {
     fn harvest(&mut self) {
         for slot in self.slots.iter() {
             let counts = std::mem::take(&mut slot.lock().counts);
-            self.waiting.merge(counts, self.bounds);
+            if self.waiting.is_empty() {
+                self.waiting = counts;
+            } else {
+                self.waiting.merge(counts, self.bounds);
+            }
         }
     }
 
     /// Sends the pending flush (or makes one of what is waiting) and, now and then, the
     /// refused counts.
     fn flush(&mut self) {
-        if self.attempt.is_none() && !self.waiting.is_empty() {
-            let flush = std::mem::take(&mut self.waiting).to_flush();
+        let pages_every = self.settings.flush_every * PAGES_FLUSH_PERIODS;
+        let pages_due = self.finishing || self.pages_taken.elapsed() >= pages_every;
+        let due = self.waiting.has_requests() || (pages_due && !self.waiting.is_empty());
+        if self.attempt.is_none() && due {
+            let flush = self.waiting.take_flush(pages_due);
+            if pages_due {
+                self.pages_taken = Instant::now();
+            }
             self.attempt = Some(self.next_attempt(flush));
         }
         if self.attempt.is_none()

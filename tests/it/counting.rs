@@ -48,17 +48,27 @@ fn dimensions(org_id: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn pages(org_id: &str) -> Vec<(String, String, i64, i64)> {
-    harness::db()
-        .query(
-            "SELECT page, purpose, sum(requests)::bigint, sum(served)::bigint FROM report_pages
-              WHERE org_id = $1 GROUP BY 1, 2 ORDER BY 1, 2",
-            &[&org_id],
-        )
-        .unwrap()
-        .iter()
-        .map(|row| (row.get(0), row.get(1), row.get(2), row.get(3)))
-        .collect()
+/// The organisation's page counts, once they add up to `expected` requests (or the bound):
+/// pages are flushed every few flush periods.
+fn pages(org_id: &str, expected: i64) -> Vec<(String, String, i64, i64)> {
+    let started = Instant::now();
+    loop {
+        let pages: Vec<(String, String, i64, i64)> = harness::db()
+            .query(
+                "SELECT page, purpose, sum(requests)::bigint, sum(served)::bigint
+                   FROM report_pages WHERE org_id = $1 GROUP BY 1, 2 ORDER BY 1, 2",
+                &[&org_id],
+            )
+            .unwrap()
+            .iter()
+            .map(|row| (row.get(0), row.get(1), row.get(2), row.get(3)))
+            .collect();
+        let total: i64 = pages.iter().map(|p| p.2).sum();
+        if total >= expected || started.elapsed() > COUNTED_WITHIN {
+            return pages;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn unmatched_agents(org_id: &str) -> Vec<(String, i64)> {
@@ -138,7 +148,7 @@ fn every_request_is_counted_with_its_dimensions_page_and_agent() {
         ]
     );
     assert_eq!(
-        pages(&w.org_id),
+        pages(&w.org_id, 4),
         [
             ("(no page)".to_string(), "none".to_string(), 1, 0),
             ("(no page)".to_string(), "query".to_string(), 1, 1),
@@ -205,6 +215,11 @@ fn nul_and_invalid_bytes_in_every_reported_text_cost_no_count() {
     sent += 1;
 
     assert_eq!(counted(&w.org_id, sent), sent);
+    // The User-Agents are flushed with the pages.
+    assert_eq!(
+        pages(&w.org_id, sent).iter().map(|p| p.2).sum::<i64>(),
+        sent
+    );
     for (agent, _) in unmatched_agents(&w.org_id) {
         assert!(!agent.chars().any(char::is_control), "{agent:?}");
     }
@@ -269,7 +284,7 @@ fn pages_past_the_bound_of_an_hour_count_under_other_pages() {
         sent += 1;
     }
     assert_eq!(counted(&w.org_id, sent), sent);
-    let pages = pages(&w.org_id);
+    let pages = pages(&w.org_id, sent);
     let names: Vec<&str> = pages.iter().map(|p| p.0.as_str()).collect();
     assert_eq!(names.len(), 4, "three pages and the others: {pages:?}");
     assert!(names.contains(&"(other pages)"), "{pages:?}");
