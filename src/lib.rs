@@ -75,6 +75,13 @@ impl Running {
     }
 }
 
+/// The HTTP layer's own answers may be to `/v1` paths: they carry its headers (private to the
+/// caller, and the rate-limit policy), harmless elsewhere.
+const OWN_ANSWER_HEADERS: &[(&str, &str)] = &[
+    ("Cache-Control", "private, no-store"),
+    ("RateLimit-Policy", limits::POLICY_HEADER),
+];
+
 /// Applies migrations, then serves on `config.listen` until the process ends.
 pub fn start(config: Config) -> Result<Running, StartError> {
     let mut client = db::connect(&config.database_url)?;
@@ -98,6 +105,7 @@ pub fn serve_without_migrating(config: Config) -> Result<Running, StartError> {
         },
         request_timeout: app.config.request_timeout,
         idle_timeout: app.config.idle_timeout,
+        own_answer_headers: OWN_ANSWER_HEADERS,
     };
     let dispatch = Arc::new(Dispatch::new(Arc::clone(&app)));
     let server = Arc::new(http::start(

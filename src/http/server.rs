@@ -24,6 +24,10 @@ pub struct ServerOptions {
     pub request_timeout: Duration,
     /// How long a keep-alive connection may wait for its next request.
     pub idle_timeout: Duration,
+    /// Headers of the answers the layer gives itself (refusals, the panic net's `500`), set
+    /// over theirs: these answers may be to any path, `/v1` among them, whose responses must
+    /// all carry the management API's headers.
+    pub own_answer_headers: &'static [(&'static str, &'static str)],
 }
 
 /// A running listener, until [`Server::shut_down`].
@@ -191,7 +195,7 @@ fn serve_connection(
                 buf.consume(parsed.consumed);
                 requests += 1;
                 continued = false;
-                let response = call_guarded(service, parsed.request);
+                let response = call_guarded(service, parsed.request, options);
                 // Shutting down: this answer is the connection's last.
                 let close = parsed.close || watch.is_draining();
                 encode(&response, parsed.is_head, close, &mut out);
@@ -201,7 +205,7 @@ fn serve_connection(
                 continue;
             }
             Ok(Parsing::NeedMore { send_continue }) => send_continue && !continued,
-            Err(rejection) => return reject(&mut stream, &mut out, &rejection),
+            Err(rejection) => return reject(&mut stream, &mut out, &rejection, options),
         };
         if !out.is_empty() {
             // The answers of one readiness harvest go out back to back: the connection steps
@@ -241,7 +245,7 @@ fn serve_connection(
             Wake::Expired if watch.is_draining() && arrived(&mut buf, &stream) => {}
             Wake::Expired => {
                 return match waiting {
-                    Waiting::RestOfRequest => reject(&mut stream, &mut out, &TIMED_OUT),
+                    Waiting::RestOfRequest => reject(&mut stream, &mut out, &TIMED_OUT, options),
                     Waiting::NextRequest => Ok(()),
                 };
             }
@@ -260,8 +264,16 @@ const TIMED_OUT: Rejection = Rejection {
     message: "request not received in time",
 };
 
-fn reject(stream: &mut TcpStream, out: &mut Vec<u8>, rejection: &Rejection) -> io::Result<()> {
-    let response = error_response(rejection.status, rejection.code, rejection.message);
+fn reject(
+    stream: &mut TcpStream,
+    out: &mut Vec<u8>,
+    rejection: &Rejection,
+    options: &ServerOptions,
+) -> io::Result<()> {
+    let response = own_answer(
+        error_response(rejection.status, rejection.code, rejection.message),
+        options,
+    );
     encode(&response, false, true, out);
     stream.write_all(out)?;
     stream.shutdown(std::net::Shutdown::Write)
@@ -308,9 +320,19 @@ impl InputBuffer {
 }
 
 /// The panic net: a handler that panics answers `500 internal` and the server goes on.
-fn call_guarded(service: &dyn Service, request: Request) -> Response {
+fn call_guarded(service: &dyn Service, request: Request, options: &ServerOptions) -> Response {
     panic::catch_unwind(AssertUnwindSafe(|| service.call(request)))
-        .unwrap_or_else(|_| error_response(500, "internal", "internal error"))
+        .unwrap_or_else(|_| own_answer(error_response(500, "internal", "internal error"), options))
+}
+
+/// An answer of the layer's own, with the headers the options set for them.
+fn own_answer(response: Response, options: &ServerOptions) -> Response {
+    options
+        .own_answer_headers
+        .iter()
+        .fold(response, |response, &(name, value)| {
+            response.replace_header(name, value)
+        })
 }
 
 fn encode(response: &Response, is_head: bool, close: bool, out: &mut Vec<u8>) {

@@ -242,9 +242,23 @@ fn a_second_server_on_the_same_address_fails_to_start() {
         limits: HttpLimits::default(),
         request_timeout: std::time::Duration::from_secs(1),
         idle_timeout: std::time::Duration::from_secs(1),
+        own_answer_headers: &[],
     };
     let taken = crate::harness::server().addr;
     let second = http::start(taken, options, std::sync::Arc::new(Nothing));
     let error = second.err().expect("the address is taken");
     assert_eq!(error.kind(), std::io::ErrorKind::AddrInUse, "{error}");
+}
+
+#[test]
+fn the_http_layers_own_refusals_carry_the_management_apis_headers() {
+    let big = "x".repeat(20_000);
+    let raw = format!("GET /v1/me HTTP/1.1\r\nHost: x\r\nX-Big: {big}\r\n\r\n");
+    let answer = &crate::harness::exchange(crate::harness::server().addr, raw.as_bytes())[0];
+    assert_eq!(answer.status, 431);
+    assert_eq!(answer.header("Cache-Control"), Some("private, no-store"));
+    assert_eq!(
+        answer.header("RateLimit-Policy"),
+        Some("\"token\";q=120;w=60, \"write\";q=60;w=60")
+    );
 }
