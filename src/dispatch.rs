@@ -72,6 +72,18 @@ impl Dispatch {
 }
 
 impl Service for Dispatch {
+    fn answer_without_body(&self, head: &Request) -> Option<Response> {
+        let app = &self.app;
+        let area = router::area(host_role(app, head), head.path());
+        let response = match area {
+            Area::Management => api::answer_without_body(app, head)?,
+            Area::ManagementNotFound => api::not_served(app),
+            _ => return None,
+        };
+        self.count(area, response.status, Instant::now());
+        Some(response)
+    }
+
     fn call(&self, request: Request) -> Response {
         let started = Instant::now();
         let app = &self.app;

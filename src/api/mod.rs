@@ -113,14 +113,7 @@ fn refresh_fragment_cache(ctx: &mut Ctx) {
 /// Step 1: the bearer token, checked against the database on every call, with the per-IP
 /// limits on failed authentications and on requests presenting a well-formed token.
 fn authenticate(app: &App, request: &Request, ip: IpAddr) -> Result<(TokenOwner, Conn), ApiError> {
-    if !app.limiter.has_room(&[Counter::FailedAuth(ip)]) {
-        return Err(ApiError::RateLimited);
-    }
-    let presented = auth::presented_token(request, &app.config.prefix);
-    let Presented::WellFormed(token) = presented else {
-        app.limiter.charge(Counter::FailedAuth(ip));
-        return Err(auth::refusal(&presented));
-    };
+    let token = well_formed_token(app, request, ip)?;
     if !app.limiter.try_charge(&[Counter::IpWithToken(ip)]) {
         return Err(ApiError::RateLimited);
     }
@@ -132,6 +125,29 @@ fn authenticate(app: &App, request: &Request, ip: IpAddr) -> Result<(TokenOwner,
             Err(ApiError::InvalidToken)
         }
     }
+}
+
+/// The first checks of step 1, on the head alone: the failed-authentication limit of the
+/// client address, then a well-formed bearer token (its absence counts as a failure).
+fn well_formed_token<'r>(app: &App, request: &'r Request, ip: IpAddr) -> Result<&'r str, ApiError> {
+    if !app.limiter.has_room(&[Counter::FailedAuth(ip)]) {
+        return Err(ApiError::RateLimited);
+    }
+    match auth::presented_token(request, &app.config.prefix) {
+        Presented::WellFormed(token) => Ok(token),
+        refused => {
+            app.limiter.charge(Counter::FailedAuth(ip));
+            Err(auth::refusal(&refused))
+        }
+    }
+}
+
+/// A `/v1` request's answer before its body is read (the client sent `Expect: 100-continue`):
+/// its refusal when the head decides it without the database, else `None` (the body is read
+/// and the whole pipeline runs, once).
+pub fn answer_without_body(app: &App, head: &Request) -> Option<Response> {
+    let refused = well_formed_token(app, head, app.client_ip(head)).err()?;
+    Some(respond(app, Err(refused)))
 }
 
 /// Step 2a: media type, raw size (a byte order mark included), then the strict JSON parse.

@@ -178,4 +178,10 @@ impl Response {
 /// thread (database work goes through [`crate::blocking`]).
 pub trait Service: Send + Sync + 'static {
     fn call(&self, request: Request) -> Response;
+
+    /// The answer to a request whose client waits (`Expect: 100-continue`) before sending its
+    /// body, when the head alone decides it (a refusal); `None`: the body is needed.
+    fn answer_without_body(&self, _head: &Request) -> Option<Response> {
+        None
+    }
 }

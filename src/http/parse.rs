@@ -70,10 +70,10 @@ const EXPECTATION_FAILED: Rejection = reject(
 #[derive(Debug)]
 pub enum Parsing {
     Done(Parsed),
-    /// More bytes are needed. `send_continue`: the head is whole, its body is awaited, and the
-    /// client asked with `Expect: 100-continue` to be told to send it.
+    /// More bytes are needed. `awaiting_body`: the head is whole, its body is awaited, and the
+    /// client asked with `Expect: 100-continue` to be told to send it (the head without body).
     NeedMore {
-        send_continue: bool,
+        awaiting_body: Option<Box<Request>>,
     },
 }
 
@@ -94,7 +94,7 @@ pub fn parse_request(
     peer: SocketAddr,
 ) -> Result<Parsing, Rejection> {
     const NEED_MORE: Parsing = Parsing::NeedMore {
-        send_continue: false,
+        awaiting_body: None,
     };
     // Uninitialised slots: filling 100 empty headers would write kilobytes to the stack for
     // every request, most of this function's time.
@@ -140,9 +140,8 @@ pub fn parse_request(
     let continue_expected = expects_continue(&request, minor)?;
     let (body, body_len) = match body_framing(&request, limits)? {
         Framing::Length(len) if buf.len() - head_len < len => {
-            return Ok(Parsing::NeedMore {
-                send_continue: continue_expected,
-            })
+            let awaiting_body = continue_expected.then(|| Box::new(request));
+            return Ok(Parsing::NeedMore { awaiting_body });
         }
         Framing::Length(len) => (Body::Bytes(buf[head_len..head_len + len].to_vec()), len),
         Framing::TooLarge => (Body::TooLarge, 0),
@@ -296,7 +295,7 @@ mod tests {
             &HttpLimits::default(),
             "127.0.0.1:1".parse().unwrap(),
         ) {
-            Ok(Parsing::NeedMore { send_continue }) => Ok(send_continue),
+            Ok(Parsing::NeedMore { awaiting_body }) => Ok(awaiting_body.is_some()),
             Ok(Parsing::Done(_)) => Ok(false),
             Err(rejection) => Err(rejection.status),
         };

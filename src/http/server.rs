@@ -185,7 +185,7 @@ fn serve_connection(
         // An empty buffer (the usual state after answering) holds no request to look for.
         let parsed = if buf.is_empty() {
             Ok(Parsing::NeedMore {
-                send_continue: false,
+                awaiting_body: None,
             })
         } else {
             parse_request(buf.data(), &options.limits, peer)
@@ -204,7 +204,7 @@ fn serve_connection(
                 }
                 continue;
             }
-            Ok(Parsing::NeedMore { send_continue }) => send_continue && !continued,
+            Ok(Parsing::NeedMore { awaiting_body }) => awaiting_body.filter(|_| !continued),
             Err(rejection) => return reject(&mut stream, &mut out, &rejection, options),
         };
         if !out.is_empty() {
@@ -216,8 +216,14 @@ fn serve_connection(
             stream.write_all(&out)?;
             out.clear();
         }
-        if send_continue {
-            // The head is whole and the body will be read: the client may send it.
+        if let Some(head) = send_continue {
+            // The head is whole and asks whether to send the body: the answer at once when the
+            // head decides it (the body is then never read: the connection closes), else
+            // `100 Continue`.
+            if let Some(answer) = service.answer_without_body(&head) {
+                encode(&answer, false, true, &mut out);
+                return stream.write_all(&out);
+            }
             stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
             continued = true;
         }

@@ -262,3 +262,27 @@ fn the_http_layers_own_refusals_carry_the_management_apis_headers() {
         Some("\"token\";q=120;w=60, \"write\";q=60;w=60")
     );
 }
+
+#[test]
+fn expect_100_continue_with_a_head_that_decides_is_answered_at_once() {
+    use std::io::{Read, Write};
+    let addr = crate::harness::server().addr;
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(2)))
+        .unwrap();
+    let head = "PUT /v1/sites/at-once.example HTTP/1.1\r\nHost: x\r\n\
+                Content-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n";
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    stream
+        .read_to_end(&mut answer)
+        .expect("the final answer, without the body");
+    let answer = &crate::harness::parse_responses(&answer)[0];
+    assert_eq!(
+        (answer.status, answer.code()),
+        (401, "missing_token".to_string())
+    );
+    assert_eq!(answer.header("Connection"), Some("close"));
+    assert!(answer.header("RateLimit-Policy").is_some());
+}
