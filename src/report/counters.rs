@@ -53,32 +53,33 @@ pub struct AgentKey<S> {
 
 impl Equivalent<RequestKey<Box<str>>> for RequestKey<&str> {
     fn equivalent(&self, key: &RequestKey<Box<str>>) -> bool {
-        *self == key.borrowed()
+        *self == key.map(|text| &**text)
     }
 }
 
 impl Equivalent<PageKey<Box<str>>> for PageKey<&str> {
     fn equivalent(&self, key: &PageKey<Box<str>>) -> bool {
-        *self == key.borrowed()
+        *self == key.map(|text| &**text)
     }
 }
 
 impl Equivalent<AgentKey<Box<str>>> for AgentKey<&str> {
     fn equivalent(&self, key: &AgentKey<Box<str>>) -> bool {
-        *self == key.borrowed()
+        *self == key.map(|text| &**text)
     }
 }
 
-impl RequestKey<Box<str>> {
-    fn borrowed(&self) -> RequestKey<&str> {
+impl<S> RequestKey<S> {
+    /// The same key with each text passed through `text` (owned to borrowed, or back).
+    fn map<'s, T>(&'s self, text: impl Fn(&'s S) -> T) -> RequestKey<T> {
         RequestKey {
             minute: self.minute,
-            org_id: &self.org_id,
-            site: &self.site,
-            requested_fragment_id: &self.requested_fragment_id,
-            resolved_fragment_id: &self.resolved_fragment_id,
-            card_id: &self.card_id,
-            key_id: &self.key_id,
+            org_id: text(&self.org_id),
+            site: text(&self.site),
+            requested_fragment_id: text(&self.requested_fragment_id),
+            resolved_fragment_id: text(&self.resolved_fragment_id),
+            card_id: text(&self.card_id),
+            key_id: text(&self.key_id),
             lang: self.lang,
             format: self.format,
             outcome: self.outcome,
@@ -89,75 +90,40 @@ impl RequestKey<Box<str>> {
     }
 }
 
-impl RequestKey<&str> {
-    fn owned(&self) -> RequestKey<Box<str>> {
-        RequestKey {
-            minute: self.minute,
-            org_id: self.org_id.into(),
-            site: self.site.into(),
-            requested_fragment_id: self.requested_fragment_id.into(),
-            resolved_fragment_id: self.resolved_fragment_id.into(),
-            card_id: self.card_id.into(),
-            key_id: self.key_id.into(),
-            lang: self.lang,
-            format: self.format,
-            outcome: self.outcome,
-            reason: self.reason,
-            agent: self.agent,
-            purpose: self.purpose,
-        }
-    }
-}
-
-impl PageKey<Box<str>> {
-    fn borrowed(&self) -> PageKey<&str> {
+impl<S> PageKey<S> {
+    fn map<'s, T>(&'s self, text: impl Fn(&'s S) -> T) -> PageKey<T> {
         PageKey {
             hour: self.hour,
-            org_id: &self.org_id,
-            host: &self.host,
-            path: &self.path,
+            org_id: text(&self.org_id),
+            host: text(&self.host),
+            path: text(&self.path),
             purpose: self.purpose,
         }
     }
+}
+
+impl<S> AgentKey<S> {
+    fn map<'s, T>(&'s self, text: impl Fn(&'s S) -> T) -> AgentKey<T> {
+        AgentKey {
+            day: self.day,
+            org_id: text(&self.org_id),
+            user_agent: text(&self.user_agent),
+        }
+    }
+}
+
+/// A key's texts copied from its borrowed form (`|text| &**text` borrows them back).
+fn owned(text: &&str) -> Box<str> {
+    Box::from(*text)
 }
 
 impl PageKey<&str> {
-    fn owned(&self) -> PageKey<Box<str>> {
-        PageKey {
-            hour: self.hour,
-            org_id: self.org_id.into(),
-            host: self.host.into(),
-            path: self.path.into(),
-            purpose: self.purpose,
-        }
-    }
-
     /// The same organisation, hour and purpose, under the page that stands for the others.
     fn other_pages(&self) -> PageKey<&str> {
         PageKey {
             host: OTHER_PAGES,
             path: "",
             ..*self
-        }
-    }
-}
-
-impl AgentKey<Box<str>> {
-    fn borrowed(&self) -> AgentKey<&str> {
-        AgentKey {
-            day: self.day,
-            org_id: &self.org_id,
-            user_agent: &self.user_agent,
-        }
-    }
-}
-
-impl AgentKey<&str> {
-    fn owned(&self) -> AgentKey<Box<str>> {
-        AgentKey {
-            day: self.day,
-            org_id: self.org_id.into(),
-            user_agent: self.user_agent.into(),
         }
     }
 }
@@ -201,7 +167,7 @@ impl Counts {
         match self.requests.get_mut(key) {
             Some(count) => *count += n,
             None => {
-                self.requests.insert(key.owned(), n);
+                self.requests.insert(key.map(owned), n);
             }
         }
     }
@@ -213,7 +179,7 @@ impl Counts {
         }
         if key.host == OTHER_PAGES {
             // The entry that stands for the others takes no place of the bound.
-            return add_served(self.pages.entry(key.owned()).or_default(), add);
+            return add_served(self.pages.entry(key.map(owned)).or_default(), add);
         }
         let bucket = (Box::from(key.org_id), key.hour);
         let held = self.pages_in.entry(bucket).or_default();
@@ -223,7 +189,7 @@ impl Counts {
         } else {
             key.other_pages()
         };
-        add_served(self.pages.entry(key.owned()).or_default(), add);
+        add_served(self.pages.entry(key.map(owned)).or_default(), add);
     }
 
     /// Counts an unmatched User-Agent; past the bound of its day, under `(other user agents)`.
@@ -233,7 +199,7 @@ impl Counts {
             return;
         }
         if key.user_agent == OTHER_USER_AGENTS {
-            *self.agents.entry(key.owned()).or_default() += n;
+            *self.agents.entry(key.map(owned)).or_default() += n;
             return;
         }
         let bucket = (Box::from(key.org_id), key.day);
@@ -247,19 +213,19 @@ impl Counts {
                 ..*key
             }
         };
-        *self.agents.entry(key.owned()).or_default() += n;
+        *self.agents.entry(key.map(owned)).or_default() += n;
     }
 
     /// Adds every counter of `other` (the bounds apply to the sum).
     pub fn merge(&mut self, other: Counts, bounds: MemoryBounds) {
         for (key, n) in other.requests {
-            self.add_request(&key.borrowed(), n);
+            self.add_request(&key.map(|text| &**text), n);
         }
         for (key, served) in other.pages {
-            self.add_page(&key.borrowed(), served, bounds);
+            self.add_page(&key.map(|text| &**text), served, bounds);
         }
         for (key, n) in other.agents {
-            self.add_agent(&key.borrowed(), n, bounds);
+            self.add_agent(&key.map(|text| &**text), n, bounds);
         }
     }
 
