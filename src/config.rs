@@ -121,13 +121,7 @@ fn parse_millis(
     var: &'static str,
     default: &str,
 ) -> Result<Duration, ConfigError> {
-    match parse_var(get, var, default)? {
-        0 => Err(ConfigError {
-            var,
-            message: "must be at least 1 (milliseconds)".to_string(),
-        }),
-        millis => Ok(Duration::from_millis(millis)),
-    }
+    parse_positive(get, var, default).map(Duration::from_millis)
 }
 
 /// A count of at least 1.
