@@ -9,6 +9,7 @@
 //! The parsers that read `&str` get the longest valid UTF-8 start of the bytes (what
 //! `arbitrary` gives for `&str`), so no input is wasted on an early return.
 
+use crate::abc_txt;
 use crate::delivery::page::Page;
 use crate::delivery::params::Params;
 use crate::domain::path::{canonical_page_path, canonical_page_path_by_steps};
@@ -33,6 +34,7 @@ pub const TARGETS: &[(&str, Property)] = &[
     ("json_body", json_body),
     ("fragment_ref", fragment_ref),
     ("domain_name", domain_name),
+    ("abc_txt", abc_txt),
 ];
 
 /// Limits small enough that inputs of a few hundred bytes reach the `431` and
@@ -307,6 +309,25 @@ pub fn domain_name(bytes: &[u8]) {
     assert_eq!(DomainName::from_path_segment(&encoded), parsed, "{input:?}");
     if let Ok(domain) = DomainName::from_path_segment(input) {
         assert_eq!(DomainName::parse(domain.as_str()).as_ref(), Ok(&domain));
+    }
+}
+
+/// `abc_txt::parse`: no panic; every record written back reads as itself, and the written file
+/// reads as the same records; a refused file names lines that exist.
+pub fn abc_txt(bytes: &[u8]) {
+    match abc_txt::parse(bytes) {
+        Ok(records) => {
+            let written: String = records.iter().map(|r| format!("{r}\n")).collect();
+            assert_eq!(abc_txt::parse(written.as_bytes()), Ok(records));
+        }
+        Err(errors) => {
+            let lines = bytes.split(|&b| b == b'\n').count();
+            assert!(!errors.is_empty());
+            assert!(
+                errors.iter().all(|e| (1..=lines).contains(&e.line)),
+                "{errors:?}"
+            );
+        }
     }
 }
 

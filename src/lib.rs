@@ -4,6 +4,7 @@
 //! [`db::migrate`] or [`admin`]. Tests start the same server in-process on port 0.
 //! ARCHITECTURE.md maps the modules.
 
+pub mod abc_txt;
 pub mod admin;
 mod agents;
 mod api;

@@ -1,7 +1,7 @@
 //! The `agentcard` binary: `serve`, `migrate` and `admin …`. Everything else is the library.
 
 use agentcard::config::Config;
-use agentcard::{admin, db};
+use agentcard::{abc_txt, admin, db};
 use clap::{Parser, Subcommand};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -35,6 +35,18 @@ enum Command {
         #[command(subcommand)]
         command: admin::AdminCommand,
     },
+    /// abc.txt files (edge client rule 7).
+    AbcTxt {
+        #[command(subcommand)]
+        command: AbcTxtCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum AbcTxtCommand {
+    /// Reads FILE as the service reads abc.txt: prints its records, one JSON object, or each
+    /// refused line with its number on stderr and a failing exit.
+    Check { file: std::path::PathBuf },
 }
 
 /// Our own events at `info`; dependencies only at `warn`, since `may` logs every connection
@@ -77,6 +89,22 @@ fn run(command: Command) -> Result<(), String> {
             let mut client = db::connect(&config.database_url).map_err(|e| e.to_string())?;
             let applied = db::migrate::run(&mut client).map_err(|e| e.to_string())?;
             print(&format!("{}\n", serde_json::json!({ "applied": applied })))
+        }
+        Command::AbcTxt {
+            command: AbcTxtCommand::Check { file },
+        } => {
+            let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+            match abc_txt::parse(&bytes) {
+                Ok(records) => {
+                    let lines: Vec<String> = records.iter().map(ToString::to_string).collect();
+                    print(&format!("{}\n", serde_json::json!({ "records": lines })))
+                }
+                Err(errors) => Err(errors
+                    .iter()
+                    .map(|error| format!("{}: {error}", file.display()))
+                    .collect::<Vec<_>>()
+                    .join("\nagentcard: ")),
+            }
         }
         Command::Admin { command } => {
             let config = Config::from_env().map_err(|e| e.to_string())?;

@@ -95,6 +95,12 @@ pub enum AdminCommand {
     /// agent purpose only: its groups and its totals both come from them (so they add up, and
     /// count whole hours only), and they carry no no_fill_reasons.
     Report(report::ReportArgs),
+    /// The line a publisher adds to its abc.txt for this service (edge client rule 7):
+    /// `<the service's domain, AGENTCARD_BASE_HOST>, acc_…, DIRECT`.
+    AbcTxt {
+        #[arg(long)]
+        org: String,
+    },
 }
 
 /// Runs one command against the database of `config`.
@@ -113,6 +119,27 @@ pub fn run(command: AdminCommand, config: &Config) -> Result<Output, AdminError>
             demo::run(&mut db, prefix, &base_url)
         }
         AdminCommand::Report(args) => return report::run(&mut db, args),
+        AdminCommand::AbcTxt { org } => return abc_txt_line(&mut db, config, &org),
     };
     json.map(Output::Json)
+}
+
+/// The organisation's abc.txt line: the service's domain, the organisation, `DIRECT`.
+fn abc_txt_line(
+    db: &mut postgres::Client,
+    config: &Config,
+    org: &str,
+) -> Result<Output, AdminError> {
+    let domain = config.base_host.as_deref().ok_or_else(|| {
+        AdminError::Invalid(
+            "set AGENTCARD_BASE_HOST to the service's domain (its abc.txt line names it)".into(),
+        )
+    })?;
+    crate::db::orgs::find_org(db, org)?.ok_or_else(|| AdminError::NotFound(org.into()))?;
+    let record = crate::abc_txt::Record {
+        domain: domain.to_string(),
+        account_id: org.to_string(),
+        relationship: crate::abc_txt::Relationship::Direct,
+    };
+    Ok(Output::Text(format!("{record}\n")))
 }

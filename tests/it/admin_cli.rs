@@ -68,3 +68,48 @@ fn errors_go_to_stderr_with_a_failing_exit() {
     assert!(!ok && stderr.contains("--name"));
     let _ = harness::db();
 }
+
+#[test]
+fn abc_txt_check_reads_leniently_and_names_refused_lines() {
+    let dir = std::env::temp_dir().join(format!("agentcard-abc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.txt");
+    std::fs::write(
+        &good,
+        "\u{feff}# ours\nAgentcard.example, acc_1, direct # comment\n\nb.example,acc_2,RESELLER,x\n",
+    )
+    .unwrap();
+    let (ok, stdout, stderr) =
+        crate::fixtures::agentcard(&["abc-txt", "check", good.to_str().unwrap()], &[]);
+    assert!(ok, "{stderr}");
+    let records: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        records,
+        serde_json::json!({"records": ["agentcard.example, acc_1, DIRECT", "b.example, acc_2, RESELLER"]})
+    );
+    let bad = dir.join("bad.txt");
+    std::fs::write(&bad, "a.example, acc_1, DIRECT\nb.example acc_2\n").unwrap();
+    let (ok, stdout, stderr) =
+        crate::fixtures::agentcard(&["abc-txt", "check", bad.to_str().unwrap()], &[]);
+    assert!(!ok && stdout.is_empty());
+    assert!(
+        stderr.contains("line 2: a line needs three fields"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn admin_abc_txt_prints_the_line_a_publisher_adds() {
+    let (_, org, _) = admin(&["org", "create", "--name", "ABC"]);
+    let org_id = org["id"].as_str().unwrap();
+    let args = ["admin", "abc-txt", "--org", org_id];
+    let host = [("AGENTCARD_BASE_HOST", "Cards.Example:8443")];
+    let (ok, stdout, stderr) = crate::fixtures::agentcard(&args, &host);
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout, format!("cards.example, {org_id}, DIRECT\n"));
+    let (ok, _, stderr) = crate::fixtures::agentcard(&args, &[]);
+    assert!(!ok && stderr.contains("AGENTCARD_BASE_HOST"), "{stderr}");
+    let unknown = ["admin", "abc-txt", "--org", "acc_nobody"];
+    assert!(!crate::fixtures::agentcard(&unknown, &host).0);
+}

@@ -328,13 +328,19 @@ pub fn admin(args: &[&str]) -> (bool, Value, String) {
 /// Runs `agentcard admin ARGS…` (standard output a pipe, not a terminal); returns the exit
 /// status, standard output and standard error as text.
 pub fn admin_output(args: &[&str]) -> (bool, String, String) {
+    agentcard(&[&["admin"], args].concat(), &[])
+}
+
+/// Runs `agentcard ARGS…` on the test database, with `env` added; returns the exit status,
+/// standard output and standard error as text.
+pub fn agentcard(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_agentcard"))
-        .arg("admin")
         .args(args)
         .env("DATABASE_URL", &server().database_url)
         .env("RUST_LOG", "warn")
+        .envs(env.iter().copied())
         .output()
-        .expect("run agentcard admin");
+        .expect("run agentcard");
     (
         output.status.success(),
         String::from_utf8_lossy(&output.stdout).into_owned(),
