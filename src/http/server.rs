@@ -10,6 +10,7 @@ use crate::failure_log::FailureLog;
 use may::net::{TcpListener, TcpStream};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
+use std::os::fd::{FromRawFd, IntoRawFd};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -91,7 +92,6 @@ pub fn start(
 /// between the two. `SO_REUSEADDR` still lets a restart bind while old connections linger.
 fn exclusive_listener(listen: SocketAddr) -> io::Result<TcpListener> {
     use socket2::{Domain, Socket, Type};
-    use std::os::fd::{FromRawFd, IntoRawFd};
     let socket = Socket::new(Domain::for_address(listen), Type::STREAM, None)?;
     socket.set_reuse_address(true)?;
     socket.bind(&listen.into())?;
@@ -127,38 +127,49 @@ fn accept_loop(
     shed_at: usize,
 ) {
     let refusals = FailureLog::new("accepting connections");
+    let serve = |stream: TcpStream, peer: SocketAddr| {
+        // Past its address's share, a connection is closed at once (dropped here).
+        let max_per_address = options.limits.max_connections_per_address;
+        let Some(watch) = watchdog.watch(&stream, peer.ip(), max_per_address) else {
+            return;
+        };
+        if watchdog.open_connections() >= shed_at {
+            watchdog.shed_idle(SHED_BATCH);
+        }
+        let options = Arc::clone(&options);
+        let service = Arc::clone(&service);
+        may::go!(move || {
+            if let Err(error) = serve_connection(stream, peer, &*service, &options, watch) {
+                log::debug!("connection {peer}: {error}");
+            }
+        });
+    };
     loop {
         let accepted = listener.accept();
-        if watchdog.is_draining() {
-            // Returning drops the listener: the socket closes.
-            return;
-        }
+        let draining = watchdog.is_draining();
         match accepted {
             Ok((stream, peer)) => {
                 refusals.succeeded();
-                let max_per_address = options.limits.max_connections_per_address;
-                // Past its address's share, a connection is closed at once (dropped here).
-                let Some(watch) = watchdog.watch(&stream, peer.ip(), max_per_address) else {
-                    continue;
-                };
-                if watchdog.open_connections() >= shed_at {
-                    watchdog.shed_idle(SHED_BATCH);
-                }
-                let options = Arc::clone(&options);
-                let service = Arc::clone(&service);
-                may::go!(move || {
-                    if let Err(error) = serve_connection(stream, peer, &*service, &options, watch) {
-                        log::debug!("connection {peer}: {error}");
-                    }
-                });
+                serve(stream, peer);
             }
-            Err(error) => {
+            Err(error) if !draining => {
                 // Out of descriptors (the idle ones make room) or a reset before accept: back
                 // off instead of spinning.
                 watchdog.shed_idle(SHED_BATCH);
                 refusals.failed(&error.to_string());
                 may::coroutine::sleep(ACCEPT_BACKOFF);
             }
+            Err(_) => {}
+        }
+        if draining {
+            // The connections the kernel took before the listener closes are in flight too:
+            // served (each closes after its answer), not reset with the listener's queue.
+            while let Ok((stream, peer)) = listener.inner().accept() {
+                // SAFETY: `accept` gave this descriptor to us alone; may's stream takes it whole.
+                serve(unsafe { TcpStream::from_raw_fd(stream.into_raw_fd()) }, peer);
+            }
+            // Returning drops the listener: the socket closes.
+            return;
         }
     }
 }
