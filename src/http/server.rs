@@ -166,7 +166,10 @@ fn accept_loop(
             // served (each closes after its answer), not reset with the listener's queue.
             while let Ok((stream, peer)) = listener.inner().accept() {
                 // SAFETY: `accept` gave this descriptor to us alone; may's stream takes it whole.
-                serve(unsafe { TcpStream::from_raw_fd(stream.into_raw_fd()) }, peer);
+                serve(
+                    unsafe { TcpStream::from_raw_fd(stream.into_raw_fd()) },
+                    peer,
+                );
             }
             // Returning drops the listener: the socket closes.
             return;
