@@ -16,8 +16,8 @@ pub fn site_in_path(
     org_id: &str,
     raw_domain: &str,
 ) -> Result<SiteRow, ApiError> {
-    let domain = DomainName::from_path_segment(raw_domain).map_err(|_| ApiError::NotFound)?;
-    db::sites::find_site(db, org_id, domain.as_str())?.ok_or(ApiError::NotFound)
+    db::sites::find_site(db, org_id, domain_in_path(raw_domain)?.as_str())?
+        .ok_or(ApiError::NotFound)
 }
 
 /// Like [`site_in_path`], and locks the site for the rest of the transaction, so that the
@@ -27,8 +27,13 @@ pub fn lock_site_in_path(
     org_id: &str,
     raw_domain: &str,
 ) -> Result<SiteRow, ApiError> {
-    let domain = DomainName::from_path_segment(raw_domain).map_err(|_| ApiError::NotFound)?;
-    db::sites::lock_site(db, org_id, domain.as_str())?.ok_or(ApiError::NotFound)
+    db::sites::lock_site(db, org_id, domain_in_path(raw_domain)?.as_str())?
+        .ok_or(ApiError::NotFound)
+}
+
+/// The `{domain}` path parameter; an invalid one names no site: `404`.
+fn domain_in_path(raw_domain: &str) -> Result<DomainName, ApiError> {
+    DomainName::from_path_segment(raw_domain).map_err(|_| ApiError::NotFound)
 }
 
 /// Maps a unique violation (a concurrent writer got there first) to `409 conflict` on

@@ -14,22 +14,31 @@ use std::time::{Duration, Instant, SystemTime};
 /// A flush runs every `REPORT_FLUSH_MS`; a count arrives well within this.
 const COUNTED_WITHIN: Duration = Duration::from_secs(10);
 
-/// The organisation's requests in the report, once they reach `expected` (or the bound).
-fn counted(org_id: &str, expected: i64) -> i64 {
+/// What `read` gives once `done` holds of it, or at the bound: flushes run every
+/// `REPORT_FLUSH_MS`, page counters every few periods.
+fn read_until<T>(read: impl Fn() -> T, done: impl Fn(&T) -> bool) -> T {
     let started = Instant::now();
     loop {
-        let total: i64 = harness::db()
+        let value = read();
+        if done(&value) || started.elapsed() > COUNTED_WITHIN {
+            return value;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The organisation's requests in the report, once they reach `expected` (or the bound).
+fn counted(org_id: &str, expected: i64) -> i64 {
+    let total = || -> i64 {
+        harness::db()
             .query_one(
                 "SELECT coalesce(sum(requests), 0)::bigint FROM report_minutes WHERE org_id = $1",
                 &[&org_id],
             )
             .unwrap()
-            .get(0);
-        if total >= expected || started.elapsed() > COUNTED_WITHIN {
-            return total;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+            .get(0)
+    };
+    read_until(total, |total| *total >= expected)
 }
 
 /// The organisation's counts by every dimension but the minute, sorted.
@@ -48,12 +57,10 @@ fn dimensions(org_id: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// The organisation's page counts, once they add up to `expected` requests (or the bound):
-/// pages are flushed every few flush periods.
+/// The organisation's page counts, once they add up to `expected` requests (or the bound).
 fn pages(org_id: &str, expected: i64) -> Vec<(String, String, i64, i64)> {
-    let started = Instant::now();
-    loop {
-        let pages: Vec<(String, String, i64, i64)> = harness::db()
+    let read = || -> Vec<(String, String, i64, i64)> {
+        harness::db()
             .query(
                 "SELECT page, purpose, sum(requests)::bigint, sum(served)::bigint
                    FROM report_pages WHERE org_id = $1 GROUP BY 1, 2 ORDER BY 1, 2",
@@ -62,13 +69,11 @@ fn pages(org_id: &str, expected: i64) -> Vec<(String, String, i64, i64)> {
             .unwrap()
             .iter()
             .map(|row| (row.get(0), row.get(1), row.get(2), row.get(3)))
-            .collect();
-        let total: i64 = pages.iter().map(|p| p.2).sum();
-        if total >= expected || started.elapsed() > COUNTED_WITHIN {
-            return pages;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+            .collect()
+    };
+    read_until(read, |pages| {
+        pages.iter().map(|p| p.2).sum::<i64>() >= expected
+    })
 }
 
 fn unmatched_agents(org_id: &str) -> Vec<(String, i64)> {
