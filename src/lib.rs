@@ -17,6 +17,7 @@ pub mod db;
 pub mod delivery;
 mod dispatch;
 pub mod domain;
+pub mod edge;
 mod error;
 mod failure_log;
 #[doc(hidden)]

@@ -1,7 +1,7 @@
 //! The `agentcard` binary: `serve`, `migrate` and `admin …`. Everything else is the library.
 
 use agentcard::config::Config;
-use agentcard::{abc_txt, admin, db};
+use agentcard::{abc_txt, admin, db, edge};
 use clap::{Parser, Subcommand};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -35,6 +35,9 @@ enum Command {
         #[command(subcommand)]
         command: admin::AdminCommand,
     },
+    /// The reference edge: a reverse proxy in front of a publisher's origin that places cards
+    /// for AI agents (the delivery key comes from AGENTCARD_EDGE_KEY only).
+    Edge(edge::EdgeArgs),
     /// abc.txt files (edge client rule 7).
     AbcTxt {
         #[command(subcommand)]
@@ -82,6 +85,17 @@ fn run(command: Command) -> Result<(), String> {
             }
             running.shut_down();
             log::info!("stopped");
+            Ok(())
+        }
+        Command::Edge(args) => {
+            let key = std::env::var(edge::KEY_VAR).ok();
+            let config = edge::EdgeConfig::from_args(args, key).map_err(|e| e.to_string())?;
+            let mut signals = Signals::new([SIGTERM, SIGINT]).map_err(|e| e.to_string())?;
+            let running = edge::start(config)?;
+            log::info!("edge listening on {}", running.local_addr());
+            if let Some(signal) = signals.forever().next() {
+                log::info!("signal {signal}: stopping");
+            }
             Ok(())
         }
         Command::Migrate => {

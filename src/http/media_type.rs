@@ -11,6 +11,20 @@ pub fn is_form(content_type: &str) -> bool {
     media_type(content_type).eq_ignore_ascii_case("application/x-www-form-urlencoded")
 }
 
+/// `text/html`, parameters allowed.
+pub fn is_html(content_type: &str) -> bool {
+    media_type(content_type).eq_ignore_ascii_case("text/html")
+}
+
+/// The `charset` parameter's value, unquoted, when there is one.
+pub fn charset(content_type: &str) -> Option<&str> {
+    content_type.split(';').skip(1).find_map(|parameter| {
+        let (name, value) = parameter.split_once('=')?;
+        let value = value.trim().trim_matches('"');
+        (name.trim().eq_ignore_ascii_case("charset") && !value.is_empty()).then_some(value)
+    })
+}
+
 fn media_type(content_type: &str) -> &str {
     content_type.split(';').next().unwrap_or("").trim()
 }
@@ -18,6 +32,19 @@ fn media_type(content_type: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn html_and_its_charset() {
+        assert!(is_html("Text/HTML; charset=ISO-8859-1"));
+        assert!(!is_html("text/htmlx"));
+        assert_eq!(charset("text/html; Charset=\"utf-8\""), Some("utf-8"));
+        assert_eq!(
+            charset("text/html;foo=bar; charset=latin1 "),
+            Some("latin1")
+        );
+        assert_eq!(charset("text/html"), None);
+        assert_eq!(charset("text/html; charset="), None);
+    }
 
     #[test]
     fn json_media_type_accepts_parameters_and_case() {

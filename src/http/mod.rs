@@ -23,7 +23,7 @@ pub use error::{
 };
 pub use host::{host_without_port, normalize_host};
 pub use parse::HttpLimits;
-pub use server::{start, Server, ServerOptions};
+pub use server::{exclusive_listener, start, Server, ServerOptions};
 
 /// Largest request body read, in bytes (the contract's limit of the management API); a larger
 /// declared body is not read ([`Body::TooLarge`]).

@@ -90,7 +90,7 @@ pub fn start(
 /// The listening socket, ours alone: `may`'s own `bind` sets `SO_REUSEPORT`, with which a second
 /// process binds the same address without error and the kernel splits the connections
 /// between the two. `SO_REUSEADDR` still lets a restart bind while old connections linger.
-fn exclusive_listener(listen: SocketAddr) -> io::Result<TcpListener> {
+pub fn exclusive_listener(listen: SocketAddr) -> io::Result<TcpListener> {
     use socket2::{Domain, Socket, Type};
     let socket = Socket::new(Domain::for_address(listen), Type::STREAM, None)?;
     socket.set_reuse_address(true)?;

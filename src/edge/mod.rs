@@ -1,0 +1,128 @@
+//! `agentcard edge`: the reference edge, a reverse proxy in front of a publisher's origin that
+//! follows every edge client rule of the contract (decisions.md, "Edge"). Where each rule lives:
+//!
+//! | rule | where |
+//! |---|---|
+//! | 1 gate on the markers | `proxy::gate`, with [`crate::agents`], the classifier the report uses |
+//! | 2 key server-side | `card` (the key goes only in `X-API-Key` to the service) |
+//! | 3 card before the first `<article>`, brand line | `compose` |
+//! | 4 `page_url` from the live request | `proxy::gate` |
+//! | 5 budget, fail open, one log line per cause | `card::PendingCard::wait`, [`log_fail_open`] |
+//! | 6 compose only `200 text/html`, agent headers | `proxy::answer_agent` |
+//! | 7 `abc.txt` | `proxy::serve_abc_txt`, checked at start by [`crate::abc_txt`] |
+//!
+//! Same shape as the service: a coroutine per connection on `may`, blocking code, no runtime.
+//! The card call runs on a coroutine of its own while the origin answers.
+
+mod card;
+mod compose;
+mod config;
+mod message;
+mod proxy;
+mod upstream;
+
+pub use config::{EdgeArgs, EdgeConfig, EdgeConfigError, KEY_VAR};
+
+use card::CardService;
+use proxy::Edge;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use upstream::Upstream;
+
+/// Coroutine stacks: lol_html's parser and rustls's handshake run on them, deeper than the
+/// service's handlers.
+const STACK_SIZE: usize = 256 * 1024;
+
+/// Why a page went out without a card (decisions.md, "Edge": one word per cause).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailOpen {
+    NoFill,
+    CardError,
+    Timeout,
+    Unreachable,
+    NotHtml,
+    NoArticle,
+}
+
+impl FailOpen {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailOpen::NoFill => "no_fill",
+            FailOpen::CardError => "card_error",
+            FailOpen::Timeout => "timeout",
+            FailOpen::Unreachable => "unreachable",
+            FailOpen::NotHtml => "not_html",
+            FailOpen::NoArticle => "no_article",
+        }
+    }
+}
+
+/// The one log line of a page served without its card.
+fn log_fail_open(cause: FailOpen, page_url: &str, detail: &str) {
+    log::info!("fail open: {} {page_url} ({detail})", cause.as_str());
+}
+
+/// The edge, listening.
+pub struct RunningEdge {
+    addr: SocketAddr,
+}
+
+impl RunningEdge {
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+/// Resolves the upstreams, binds the listener and serves every connection on a coroutine.
+pub fn start(config: EdgeConfig) -> Result<RunningEdge, String> {
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    may::config()
+        .set_workers(workers)
+        .set_stack_size(STACK_SIZE);
+    let tls = match config.origin.tls || config.service.tls {
+        true => Some(upstream::tls_config(config.ca_file.as_deref())?),
+        false => None,
+    };
+    let origin = Upstream::new(config.origin, tls.clone())
+        .map_err(|e| format!("AGENTCARD_EDGE_ORIGIN: {e}"))?;
+    let service =
+        Upstream::new(config.service, tls).map_err(|e| format!("AGENTCARD_EDGE_SERVICE: {e}"))?;
+    let edge = Arc::new(Edge {
+        origin,
+        cards: Arc::new(CardService {
+            upstream: service,
+            key: config.key,
+        }),
+        sites: config.sites,
+        budget: config.budget,
+        abc_txt: config.abc_txt,
+    });
+    let listener = crate::http::exclusive_listener(config.listen).map_err(|e| {
+        format!(
+            "AGENTCARD_EDGE_LISTEN: cannot listen on {}: {e}",
+            config.listen
+        )
+    })?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    may::go!(move || accept_loop(listener, edge));
+    Ok(RunningEdge { addr })
+}
+
+fn accept_loop(listener: may::net::TcpListener, edge: Arc<Edge>) {
+    loop {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                let edge = Arc::clone(&edge);
+                may::go!(move || proxy::serve(&edge, stream));
+            }
+            Err(error) => accept_failed(&error),
+        }
+    }
+}
+
+/// Out of descriptors or a reset before accept: logged, and the loop pauses a moment.
+fn accept_failed(error: &io::Error) {
+    log::warn!("accepting a connection: {error}");
+    may::coroutine::sleep(std::time::Duration::from_millis(10));
+}

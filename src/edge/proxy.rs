@@ -1,0 +1,521 @@
+//! One client connection through the edge: each request forwarded to the origin, and each
+//! answer passed back byte for byte, unless the request is a gated agent's (rule 1): then the
+//! card is asked for at once (rules 2, 4, 5), the origin for an unencoded page, and a
+//! `200 text/html` page is composed (rule 3) and served with the agent headers (rule 6).
+
+use super::card::{self, CardRequest, CardService, PendingCard};
+use super::compose::{PageEncoding, PageWriter};
+use super::config::Site;
+use super::message::{Conn, Framing, Head, MessageError, Piece};
+use super::upstream::{Stream, Upstream};
+use super::{log_fail_open, FailOpen};
+use crate::http::media_type;
+use crate::http::normalize_host;
+use hashbrown::HashMap;
+use may::net::TcpStream;
+use std::io::{self, Write};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a client connection may wait between requests, or stall a read or write.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the origin may take to accept a connection.
+const ORIGIN_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the origin may stall while answering.
+const ORIGIN_TIMEOUT: Duration = Duration::from_secs(60);
+/// Bytes gathered before a write to the client.
+const WRITE_BUFFER: usize = 16 * 1024;
+/// Rule 6: every `200 text/html` answer to a gated agent.
+const AGENT_CACHE_CONTROL: &str = "Cache-Control: public, max-age=0, must-revalidate";
+/// Headers rule 6 takes off a `200 text/html` answer to a gated agent.
+const AGENT_REMOVED: [&str; 3] = ["cache-control", "etag", "last-modified"];
+
+/// What every connection shares.
+pub struct Edge {
+    pub origin: Upstream,
+    pub cards: Arc<CardService>,
+    pub sites: HashMap<String, Site>,
+    pub budget: Duration,
+    pub abc_txt: Option<Vec<u8>>,
+}
+
+/// A gated agent's request as its answer needs it.
+struct Agent<'a> {
+    gated: &'a Gated<'a>,
+    card: Option<PendingCard>,
+    /// Whether the client reads chunked bodies.
+    http11: bool,
+}
+
+/// A request the gate let through to the card call.
+struct Gated<'a> {
+    site: &'a Site,
+    page_url: String,
+    agent: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+enum ProxyError {
+    #[error("origin: {0}")]
+    Origin(String),
+    #[error("client: {0}")]
+    Client(#[from] io::Error),
+}
+
+/// Serves one client connection until it closes, fails or asks to close.
+pub fn serve(edge: &Edge, stream: TcpStream) {
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_read_timeout(Some(CLIENT_TIMEOUT));
+    let _ = stream.set_write_timeout(Some(CLIENT_TIMEOUT));
+    let mut client = Conn::new(stream);
+    loop {
+        let raw = match client.read_head() {
+            Ok(Some(raw)) => raw,
+            Ok(None) | Err(MessageError::Io(_) | MessageError::Sink(_)) => return,
+            Err(MessageError::TooLarge) => return refuse(&mut client.stream, 431),
+            Err(MessageError::Malformed(_)) => return refuse(&mut client.stream, 400),
+        };
+        let arrived = Instant::now();
+        let Ok(request) = Head::parse_request(raw) else {
+            return refuse(&mut client.stream, 400);
+        };
+        match one_request(edge, &mut client, &request, arrived) {
+            Ok(true) => continue,
+            Ok(false) => return,
+            Err(ProxyError::Client(_)) => return,
+            Err(ProxyError::Origin(why)) => {
+                log::warn!(
+                    "origin failed for {} {}: {why}",
+                    request.method,
+                    request.target
+                );
+                return refuse(&mut client.stream, 502);
+            }
+        }
+    }
+}
+
+/// Answers one request; `true` when the client connection may carry another.
+fn one_request(
+    edge: &Edge,
+    client: &mut Conn<TcpStream>,
+    request: &Head,
+    arrived: Instant,
+) -> Result<bool, ProxyError> {
+    if let (Some(file), true) = (&edge.abc_txt, is_abc_txt(request)) {
+        return Ok(serve_abc_txt(&mut client.stream, request, file)? && request.keeps_alive());
+    }
+    let Some(body) = request.request_framing() else {
+        refuse(&mut client.stream, 400);
+        return Ok(false);
+    };
+    let gated = gate(edge, request);
+    let card = gated
+        .as_ref()
+        .filter(|_| request.method == "GET")
+        .map(|gated| card::start(&edge.cards, gated.card_request(), arrived + edge.budget));
+    let outgoing = match gated {
+        Some(_) => request.rewritten(
+            |name| !name.eq_ignore_ascii_case("accept-encoding"),
+            &["Accept-Encoding: identity".into()],
+        ),
+        None => request.raw.clone(),
+    };
+    let (mut origin, answer) = ask_origin(&edge.origin, client, &outgoing, body)?;
+    let framing = answer
+        .response_framing(&request.method)
+        .ok_or_else(|| ProxyError::Origin("unreadable framing".into()))?;
+    let mut out = io::BufWriter::with_capacity(WRITE_BUFFER, &mut client.stream);
+    let client_keeps = match &gated {
+        None => pass_through(&mut origin, &answer, framing, &mut out)?,
+        Some(gated) => {
+            let agent = Agent {
+                gated,
+                card,
+                http11: request.minor_version == 1,
+            };
+            answer_agent(&mut origin, &answer, framing, agent, &mut out)?
+        }
+    };
+    out.flush()?;
+    drop(out);
+    if answer.keeps_alive() && framing != Framing::Close {
+        edge.origin.keep(origin);
+    }
+    Ok(client_keeps && request.keeps_alive() && answer.keeps_alive())
+}
+
+/// Rule 1: a listed site and a User-Agent carrying an agent marker.
+fn gate<'e>(edge: &'e Edge, request: &Head) -> Option<Gated<'e>> {
+    let host = normalize_host(request.header("host")?);
+    let site = edge.sites.get(&host)?;
+    let agent = request.header("user-agent")?;
+    crate::agents::matching_marker(agent)?;
+    // Origin-form targets only; the path without its query (rule 4).
+    let path = request
+        .target
+        .split('?')
+        .next()
+        .filter(|p| p.starts_with('/'))?;
+    Some(Gated {
+        site,
+        page_url: format!("{}://{host}{path}", site.scheme),
+        agent: agent.to_string(),
+    })
+}
+
+impl Gated<'_> {
+    fn card_request(&self) -> CardRequest<'_> {
+        CardRequest {
+            site: self.site,
+            page_url: self.page_url.clone(),
+            agent: self.agent.clone(),
+        }
+    }
+}
+
+/// Sends the request (and its body) to the origin and reads the answer's head; `1xx` interim
+/// answers go on to the client. A kept-alive connection found closed is replaced once, when
+/// no body has been sent on it.
+fn ask_origin(
+    origin: &Upstream,
+    client: &mut Conn<TcpStream>,
+    head: &[u8],
+    body: Framing,
+) -> Result<(Conn<Stream>, Head), ProxyError> {
+    if body == Framing::Empty {
+        if let Some(conn) = origin.reuse() {
+            if let Some(answered) = send(conn, client, head, body)? {
+                return Ok(answered);
+            }
+        }
+    }
+    let conn = origin
+        .connect(ORIGIN_CONNECT_TIMEOUT)
+        .map_err(|e| ProxyError::Origin(format!("connecting: {e}")))?;
+    send(conn, client, head, body)?
+        .ok_or_else(|| ProxyError::Origin("closed the connection without an answer".into()))
+}
+
+/// One attempt; `None` when the connection turned out closed before any answer.
+fn send(
+    mut origin: Conn<Stream>,
+    client: &mut Conn<TcpStream>,
+    head: &[u8],
+    body: Framing,
+) -> Result<Option<(Conn<Stream>, Head)>, ProxyError> {
+    let origin_error = |e: &dyn std::fmt::Display| ProxyError::Origin(e.to_string());
+    origin
+        .stream
+        .set_timeout(ORIGIN_TIMEOUT)
+        .map_err(|e| origin_error(&e))?;
+    if origin.stream.write_all(head).is_err() && body == Framing::Empty {
+        return Ok(None);
+    }
+    client
+        .copy_body(body, &mut origin.stream)
+        .map_err(|e| match e {
+            MessageError::Sink(e) => origin_error(&e),
+            MessageError::Io(e) => ProxyError::Client(e),
+            other => ProxyError::Client(io::Error::other(other.to_string())),
+        })?;
+    origin.stream.flush().map_err(|e| origin_error(&e))?;
+    loop {
+        let raw = match origin.read_head() {
+            Ok(Some(raw)) => raw,
+            Ok(None) if body == Framing::Empty => return Ok(None),
+            Ok(None) => return Err(origin_error(&"closed the connection without an answer")),
+            Err(e) => return Err(origin_error(&e)),
+        };
+        let answer = Head::parse_response(raw).map_err(|e| origin_error(&e))?;
+        if !(100..200).contains(&answer.status) || answer.status == 101 {
+            return Ok(Some((origin, answer)));
+        }
+        client.stream.write_all(&answer.raw)?;
+    }
+}
+
+/// The origin's answer as it came; `true` when the client may send another request.
+fn pass_through(
+    origin: &mut Conn<Stream>,
+    answer: &Head,
+    framing: Framing,
+    out: &mut dyn Write,
+) -> Result<bool, ProxyError> {
+    out.write_all(&answer.raw)?;
+    copy(origin, framing, out)?;
+    Ok(framing != Framing::Close && answer.status != 101)
+}
+
+/// Copies a body as framed, flushing to the client whenever the origin has nothing more yet.
+fn copy(
+    origin: &mut Conn<Stream>,
+    framing: Framing,
+    out: &mut dyn Write,
+) -> Result<(), ProxyError> {
+    origin.copy_body(framing, out).map_err(from_origin_body)
+}
+
+/// A failure while walking the origin's body: the client's when writing to it failed.
+fn from_origin_body(error: MessageError) -> ProxyError {
+    match error {
+        MessageError::Sink(e) if e.kind() != io::ErrorKind::InvalidData => ProxyError::Client(e),
+        other => ProxyError::Origin(other.to_string()),
+    }
+}
+
+/// A gated agent's answer: composed when page and card allow, else as the origin sent it,
+/// with rule 6's headers on a `200 text/html` page either way.
+fn answer_agent(
+    origin: &mut Conn<Stream>,
+    answer: &Head,
+    framing: Framing,
+    agent: Agent,
+    out: &mut dyn Write,
+) -> Result<bool, ProxyError> {
+    let page_url = &agent.gated.page_url;
+    let content_type = answer.header("content-type").unwrap_or_default();
+    if answer.status != 200 || !media_type::is_html(content_type) {
+        if agent.card.is_some() {
+            let detail = format!("the page is {} {content_type}", answer.status);
+            log_fail_open(FailOpen::NotHtml, page_url, &detail);
+        }
+        return pass_through(origin, answer, framing, out);
+    }
+    let coding = ContentCoding::of(answer.header("content-encoding"));
+    let encoding = PageEncoding::of(media_type::charset(content_type));
+    match (agent.card, coding, encoding) {
+        (Some(card), Some(coding), Some(encoding)) => {
+            let page = Page {
+                answer,
+                framing,
+                coding,
+                encoding,
+                page_url,
+                chunked: agent.http11,
+            };
+            compose(origin, page, card, out)?;
+            Ok(agent.http11)
+        }
+        (card, coding, _) => {
+            if card.is_some() {
+                let why = match coding {
+                    None => "its content coding is not gzip or deflate",
+                    Some(_) => "its charset is not an ASCII-compatible one",
+                };
+                log_fail_open(FailOpen::NotHtml, page_url, why);
+            }
+            let head = answer.rewritten(
+                |name| !is_agent_removed(name),
+                &[AGENT_CACHE_CONTROL.into()],
+            );
+            out.write_all(&head)?;
+            copy(origin, framing, out)?;
+            Ok(framing != Framing::Close)
+        }
+    }
+}
+
+fn is_agent_removed(name: &str) -> bool {
+    AGENT_REMOVED
+        .iter()
+        .any(|removed| name.eq_ignore_ascii_case(removed))
+}
+
+/// A page the edge composes.
+struct Page<'a> {
+    answer: &'a Head,
+    framing: Framing,
+    coding: ContentCoding,
+    encoding: PageEncoding,
+    page_url: &'a str,
+    /// Re-framed as chunked; else until the connection closes (an HTTP/1.0 client).
+    chunked: bool,
+}
+
+/// Streams the page through the rewriter to the client.
+fn compose(
+    origin: &mut Conn<Stream>,
+    page: Page,
+    card: PendingCard,
+    out: &mut dyn Write,
+) -> Result<(), ProxyError> {
+    let dropped = |name: &str| {
+        is_agent_removed(name)
+            || ["content-length", "transfer-encoding", "content-encoding"]
+                .iter()
+                .any(|framing_header| name.eq_ignore_ascii_case(framing_header))
+    };
+    let mut extra = vec![AGENT_CACHE_CONTROL.to_string()];
+    if page.chunked {
+        extra.push("Transfer-Encoding: chunked".into());
+    }
+    out.write_all(&page.answer.rewritten(|name| !dropped(name), &extra))?;
+    let mut body = BodyWriter::new(out, page.chunked);
+    let mut rewriter = PageWriter::new(page.encoding, card, &mut body);
+    let mut decoder = page.coding.decoder(&mut rewriter);
+    origin
+        .walk_body(page.framing, &mut |piece| match piece {
+            Piece::Content(bytes) => decoder.write_all(bytes),
+            Piece::Waiting => decoder.flush(),
+            Piece::Framing(_) => Ok(()),
+        })
+        .map_err(from_origin_body)?;
+    decoder
+        .finish()
+        .map_err(|e| ProxyError::Origin(e.to_string()))?;
+    if let Err(failure) = rewriter.finish()? {
+        log_fail_open(failure.cause, page.page_url, &failure.detail);
+    }
+    body.finish()?;
+    Ok(())
+}
+
+/// The page's content coding, when the edge can read it.
+#[derive(Debug, Clone, Copy)]
+enum ContentCoding {
+    Identity,
+    Gzip,
+    Deflate,
+}
+
+impl ContentCoding {
+    fn of(header: Option<&str>) -> Option<ContentCoding> {
+        match header
+            .map(|value| value.trim().to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("" | "identity") => Some(ContentCoding::Identity),
+            Some("gzip" | "x-gzip") => Some(ContentCoding::Gzip),
+            Some("deflate") => Some(ContentCoding::Deflate),
+            Some(_) => None,
+        }
+    }
+
+    fn decoder<'w>(self, page: &'w mut dyn Write) -> Decoder<'w> {
+        match self {
+            ContentCoding::Identity => Decoder::Identity(page),
+            ContentCoding::Gzip => Decoder::Gzip(flate2::write::MultiGzDecoder::new(page)),
+            ContentCoding::Deflate => Decoder::Deflate(flate2::write::ZlibDecoder::new(page)),
+        }
+    }
+}
+
+enum Decoder<'w> {
+    Identity(&'w mut dyn Write),
+    Gzip(flate2::write::MultiGzDecoder<&'w mut dyn Write>),
+    Deflate(flate2::write::ZlibDecoder<&'w mut dyn Write>),
+}
+
+impl Decoder<'_> {
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Decoder::Identity(page) => page.write_all(bytes),
+            Decoder::Gzip(decoder) => decoder.write_all(bytes),
+            Decoder::Deflate(decoder) => decoder.write_all(bytes),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Decoder::Identity(page) => page.flush(),
+            Decoder::Gzip(decoder) => decoder.flush(),
+            Decoder::Deflate(decoder) => decoder.flush(),
+        }
+    }
+
+    fn finish(self) -> io::Result<()> {
+        match self {
+            Decoder::Identity(_) => Ok(()),
+            Decoder::Gzip(decoder) => decoder.finish().map(drop),
+            Decoder::Deflate(decoder) => decoder.finish().map(drop),
+        }
+    }
+}
+
+/// A composed body on its way to the client: gathered, and sent as one chunk per flush or
+/// per full buffer (lol_html hands over a piece per token).
+struct BodyWriter<'o> {
+    out: &'o mut dyn Write,
+    chunked: bool,
+    gathered: Vec<u8>,
+}
+
+impl<'o> BodyWriter<'o> {
+    fn new(out: &'o mut dyn Write, chunked: bool) -> Self {
+        BodyWriter {
+            out,
+            chunked,
+            gathered: Vec::with_capacity(WRITE_BUFFER),
+        }
+    }
+
+    fn send_gathered(&mut self) -> io::Result<()> {
+        if self.gathered.is_empty() {
+            return Ok(());
+        }
+        if self.chunked {
+            write!(self.out, "{:x}\r\n", self.gathered.len())?;
+            self.gathered.extend_from_slice(b"\r\n");
+        }
+        self.out.write_all(&self.gathered)?;
+        self.gathered.clear();
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.send_gathered()?;
+        if self.chunked {
+            self.out.write_all(b"0\r\n\r\n")?;
+        }
+        self.out.flush()
+    }
+}
+
+impl Write for BodyWriter<'_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.gathered.extend_from_slice(bytes);
+        if self.gathered.len() >= WRITE_BUFFER {
+            self.send_gathered()?;
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.send_gathered()?;
+        self.out.flush()
+    }
+}
+
+fn is_abc_txt(request: &Head) -> bool {
+    let path = request.target.split('?').next().unwrap_or_default();
+    path == "/abc.txt" && matches!(request.method.as_str(), "GET" | "HEAD")
+}
+
+/// Rule 7: the file as it is, to every User-Agent.
+fn serve_abc_txt(client: &mut TcpStream, request: &Head, file: &[u8]) -> io::Result<bool> {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n",
+        file.len()
+    );
+    client.write_all(head.as_bytes())?;
+    if request.method == "GET" {
+        client.write_all(file)?;
+    }
+    Ok(true)
+}
+
+/// The edge's own answer to a request it cannot forward; the connection closes after it.
+fn refuse(client: &mut TcpStream, status: u16) {
+    let reason = match status {
+        400 => "Bad Request",
+        431 => "Request Header Fields Too Large",
+        _ => "Bad Gateway",
+    };
+    let answer = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{reason}\n",
+        reason.len() + 1
+    );
+    let _ = client.write_all(answer.as_bytes());
+}
