@@ -63,6 +63,19 @@ impl PendingCard {
     }
 }
 
+#[cfg(test)]
+impl PendingCard {
+    /// A call that has already answered.
+    pub fn answered(answer: Result<Card, Failure>) -> PendingCard {
+        let (sender, receiver) = mpsc::channel();
+        sender.send(answer).expect("the receiver is here");
+        PendingCard {
+            answer: receiver,
+            deadline: Instant::now() + std::time::Duration::from_secs(1),
+        }
+    }
+}
+
 /// What the card call says about the page.
 pub struct CardRequest<'a> {
     pub site: &'a Site,

@@ -285,3 +285,83 @@ fn as_written(card: &Card, ascii_only: bool) -> (String, Option<String>) {
         });
     (for_page(card.html.clone()), brand_line.map(for_page))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CARD: &str = "<aside data-brand=\"B &amp; É\">É</aside>";
+
+    fn card() -> PendingCard {
+        PendingCard::answered(Ok(Card {
+            html: CARD.into(),
+            brand: Some("B & É".into()),
+        }))
+    }
+
+    /// The page written in pieces of `piece` bytes; what came out, and the outcome.
+    fn rewrite(page: &[u8], charset: Option<&str>, piece: usize) -> (Vec<u8>, Result<(), Failure>) {
+        let mut out = Vec::new();
+        let encoding = PageEncoding::of(charset).expect("a known charset");
+        let mut writer = PageWriter::new(encoding, card(), &mut out);
+        for chunk in page.chunks(piece) {
+            writer.write_all(chunk).unwrap();
+        }
+        let outcome = writer.finish().unwrap();
+        (out, outcome)
+    }
+
+    #[test]
+    fn the_card_goes_before_the_first_real_article_in_any_split() {
+        let page = "<p>x</p><!-- <article> --><script>'<article>'</script>\
+                    <template><article>t</article></template><ARTICLE class=a>\
+                    <h1>h</h1></ARTICLE><article>2</article>";
+        let expected = page.replacen(
+            "<ARTICLE class=a>",
+            &format!("{CARD}<ARTICLE class=a><p class=\"agentcard-brand-line\">B &amp; É</p>"),
+            1,
+        );
+        for piece in [1, 2, 3, 7, 64, page.len()] {
+            let (out, outcome) = rewrite(page.as_bytes(), Some("utf-8"), piece);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                expected,
+                "pieces of {piece}"
+            );
+            assert_eq!(outcome, Ok(()));
+        }
+    }
+
+    #[test]
+    fn a_page_in_another_charset_gets_references() {
+        let (out, _) = rewrite(b"<article>\xE9</article>", Some("iso-8859-1"), 5);
+        let expected = b"<aside data-brand=\"B &amp; &#201;\">&#201;</aside><article>\
+                         <p class=\"agentcard-brand-line\">B &amp; &#201;</p>\xE9</article>";
+        assert_eq!(out, expected.to_vec());
+    }
+
+    #[test]
+    fn a_page_without_article_comes_out_as_it_went_in() {
+        let page = b"<!doctype html><html><body><articles><article-x><p>\xFF</p></body></html>";
+        let (out, outcome) = rewrite(page, Some("utf-8"), 4);
+        assert_eq!(out, page.to_vec());
+        assert_eq!(outcome.unwrap_err().cause, FailOpen::NoArticle);
+    }
+
+    #[test]
+    fn markup_the_rewriter_cannot_parse_passes_through_unchanged() {
+        let page = b"<p>before</p><select><xmp><script>x</script></select><article>a</article>";
+        for piece in [1, 5, page.len()] {
+            let (out, outcome) = rewrite(page, Some("utf-8"), piece);
+            assert_eq!(out, page.to_vec(), "pieces of {piece}");
+            assert_eq!(outcome.unwrap_err().cause, FailOpen::NoArticle);
+        }
+    }
+
+    #[test]
+    fn unknown_or_wide_charsets_are_not_composed() {
+        assert!(PageEncoding::of(Some("utf-16le")).is_none());
+        assert!(PageEncoding::of(Some("klingon")).is_none());
+        assert!(PageEncoding::of(None).is_some());
+    }
+}
