@@ -714,7 +714,8 @@ def write_report(path, suite, runs):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     stubs = commands.add_parser("stubs", help="run the origin and card stubs until killed")
     stubs.add_argument("--origin-port", type=int, required=True)
