@@ -459,13 +459,11 @@ def run_stubs(args):
     suite = Suite()
     serve(args.origin_port, lambda handler: origin_respond(suite, args.markup, handler))
     serve(args.card_port, CardStub(suite, args.budget_ms).respond)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: sys.exit(0))
     print("ready", flush=True)
-    try:
-        while True:
-            signal.pause()
-    except KeyboardInterrupt:
-        return 0
+    while True:
+        signal.pause()
 
 
 # ---------------------------------------------------------------- raw HTTP client
