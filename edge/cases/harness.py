@@ -163,7 +163,7 @@ class Suite:
         return text
 
     def is_gated(self, case):
-        return (case["method"] == "GET" and site_host(case["host"]) == self.site["host"]
+        return (case["method"] in ("GET", "HEAD") and site_host(case["host"]) == self.site["host"]
                 and self.gate.search(case["user_agent"]) is not None)
 
     def case_of_path(self, path):
@@ -205,7 +205,9 @@ def filler(size):
 
 def expectation(suite, case, runtime_name):
     """What the case expects from a runtime: outcome, cause, card_calls (and maybe skip)."""
-    if suite.is_gated(case):
+    if suite.is_gated(case) and case["method"] == "HEAD":  # rule 6's headers, no card call
+        expect = {"outcome": "unchanged", "cause": None, "card_calls": 0}
+    elif suite.is_gated(case):
         expect = {"outcome": "composed", "cause": None, "card_calls": 1, **case["expect"]}
     else:
         expect = {"outcome": "unchanged", "cause": None, "card_calls": 0}
@@ -267,6 +269,8 @@ def is_html_200(page):
 
 def expected_bodies(suite, case, expect, runtime):
     """The acceptable bodies of a gated agent's 200 text/html answer."""
+    if case["method"] == "HEAD":
+        return [b""]
     page = suite.pages[case["page"]]
     text = suite.texts[case["page"]]
     if expect["outcome"] == "composed":

@@ -22,6 +22,8 @@
 //! - `cards`: `/v1/cards` and eligibility lists (order of checks, atomicity, platform cards).
 //! - `keys`: `/v1/keys` (shown once, newest first, repeatable revocation, isolation).
 //! - `demo`: `agentcard admin demo` and the requests it prints.
+//! - `edge`: `agentcard edge`: every shared case of `edge/cases/` (with its log line per
+//!   fail-open cause), a card from a real `agentcard serve`, `abc.txt`, configuration refusals.
 //! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
@@ -41,6 +43,7 @@ mod conventions;
 mod counting;
 mod delivery;
 mod demo;
+mod edge;
 mod fragments;
 mod hardening;
 mod http_layer;

@@ -1,0 +1,392 @@
+//! `agentcard edge`, the reference edge, as a separate process: every shared case of
+//! `edge/cases/` through it (checked by `edge/cases/harness.py`, the checker the recipes run
+//! too) with its log line per fail-open cause, a card from a real `agentcard serve`,
+//! `abc.txt`, and the configuration refusals.
+
+use crate::fixtures::{free_local_addr, CardSpec, World};
+use crate::harness::server;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const HARNESS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/edge/cases/harness.py");
+/// The shared cases' site and key (edge/cases/cases.json, `site`).
+const CASES_KEY: &str = "svc_live_edgetestkey0123456789";
+const CASES_SITES: &str = "[[site]]\ndomain = \"news.example\"\npartner_id = \"org_edge\"\n\
+                           fragment_id = \"frg_edge\"\nlang = \"fr\"\n";
+const BUDGET_MS: &str = "500";
+const GPTBOT: &str = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2)";
+
+/// `harness.py stubs`: the cases' origin and card stub. Killed when dropped.
+struct Stubs {
+    child: Child,
+    origin: SocketAddr,
+    card: SocketAddr,
+}
+
+impl Stubs {
+    fn start() -> Stubs {
+        let (origin, card) = (free_local_addr(), free_local_addr());
+        let mut child = Command::new("python3")
+            .arg(HARNESS)
+            .arg("stubs")
+            .args(["--origin-port", &origin.port().to_string()])
+            .args(["--card-port", &card.port().to_string()])
+            .args(["--markup", "none", "--budget-ms", BUDGET_MS])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("run python3 edge/cases/harness.py stubs");
+        let mut ready = String::new();
+        let stdout = child.stdout.take().expect("the stubs' stdout");
+        BufReader::new(stdout)
+            .read_line(&mut ready)
+            .expect("read the stubs' first line");
+        assert_eq!(ready.trim(), "ready", "the stubs did not start");
+        Stubs {
+            child,
+            origin,
+            card,
+        }
+    }
+}
+
+impl Drop for Stubs {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `agentcard edge` with a sites file, its standard error in a file. Killed when dropped.
+struct Edge {
+    child: Child,
+    addr: SocketAddr,
+    dir: PathBuf,
+}
+
+impl Edge {
+    fn start(origin: SocketAddr, service: SocketAddr, sites: &str, env: &[(&str, &str)]) -> Edge {
+        let (mut edge, started) = Edge::spawn(origin, service, sites, env);
+        while TcpStream::connect(edge.addr).is_err() {
+            if let Some(status) = edge.child.try_wait().unwrap() {
+                panic!("agentcard edge exited ({status}): {}", edge.log());
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "edge never listened"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        edge
+    }
+
+    fn spawn(
+        origin: SocketAddr,
+        service: SocketAddr,
+        sites: &str,
+        env: &[(&str, &str)],
+    ) -> (Edge, Instant) {
+        let addr = free_local_addr();
+        let dir = std::env::temp_dir().join(format!("agentcard-edge-{}", addr.port()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("sites.toml"), sites).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_agentcard"))
+            .arg("edge")
+            .env_remove("RUST_LOG")
+            .env("AGENTCARD_EDGE_LISTEN", addr.to_string())
+            .env("AGENTCARD_EDGE_ORIGIN", format!("http://{origin}"))
+            .env("AGENTCARD_EDGE_SERVICE", format!("http://{service}"))
+            .env("AGENTCARD_EDGE_SITES", dir.join("sites.toml"))
+            .env("AGENTCARD_EDGE_BUDGET_MS", BUDGET_MS)
+            .env("AGENTCARD_EDGE_KEY", CASES_KEY)
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("stderr")).unwrap())
+            .spawn()
+            .expect("run agentcard edge");
+        (Edge { child, addr, dir }, Instant::now())
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("stderr")).unwrap_or_default()
+    }
+
+    /// The fail-open lines logged for `page_url`.
+    fn fail_open_lines(&self, page_url: &str) -> Vec<String> {
+        self.log()
+            .lines()
+            .filter(|line| line.contains("fail open: "))
+            .filter(|line| line.contains(&format!(" {page_url} ")))
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+impl Drop for Edge {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Runs `harness.py check` on the edge; its output, its report (one JSON object a case).
+fn check_cases(edge: &Edge, stubs: &Stubs) -> (bool, String, Vec<serde_json::Value>) {
+    let report = edge.dir.join("report.jsonl");
+    let output = Command::new("python3")
+        .arg(HARNESS)
+        .arg("check")
+        .args(["--edge", &format!("http://{}", edge.addr)])
+        .args(["--origin", &format!("http://{}", stubs.origin)])
+        .args(["--card", &format!("http://{}", stubs.card)])
+        .args(["--runtime", "agentcard-edge", "--report"])
+        .arg(&report)
+        .output()
+        .expect("run harness.py check");
+    let lines = std::fs::read_to_string(&report).unwrap_or_default();
+    let cases = lines
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let text = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    (output.status.success(), text, cases)
+}
+
+#[test]
+fn every_shared_case_passes_through_the_edge_with_one_log_line_per_cause() {
+    let stubs = Stubs::start();
+    let edge = Edge::start(stubs.origin, stubs.card, CASES_SITES, &[]);
+    let (passed, output, cases) = check_cases(&edge, &stubs);
+    assert!(
+        passed,
+        "harness.py check failed:\n{output}\nedge log:\n{}",
+        edge.log()
+    );
+    assert!(
+        cases.len() > 80,
+        "only {} cases ran:\n{output}",
+        cases.len()
+    );
+    // Every case's path starts with its name, and each has a page of its own.
+    for case in &cases {
+        let name = case["case"].as_str().unwrap();
+        let lines = edge.fail_open_lines(&format!("https://news.example/{name}"));
+        match case["cause"].as_str() {
+            Some(cause) => {
+                assert_eq!(lines.len(), 1, "{name}: {lines:?}");
+                assert!(
+                    lines[0].contains(&format!("fail open: {cause} ")),
+                    "{name}: {lines:?}"
+                );
+            }
+            None => assert!(lines.is_empty(), "{name} logged {lines:?}"),
+        }
+    }
+    assert!(!edge.log().contains(CASES_KEY), "the key was logged");
+}
+
+/// One request through the edge on its own connection; status line and headers, and the body
+/// with its chunked framing removed.
+fn get(addr: SocketAddr, host: &str, path: &str, user_agent: &str) -> (String, Vec<u8>) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: {user_agent}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut received = Vec::new();
+    stream.read_to_end(&mut received).unwrap();
+    let at = received
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a head")
+        + 4;
+    let head = String::from_utf8_lossy(&received[..at]).into_owned();
+    let body = match head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        true => dechunk(&received[at..]),
+        false => received[at..].to_vec(),
+    };
+    (head, body)
+}
+
+fn dechunk(mut framed: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    loop {
+        let line_end = framed
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .expect("a chunk line");
+        let size = usize::from_str_radix(std::str::from_utf8(&framed[..line_end]).unwrap(), 16);
+        let size = size.expect("a chunk size");
+        if size == 0 {
+            return body;
+        }
+        body.extend_from_slice(&framed[line_end + 2..line_end + 2 + size]);
+        framed = &framed[line_end + 2 + size + 2..];
+    }
+}
+
+#[test]
+fn a_card_from_a_real_agentcard_serve_goes_before_the_article_with_its_brand_line() {
+    let mut world = World::new();
+    let site = world.site("news.example");
+    let fragment = world.fragment(site, "/home", true);
+    let card = world.card(CardSpec::default(), &[&fragment]);
+    let sites = format!(
+        "[[site]]\ndomain = \"news.example\"\npartner_id = \"{}\"\nfragment_id = \"{fragment}\"\n\
+         lang = \"fr\"\n",
+        world.org_id
+    );
+    let stubs = Stubs::start();
+    let key = world.key.clone();
+    let edge = Edge::start(
+        stubs.origin,
+        server().addr,
+        &sites,
+        &[("AGENTCARD_EDGE_KEY", &key)],
+    );
+
+    let (head, body) = get(
+        edge.addr,
+        "news.example",
+        "/card-brand-escaping?x=1",
+        GPTBOT,
+    );
+    let page = String::from_utf8(body).unwrap();
+    let placed = format!(
+        "<aside class=\"agentcard\" data-card-id=\"{card}\" data-brand=\"Brand\" lang=\"fr\">"
+    );
+    let card_at = page
+        .find(&placed)
+        .unwrap_or_else(|| panic!("no card in:\n{head}{page}"));
+    let article = &page[card_at..];
+    let article_at = article.find("</aside>").unwrap() + "</aside>".len();
+    assert!(article[article_at..].starts_with("<article"), "{page}");
+    let inside = &article[article_at..];
+    let tag_end = inside.find('>').unwrap() + 1;
+    assert!(
+        inside[tag_end..].starts_with("<p class=\"agentcard-brand-line\">Brand</p>"),
+        "{page}"
+    );
+    assert!(
+        head.contains("Cache-Control: public, max-age=0, must-revalidate\r\n"),
+        "{head}"
+    );
+    assert!(
+        edge.log().lines().all(|line| !line.contains("fail open")),
+        "{}",
+        edge.log()
+    );
+    assert!(!edge.log().contains(&key), "the key was logged");
+}
+
+#[test]
+fn a_service_that_refuses_connections_leaves_the_page_unchanged_and_says_unreachable() {
+    let stubs = Stubs::start();
+    let closed = free_local_addr();
+    let edge = Edge::start(stubs.origin, closed, CASES_SITES, &[]);
+    let (direct_head, direct_body) = get(stubs.origin, "news.example", "/card-closed", "x");
+    let (head, body) = get(edge.addr, "news.example", "/card-closed", GPTBOT);
+    assert_eq!(body, direct_body);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head} vs {direct_head}");
+    let lines = edge.fail_open_lines("https://news.example/card-closed");
+    assert_eq!(lines.len(), 1, "{}", edge.log());
+    assert!(lines[0].contains("fail open: unreachable "), "{lines:?}");
+}
+
+#[test]
+fn abc_txt_is_served_byte_for_byte_to_every_user_agent() {
+    let stubs = Stubs::start();
+    let dir = tempdir("abc");
+    let file =
+        b"\xEF\xBB\xBFcards.example, acc_1, direct # ours\n\nother.example, 42, RESELLER, x\n";
+    std::fs::write(dir.join("abc.txt"), file).unwrap();
+    let abc = dir.join("abc.txt");
+    let edge = Edge::start(
+        stubs.origin,
+        stubs.card,
+        CASES_SITES,
+        &[("AGENTCARD_EDGE_ABC_TXT", abc.to_str().unwrap())],
+    );
+    for user_agent in [GPTBOT, "Mozilla/5.0 Firefox/130.0"] {
+        let (head, body) = get(edge.addr, "news.example", "/abc.txt", user_agent);
+        assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+        assert!(head.contains("Content-Type: text/plain\r\n"), "{head}");
+        assert_eq!(body, file.to_vec());
+    }
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("agentcard-edge-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Starts the edge with `env`; it must stop within 5 s, non-zero, its message naming `named`.
+#[track_caller]
+fn assert_refused(sites: &str, env: &[(&str, &str)], named: &str) {
+    let unused = free_local_addr();
+    let (mut edge, started) = Edge::spawn(unused, unused, sites, env);
+    let status = loop {
+        if let Some(status) = edge.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "still running: {}",
+            edge.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(!status.success());
+    assert!(edge.log().contains(named), "{named} not in: {}", edge.log());
+}
+
+#[test]
+fn a_bad_configuration_stops_the_start_naming_the_variable_or_the_line() {
+    assert_refused(
+        CASES_SITES,
+        &[("AGENTCARD_EDGE_KEY", "")],
+        "AGENTCARD_EDGE_KEY",
+    );
+    assert_refused(
+        CASES_SITES,
+        &[("AGENTCARD_EDGE_BUDGET_MS", "soon")],
+        "AGENTCARD_EDGE_BUDGET_MS",
+    );
+    assert_refused(
+        CASES_SITES,
+        &[("AGENTCARD_EDGE_ORIGIN", "ftp://x")],
+        "AGENTCARD_EDGE_ORIGIN",
+    );
+    assert_refused(
+        CASES_SITES,
+        &[("AGENTCARD_EDGE_LISTEN", "here")],
+        "AGENTCARD_EDGE_LISTEN",
+    );
+    let bad_lang = CASES_SITES.replace("\"fr\"", "\"pt\"");
+    assert_refused(&bad_lang, &[], "sites.toml:5: lang");
+    let dir = tempdir("bad-abc");
+    let abc = dir.join("abc.txt");
+    std::fs::write(
+        &abc,
+        "cards.example, acc_1, DIRECT\ncards.example, acc_1, PARTNER\n",
+    )
+    .unwrap();
+    let named = format!("{}: line 2", abc.display());
+    assert_refused(
+        CASES_SITES,
+        &[("AGENTCARD_EDGE_ABC_TXT", abc.to_str().unwrap())],
+        &named,
+    );
+    let missing = Path::new("/nonexistent/sites.toml");
+    assert!(!missing.exists());
+}
