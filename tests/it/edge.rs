@@ -390,3 +390,98 @@ fn a_bad_configuration_stops_the_start_naming_the_variable_or_the_line() {
     let missing = Path::new("/nonexistent/sites.toml");
     assert!(!missing.exists());
 }
+
+/// A TLS server on loopback for `localhost`, with a certificate of a test authority, that
+/// answers every request with `card`. The authority's certificate (PEM) and the address.
+fn tls_card_server(card: &'static str) -> (String, SocketAddr) {
+    use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+    let authority_key = rcgen::KeyPair::generate().unwrap();
+    let mut authority = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    authority.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let authority = authority.self_signed(&authority_key).unwrap();
+    let server_key = rcgen::KeyPair::generate().unwrap();
+    let server_cert = rcgen::CertificateParams::new(vec!["localhost".to_string()])
+        .unwrap()
+        .signed_by(&server_key, &authority, &authority_key)
+        .unwrap();
+    let private = PrivatePkcs8KeyDer::from(server_key.serialize_der());
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![server_cert.der().clone()],
+            PrivateKeyDer::Pkcs8(private),
+        )
+        .unwrap();
+    let config = std::sync::Arc::new(config);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for tcp in listener.incoming().flatten() {
+            let session = rustls::ServerConnection::new(std::sync::Arc::clone(&config)).unwrap();
+            let mut tls = rustls::StreamOwned::new(session, tcp);
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && tls.read(&mut byte).is_ok_and(|n| n == 1) {
+                head.push(byte[0]);
+            }
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=UTF-8\r\n\
+                 Content-Length: {}\r\nConnection: close\r\n\r\n{card}",
+                card.len()
+            );
+            let _ = tls.write_all(answer.as_bytes());
+            tls.conn.send_close_notify();
+            let _ = tls.flush();
+        }
+    });
+    (authority.pem(), addr)
+}
+
+#[test]
+fn an_https_service_is_trusted_through_the_ca_file_and_never_without_verification() {
+    const CARD: &str = "<aside class=\"agentcard\" data-card-id=\"crd_tls\" data-brand=\"TLS\" lang=\"fr\">x</aside>";
+    let stubs = Stubs::start();
+    let (authority, tls) = tls_card_server(CARD);
+    let dir = tempdir("tls");
+    std::fs::write(dir.join("ca.pem"), authority).unwrap();
+    let service = format!("https://localhost:{}", tls.port());
+    let unused = free_local_addr();
+    let trusting = Edge::start(
+        stubs.origin,
+        unused,
+        CASES_SITES,
+        &[
+            ("AGENTCARD_EDGE_SERVICE", &service),
+            (
+                "AGENTCARD_EDGE_CA_FILE",
+                dir.join("ca.pem").to_str().unwrap(),
+            ),
+        ],
+    );
+    let (_, body) = get(trusting.addr, "news.example", "/card-closed", GPTBOT);
+    let page = String::from_utf8(body).unwrap();
+    assert!(
+        page.contains(&format!("{CARD}<article")),
+        "{page}\n{}",
+        trusting.log()
+    );
+
+    let unverified = Edge::start(
+        stubs.origin,
+        unused,
+        CASES_SITES,
+        &[("AGENTCARD_EDGE_SERVICE", &service)],
+    );
+    let (_, body) = get(unverified.addr, "news.example", "/card-closed", GPTBOT);
+    let (_, direct) = get(stubs.origin, "news.example", "/card-closed", "x");
+    assert_eq!(body, direct);
+    let lines = unverified.fail_open_lines("https://news.example/card-closed");
+    assert_eq!(lines.len(), 1, "{}", unverified.log());
+    assert!(
+        lines[0].contains("fail open: unreachable ") && lines[0].contains("certificate"),
+        "{lines:?}"
+    );
+}
