@@ -4,6 +4,7 @@
 
 use std::io::{self, Read, Write};
 use std::ops::Range;
+use std::time::{Duration, Instant};
 
 /// Largest head read from a client or an upstream.
 pub const HEAD_LIMIT: usize = 64 * 1024;
@@ -118,21 +119,33 @@ impl<S: Read> Conn<S> {
     /// The next head, or `None` when the stream ended cleanly before its first byte.
     pub fn read_head(&mut self) -> Result<Option<Vec<u8>>, MessageError> {
         loop {
-            let buffered = &self.buf[self.start..self.end];
-            if let Some(at) = memchr::memmem::find(buffered, b"\r\n\r\n") {
-                let head = buffered[..at + 4].to_vec();
-                self.start += at + 4;
+            if let Some(head) = self.take_head()? {
                 return Ok(Some(head));
             }
-            if buffered.len() > HEAD_LIMIT {
-                return Err(MessageError::TooLarge);
-            }
             if self.fill()? == 0 {
-                return match self.end - self.start {
-                    0 => Ok(None),
-                    _ => Err(MessageError::Malformed("connection closed inside a head")),
-                };
+                return self.ended_before_head();
             }
+        }
+    }
+
+    /// A whole head from the buffer, when it holds one.
+    fn take_head(&mut self) -> Result<Option<Vec<u8>>, MessageError> {
+        let buffered = &self.buf[self.start..self.end];
+        if let Some(at) = memchr::memmem::find(buffered, b"\r\n\r\n") {
+            let head = buffered[..at + 4].to_vec();
+            self.start += at + 4;
+            return Ok(Some(head));
+        }
+        match buffered.len() > HEAD_LIMIT {
+            true => Err(MessageError::TooLarge),
+            false => Ok(None),
+        }
+    }
+
+    fn ended_before_head(&self) -> Result<Option<Vec<u8>>, MessageError> {
+        match self.end - self.start {
+            0 => Ok(None),
+            _ => Err(MessageError::Malformed("connection closed inside a head")),
         }
     }
 
@@ -235,6 +248,35 @@ impl<S: Read> Conn<S> {
                     "connection closed inside a chunked body",
                 ));
             }
+        }
+    }
+}
+
+impl Conn<may::net::TcpStream> {
+    /// A client's next head: its first byte within `idle`, the whole head within `whole` of
+    /// that byte, however slowly the bytes come.
+    pub fn read_client_head(
+        &mut self,
+        idle: Duration,
+        whole: Duration,
+    ) -> Result<Option<Vec<u8>>, MessageError> {
+        let mut deadline = self.has_buffered().then(|| Instant::now() + whole);
+        loop {
+            if let Some(head) = self.take_head()? {
+                return Ok(Some(head));
+            }
+            let wait = match deadline {
+                None => idle,
+                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
+            };
+            if wait.is_zero() {
+                return Err(MessageError::Io(io::ErrorKind::TimedOut.into()));
+            }
+            self.stream.set_read_timeout(Some(wait))?;
+            if self.fill()? == 0 {
+                return self.ended_before_head();
+            }
+            deadline.get_or_insert_with(|| Instant::now() + whole);
         }
     }
 }
@@ -465,6 +507,29 @@ mod tests {
             })
             .unwrap();
         assert_eq!(content, b"abcde");
+    }
+
+    #[test]
+    fn a_client_head_dripping_in_is_cut_off_at_its_deadline() {
+        let listener = may::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let drip = std::thread::spawn(move || {
+            let mut client = std::net::TcpStream::connect(addr).unwrap();
+            for byte in b"GET / HTTP/1.1\r\nHost: x\r\n".iter().cycle().take(200) {
+                if client.write_all(&[*byte]).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        let mut server = Conn::new(listener.accept().unwrap().0);
+        let read = server.read_client_head(Duration::from_secs(5), Duration::from_millis(300));
+        assert!(
+            matches!(&read, Err(MessageError::Io(e)) if e.kind() == io::ErrorKind::TimedOut),
+            "{read:?}"
+        );
+        drop(server);
+        drip.join().unwrap();
     }
 
     #[test]

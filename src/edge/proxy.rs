@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 
 /// How long a client connection may wait between requests, or stall a read or write.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a request's head may take once its first byte has come (a slow-loris guard).
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the origin may take to accept a connection.
 const ORIGIN_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the origin may stall while answering.
@@ -65,17 +67,23 @@ enum ProxyError {
 /// Serves one client connection until it closes, fails or asks to close.
 pub fn serve(edge: &Edge, stream: TcpStream) {
     let _ = stream.set_nodelay(true);
-    let _ = stream.set_read_timeout(Some(CLIENT_TIMEOUT));
     let _ = stream.set_write_timeout(Some(CLIENT_TIMEOUT));
     let mut client = Conn::new(stream);
     loop {
-        let raw = match client.read_head() {
+        let raw = match client.read_client_head(CLIENT_TIMEOUT, HEAD_TIMEOUT) {
             Ok(Some(raw)) => raw,
             Ok(None) | Err(MessageError::Io(_) | MessageError::Sink(_)) => return,
             Err(MessageError::TooLarge) => return refuse(&mut client.stream, 431),
             Err(MessageError::Malformed(_)) => return refuse(&mut client.stream, 400),
         };
         let arrived = Instant::now();
+        if client
+            .stream
+            .set_read_timeout(Some(CLIENT_TIMEOUT))
+            .is_err()
+        {
+            return;
+        }
         let Ok(request) = Head::parse_request(raw) else {
             return refuse(&mut client.stream, 400);
         };
