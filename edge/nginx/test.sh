@@ -103,10 +103,14 @@ sed -e "s|proxy_pass https://agentcard_service/|proxy_pass http://agentcard_serv
 	-e "s|/var/log/nginx/|$work/logs/|" \
 	-e "s|/etc/nginx/agentcard-key.conf|$conf/agentcard-key.conf|" \
 	-e "s|_timeout 800ms;|_timeout ${budget}ms;|" \
+	-e "s|^#abc ||" -e "s|/etc/nginx/abc.txt|$conf/abc.txt|" \
 	"$here/agentcard-server.conf" >"$conf/agentcard-server.conf"
 sed -e "s|listen 80;|listen 127.0.0.1:$edge_port default_server;|" \
 	-e "s|/etc/nginx/agentcard-server.conf|$conf/agentcard-server.conf|" \
 	"$here/example-site.conf" >"$conf/site.conf"
+# Rule 7's file, with a comment and a RESELLER line.
+printf '# abc.txt of news.example\nagentcard.example.net, acc_edge, DIRECT\nads.example, 42, RESELLER # resold\n' \
+	>"$conf/abc.txt"
 sed -e 's|svc_live_REPLACE_WITH_YOUR_KEY|svc_live_edgetestkey0123456789|' \
 	"$here/agentcard-key.conf.example" >"$conf/agentcard-key.conf"
 for file in agentcard-http.conf agentcard-server.conf site.conf agentcard-key.conf; do
@@ -153,6 +157,23 @@ status=0
 python3 "$root/edge/cases/harness.py" check --runtime nginx \
 	--edge "http://127.0.0.1:$edge_port" --origin "http://127.0.0.1:$origin_port" \
 	--card "http://127.0.0.1:$card_port" --report "$work/report.jsonl" "${check_args[@]}" || status=$?
+
+# Rule 7: /abc.txt is the file, text/plain, to an agent as to anyone.
+python3 - "$edge_port" "$conf/abc.txt" <<'PY' || status=1
+import http.client, sys
+port, path = int(sys.argv[1]), sys.argv[2]
+want = open(path, "rb").read()
+for agent in ("Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0",
+              "Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)"):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", "/abc.txt", headers={"Host": "news.example", "User-Agent": agent})
+    answer = conn.getresponse()
+    body, ctype = answer.read(), answer.getheader("Content-Type")
+    if (answer.status, ctype, body) != (200, "text/plain", want):
+        print(f"FAIL abc.txt for {agent!r}: {answer.status} {ctype!r} {body[:80]!r}")
+        sys.exit(1)
+print("ok abc.txt")
+PY
 
 # Rule 5: each fail-open case left its cause word in the recipe's log, on a
 # line of its request. (no_article cannot be: a page without <article> has no
