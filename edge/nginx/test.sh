@@ -67,28 +67,41 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Three free loopback ports (the kernel picks them; they are released just
-# before the servers bind them).
-read -r origin_port card_port edge_port < <(python3 - <<'PY'
-import socket
-socks = [socket.socket() for _ in range(3)]
+# Free loopback ports: the kernel picks them; they are released just before
+# the servers bind them, so a server that loses one to another process is
+# started again on new ones.
+free_ports() {
+	python3 -c '
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
 for s in socks:
     s.bind(("127.0.0.1", 0))
-print(*(s.getsockname()[1] for s in socks))
-PY
-)
+print(*(s.getsockname()[1] for s in socks))' "$1"
+}
 
 # The stubs: origin pages with SSI markup at {{include}}, and the card stub.
-mkfifo "$work/stubs.ready"
-python3 "$root/edge/cases/harness.py" stubs --origin-port "$origin_port" --card-port "$card_port" \
-	--markup ssi --budget-ms "$budget" >"$work/stubs.ready" 2>"$work/stubs.log" &
-stubs_pid=$!
-if ! timeout 20 head -n1 "$work/stubs.ready" | grep -qx ready; then
+start_stubs() {
+	read -r origin_port card_port < <(free_ports 2)
+	rm -f "$work/stubs.ready"
+	mkfifo "$work/stubs.ready"
+	python3 "$root/edge/cases/harness.py" stubs --origin-port "$origin_port" --card-port "$card_port" \
+		--markup ssi --budget-ms "$budget" >"$work/stubs.ready" 2>"$work/stubs.log" &
+	stubs_pid=$!
+	if timeout 30 head -n1 "$work/stubs.ready" | grep -qx ready; then
+		# Keep reading the stubs' stdout so that they never block on a full pipe.
+		cat "$work/stubs.ready" >/dev/null &
+		return 0
+	fi
+	kill -TERM "$stubs_pid" 2>/dev/null || true
+	wait "$stubs_pid" 2>/dev/null || true
+	stubs_pid=
+	return 1
+}
+for attempt in 1 2 3; do
+	start_stubs && break
 	cat "$work/stubs.log" >&2
-	fail "the harness stubs did not start"
-fi
-# Keep reading the stubs' stdout so that they never block on a full pipe.
-cat "$work/stubs.ready" >/dev/null &
+	((attempt < 3)) || fail "the harness stubs did not start"
+done
 
 # The recipe, with the test site's addresses, key, budget and paths.
 conf=$work/conf
@@ -105,21 +118,11 @@ sed -e "s|proxy_pass https://agentcard_service/|proxy_pass http://agentcard_serv
 	-e "s|_timeout 800ms;|_timeout ${budget}ms;|" \
 	-e "s|^#abc ||" -e "s|/etc/nginx/abc.txt|$conf/abc.txt|" \
 	"$here/agentcard-server.conf" >"$conf/agentcard-server.conf"
-sed -e "s|listen 80;|listen 127.0.0.1:$edge_port default_server;|" \
-	-e "s|/etc/nginx/agentcard-server.conf|$conf/agentcard-server.conf|" \
-	"$here/example-site.conf" >"$conf/site.conf"
 # Rule 7's file, with a comment and a RESELLER line.
 printf '# abc.txt of news.example\nagentcard.example.net, acc_edge, DIRECT\nads.example, 42, RESELLER # resold\n' \
 	>"$conf/abc.txt"
 sed -e 's|svc_live_REPLACE_WITH_YOUR_KEY|svc_live_edgetestkey0123456789|' \
 	"$here/agentcard-key.conf.example" >"$conf/agentcard-key.conf"
-for file in agentcard-http.conf agentcard-server.conf site.conf agentcard-key.conf; do
-	# A substitution that did not happen would test something else.
-	if grep -v '^[[:space:]]*#' "$conf/$file" | grep -q -e '8080;' -e 'agentcard.example.net' \
-		-e '/etc/nginx/' -e '/var/log/' -e 'REPLACE_WITH' -e 'listen 80;'; then
-		fail "$file: a placeholder was not substituted (did the recipe change?)"
-	fi
-done
 cat >"$conf/nginx.conf" <<EOF
 daemon off;
 master_process on;
@@ -141,22 +144,57 @@ http {
 }
 EOF
 
-"$nginx_bin" -t -q -p "$work" -c "$conf/nginx.conf" || fail "nginx refused the configuration"
-"$nginx_bin" -p "$work" -c "$conf/nginx.conf" 2>>"$work/logs/error.log" &
-nginx_pid=$!
-for _ in $(seq 100); do
-	if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 0.2).close()" \
-		"$edge_port" 2>/dev/null; then
-		break
+site_conf() {
+	sed -e "s|listen 80;|listen 127.0.0.1:$edge_port default_server;|" \
+		-e "s|/etc/nginx/agentcard-server.conf|$conf/agentcard-server.conf|" \
+		"$here/example-site.conf" >"$conf/site.conf"
+}
+edge_port=$(free_ports 1)
+site_conf
+for file in agentcard-http.conf agentcard-server.conf site.conf agentcard-key.conf; do
+	# A substitution that did not happen would test something else.
+	if grep -v '^[[:space:]]*#' "$conf/$file" | grep -q -e '8080;' -e 'agentcard.example.net' \
+		-e '/etc/nginx/' -e '/var/log/' -e 'REPLACE_WITH' -e 'listen 80;'; then
+		fail "$file: a placeholder was not substituted (did the recipe change?)"
 	fi
-	kill -0 "$nginx_pid" 2>/dev/null || { cat "$work/logs/error.log" >&2; fail "nginx did not start"; }
-	sleep 0.1
+done
+"$nginx_bin" -t -q -p "$work" -c "$conf/nginx.conf" || fail "nginx refused the configuration"
+
+# nginx in the foreground (daemon off), as a child of this script.
+start_nginx() {
+	"$nginx_bin" -p "$work" -c "$conf/nginx.conf" 2>>"$work/logs/error.log" &
+	nginx_pid=$!
+	for _ in $(seq 100); do
+		if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 0.2).close()" \
+			"$edge_port" 2>/dev/null; then
+			return 0
+		fi
+		kill -0 "$nginx_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -QUIT "$nginx_pid" 2>/dev/null || true
+	wait "$nginx_pid" 2>/dev/null || true
+	nginx_pid=
+	return 1
+}
+for attempt in 1 2 3; do
+	start_nginx && break
+	tail -n 5 "$work/logs/error.log" >&2
+	((attempt < 3)) || fail "nginx did not start"
+	edge_port=$(free_ports 1)
+	site_conf
 done
 
 status=0
 python3 "$root/edge/cases/harness.py" check --runtime nginx \
 	--edge "http://127.0.0.1:$edge_port" --origin "http://127.0.0.1:$origin_port" \
 	--card "http://127.0.0.1:$card_port" --report "$work/report.jsonl" "${check_args[@]}" || status=$?
+for pid_name in "$stubs_pid:the harness stubs" "$nginx_pid:nginx"; do
+	if ! kill -0 "${pid_name%%:*}" 2>/dev/null; then
+		echo "edge/nginx/test.sh: ${pid_name#*:} stopped during the run" >&2
+		status=1
+	fi
+done
 
 # Rule 7: /abc.txt is the file, text/plain, to an agent as to anyone.
 python3 - "$edge_port" "$conf/abc.txt" <<'PY' || status=1
