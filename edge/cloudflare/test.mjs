@@ -245,13 +245,23 @@ test("the shared edge cases through workerd", async (t) => {
     .split("\n")
     .filter(Boolean)
     .map((line) => JSON.parse(line));
-  await t.test("log words", () => {
-    for (const run of expected.filter((run) => run.agent)) {
+  await t.test("log words: one per gated request, none otherwise", () => {
+    const words = new Set();
+    for (const run of expected) {
+      const lines = workerdLog
+        .split("\n")
+        .filter((line) => new RegExp(`^agentcard \\S+ https://news\\.example/${escape(run.case)}(?:[/?]|$)`).test(line));
       const word = run.outcome === "composed" ? "composed" : run.cause;
-      if (!word) continue;
-      const pattern = new RegExp(`^agentcard ${word} https://news\\.example/${escape(run.case)}(?:[/?\\s]|$)`, "m");
-      assert.match(workerdLog, pattern, `${run.case}: expected the log word ${word}`);
+      if (!run.agent) {
+        assert.deepEqual(lines, [], `${run.case}: not gated, nothing logged`);
+      } else if (word) {
+        assert.equal(lines.length, 1, `${run.case}: one log line, got ${JSON.stringify(lines)}`);
+        assert.equal(lines[0].split(" ")[1], word, `${run.case}: the log word`);
+        words.add(word);
+      }
     }
+    const all = ["composed", "no_fill", "card_error", "timeout", "unreachable", "not_html", "no_article"];
+    assert.deepEqual([...words].sort(), all.sort(), "the cases cover every log word");
   });
 });
 

@@ -16,4 +16,4 @@ if [[ ! -d node_modules ]]; then
 	echo "edge/cloudflare: npm ci" >&2
 	npm ci --no-audit --no-fund >&2
 fi
-exec node --test "$@" test.mjs
+exec node --test --test-reporter=spec "$@" test.mjs
