@@ -20,6 +20,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { copyFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import readline from "node:readline";
@@ -29,7 +30,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "../..");
 const harness = path.join(repo, "edge/cases/harness.py");
 
-// The fixed test site of edge/edge-interface (docs/edge.md).
+// The fixed test site (the `site` of edge/cases/cases.json).
 const KEY = "svc_live_edgetestkey0123456789";
 const SITES = { "news.example": { partner_id: "org_edge", fragment_id: "frg_edge", lang: "fr" } };
 const BUDGET_MS = Number(process.env.AGENTCARD_EDGE_TEST_BUDGET_MS || 1000);
@@ -84,6 +85,19 @@ async function waitForPort(port, child, what) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`${what} did not listen on 127.0.0.1:${port} within 30 s`);
+}
+
+// The workerd binary of package.json's platform packages (those the npm package `workerd`
+// itself installs; it is not used here because its lock file would have to list the macOS and
+// Windows binaries too).
+function workerdBinary() {
+  const arch = { x64: "64", arm64: "arm64" }[process.arch] ?? process.arch;
+  const name = `@cloudflare/workerd-${process.platform}-${arch}`;
+  try {
+    return createRequire(import.meta.url).resolve(`${name}/bin/workerd`);
+  } catch {
+    throw new Error(`${name} is not installed: package.json pins workerd for Linux x64 and arm64`);
+  }
 }
 
 async function compatibilityDate() {
@@ -156,9 +170,7 @@ before(async () => {
   await copyFile(path.join(here, "worker.js"), path.join(workdir, "worker.js"));
   await writeFile(path.join(workdir, "router.js"), ROUTER);
   await writeFile(path.join(workdir, "config.capnp"), await workerdConfig(ports));
-  const { default: workerdModule } = await import("workerd");
-  const workerdBin = workerdModule.default ?? workerdModule;
-  const workerd = start(workerdBin, ["serve", "config.capnp"], { cwd: workdir });
+  const workerd = start(workerdBinary(), ["serve", "config.capnp"], { cwd: workdir });
   workerd.stdout.setEncoding("utf8");
   workerd.stderr.setEncoding("utf8");
   workerd.stdout.on("data", (chunk) => (workerdLog += chunk));

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # edge/cloudflare/test.sh: runs the shared edge cases (edge/cases/) through worker.js served
-# by the real Workers runtime, workerd (npm package `workerd`, pinned in package-lock.json).
+# by the real Workers runtime, workerd (the binaries of the npm package `workerd`:
+# @cloudflare/workerd-linux-64 / -linux-arm64, exact version in package.json and package-lock.json).
 # Installs Node.js (Debian packages) when absent and the npm packages when node_modules is.
 # Extra arguments go to `node --test` (e.g. --test-name-pattern=…). Exit 0 = every case passed.
 set -euo pipefail
