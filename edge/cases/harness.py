@@ -459,13 +459,11 @@ def run_stubs(args):
     suite = Suite()
     serve(args.origin_port, lambda handler: origin_respond(suite, args.markup, handler))
     serve(args.card_port, CardStub(suite, args.budget_ms).respond)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: sys.exit(0))
     print("ready", flush=True)
-    try:
-        while True:
-            signal.pause()
-    except KeyboardInterrupt:
-        return 0
+    while True:
+        signal.pause()
 
 
 # ---------------------------------------------------------------- raw HTTP client
@@ -714,7 +712,8 @@ def write_report(path, suite, runs):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     stubs = commands.add_parser("stubs", help="run the origin and card stubs until killed")
     stubs.add_argument("--origin-port", type=int, required=True)
