@@ -74,7 +74,7 @@ def owned(*extra):
 # The one table of what each runtime owns and can do. A recipe adjusts its own row.
 RUNTIMES = {
     "agentcard-edge": Runtime("none", True, owned("date"), True, True, r"agentcard-edge/\S+"),
-    "cloudflare": Runtime("none", True, owned("date"), False, False, r".+"),
+    "cloudflare": Runtime("none", True, owned("date"), False, False, r"agentcard-worker/\S+"),
     "varnish": Runtime("esi", False, owned("date", "via", "age", "x-varnish", "accept-ranges"),
                        True, True, r".+"),
     "nginx": Runtime("ssi", False, owned("date", "server"), True, False, r".+"),
