@@ -33,7 +33,8 @@ export default {
     ctx.passThroughOnException();
 
     const userAgent = request.headers.get("User-Agent") || "";
-    if (request.method !== "GET" || !AGENT.test(userAgent)) {
+    const gatedMethod = request.method === "GET" || request.method === "HEAD";
+    if (!gatedMethod || !AGENT.test(userAgent)) {
       return fetch(request); // humans and other bots: untouched, nothing added
     }
     const url = new URL(request.url);
@@ -41,6 +42,19 @@ export default {
     const site = sites(env)[host];
     if (!site) {
       return fetch(request);
+    }
+
+    // A HEAD gets the headers its GET would (rule 6), and no card call.
+    if (request.method === "HEAD") {
+      const page = await fetch(request);
+      if (!(page.status === 200 && isHtml(page.headers))) {
+        return page;
+      }
+      return new Response(null, {
+        status: page.status,
+        statusText: page.statusText,
+        headers: agentHeaders(page.headers),
+      });
     }
 
     // Rules 2, 4, 5: the card call starts now, in parallel with the origin fetch, under the
@@ -60,11 +74,7 @@ export default {
       return page; // other answers to agents: as the origin sent them
     }
 
-    // Rule 6 on every 200 text/html agent answer, composed or not.
-    const headers = new Headers(page.headers);
-    headers.set("Cache-Control", AGENT_CACHE_CONTROL);
-    headers.delete("ETag");
-    headers.delete("Last-Modified");
+    const headers = agentHeaders(page.headers);
     const asciiOnly = !isUtf8(page.headers);
 
     // Rule 3: stream the page; at the first <article> (not in a comment, script or template),
@@ -128,6 +138,15 @@ export default {
     return rewriter.transform(response);
   },
 };
+
+// Rule 6 on every 200 text/html agent answer, composed or not.
+function agentHeaders(pageHeaders) {
+  const headers = new Headers(pageHeaders);
+  headers.set("Cache-Control", AGENT_CACHE_CONTROL);
+  headers.delete("ETag");
+  headers.delete("Last-Modified");
+  return headers;
+}
 
 // The card call: resolves to {html, brand} for a 200 text/html card, or to {cause}.
 async function callCard(env, site, pageUrl, userAgent, budget) {
