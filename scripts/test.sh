@@ -3,8 +3,11 @@
 # first failure: the module graph (scripts/check-deps.py: no cycle between src/'s
 # top-level modules, db/ above nothing), rustfmt, clippy (warnings are errors),
 # cargo test (after installing, when missing, the Python packages two tests
-# run: prometheus_client, the parser of /metrics, and schemathesis).
-# Extra arguments go to `cargo test` (e.g. `scripts/test.sh fragment`).
+# run: prometheus_client, the parser of /metrics, and schemathesis), then the
+# edge recipes' tests, each against the shared cases of edge/cases/ in its real
+# runtime (edge/<recipe>/test.sh installs nginx, Varnish or workerd when absent).
+# Extra arguments go to `cargo test` (e.g. `scripts/test.sh fragment`), and
+# then the recipes are not run.
 #
 # Tests get AGENTCARD_TEST_PG_URL, a PostgreSQL server where they may create
 # databases (see scripts/lib/postgres.sh for how it is found): the harness
@@ -87,6 +90,14 @@ drop_leftover_test_databases
 
 # One closing line for the whole run: cargo prints a summary per test binary, and the last
 # binaries (the CLI, the benchmarks in test mode) hold no tests.
+# The recipes of edge/, each in its real runtime, on the same cases as tests/it/edge.rs.
+if ((status == 0 && $# == 0)); then
+	for recipe in nginx cloudflare; do
+		step "edge/$recipe/test.sh (the $recipe recipe against edge/cases)"
+		bash "edge/$recipe/test.sh" || status=$?
+	done
+fi
+
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i - 1); if ($(i) ~ /^failed;?$/) f += $(i - 1) } }
      END { printf "all tests: %d passed, %d failed\n", p, f }' "$log"
 rm -f "$log"
