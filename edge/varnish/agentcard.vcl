@@ -34,19 +34,20 @@ backend default {
 
 # The agentcard service, reached over plain HTTP on your network (Varnish
 # does not speak TLS to backends: put a TLS tunnel such as stunnel or haproxy
-# on loopback in front of an https service). The three timeouts are the card
-# call's budget (rule 5): about 800 ms on the same network.
+# on loopback in front of an https service).
 backend agentcard {
     .host = "127.0.0.1";
     .port = "8000";
-    .connect_timeout = 800ms;
-    .first_byte_timeout = 800ms;
-    .between_bytes_timeout = 800ms;
 }
 
-# The Host header of the card call: the service's host name.
-sub agentcard_service_host {
+# The card call: its Host header (the service's host name) and its budget
+# (rule 5: about 800 ms on the same network), as the connect, first-byte and
+# between-bytes time-outs of the call.
+sub agentcard_call {
     set bereq.http.Host = "api.agentcard.example";
+    set bereq.connect_timeout = 800ms;
+    set bereq.first_byte_timeout = 800ms;
+    set bereq.between_bytes_timeout = 800ms;
 }
 
 # The delivery key (svc_live_...) lives in a file only Varnish reads, never in
@@ -152,7 +153,7 @@ sub agentcard_card_request {
 
 sub vcl_backend_fetch {
     if (bereq.backend == agentcard) {
-        call agentcard_service_host;
+        call agentcard_call;
         call agentcard_key;
         # Everything else arrives whole before it is included, so a card
         # that breaks off half-way is dropped rather than pasted in part.
@@ -200,7 +201,7 @@ sub vcl_backend_error {
         # Time-out, connection refused or closed: an empty include (Varnish
         # would otherwise paste its "Backend fetch failed" page).
         if (beresp.status != 204) {
-            if (now - bereq.time >= 750ms) {
+            if (now - bereq.time >= bereq.first_byte_timeout) {
                 std.log("agentcard: timeout");
             } else {
                 std.log("agentcard: unreachable");
