@@ -97,8 +97,9 @@ varnishtest -t 1800 \
 	edge/varnish/agentcard.vtc >"$tmp/varnishtest.log" 2>&1 || status=$?
 [[ -f $tmp/check.out ]] && cat "$tmp/check.out"
 if ((status != 0)); then
-	echo "edge/varnish: varnishtest failed (status $status); its log:" >&2
-	tail -n 60 "$tmp/varnishtest.log" >&2
+	echo "edge/varnish: varnishtest failed (status $status); from its log:" >&2
+	{ grep -E '^(---- |\*\*\*\*? +v1 +(debug|vsl)\|.*(Error|Panic|FetchError|VCL_Error))' "$tmp/varnishtest.log" || true; } | tail -n 40 >&2
+	tail -n 3 "$tmp/varnishtest.log" >&2
 	exit 1
 fi
 echo "edge/varnish: every applicable case passed"
