@@ -155,11 +155,11 @@ sub vcl_backend_fetch {
     if (bereq.backend == agentcard) {
         call agentcard_call;
         call agentcard_key;
-        # Everything else arrives whole before it is included, so a card
-        # that breaks off half-way is dropped rather than pasted in part.
     } elsif (bereq.http.X-Agentcard-Agent) {
-        # gzip or identity only: Varnish can run ESI on both, not on br.
-        if (bereq.http.Accept-Encoding ~ "(?i)\bgzip\b") {
+        # gzip or identity only: Varnish runs ESI on both (it unzips and
+        # rezips a gzip page), not on br or zstd.
+        if (bereq.http.Accept-Encoding ~ "(?i)(^|,)\s*gzip\s*(;|,|$)"
+            && bereq.http.Accept-Encoding !~ "(?i)(^|,)\s*gzip\s*;\s*q\s*=\s*0(\.0*)?\s*(,|$)") {
             set bereq.http.Accept-Encoding = "gzip";
         } else {
             unset bereq.http.Accept-Encoding;
@@ -178,6 +178,8 @@ sub vcl_backend_response {
             std.log("agentcard: card_error " + beresp.status + " " + beresp.http.Content-Type);
             return (error(204));
         }
+        # The card arrives whole before it is included, so that a card
+        # broken off half-way is dropped rather than pasted in part.
         set beresp.do_stream = false;
         set beresp.uncacheable = true;
         std.log("agentcard: card");

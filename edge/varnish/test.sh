@@ -22,6 +22,33 @@ if ! command -v varnishtest >/dev/null 2>&1 || ! command -v varnishd >/dev/null 
 	agentcard_apt_install varnish
 fi
 
+# The gate's regex in agentcard.vcl spells the 17 markers of the data file,
+# in its order, each letter as [Xx] (ASCII case only, as the classifier).
+python3 - edge/varnish/agentcard.vcl data/agent-markers-v0.1.txt <<'PY'
+import re, sys
+vcl, data = (open(p, encoding="utf-8").read() for p in sys.argv[1:])
+markers = [line.split()[1] for line in data.splitlines()
+           if line.strip() and not line.startswith("#") and not line.startswith("version:")]
+found = re.findall(r'User-Agent ~ "\(\?<!\[A-Za-z0-9_\]\)\((.*?)\)\(\?!\[A-Za-z0-9_\]\)"', vcl)
+if len(found) != 1:
+    sys.exit(f"edge/varnish: agentcard.vcl has {len(found)} gate regexes, not 1")
+spelled = []
+for alt in found[0].split("|"):
+    word = ""
+    for m in re.finditer(r"\[([A-Za-z])([A-Za-z])\]|([0-9-])", alt):
+        if m.group(3):
+            word += m.group(3)
+        elif m.group(1).isupper() and m.group(2) == m.group(1).lower():
+            word += m.group(1)
+        else:
+            sys.exit(f"edge/varnish: gate regex: bad class [{m.group(1)}{m.group(2)}]")
+    if re.sub(r"\[[A-Za-z]{2}\]|[0-9-]", "", alt):
+        sys.exit(f"edge/varnish: gate regex: unexpected text in {alt!r}")
+    spelled.append(word)
+if [w.lower() for w in spelled] != [m.lower() for m in markers]:
+    sys.exit(f"edge/varnish: the gate regex spells {spelled}, the data file lists {markers}")
+PY
+
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/agentcard-varnish.XXXXXX")
 stubs_pid=
 cleanup() {
