@@ -117,7 +117,7 @@ open(dst, "w", encoding="utf-8").write(vcl)
 PY
 
 status=0
-varnishtest -t 1800 \
+varnishtest -b 64M -t 1800 \
 	-Dvcl="$tmp/agentcard.vcl" -Droot="$root" \
 	-Dorigin="http://127.0.0.1:$origin_port" -Dcard="http://127.0.0.1:$card_port" \
 	-Dout="$tmp/check.out" -Dargs="$*" \
