@@ -6,9 +6,10 @@
 # Installs the Debian package `varnish` when varnishtest is absent. Starts the
 # harness's origin and card stubs on free loopback ports, writes a copy of
 # agentcard.vcl pointing at them (the budget and a test key file put in), runs
-# edge/varnish/agentcard.vtc, prints the harness's report, and stops what it
-# started. Extra arguments go to `harness.py check` (e.g. `--case NAME`).
-# AGENTCARD_EDGE_BUDGET_MS sets the budget (default 800).
+# edge/varnish/agentcard.vtc (the harness's check, then check-log.py on the
+# VCL's log lines), prints what they said, and stops what it started. Extra arguments go to `harness.py check` (e.g. `--case NAME`).
+# AGENTCARD_EDGE_BUDGET_MS sets the budget (default 800); KEEP_TMP=1 keeps the
+# temporary directory (the VCL as loaded, varnishtest.log, the report).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -56,7 +57,7 @@ cleanup() {
 		kill "$stubs_pid" 2>/dev/null || true
 		wait "$stubs_pid" 2>/dev/null || true
 	fi
-	rm -rf "$tmp"
+	if [[ -n ${KEEP_TMP:-} ]]; then echo "edge/varnish: kept $tmp" >&2; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -117,15 +118,15 @@ open(dst, "w", encoding="utf-8").write(vcl)
 PY
 
 status=0
-varnishtest -b 64M -t 1800 \
+varnishtest -b 64M -t 300 \
 	-Dvcl="$tmp/agentcard.vcl" -Droot="$root" \
 	-Dorigin="http://127.0.0.1:$origin_port" -Dcard="http://127.0.0.1:$card_port" \
-	-Dout="$tmp/check.out" -Dargs="$*" \
+	-Dout="$tmp/check.out" -Dreport="$tmp/report.jsonl" -Dargs="$*" \
 	edge/varnish/agentcard.vtc >"$tmp/varnishtest.log" 2>&1 || status=$?
 [[ -f $tmp/check.out ]] && cat "$tmp/check.out"
 if ((status != 0)); then
 	echo "edge/varnish: varnishtest failed (status $status); from its log:" >&2
-	{ grep -E '^(---- |\*\*\*\*? +v1 +(debug|vsl)\|.*(Error|Panic|FetchError|VCL_Error))' "$tmp/varnishtest.log" || true; } | tail -n 40 >&2
+	{ grep -E '^---- |Panic|VCL_Error|Assert error' "$tmp/varnishtest.log" || true; } | tail -n 40 >&2
 	tail -n 3 "$tmp/varnishtest.log" >&2
 	exit 1
 fi
