@@ -134,9 +134,12 @@ sub agentcard_card_request {
             "%", "%25"), "&", "%26"), "\+", "%2B"), "=", "%3D"), "/", "%2F");
     unset req.http.X-Agentcard-Host;
     unset req.http.X-Agentcard-Site;
-    # The sub-request starts as a copy of the agent's request headers: keep
-    # none of its credentials, and a benign User-Agent (edge protection in
-    # front of the service may block AI agents' User-Agents).
+    # The sub-request starts as a copy of the agent's request headers as they
+    # arrived: keep none of its credentials (add any other header your site
+    # uses for them), and a benign User-Agent (edge protection in front of the
+    # service may block AI agents' User-Agents).
+    unset req.http.X-Agentcard-Agent;
+    unset req.http.X-API-Key;
     unset req.http.Cookie;
     unset req.http.Authorization;
     unset req.http.Proxy-Authorization;
@@ -195,11 +198,12 @@ sub vcl_backend_response {
             std.log("agentcard: not_html " + beresp.status + " " + beresp.http.Content-Type
                 + " " + beresp.http.Content-Encoding);
         }
-    } elsif (beresp.filters ~ "^\s*testgunzip\s*$"
+    }
+    if (!beresp.do_esi && beresp.filters ~ "^\s*testgunzip\s*$"
         && beresp.http.Vary !~ "(?i)(^|,)\s*Accept-Encoding\s*(,|$)") {
-        # Not an agent's page: leave it as the origin sent it. Varnish checks
+        # A page not composed goes out as the origin sent it. Varnish checks
         # a gzip body on its way in and, doing so, adds "Vary: Accept-Encoding"
-        # when the origin did not send it.
+        # when the origin did not send it: not on this answer.
         set beresp.filters = "";
     }
 }
