@@ -6,19 +6,21 @@ vcl 4.1;
 # Copy this file, edit section 1 (origin, service, key file, sites, budget)
 # and merge sections 2-3 into your VCL if you already have one (every
 # subroutine below only adds to what Varnish's built-in VCL does, and returns
-# only for AI agents and for the card's sub-request). See README.md.
+# only for AI agents and for the card's sub-request). Run varnishd with
+# -p http_gzip_support=off -p feature=+esi_disable_xml_check. See README.md.
 #
 # Your page template carries, immediately before its first <article> start
 # tag, the ESI include in its comment form (a browser or an HTML parser sees a
-# comment; Varnish, for agents only, replaces it with the card):
+# comment; Varnish, for agents only, replaces it with the card), with no space
+# after "<!--esi" (Varnish would keep that space in the page):
 #
 #     <!--esi<esi:include src="/agentcard-card"/>-->
 #
-# Log lines (std.log, tag VCL_Log, prefix "agentcard:"), one per fail-open
-# cause: no_fill, card_error, timeout, unreachable, not_html; "card" when a
-# card is placed. Read them with
-#     varnishncsa -F '%{VCL_Log:agentcard}x %r' -g request
-# or  varnishlog -g request -q 'VCL_Log ~ "^agentcard:"' -i VCL_Log
+# Log lines (std.log, tag VCL_Log, prefix "agentcard:"), one per card call or
+# page not composed: "card" when the service answered a card, else the
+# fail-open cause: no_fill, card_error, timeout, unreachable, not_html. One
+# line each, with the URL (the card call's carries page_url):
+#     varnishncsa -b -q 'VCL_Log ~ "^agentcard:"' -F '%{VCL_Log:agentcard}x %U%q'
 
 import std;
 
