@@ -62,7 +62,8 @@ sub agentcard_key {
 
 # Your sites: host (lowercased, port dropped) -> partner_id, fragment_id and
 # lang of the fragment endpoint. Hosts not listed are never composed.
-# Optional targeting: append "&ctx.<key>=<value>" from the path, e.g.
+# Optional targeting: append "&ctx.<key>=<value>" (URL-encoded) from the
+# page's path (query string stripped), e.g.
 #     if (req.http.X-Agentcard-Path ~ "^/sport/") {
 #         set req.http.X-Agentcard-Site = req.http.X-Agentcard-Site + "&ctx.section=sport";
 #     }
@@ -99,10 +100,13 @@ sub vcl_recv {
         unset req.http.X-Agentcard-Agent;
         unset req.http.X-Agentcard-Site;
         unset req.http.X-Agentcard-Host;
+        unset req.http.X-Agentcard-Path;
         set req.http.X-Agentcard-Host = regsub(std.tolower(req.http.Host), ":[0-9]*$", "");
+        set req.http.X-Agentcard-Path = regsub(req.url, "[?#].*$", "");
         call agentcard_site;
         call agentcard_gate;
         unset req.http.X-Agentcard-Host;
+        unset req.http.X-Agentcard-Path;
         unset req.http.X-Agentcard-Site;
         if (req.http.X-Agentcard-Agent) {
             # The agent's render is never cached nor served from cache: humans
@@ -123,6 +127,7 @@ sub agentcard_card_request {
         return (synth(204));
     }
     set req.http.X-Agentcard-Host = regsub(std.tolower(req_top.http.Host), ":[0-9]*$", "");
+    set req.http.X-Agentcard-Path = regsub(req_top.url, "[?#].*$", "");
     call agentcard_site;
     if (!req.http.X-Agentcard-Site) {
         return (synth(204));
@@ -132,9 +137,10 @@ sub agentcard_card_request {
     set req.url = "/fragment?" + req.http.X-Agentcard-Site + "&page_url=https%3A%2F%2F"
         + req.http.X-Agentcard-Host
         + regsuball(regsuball(regsuball(regsuball(regsuball(
-            regsub(req_top.url, "[?#].*$", ""),
+            req.http.X-Agentcard-Path,
             "%", "%25"), "&", "%26"), "\+", "%2B"), "=", "%3D"), "/", "%2F");
     unset req.http.X-Agentcard-Host;
+    unset req.http.X-Agentcard-Path;
     unset req.http.X-Agentcard-Site;
     # The sub-request starts as a copy of the agent's request headers as they
     # arrived: keep none of its credentials (add any other header your site
