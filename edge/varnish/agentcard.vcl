@@ -219,12 +219,15 @@ sub vcl_backend_response {
 sub vcl_backend_error {
     if (bereq.backend == agentcard) {
         # Time-out, connection refused or closed: an empty include (Varnish
-        # would otherwise paste its "Backend fetch failed" page).
+        # would otherwise paste its "Backend fetch failed" page). A time-out
+        # is the failure that came with the budget spent (Varnish's timer may
+        # fire a little early: 90% of it); a refused or closed connection
+        # fails at once.
         if (beresp.status != 204) {
-            if (now - bereq.time >= bereq.first_byte_timeout) {
-                std.log("agentcard: timeout");
+            if (now - bereq.time >= bereq.first_byte_timeout * 0.9) {
+                std.log("agentcard: timeout " + (now - bereq.time));
             } else {
-                std.log("agentcard: unreachable");
+                std.log("agentcard: unreachable " + (now - bereq.time));
             }
         }
         set beresp.status = 204;
