@@ -37,7 +37,9 @@ INCLUDE = "{{include}}"
 FILLER = "{{filler}}"
 MARKUP = {
     "none": "",
-    "esi": '<!--esi <esi:include src="/agentcard-card"/>-->',
+    # No space after `<!--esi`: Varnish keeps whatever the comment holds besides the
+    # include, so `<!--esi <esi:include …/>-->` would leave a space before the card.
+    "esi": '<!--esi<esi:include src="/agentcard-card"/>-->',
     "ssi": '<!--# include virtual="/agentcard-card" -->',
 }
 # The first real article start tag, right after {{include}} in a page.
