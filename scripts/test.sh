@@ -92,7 +92,7 @@ drop_leftover_test_databases
 # binaries (the CLI, the benchmarks in test mode) hold no tests.
 # The recipes of edge/, each in its real runtime, on the same cases as tests/it/edge.rs.
 if ((status == 0 && $# == 0)); then
-	for recipe in nginx cloudflare; do
+	for recipe in nginx varnish cloudflare; do
 		step "edge/$recipe/test.sh (the $recipe recipe against edge/cases)"
 		bash "edge/$recipe/test.sh" || status=$?
 	done

@@ -82,7 +82,8 @@ sub agentcard_site {
 # ---------------------------------------------------------------------------
 
 sub agentcard_gate {
-    if (req.method == "GET"
+    # A HEAD gets the headers its GET would (rule 6): it has no body, so no include and no call.
+    if ((req.method == "GET" || req.method == "HEAD")
         && req.http.X-Agentcard-Site
         && req.http.User-Agent ~ "(?<![A-Za-z0-9_])([Gg][Pp][Tt][Bb][Oo][Tt]|[Cc][Ll][Aa][Uu][Dd][Ee][Bb][Oo][Tt]|[Cc][Cc][Bb][Oo][Tt]|[Bb][Yy][Tt][Ee][Ss][Pp][Ii][Dd][Ee][Rr]|[Mm][Ee][Tt][Aa]-[Ee][Xx][Tt][Ee][Rr][Nn][Aa][Ll][Aa][Gg][Ee][Nn][Tt]|[Aa][Ii]2[Bb][Oo][Tt]|[Cc][Hh][Aa][Tt][Gg][Pp][Tt]-[Uu][Ss][Ee][Rr]|[Cc][Ll][Aa][Uu][Dd][Ee]-[Uu][Ss][Ee][Rr]|[Pp][Ee][Rr][Pp][Ll][Ee][Xx][Ii][Tt][Yy]-[Uu][Ss][Ee][Rr]|[Mm][Ii][Ss][Tt][Rr][Aa][Ll][Aa][Ii]-[Uu][Ss][Ee][Rr]|[Mm][Ee][Tt][Aa]-[Ee][Xx][Tt][Ee][Rr][Nn][Aa][Ll][Ff][Ee][Tt][Cc][Hh][Ee][Rr]|[Oo][Aa][Ii]-[Ss][Ee][Aa][Rr][Cc][Hh][Bb][Oo][Tt]|[Cc][Ll][Aa][Uu][Dd][Ee]-[Ss][Ee][Aa][Rr][Cc][Hh][Bb][Oo][Tt]|[Pp][Ee][Rr][Pp][Ll][Ee][Xx][Ii][Tt][Yy][Bb][Oo][Tt]|[Yy][Oo][Uu][Bb][Oo][Tt]|[Dd][Uu][Cc][Kk][Aa][Ss][Ss][Ii][Ss][Tt][Bb][Oo][Tt]|[Aa][Mm][Aa][Zz][Oo][Nn][Bb][Oo][Tt])(?![A-Za-z0-9_])") {
         set req.http.X-Agentcard-Agent = "1";

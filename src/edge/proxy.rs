@@ -129,6 +129,11 @@ fn one_request(
         ),
         None => request.raw.clone(),
     };
+    // The body is passed on as it comes, so the client may send it now (as nginx, which reads
+    // it first, also says at once).
+    if body != Framing::Empty && request.has_token("expect", "100-continue") {
+        client.stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
+    }
     let (mut origin, answer) = ask_origin(&edge.origin, client, &outgoing, body)?;
     let framing = answer
         .response_framing(&request.method)

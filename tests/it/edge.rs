@@ -235,6 +235,28 @@ fn dechunk(mut framed: &[u8]) -> Vec<u8> {
 }
 
 #[test]
+fn a_body_announced_with_expect_100_continue_is_asked_for_at_once_and_reaches_the_origin() {
+    let stubs = Stubs::start();
+    let edge = Edge::start(stubs.origin, stubs.card, CASES_SITES, &[]);
+    let mut stream = TcpStream::connect(edge.addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let head = "POST /human-post HTTP/1.1\r\nHost: news.example\r\nUser-Agent: Firefox\r\n\
+                Content-Length: 5\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n";
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut interim = [0u8; 25];
+    stream.read_exact(&mut interim).unwrap();
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+    stream.write_all(b"hello").unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    // sha256("hello"), as the origin stub echoes the body it received.
+    let hello = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824";
+    assert!(answer.contains(hello), "{answer}");
+}
+
+#[test]
 fn a_card_from_a_real_agentcard_serve_goes_before_the_article_with_its_brand_line() {
     let mut world = World::new();
     let site = world.site("news.example");
