@@ -14,12 +14,17 @@ use crate::delivery::page::Page;
 use crate::delivery::params::Params;
 use crate::domain::path::{canonical_page_path, canonical_page_path_by_steps};
 use crate::domain::{CanonicalPath, DomainName, FragmentRef};
+use crate::edge::card::{Card, Failure, PendingCard};
+use crate::edge::compose::{PageEncoding, PageWriter};
+use crate::edge::message::{Conn, Framing, Head, Piece};
+use crate::edge::FailOpen;
 use crate::error::ApiError;
 use crate::http::parse::{parse_request, HttpLimits, Parsed, Parsing};
 use crate::http::{media_type, normalize_host, Body, ClientAddress};
 use crate::wire;
 use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
 use serde_json::Value;
+use std::io::Write;
 use std::net::SocketAddr;
 
 /// A property over the fuzzer's bytes: returns when it holds, panics when it fails.
@@ -35,6 +40,8 @@ pub const TARGETS: &[(&str, Property)] = &[
     ("fragment_ref", fragment_ref),
     ("domain_name", domain_name),
     ("abc_txt", abc_txt),
+    ("edge_message", edge_message),
+    ("edge_compose", edge_compose),
 ];
 
 /// Limits small enough that inputs of a few hundred bytes reach the `431` and
@@ -328,6 +335,80 @@ pub fn abc_txt(bytes: &[u8]) {
                 "{errors:?}"
             );
         }
+    }
+}
+
+/// The edge's HTTP messages (`edge::message`): a head read as a request and as a response, and
+/// the rest of the bytes as a chunked body: no panic; a parsed head written back with every
+/// header kept parses to the same headers; a chunked body's verbatim copy is the bytes it
+/// consumed, and its content is what the chunks hold.
+pub fn edge_message(bytes: &[u8]) {
+    let split = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    let (head, body) = (&bytes[..split], bytes.get(split + 1..).unwrap_or_default());
+    for parsed in [Head::parse_request(head.to_vec()), Head::parse_response(head.to_vec())] {
+        let Ok(parsed) = parsed else { continue };
+        let again = parsed.rewritten(|_| true, &[]);
+        let reparsed = match parsed.status {
+            0 => Head::parse_request(again),
+            _ => Head::parse_response(again),
+        }
+        .expect("a head written back parses");
+        assert!(parsed.headers().eq(reparsed.headers()));
+        let _ = (parsed.request_framing(), parsed.response_framing("GET"));
+    }
+    let mut copy = Vec::new();
+    let mut content = Vec::new();
+    let mut conn = Conn::new(body);
+    let walked = conn.walk_body(Framing::Chunked, &mut |piece| {
+        match piece {
+            Piece::Framing(b) => copy.extend_from_slice(b),
+            Piece::Content(b) => {
+                copy.extend_from_slice(b);
+                content.extend_from_slice(b);
+            }
+            Piece::Waiting => {}
+        }
+        Ok(())
+    });
+    assert!(body.starts_with(&copy));
+    if walked.is_ok() {
+        assert!(content.len() <= copy.len());
+    }
+}
+
+/// The edge's rewriter (`edge::compose`), the page in pieces whose sizes come from the first
+/// byte: without a card the page comes out byte for byte as it went in, whatever the markup
+/// (lol_html's bail-out included); with one, taking the card and the brand line back out of
+/// the output gives the page.
+pub fn edge_compose(bytes: &[u8]) {
+    let Some((&piece, page)) = bytes.split_first() else { return };
+    let piece = usize::from(piece.max(1));
+    let run = |answer: Result<Card, Failure>| {
+        let mut out = Vec::new();
+        let encoding = PageEncoding::of(Some("utf-8")).expect("utf-8");
+        let mut writer = PageWriter::new(encoding, PendingCard::answered(answer), &mut out);
+        for chunk in page.chunks(piece) {
+            writer.write_all(chunk).expect("a Vec takes every write");
+        }
+        let outcome = writer.finish().expect("a Vec takes every write");
+        (out, outcome)
+    };
+    let no_card = Failure { cause: FailOpen::NoFill, detail: String::new() };
+    let (out, outcome) = run(Err(no_card));
+    assert_eq!(out, page);
+    assert!(outcome.is_err());
+    const CARD: &str = "<aside data-brand=\"B\">card</aside>";
+    const LINE: &str = "<p class=\"agentcard-brand-line\">B</p>";
+    let card = Card { html: CARD.into(), brand: Some("B".into()) };
+    let (out, outcome) = run(Ok(card));
+    if outcome.is_ok() {
+        let mut out = out;
+        let card_at = memchr::memmem::find(&out, CARD.as_bytes()).expect("the card is placed");
+        out.drain(card_at..card_at + CARD.len());
+        let line_at = card_at
+            + memchr::memmem::find(&out[card_at..], LINE.as_bytes()).expect("so is its line");
+        out.drain(line_at..line_at + LINE.len());
+        assert_eq!(out, page);
     }
 }
 

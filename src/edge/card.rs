@@ -63,9 +63,8 @@ impl PendingCard {
     }
 }
 
-#[cfg(test)]
 impl PendingCard {
-    /// A call that has already answered.
+    /// A call that has already answered (for the tests and the fuzz targets of the rewriter).
     pub fn answered(answer: Result<Card, Failure>) -> PendingCard {
         let (sender, receiver) = mpsc::channel();
         sender.send(answer).expect("the receiver is here");

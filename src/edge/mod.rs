@@ -14,10 +14,10 @@
 //! Same shape as the service: a coroutine per connection on `may`, blocking code, no runtime.
 //! The card call runs on a coroutine of its own while the origin answers.
 
-mod card;
-mod compose;
+pub(crate) mod card;
+pub(crate) mod compose;
 mod config;
-mod message;
+pub(crate) mod message;
 mod proxy;
 mod upstream;
 
