@@ -345,7 +345,10 @@ pub fn abc_txt(bytes: &[u8]) {
 pub fn edge_message(bytes: &[u8]) {
     let split = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
     let (head, body) = (&bytes[..split], bytes.get(split + 1..).unwrap_or_default());
-    for parsed in [Head::parse_request(head.to_vec()), Head::parse_response(head.to_vec())] {
+    for parsed in [
+        Head::parse_request(head.to_vec()),
+        Head::parse_response(head.to_vec()),
+    ] {
         let Ok(parsed) = parsed else { continue };
         let again = parsed.rewritten(|_| true, &[]);
         let reparsed = match parsed.status {
@@ -381,7 +384,9 @@ pub fn edge_message(bytes: &[u8]) {
 /// (lol_html's bail-out included); with one, taking the card and the brand line back out of
 /// the output gives the page.
 pub fn edge_compose(bytes: &[u8]) {
-    let Some((&piece, page)) = bytes.split_first() else { return };
+    let Some((&piece, page)) = bytes.split_first() else {
+        return;
+    };
     let piece = usize::from(piece.max(1));
     let run = |answer: Result<Card, Failure>| {
         let mut out = Vec::new();
@@ -393,13 +398,19 @@ pub fn edge_compose(bytes: &[u8]) {
         let outcome = writer.finish().expect("a Vec takes every write");
         (out, outcome)
     };
-    let no_card = Failure { cause: FailOpen::NoFill, detail: String::new() };
+    let no_card = Failure {
+        cause: FailOpen::NoFill,
+        detail: String::new(),
+    };
     let (out, outcome) = run(Err(no_card));
     assert_eq!(out, page);
     assert!(outcome.is_err());
     const CARD: &str = "<aside data-brand=\"B\">card</aside>";
     const LINE: &str = "<p class=\"agentcard-brand-line\">B</p>";
-    let card = Card { html: CARD.into(), brand: Some("B".into()) };
+    let card = Card {
+        html: CARD.into(),
+        brand: Some("B".into()),
+    };
     let (out, outcome) = run(Ok(card));
     if outcome.is_ok() {
         let mut out = out;

@@ -78,15 +78,15 @@ impl PendingCard {
 /// What the card call says about the page.
 pub struct CardRequest<'a> {
     pub site: &'a Site,
-    pub page_url: String,
-    pub agent: String,
+    pub page_url: &'a str,
+    pub agent: &'a str,
 }
 
 /// Starts the call; it gives up at `deadline`.
-pub fn start(service: &Arc<CardService>, request: CardRequest, deadline: Instant) -> PendingCard {
+pub fn start(service: &Arc<CardService>, request: &CardRequest, deadline: Instant) -> PendingCard {
     let (sender, answer) = mpsc::channel();
     let service = Arc::clone(service);
-    let head = request_head(&service, &request);
+    let head = request_head(&service, request);
     may::go!(move || {
         // The page may have stopped waiting: nobody to tell then.
         let _ = sender.send(fetch(&service, &head, deadline));
@@ -99,7 +99,7 @@ fn request_head(service: &CardService, request: &CardRequest) -> Vec<u8> {
         .append_pair("partner_id", &request.site.partner_id)
         .append_pair("fragment_id", &request.site.fragment_id)
         .append_pair("lang", request.site.lang.as_str())
-        .append_pair("page_url", &request.page_url)
+        .append_pair("page_url", request.page_url)
         .finish();
     let url = &service.upstream.url;
     format!(

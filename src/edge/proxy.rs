@@ -13,6 +13,7 @@ use crate::http::media_type;
 use crate::http::normalize_host;
 use hashbrown::HashMap;
 use may::net::TcpStream;
+use std::borrow::Cow;
 use std::io::{self, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -43,7 +44,7 @@ pub struct Edge {
 
 /// A gated agent's request as its answer needs it.
 struct Agent<'a> {
-    gated: &'a Gated<'a>,
+    gated: Gated<'a>,
     card: Option<PendingCard>,
     /// Whether the client reads chunked bodies.
     http11: bool,
@@ -53,7 +54,7 @@ struct Agent<'a> {
 struct Gated<'a> {
     site: &'a Site,
     page_url: String,
-    agent: String,
+    agent: &'a str,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -117,18 +118,13 @@ fn one_request(
         refuse(&mut client.stream, 400);
         return Ok(false);
     };
-    let gated = gate(edge, request);
-    let card = gated
-        .as_ref()
-        .filter(|_| request.method == "GET")
-        .map(|gated| card::start(&edge.cards, gated.card_request(), arrived + edge.budget));
-    let outgoing = match gated {
-        Some(_) => request.rewritten(
-            |name| !name.eq_ignore_ascii_case("accept-encoding"),
-            &["Accept-Encoding: identity".into()],
-        ),
-        None => request.raw.clone(),
-    };
+    let agent = gate(edge, request).map(|gated| Agent {
+        card: (request.method == "GET")
+            .then(|| card::start(&edge.cards, &gated.card_request(), arrived + edge.budget)),
+        gated,
+        http11: request.minor_version == 1,
+    });
+    let outgoing = outgoing_head(request, agent.is_some());
     // The body is passed on as it comes, so the client may send it now (as nginx, which reads
     // it first, also says at once).
     if body != Framing::Empty && request.has_token("expect", "100-continue") {
@@ -138,28 +134,44 @@ fn one_request(
     let framing = answer
         .response_framing(&request.method)
         .ok_or_else(|| ProxyError::Origin("unreadable framing".into()))?;
-    let mut out = io::BufWriter::with_capacity(WRITE_BUFFER, &mut client.stream);
-    let client_keeps = match &gated {
-        None => pass_through(&mut origin, &answer, framing, &mut out)?,
-        Some(gated) => {
-            let agent = Agent {
-                gated,
-                card,
-                http11: request.minor_version == 1,
-            };
-            answer_agent(&mut origin, &answer, framing, agent, &mut out)?
-        }
-    };
-    out.flush()?;
-    drop(out);
+    let client_keeps = respond(&mut client.stream, &mut origin, &answer, framing, agent)?;
     if answer.keeps_alive() && framing != Framing::Close {
         edge.origin.keep(origin);
     }
     Ok(client_keeps && request.keeps_alive() && answer.keeps_alive())
 }
 
+/// The request as the origin gets it: as it came, but an agent's asks for an unencoded page
+/// (the rewriter reads what it can decode).
+fn outgoing_head(request: &Head, agent: bool) -> Cow<'_, [u8]> {
+    match agent {
+        false => Cow::Borrowed(&request.raw),
+        true => Cow::Owned(request.rewritten(
+            |name| !name.eq_ignore_ascii_case("accept-encoding"),
+            &["Accept-Encoding: identity".into()],
+        )),
+    }
+}
+
+/// Sends the origin's answer on to the client; `true` when the client may send another request.
+fn respond(
+    client: &mut TcpStream,
+    origin: &mut Conn<Stream>,
+    answer: &Head,
+    framing: Framing,
+    agent: Option<Agent>,
+) -> Result<bool, ProxyError> {
+    let mut out = io::BufWriter::with_capacity(WRITE_BUFFER, client);
+    let keeps = match agent {
+        None => pass_through(origin, answer, framing, &mut out)?,
+        Some(agent) => answer_agent(origin, answer, framing, agent, &mut out)?,
+    };
+    out.flush()?;
+    Ok(keeps)
+}
+
 /// Rule 1: a listed site and a User-Agent carrying an agent marker.
-fn gate<'e>(edge: &'e Edge, request: &Head) -> Option<Gated<'e>> {
+fn gate<'a>(edge: &'a Edge, request: &'a Head) -> Option<Gated<'a>> {
     let host = normalize_host(request.header("host")?);
     let site = edge.sites.get(&host)?;
     let agent = request.header("user-agent")?;
@@ -173,7 +185,7 @@ fn gate<'e>(edge: &'e Edge, request: &Head) -> Option<Gated<'e>> {
     Some(Gated {
         site,
         page_url: format!("{}://{host}{path}", site.scheme),
-        agent: agent.to_string(),
+        agent,
     })
 }
 
@@ -181,8 +193,8 @@ impl Gated<'_> {
     fn card_request(&self) -> CardRequest<'_> {
         CardRequest {
             site: self.site,
-            page_url: self.page_url.clone(),
-            agent: self.agent.clone(),
+            page_url: &self.page_url,
+            agent: self.agent,
         }
     }
 }
