@@ -61,11 +61,7 @@ WORKERS=$(knob WORKERS "${WORKERS:-$(nproc)}" 256)
 REPORT_FLUSH_MS=$(knob REPORT_FLUSH_MS "${REPORT_FLUSH_MS:-1000}" 60000)
 SKIP_WRITES=${SKIP_WRITES:-0}
 
-# The servers read these; a caller's own settings must not change what is measured.
-export RUST_LOG=warn
-unset AGENTCARD_PREFIX AGENTCARD_BASE_HOST AGENTCARD_CONSOLE_HOST AGENTCARD_LEGACY_HOST \
-	AGENTCARD_CLIENT_IP_HEADER AGENTCARD_TRUSTED_PROXIES AGENTCARD_REPORT_FLUSH_MS \
-	AGENTCARD_REPORT_MINUTES_HOURS AGENTCARD_REPORT_RETENTION_DAYS AGENTCARD_REPORT_PAGES_PER_HOUR
+bench_server_env
 
 # ---------------------------------------------------------------- processes and clean-up
 
@@ -136,46 +132,25 @@ start_hello() {
 }
 
 start_nginx() {
-	local dir=$WORKDIR/nginx log=$WORKDIR/nginx/error.log
-	mkdir -p "$dir/www" "$dir/tmp"
+	local dir=$WORKDIR/nginx
+	mkdir -p "$dir/www"
 	chmod 755 "$dir" "$dir/www"
 	cp "$CARD_FILE" "$dir/www/card.html"
 	chmod 644 "$dir/www/card.html"
-	cat >"$dir/nginx.conf" <<-EOF
-		daemon off;
-		master_process on;
-		worker_processes $WORKERS;
-		pid $dir/nginx.pid;
-		error_log $log warn;
-		events { worker_connections 1024; }
-		http {
-		    access_log off;
-		    types { text/html html; }
-		    default_type text/html;
-		    charset utf-8;
-		    sendfile on;
-		    tcp_nodelay on;
-		    keepalive_timeout 65s;
-		    keepalive_requests 1000000000;
-		    open_file_cache max=16 inactive=60s;
-		    open_file_cache_valid 60s;
-		    client_body_temp_path $dir/tmp/body;
-		    proxy_temp_path $dir/tmp/proxy;
-		    fastcgi_temp_path $dir/tmp/fastcgi;
-		    uwsgi_temp_path $dir/tmp/uwsgi;
-		    scgi_temp_path $dir/tmp/scgi;
-		    server {
-		        listen 127.0.0.1:$PORT_NGINX;
-		        root $dir/www;
-		        # The benchmark's /fragment requests get the card file, whatever their query.
-		        location = /fragment { try_files /card.html =404; }
-		    }
+	nginx_conf "$dir" "$WORKERS" <<-EOF
+		types { text/html html; }
+		default_type text/html;
+		charset utf-8;
+		open_file_cache max=16 inactive=60s;
+		open_file_cache_valid 60s;
+		server {
+		    listen 127.0.0.1:$PORT_NGINX;
+		    root $dir/www;
+		    # The benchmark's /fragment requests get the card file, whatever their query.
+		    location = /fragment { try_files /card.html =404; }
 		}
 	EOF
-	"$(nginx_binary)" -p "$dir" -c "$dir/nginx.conf" -e "$log" >"$dir/stdout.log" 2>&1 &
-	PID_NGINX=$!
-	STARTED_PIDS+=("$PID_NGINX")
-	wait_http nginx "$PID_NGINX" "http://127.0.0.1:$PORT_NGINX/card.html" "$log"
+	start_nginx_in PID_NGINX "$dir" nginx "http://127.0.0.1:$PORT_NGINX/card.html"
 }
 
 # check_target NAME URL: one request, status and body size shown.

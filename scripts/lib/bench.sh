@@ -10,11 +10,13 @@
 #   knob NAME VALUE MAX         VALUE when it is an integer from 1 to MAX, else exits 2
 #   bench_knobs                 ROUNDS, DURATION, CONNECTIONS, THREADS, WARMUP from the
 #                               environment (QUICK=1: 3 s runs instead of 10 s)
+#   bench_server_env            RUST_LOG=warn, and none of the caller's AGENTCARD_ settings
 #   section TEXT, die TEXT      a heading; an error, and exit 1
 #   bench_workdir PREFIX        WORKDIR (a temporary folder), STARTED_PIDS, and the traps that
 #                               stop every process in STARTED_PIDS and remove WORKDIR on exit
 #   forget PID, wait_http NAME PID URL LOG, stop_started
 #   nginx_binary, ensure_bench_tools   wrk, nginx, curl and setsid, installed when absent
+#   nginx_conf DIR WORKERS, start_nginx_in VAR DIR NAME URL   an nginx of its own in DIR
 #   fresh_database NAME         BENCH_URL: database NAME, dropped and created afresh
 #   psql_bench ARGS...          psql on BENCH_URL, stopping at the first error
 #   build_release ARGS...       cargo build --release ARGS; sets TARGET_DIR, AGENTCARD_BIN
@@ -73,6 +75,15 @@ bench_knobs() {
 	CONNECTIONS=$(knob CONNECTIONS "${CONNECTIONS:-64}" 10000)
 	THREADS=$(knob THREADS "${THREADS:-2}" 64)
 	WARMUP=$((DURATION < 10 ? 1 : 2))
+}
+
+# bench_server_env: the servers read these; a caller's own settings must not change what is
+# measured.
+bench_server_env() {
+	export RUST_LOG=warn
+	unset AGENTCARD_PREFIX AGENTCARD_BASE_HOST AGENTCARD_CONSOLE_HOST AGENTCARD_LEGACY_HOST \
+		AGENTCARD_CLIENT_IP_HEADER AGENTCARD_TRUSTED_PROXIES AGENTCARD_REPORT_FLUSH_MS \
+		AGENTCARD_REPORT_MINUTES_HOURS AGENTCARD_REPORT_RETENTION_DAYS AGENTCARD_REPORT_PAGES_PER_HOUR
 }
 
 section() {
@@ -151,6 +162,49 @@ wait_http() {
 
 nginx_binary() {
 	command -v nginx 2>/dev/null || { [[ -x /usr/sbin/nginx ]] && echo /usr/sbin/nginx; }
+}
+
+# nginx_conf DIR WORKERS: writes DIR/nginx.conf, an nginx in the foreground (a master and
+# WORKERS workers) that keeps its files in DIR (error.log, nginx.pid, tmp/), with the lines of
+# its http block, after the common ones, read from standard input.
+nginx_conf() {
+	local dir=$1 workers=$2
+	mkdir -p "$dir/tmp"
+	chmod 755 "$dir"
+	{
+		cat <<-EOF
+			daemon off;
+			master_process on;
+			worker_processes $workers;
+			pid $dir/nginx.pid;
+			error_log $dir/error.log warn;
+			events { worker_connections 1024; }
+			http {
+			    access_log off;
+			    sendfile on;
+			    tcp_nodelay on;
+			    keepalive_timeout 65s;
+			    keepalive_requests 1000000000;
+			    client_body_temp_path $dir/tmp/body;
+			    proxy_temp_path $dir/tmp/proxy;
+			    fastcgi_temp_path $dir/tmp/fastcgi;
+			    uwsgi_temp_path $dir/tmp/uwsgi;
+			    scgi_temp_path $dir/tmp/scgi;
+		EOF
+		sed 's/^/    /'
+		echo '}'
+	} >"$dir/nginx.conf"
+}
+
+# start_nginx_in VAR DIR NAME URL: starts the nginx of DIR/nginx.conf (nginx_conf), sets VAR
+# to its pid, and waits until URL answers 200.
+start_nginx_in() {
+	local -n started_pid=$1
+	local dir=$2 name=$3 url=$4
+	"$(nginx_binary)" -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" >"$dir/stdout.log" 2>&1 &
+	started_pid=$!
+	STARTED_PIDS+=("$started_pid")
+	wait_http "$name" "$started_pid" "$url" "$dir/error.log"
 }
 
 ensure_bench_tools() {
