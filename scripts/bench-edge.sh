@@ -36,7 +36,7 @@
 #    already). What G takes beyond that is what the agent path adds: the gate, the wait for
 #    the card at <article>, the rewriting, the agent's headers. Taken of the medians over
 #    rounds (the median of each round's own difference is printed beside it); since the
-#    slower of two varying times is, at its median, above the larger of their medians, the
+#    median of the slower of two varying times is at least the larger of their medians, the
 #    figure leans high, on the safe side. Target: under 1 ms. The edge's "fail open" log
 #    lines are counted per run: any during G means some pages went out without their card.
 # 5. A Markdown table to paste into docs (measure | median | target | met?), with the
@@ -74,8 +74,11 @@ bench_args scripts/bench-edge.sh "$@"
 
 bench_knobs
 LATENCY_CONNECTIONS=$(knob LATENCY_CONNECTIONS "${LATENCY_CONNECTIONS:-8}" 10000)
-((CONNECTIONS >= THREADS && LATENCY_CONNECTIONS >= THREADS)) ||
-	die "CONNECTIONS and LATENCY_CONNECTIONS must be at least THREADS ($THREADS): wrk gives each thread a connection"
+if ((CONNECTIONS < THREADS || LATENCY_CONNECTIONS < THREADS)); then
+	echo "bench-edge: CONNECTIONS and LATENCY_CONNECTIONS must be at least THREADS ($THREADS):" \
+		"wrk gives each thread a connection of its own" >&2
+	exit 2
+fi
 CPUS=$(nproc)
 
 bench_server_env
