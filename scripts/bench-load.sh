@@ -40,10 +40,11 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-# shellcheck source=scripts/lib/apt.sh
-source scripts/lib/apt.sh
+readonly BENCH_NAME=bench-load
 # shellcheck source=scripts/lib/postgres.sh
 source scripts/lib/postgres.sh
+# shellcheck source=scripts/lib/bench.sh
+source scripts/lib/bench.sh
 
 readonly DATABASE=agentcard_bench
 # The delivery key the data set stores (its SHA-256); not a secret, loopback only.
@@ -53,161 +54,32 @@ readonly CARD_FILE=scripts/bench/card.html
 readonly FRAGMENT_LUA=scripts/bench/fragment.lua
 readonly WRITES_DOMAIN=bench-writes.example
 
-usage() {
-	sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//'
-}
+bench_args scripts/bench-load.sh "$@"
 
-case ${1:-} in
---quick) QUICK=1 ;;
--h | --help)
-	usage
-	exit 0
-	;;
-"") ;;
-*)
-	usage >&2
-	exit 2
-	;;
-esac
-
-# Every knob is a bounded positive integer, so every loop below is bounded.
-knob() {
-	local name=$1 value=$2 max=$3
-	if ! [[ $value =~ ^[1-9][0-9]*$ ]] || ((value > max)); then
-		echo "bench-load: $name must be an integer from 1 to $max (got '$value')" >&2
-		exit 2
-	fi
-	printf '%s\n' "$value"
-}
-
-QUICK=${QUICK:-0}
-default_duration=10
-[[ $QUICK == 1 ]] && default_duration=3
-ROUNDS=$(knob ROUNDS "${ROUNDS:-3}" 20)
-DURATION=$(knob DURATION "${DURATION:-$default_duration}" 300)
-CONNECTIONS=$(knob CONNECTIONS "${CONNECTIONS:-64}" 10000)
-THREADS=$(knob THREADS "${THREADS:-2}" 64)
+bench_knobs
 WORKERS=$(knob WORKERS "${WORKERS:-$(nproc)}" 256)
 REPORT_FLUSH_MS=$(knob REPORT_FLUSH_MS "${REPORT_FLUSH_MS:-1000}" 60000)
 SKIP_WRITES=${SKIP_WRITES:-0}
-WARMUP=$((DURATION < 10 ? 1 : 2))
-CLK_TCK=$(getconf CLK_TCK)
 
-# Numbers are printed and parsed with a decimal point.
-export LC_NUMERIC=C
-# The servers read these; a caller's own settings must not change what is measured.
-export RUST_LOG=warn
-unset AGENTCARD_PREFIX AGENTCARD_BASE_HOST AGENTCARD_CONSOLE_HOST AGENTCARD_LEGACY_HOST \
-	AGENTCARD_CLIENT_IP_HEADER AGENTCARD_TRUSTED_PROXIES AGENTCARD_REPORT_FLUSH_MS \
-	AGENTCARD_REPORT_MINUTES_HOURS AGENTCARD_REPORT_RETENTION_DAYS AGENTCARD_REPORT_PAGES_PER_HOUR
-
-section() {
-	printf '\n=== %s ===\n' "$*"
-}
-
-die() {
-	echo "bench-load: error: $*" >&2
-	exit 1
-}
+bench_server_env
 
 # ---------------------------------------------------------------- processes and clean-up
 
-WORKDIR=$(mktemp -d "${TMPDIR:-/tmp}/agentcard-bench.XXXXXX")
-# nginx's workers may run as another user: they must read the card.
-chmod 755 "$WORKDIR"
-STARTED_PIDS=()
-
-# Stops what this script started: TERM, up to 5 s, then KILL.
-stop_started() {
-	local pid tries
-	for pid in "${STARTED_PIDS[@]}"; do
-		kill -TERM "$pid" 2>/dev/null || true
-	done
-	for pid in "${STARTED_PIDS[@]}"; do
-		for ((tries = 0; tries < 50; tries++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-	STARTED_PIDS=()
-}
-
-cleanup() {
-	stop_started
-	rm -rf "$WORKDIR"
-	agentcard_stop_private_postgres >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# forget PID: drop a process that has ended from the clean-up list.
-forget() {
-	local pid kept=()
-	for pid in "${STARTED_PIDS[@]}"; do
-		[[ $pid == "$1" ]] || kept+=("$pid")
-	done
-	STARTED_PIDS=("${kept[@]}")
-}
-
-# wait_http NAME PID URL LOG: wait (up to 30 s) until URL answers 200 while PID lives.
-wait_http() {
-	local name=$1 pid=$2 url=$3 log=$4 tries
-	for ((tries = 0; tries < 300; tries++)); do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			tail -n 20 "$log" >&2 || true
-			die "$name exited during start-up (log above)"
-		fi
-		if curl -fsS -o /dev/null --max-time 1 "$url" 2>/dev/null; then
-			return 0
-		fi
-		sleep 0.1
-	done
-	tail -n 20 "$log" >&2 || true
-	die "$name did not answer 200 on $url within 30 s"
-}
+bench_workdir agentcard-bench
 
 # ---------------------------------------------------------------- tools
 
-nginx_binary() {
-	command -v nginx 2>/dev/null || { [[ -x /usr/sbin/nginx ]] && echo /usr/sbin/nginx; }
-}
-
 ensure_tools() {
-	local -a missing=()
-	command -v wrk >/dev/null || missing+=(wrk)
-	nginx_binary >/dev/null || missing+=(nginx)
-	command -v curl >/dev/null || missing+=(curl)
-	command -v setsid >/dev/null || missing+=(util-linux)
-	if ((${#missing[@]} > 0)); then
-		agentcard_apt_install "${missing[@]}" || die "the benchmark needs ${missing[*]}"
-	fi
+	ensure_bench_tools
 	curl --help all | grep -q -- '--rate' || die "curl 7.84 or newer is needed (the writes phase paces with --rate)"
 }
 
 # ---------------------------------------------------------------- database and build
 
-psql_bench() {
-	PGCONNECT_TIMEOUT=10 psql -X -w -q -v ON_ERROR_STOP=1 -d "$BENCH_URL" "$@"
-}
-
 prepare_database() {
 	section "Database and build"
-	agentcard_find_postgres
-	BENCH_URL=$(agentcard_database_url "$DATABASE")
-	echo "database: $(_agentcard_mask "$BENCH_URL") (dropped and created afresh)"
-	PGCONNECT_TIMEOUT=10 psql -X -w -q -v ON_ERROR_STOP=1 -d "$AGENTCARD_PG_URL" \
-		-c 'SET client_min_messages = warning' -c "DROP DATABASE IF EXISTS $DATABASE WITH (FORCE)"
-	agentcard_ensure_database "$DATABASE"
-
-	local -a locked=()
-	[[ -f Cargo.lock ]] && locked=(--locked)
-	echo "cargo build --release --bin agentcard --example hello_minihttp"
-	cargo build --release "${locked[@]}" --bin agentcard --example hello_minihttp
-	TARGET_DIR=${CARGO_TARGET_DIR:-target}/release
-	AGENTCARD_BIN=$TARGET_DIR/agentcard
+	fresh_database "$DATABASE"
+	build_release --bin agentcard --example hello_minihttp
 	HELLO_BIN=$TARGET_DIR/examples/hello_minihttp
 
 	DATABASE_URL=$BENCH_URL "$AGENTCARD_BIN" migrate >/dev/null
@@ -260,46 +132,25 @@ start_hello() {
 }
 
 start_nginx() {
-	local dir=$WORKDIR/nginx log=$WORKDIR/nginx/error.log
-	mkdir -p "$dir/www" "$dir/tmp"
+	local dir=$WORKDIR/nginx
+	mkdir -p "$dir/www"
 	chmod 755 "$dir" "$dir/www"
 	cp "$CARD_FILE" "$dir/www/card.html"
 	chmod 644 "$dir/www/card.html"
-	cat >"$dir/nginx.conf" <<-EOF
-		daemon off;
-		master_process on;
-		worker_processes $WORKERS;
-		pid $dir/nginx.pid;
-		error_log $log warn;
-		events { worker_connections 1024; }
-		http {
-		    access_log off;
-		    types { text/html html; }
-		    default_type text/html;
-		    charset utf-8;
-		    sendfile on;
-		    tcp_nodelay on;
-		    keepalive_timeout 65s;
-		    keepalive_requests 1000000000;
-		    open_file_cache max=16 inactive=60s;
-		    open_file_cache_valid 60s;
-		    client_body_temp_path $dir/tmp/body;
-		    proxy_temp_path $dir/tmp/proxy;
-		    fastcgi_temp_path $dir/tmp/fastcgi;
-		    uwsgi_temp_path $dir/tmp/uwsgi;
-		    scgi_temp_path $dir/tmp/scgi;
-		    server {
-		        listen 127.0.0.1:$PORT_NGINX;
-		        root $dir/www;
-		        # The benchmark's /fragment requests get the card file, whatever their query.
-		        location = /fragment { try_files /card.html =404; }
-		    }
+	nginx_conf "$dir" "$WORKERS" <<-EOF
+		types { text/html html; }
+		default_type text/html;
+		charset utf-8;
+		open_file_cache max=16 inactive=60s;
+		open_file_cache_valid 60s;
+		server {
+		    listen 127.0.0.1:$PORT_NGINX;
+		    root $dir/www;
+		    # The benchmark's /fragment requests get the card file, whatever their query.
+		    location = /fragment { try_files /card.html =404; }
 		}
 	EOF
-	"$(nginx_binary)" -p "$dir" -c "$dir/nginx.conf" -e "$log" >"$dir/stdout.log" 2>&1 &
-	PID_NGINX=$!
-	STARTED_PIDS+=("$PID_NGINX")
-	wait_http nginx "$PID_NGINX" "http://127.0.0.1:$PORT_NGINX/card.html" "$log"
+	start_nginx_in PID_NGINX "$dir" nginx "http://127.0.0.1:$PORT_NGINX/card.html"
 }
 
 # check_target NAME URL: one request, status and body size shown.
@@ -543,19 +394,6 @@ target_pids() {
 	esac
 }
 
-# cpu_ticks PID...: utime + stime, in clock ticks, summed (all threads of each process).
-cpu_ticks() {
-	local pid stat total=0
-	local -a fields
-	for pid in "$@"; do
-		stat=$(<"/proc/$pid/stat")
-		# Fields after the command name, which is in parentheses and may hold spaces.
-		read -r -a fields <<<"${stat##*) }"
-		total=$((total + fields[11] + fields[12]))
-	done
-	echo "$total"
-}
-
 target_name() {
 	case $1 in
 	A) echo "A agentcard /fragment" ;;
@@ -577,41 +415,8 @@ wrk_target() {
 	B) args+=("http://127.0.0.1:$PORT_HELLO") ;;
 	C) args+=("http://127.0.0.1:$PORT_NGINX") ;;
 	esac
-	# wrk runs in a session of its own, as a client on another host would be in a scheduling
-	# group of its own. In the servers' session (one autogroup, Linux's default) a server
-	# thread and a wrk thread that wake each other kept one core for over a second at a time,
-	# and PostgreSQL, in its own group, waited that long for a core: management requests took
-	# up to 18 s and the report's writes fell behind, which no deployment would see.
-	if ! BENCH_PARTNER_ID=$PARTNER_ID BENCH_FRAGMENT_ID=$FRAGMENT_ID BENCH_API_KEY=$BENCH_KEY \
-		timeout "$((seconds + 30))" setsid -w wrk "${args[@]}" >"$output" 2>&1; then
-		cat "$output" >&2
-		die "wrk failed against $(target_name "$target")"
-	fi
-}
-
-# Reads wrk --latency output: requests rps p50_us p99_us non2xx socket_errors bytes_read.
-parse_wrk() {
-	awk '
-		function bytes(v) {
-			if (v ~ /GB$/) return v * 1073741824
-			if (v ~ /MB$/) return v * 1048576
-			if (v ~ /KB$/) return v * 1024
-			return v + 0
-		}
-		function us(v) {
-			if (v ~ /us$/) return v + 0
-			if (v ~ /ms$/) return v * 1000
-			if (v ~ /s$/) return v * 1000000
-			return v + 0
-		}
-		/requests in/ { requests = $1; read = bytes($5) }
-		/^Requests\/sec:/ { rps = $2 }
-		/^ +50%/ { p50 = us($2) }
-		/^ +99%/ { p99 = us($2) }
-		/Non-2xx or 3xx responses:/ { non2xx = $NF }
-		/Socket errors:/ { for (i = 3; i <= NF; i++) { gsub(",", "", $i); if ($i ~ /^[0-9]+$/) errors += $i } }
-		END { printf "%d %.2f %.1f %.1f %d %d %.0f\n", requests, rps, p50, p99, non2xx, errors, read }
-	' "$1"
+	BENCH_PARTNER_ID=$PARTNER_ID BENCH_FRAGMENT_ID=$FRAGMENT_ID BENCH_API_KEY=$BENCH_KEY \
+		wrk_session "$seconds" "$output" "$(target_name "$target")" "${args[@]}"
 }
 
 # One line per run, tab-separated: 1 target (A B C; N W: A without and with writes), 2 round,
@@ -634,7 +439,7 @@ measure() {
 	after=$(cpu_ticks "${pids[@]}")
 	read -r requests rps p50 p99 non2xx errors bytes_read <<<"$(parse_wrk "$output")"
 	((requests > 0)) || die "no request completed against $(target_name "$target") (see $output)"
-	cpu=$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$requests" 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')
+	cpu=$(per_request_us $((after - before)) "$requests")
 	size=$(awk -v b="$bytes_read" -v n="$requests" 'BEGIN { printf "%.0f", b / n }')
 	COUNTED=- COUNTED_PCT=- PG_US=- PG_TICKS=- PG_DB_US=- PG_DB_TICKS=-
 	[[ $target == A ]] && window_end "$requests"
@@ -645,37 +450,6 @@ measure() {
 	if [[ $target == A ]]; then
 		print_window "$requests" "$non2xx" "$errors"
 	fi
-}
-
-ms() {
-	awk -v v="$1" 'BEGIN { printf "%.3f", v / 1000 }'
-}
-
-# median_of EMPTY: median of the numbers on standard input, one a line; EMPTY when none.
-median_of() {
-	sort -g | awk -v empty="$1" '{ v[NR] = $1 }
-		END { if (NR == 0) print empty; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-# median TARGET COLUMN: median of one column of RESULTS over the target's rounds.
-median() {
-	awk -F '\t' -v t="$1" -v c="$2" '$1 == t { print $c }' "$RESULTS" | median_of 0
-}
-
-ratio() {
-	awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'
-}
-
-# paired_ratio TARGET COLUMN: median over rounds of A's COLUMN over TARGET's in the same round.
-# A round's runs follow each other within a minute, so a drift of the machine's speed over the
-# whole run, which can set A's median and TARGET's in different rounds, cancels out here.
-paired_ratio() {
-	local value
-	value=$(awk -F '\t' -v t="$1" -v c="$2" '
-		$1 == "A" { a[$2] = $c }
-		$1 == t { b[$2] = $c }
-		END { for (r in a) if ((r in b) && b[r] != 0) printf "%.6f\n", a[r] / b[r] }' "$RESULTS" | median_of "")
-	if [[ -n $value ]]; then ratio "$value" 1; else echo n/a; fi
 }
 
 run_rounds() {
@@ -698,12 +472,6 @@ run_rounds() {
 	done
 }
 
-machine() {
-	local model
-	model=$(awk -F ': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
-	echo "machine: $(nproc) CPUs, ${model:-unknown CPU}, $(uname -sr), load average $(cut -d ' ' -f 1-3 /proc/loadavg)"
-}
-
 report() {
 	local target a_rps a_cpu non2xx
 	section "Results: median over $ROUNDS rounds (servers not pinned, $WORKERS worker threads each)"
@@ -719,7 +487,7 @@ report() {
 	echo "agentcard / hello_minihttp:  req/s $(ratio "$a_rps" "$(median B 3)")   CPU per request $(ratio "$a_cpu" "$(median B 6)")"
 	echo "agentcard / nginx:           req/s $(ratio "$a_rps" "$(median C 3)")   CPU per request $(ratio "$a_cpu" "$(median C 6)")"
 	echo "paired within rounds (median of each round's own ratio): req/s over hello_minihttp" \
-		"$(paired_ratio B 3), over nginx $(paired_ratio C 3)"
+		"$(paired_ratio A B 3), over nginx $(paired_ratio A C 3)"
 	non2xx=$(median A 7)
 	if awk -v n="$non2xx" 'BEGIN { exit !(n > 0) }'; then
 		echo "warning: agentcard answered non-2xx (median $non2xx per run): its numbers do not measure /fragment"

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # scripts/lib/apt.sh: install the Debian packages a script needs. Sourced by
-# scripts/lib/postgres.sh and scripts/bench-load.sh (sourcing it twice is
+# scripts/lib/postgres.sh and scripts/lib/bench.sh (sourcing it twice is
 # harmless). Like postgres.sh, it reports errors with a non-zero status and a
 # message on stderr, so it behaves the same under `set -e` or not.
 #

@@ -1,10 +1,11 @@
 # shellcheck shell=bash
 # scripts/lib/postgres.sh: find a PostgreSQL server agentcard may create
 # databases on, starting a private one when there is none. Sourced by
-# scripts/run.sh, scripts/test.sh and scripts/bench-load.sh (which set
-# `set -euo pipefail` themselves); the functions report errors with a
-# non-zero status and a message on stderr, so they behave the same under
-# `set -e` or not. Packages are installed with scripts/lib/apt.sh.
+# scripts/run.sh, scripts/test.sh, scripts/bench-load.sh and
+# scripts/bench-edge.sh (which set `set -euo pipefail` themselves); the
+# functions report errors with a non-zero status and a message on stderr,
+# so they behave the same under `set -e` or not. Packages are installed
+# with scripts/lib/apt.sh.
 #
 # Functions:
 #   agentcard_find_postgres        sets AGENTCARD_PG_URL (and the variables below)
