@@ -463,9 +463,10 @@ impl Head {
     }
 }
 
+/// The end of the start line, its line break included (httparse also takes a bare LF).
 fn start_line_end(raw: &[u8]) -> Result<usize, MessageError> {
-    memchr::memmem::find(raw, b"\r\n")
-        .map(|at| at + 2)
+    memchr::memchr(b'\n', raw)
+        .map(|at| at + 1)
         .ok_or(MessageError::Malformed("no start line"))
 }
 
