@@ -4,7 +4,9 @@
 //! immediately before the tag and the brand line becomes the article's first child.
 //!
 //! Bytes before the article leave as they arrive; only at the article does the page wait for
-//! the card, never past the budget. When lol_html bails out (markup it cannot parse without
+//! the card, never past the budget. Once the article's start tag (and what was added around it)
+//! has gone out, the rest of the page is copied without lol_html: nothing after it changes,
+//! and parsing it would cost an agent's page most of its time. When lol_html bails out (markup it cannot parse without
 //! ambiguity, or its memory limit), the rest of the page goes out as it came: the input it had
 //! not yet given back is kept until it does.
 
@@ -63,6 +65,8 @@ struct State {
     card: Option<PendingCard>,
     ascii_only: bool,
     article_seen: bool,
+    /// Where the first article's start tag ends, in the page's bytes.
+    article_tag_end: Option<u64>,
     template_depth: usize,
     /// Bytes the rewriter added (card and brand line).
     inserted: u64,
@@ -110,6 +114,7 @@ impl<'o> PageWriter<'o> {
             card: Some(card),
             ascii_only: !encoding.utf8,
             article_seen: false,
+            article_tag_end: None,
             template_depth: 0,
             inserted: 0,
             failure: None,
@@ -171,6 +176,20 @@ impl<'o> PageWriter<'o> {
         }
     }
 
+    /// Whether the article's start tag, and the card and brand line around it, have gone out.
+    fn article_is_out(&self) -> bool {
+        let state = self.state.borrow();
+        let given_back = self.output.borrow().written - state.inserted;
+        self.rewriter.is_some() && state.article_tag_end.is_some_and(|end| given_back >= end)
+    }
+
+    /// Leaves lol_html: what it holds back goes out as it came, and so does what follows.
+    fn copy_from_here(&mut self) {
+        self.rewriter = None;
+        let unreturned = std::mem::take(&mut self.unreturned);
+        self.output.borrow_mut().write(&unreturned);
+    }
+
     /// Forgets the input the rewriter has given back.
     fn forget_returned(&mut self) {
         let written = self.output.borrow().written - self.state.borrow().inserted;
@@ -194,6 +213,9 @@ impl Write for PageWriter<'_> {
         match rewriter.write(data) {
             Ok(()) => self.forget_returned(),
             Err(error) => self.pass_through_from_here(&error.to_string()),
+        }
+        if self.article_is_out() {
+            self.copy_from_here();
         }
         self.output.borrow_mut().take_error()?;
         Ok(data.len())
@@ -248,6 +270,7 @@ fn place_card(el: &mut Element, state: &Rc<RefCell<State>>, output: &Rc<RefCell<
         return;
     }
     state.article_seen = true;
+    state.article_tag_end = Some(el.source_location().bytes().end as u64);
     let Some(card) = state.card.take() else {
         return;
     };
