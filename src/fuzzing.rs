@@ -361,7 +361,7 @@ pub fn edge_message(bytes: &[u8]) {
     }
     let mut copy = Vec::new();
     let mut content = Vec::new();
-    let mut conn = Conn::new(body);
+    let mut conn = Conn::new(body, 7);
     let walked = conn.walk_body(Framing::Chunked, &mut |piece| {
         match piece {
             Piece::Framing(b) => copy.extend_from_slice(b),

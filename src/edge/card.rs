@@ -153,7 +153,7 @@ fn exchange(
 ) -> Result<Result<Card, Failure>, Attempt> {
     let left = deadline.saturating_duration_since(Instant::now());
     let io = |error: io::Error| Attempt::Failed(io_failure(&error, "calling the service"));
-    conn.stream.set_timeout(left).map_err(io)?;
+    conn.set_timeout(left).map_err(io)?;
     let sent = conn
         .stream
         .write_all(head)

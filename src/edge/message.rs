@@ -12,7 +12,6 @@ pub const HEAD_LIMIT: usize = 64 * 1024;
 const LINE_LIMIT: usize = 4096;
 /// Headers a head may carry.
 const MAX_HEADERS: usize = 128;
-const READ_SIZE: usize = 16 * 1024;
 
 /// A connection with its read-ahead buffer.
 pub struct Conn<S> {
@@ -20,6 +19,22 @@ pub struct Conn<S> {
     buf: Vec<u8>,
     start: usize,
     end: usize,
+    /// The time-out last set on the stream: setting one is a system call, so it is set only
+    /// when it changes.
+    timeout: Option<Duration>,
+}
+
+/// A stream whose reads and writes can be bounded in time (a time-out is an `io::Error` of kind
+/// `TimedOut` or `WouldBlock`).
+pub trait Timeouts {
+    fn set_timeouts(&self, timeout: Duration) -> io::Result<()>;
+}
+
+impl Timeouts for may::net::TcpStream {
+    fn set_timeouts(&self, timeout: Duration) -> io::Result<()> {
+        self.set_read_timeout(Some(timeout))?;
+        self.set_write_timeout(Some(timeout))
+    }
 }
 
 /// A parsed head: the raw bytes and where its parts lie in them.
@@ -79,12 +94,14 @@ fn give(visit: &mut Visit, piece: Piece) -> Result<(), MessageError> {
 }
 
 impl<S: Read> Conn<S> {
-    pub fn new(stream: S) -> Conn<S> {
+    /// With a buffer of `capacity` bytes (it grows for a longer head).
+    pub fn new(stream: S, capacity: usize) -> Conn<S> {
         Conn {
             stream,
-            buf: vec![0; READ_SIZE],
+            buf: vec![0; capacity],
             start: 0,
             end: 0,
+            timeout: None,
         }
     }
 
@@ -252,6 +269,18 @@ impl<S: Read> Conn<S> {
     }
 }
 
+impl<S: Timeouts> Conn<S> {
+    /// Bounds every later read and write of the stream (at least 1 ms: zero would mean none).
+    pub fn set_timeout(&mut self, timeout: Duration) -> io::Result<()> {
+        let timeout = timeout.max(Duration::from_millis(1));
+        if self.timeout != Some(timeout) {
+            self.stream.set_timeouts(timeout)?;
+            self.timeout = Some(timeout);
+        }
+        Ok(())
+    }
+}
+
 impl Conn<may::net::TcpStream> {
     /// A client's next head: its first byte within `idle`, the whole head within `whole` of
     /// that byte, however slowly the bytes come.
@@ -272,7 +301,7 @@ impl Conn<may::net::TcpStream> {
             if wait.is_zero() {
                 return Err(MessageError::Io(io::ErrorKind::TimedOut.into()));
             }
-            self.stream.set_read_timeout(Some(wait))?;
+            self.set_timeout(wait)?;
             if self.fill()? == 0 {
                 return self.ended_before_head();
             }
@@ -489,7 +518,7 @@ mod tests {
     use super::*;
 
     fn conn(bytes: &[u8]) -> Conn<&[u8]> {
-        Conn::new(bytes)
+        Conn::new(bytes, 16)
     }
 
     #[test]
@@ -523,7 +552,7 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(10));
             }
         });
-        let mut server = Conn::new(listener.accept().unwrap().0);
+        let mut server = Conn::new(listener.accept().unwrap().0, 1024);
         let read = server.read_client_head(Duration::from_secs(5), Duration::from_millis(300));
         assert!(
             matches!(&read, Err(MessageError::Io(e)) if e.kind() == io::ErrorKind::TimedOut),

@@ -27,7 +27,9 @@ const ORIGIN_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the origin may stall while answering.
 const ORIGIN_TIMEOUT: Duration = Duration::from_secs(60);
 /// Bytes gathered before a write to the client.
-const WRITE_BUFFER: usize = 16 * 1024;
+const WRITE_BUFFER: usize = 64 * 1024;
+/// A client connection's read buffer: heads, and bodies on their way to the origin.
+const CLIENT_BUFFER: usize = 16 * 1024;
 /// Rule 6: every `200 text/html` answer to a gated agent.
 const AGENT_CACHE_CONTROL: &str = "Cache-Control: public, max-age=0, must-revalidate";
 /// Headers rule 6 takes off a `200 text/html` answer to a gated agent.
@@ -68,8 +70,7 @@ enum ProxyError {
 /// Serves one client connection until it closes, fails or asks to close.
 pub fn serve(edge: &Edge, stream: TcpStream) {
     let _ = stream.set_nodelay(true);
-    let _ = stream.set_write_timeout(Some(CLIENT_TIMEOUT));
-    let mut client = Conn::new(stream);
+    let mut client = Conn::new(stream, CLIENT_BUFFER);
     loop {
         let raw = match client.read_client_head(CLIENT_TIMEOUT, HEAD_TIMEOUT) {
             Ok(Some(raw)) => raw,
@@ -231,7 +232,6 @@ fn send(
 ) -> Result<Option<(Conn<Stream>, Head)>, ProxyError> {
     let origin_error = |e: &dyn std::fmt::Display| ProxyError::Origin(e.to_string());
     origin
-        .stream
         .set_timeout(ORIGIN_TIMEOUT)
         .map_err(|e| origin_error(&e))?;
     if origin.stream.write_all(head).is_err() && body == Framing::Empty {

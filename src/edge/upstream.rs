@@ -2,7 +2,7 @@
 //! them (plain TCP or TLS verified against the system's trust store), and their idle
 //! kept-alive connections.
 
-use super::message::Conn;
+use super::message::{Conn, Timeouts};
 use may::net::TcpStream;
 use parking_lot::Mutex;
 use rustls::pki_types::ServerName;
@@ -12,6 +12,8 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Bytes read from an upstream at a time: a whole page of tens of kilobytes in a read or two.
+const UPSTREAM_BUFFER: usize = 64 * 1024;
 /// Idle connections kept per upstream; more are closed when they come back.
 const IDLE_KEPT: usize = 256;
 
@@ -75,13 +77,11 @@ impl Stream {
             Stream::Tls(tls) => tls.get_ref(),
         }
     }
+}
 
-    /// Bounds every later read and write (a time-out is an `io::Error` of kind `TimedOut` or
-    /// `WouldBlock`).
-    pub fn set_timeout(&self, timeout: Duration) -> io::Result<()> {
-        let timeout = Some(timeout.max(Duration::from_millis(1)));
-        self.tcp().set_read_timeout(timeout)?;
-        self.tcp().set_write_timeout(timeout)
+impl Timeouts for Stream {
+    fn set_timeouts(&self, timeout: Duration) -> io::Result<()> {
+        self.tcp().set_timeouts(timeout)
     }
 }
 
@@ -155,7 +155,7 @@ impl Upstream {
         let mut last_error = io::Error::new(io::ErrorKind::NotFound, "no address");
         for address in &self.addresses {
             match TcpStream::connect_timeout(address, timeout) {
-                Ok(tcp) => return self.wrap(tcp).map(Conn::new),
+                Ok(tcp) => return self.wrap(tcp).map(|s| Conn::new(s, UPSTREAM_BUFFER)),
                 Err(error) => last_error = error,
             }
         }
