@@ -11,7 +11,7 @@ use super::FailOpen;
 use may::sync::mpsc;
 use std::io::{self, Write};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The card call's own User-Agent: benign, since edge protection in front of the service may
 /// block bot User-Agents.
@@ -23,6 +23,10 @@ const CARD_LIMIT: usize = 64 * 1024;
 pub struct CardService {
     pub upstream: Upstream,
     pub key: String,
+    /// Each read and write of a call is bounded by the budget, a time-out that stays the same
+    /// from call to call (setting one is a system call); the page waits only until its own
+    /// deadline, whatever the call does after it.
+    pub budget: Duration,
 }
 
 /// A card as the service returned it, with its brand (`data-brand`, decoded).
@@ -116,7 +120,7 @@ fn request_head(service: &CardService, request: &CardRequest) -> Vec<u8> {
 /// One call, retried once on a fresh connection when a kept-alive one turns out closed.
 fn fetch(service: &CardService, head: &[u8], deadline: Instant) -> Result<Card, Failure> {
     if let Some(conn) = service.upstream.reuse() {
-        match exchange(service, conn, head, deadline) {
+        match exchange(service, conn, head) {
             Err(Attempt::Stale) => {}
             Err(Attempt::Failed(failure)) => return Err(failure),
             Ok(card) => return card,
@@ -127,7 +131,7 @@ fn fetch(service: &CardService, head: &[u8], deadline: Instant) -> Result<Card, 
         .upstream
         .connect(left)
         .map_err(|error| io_failure(&error, "connecting to the service"))?;
-    match exchange(service, conn, head, deadline) {
+    match exchange(service, conn, head) {
         Ok(card) => card,
         Err(Attempt::Stale) => Err(failure(
             FailOpen::Unreachable,
@@ -149,11 +153,9 @@ fn exchange(
     service: &CardService,
     mut conn: Conn,
     head: &[u8],
-    deadline: Instant,
 ) -> Result<Result<Card, Failure>, Attempt> {
-    let left = deadline.saturating_duration_since(Instant::now());
     let io = |error: io::Error| Attempt::Failed(io_failure(&error, "calling the service"));
-    conn.set_timeout(left).map_err(io)?;
+    conn.set_timeout(service.budget).map_err(io)?;
     let sent = conn
         .stream
         .write_all(head)

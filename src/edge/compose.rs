@@ -15,11 +15,14 @@ use super::FailOpen;
 use crate::html::{escape_text, references_for_non_ascii};
 use lol_html::html_content::{ContentType, Element};
 use lol_html::{
-    element, end_tag, AsciiCompatibleEncoding, HtmlRewriter, MemorySettings, OutputSink, Settings,
+    end_tag, AsciiCompatibleEncoding, ElementContentHandlers, HtmlRewriter, MemorySettings,
+    OutputSink, Selector, Settings,
 };
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::io::{self, Write};
 use std::rc::Rc;
+use std::sync::OnceLock;
 
 /// Memory one page's rewriting may hold (lol_html's buffers for a start tag split across
 /// reads); past it the page passes through.
@@ -236,21 +239,28 @@ fn settings<'o>(
     let templates = Rc::clone(state);
     let articles = Rc::clone(state);
     let output = Rc::clone(output);
+    let (template, article) = selectors();
     Settings {
         element_content_handlers: vec![
-            element!("template", move |el| {
-                templates.borrow_mut().template_depth += 1;
-                let state = Rc::clone(&templates);
-                el.on_end_tag(end_tag!(move |_| {
-                    let mut state = state.borrow_mut();
-                    state.template_depth = state.template_depth.saturating_sub(1);
+            (
+                Cow::Borrowed(template),
+                ElementContentHandlers::default().element(move |el: &mut Element| {
+                    templates.borrow_mut().template_depth += 1;
+                    let state = Rc::clone(&templates);
+                    el.on_end_tag(end_tag!(move |_| {
+                        let mut state = state.borrow_mut();
+                        state.template_depth = state.template_depth.saturating_sub(1);
+                        Ok(())
+                    }))
+                }),
+            ),
+            (
+                Cow::Borrowed(article),
+                ElementContentHandlers::default().element(move |el: &mut Element| {
+                    place_card(el, &articles, &output);
                     Ok(())
-                }))
-            }),
-            element!("article", move |el| {
-                place_card(el, &articles, &output);
-                Ok(())
-            }),
+                }),
+            ),
         ],
         encoding: encoding.encoding,
         strict: true,
@@ -261,6 +271,16 @@ fn settings<'o>(
         },
         ..Settings::new()
     }
+}
+
+/// The two selectors, parsed once for every page.
+fn selectors() -> (&'static Selector, &'static Selector) {
+    static SELECTORS: OnceLock<(Selector, Selector)> = OnceLock::new();
+    let (template, article) = SELECTORS.get_or_init(|| {
+        let parse = |text: &str| text.parse().expect("a valid selector");
+        (parse("template"), parse("article"))
+    });
+    (template, article)
 }
 
 /// At the first article outside a template: waits for the card and places it.

@@ -93,6 +93,7 @@ pub fn start(config: EdgeConfig) -> Result<RunningEdge, String> {
         cards: Arc::new(CardService {
             upstream: service,
             key: config.key,
+            budget: config.budget,
         }),
         sites: config.sites,
         budget: config.budget,
