@@ -24,6 +24,9 @@ use std::io::{self, Write};
 use std::rc::Rc;
 use std::sync::OnceLock;
 
+/// Bytes given to lol_html at a time: past the article the rest of a read is copied, not
+/// parsed, however large the read.
+const REWRITE_SLICE: usize = 4096;
 /// Memory one page's rewriting may hold (lol_html's buffers for a start tag split across
 /// reads); past it the page passes through.
 const REWRITER_MEMORY: usize = 1024 * 1024;
@@ -179,6 +182,22 @@ impl<'o> PageWriter<'o> {
         }
     }
 
+    /// Gives `slice` to lol_html, or past the article (or a bail-out) straight to the output.
+    fn write_slice(&mut self, slice: &[u8]) {
+        let Some(rewriter) = self.rewriter.as_mut() else {
+            self.output.borrow_mut().write(slice);
+            return;
+        };
+        self.unreturned.extend_from_slice(slice);
+        match rewriter.write(slice) {
+            Ok(()) => self.forget_returned(),
+            Err(error) => self.pass_through_from_here(&error.to_string()),
+        }
+        if self.article_is_out() {
+            self.copy_from_here();
+        }
+    }
+
     /// Whether the article's start tag, and the card and brand line around it, have gone out.
     fn article_is_out(&self) -> bool {
         let state = self.state.borrow();
@@ -206,19 +225,8 @@ impl<'o> PageWriter<'o> {
 
 impl Write for PageWriter<'_> {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        let Some(rewriter) = self.rewriter.as_mut() else {
-            let mut output = self.output.borrow_mut();
-            output.write(data);
-            output.take_error()?;
-            return Ok(data.len());
-        };
-        self.unreturned.extend_from_slice(data);
-        match rewriter.write(data) {
-            Ok(()) => self.forget_returned(),
-            Err(error) => self.pass_through_from_here(&error.to_string()),
-        }
-        if self.article_is_out() {
-            self.copy_from_here();
+        for slice in data.chunks(REWRITE_SLICE) {
+            self.write_slice(slice);
         }
         self.output.borrow_mut().take_error()?;
         Ok(data.len())
