@@ -327,6 +327,7 @@ fn chunk_size(line: &[u8]) -> Result<u64, MessageError> {
 
 impl Head {
     pub fn parse_request(raw: Vec<u8>) -> Result<Head, MessageError> {
+        let raw = without_leading_empty_lines(raw);
         let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut request = httparse::Request::new(&mut slots);
         let start_line_end = start_line_end(&raw)?;
@@ -352,6 +353,7 @@ impl Head {
     }
 
     pub fn parse_response(raw: Vec<u8>) -> Result<Head, MessageError> {
+        let raw = without_leading_empty_lines(raw);
         let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut response = httparse::Response::new(&mut slots);
         let start_line_end = start_line_end(&raw)?;
@@ -492,6 +494,17 @@ impl Head {
     }
 }
 
+/// The head without the empty lines a peer may send before it (RFC 9112 §2.2: a client's extra
+/// CRLF after a body), which httparse skips: a head written back starts with its start line.
+fn without_leading_empty_lines(mut raw: Vec<u8>) -> Vec<u8> {
+    let empty = raw
+        .iter()
+        .take_while(|&&b| b == b'\r' || b == b'\n')
+        .count();
+    raw.drain(..empty);
+    raw
+}
+
 /// The end of the start line, its line break included (httparse also takes a bare LF).
 fn start_line_end(raw: &[u8]) -> Result<usize, MessageError> {
     memchr::memchr(b'\n', raw)
@@ -587,6 +600,16 @@ mod tests {
         assert_eq!(
             rewritten,
             b"HTTP/1.1 200 OK\r\nX-One: 1\r\nset-cookie: b\r\nA: b\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn empty_lines_before_a_head_are_not_part_of_it() {
+        let head =
+            Head::parse_request(b"\r\n\r\nGET /a HTTP/1.1\r\nHost: x\r\n\r\n".to_vec()).unwrap();
+        assert_eq!(
+            head.rewritten(|_| true, &[]),
+            b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
         );
     }
 
