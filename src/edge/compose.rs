@@ -6,7 +6,7 @@
 //! Bytes before the article leave as they arrive; only at the article does the page wait for
 //! the card, never past the budget. Once the article's start tag (and what was added around it)
 //! has gone out, the rest of the page is copied without lol_html: nothing after it changes,
-//! and parsing it would cost an agent's page most of its time. When lol_html bails out (markup it cannot parse without
+//! so parsing it would be work for nothing. When lol_html bails out (markup it cannot parse without
 //! ambiguity, or its memory limit), the rest of the page goes out as it came: the input it had
 //! not yet given back is kept until it does.
 
