@@ -79,11 +79,9 @@ pub fn serve(edge: &Edge, stream: TcpStream) {
             Err(MessageError::Malformed(_)) => return refuse(&mut client.stream, 400),
         };
         let arrived = Instant::now();
-        if client
-            .stream
-            .set_read_timeout(Some(CLIENT_TIMEOUT))
-            .is_err()
-        {
+        // Back from the head's deadline, for the body and the answer (no system call when the
+        // head came in one read).
+        if client.set_timeout(CLIENT_TIMEOUT).is_err() {
             return;
         }
         let Ok(request) = Head::parse_request(raw) else {
