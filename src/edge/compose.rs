@@ -164,14 +164,8 @@ impl<'o> PageWriter<'o> {
     /// After lol_html gave up: what it had not given back goes out unchanged, and so does
     /// everything after.
     fn pass_through_from_here(&mut self, why: &str) {
-        self.rewriter = None;
-        let mut output = self.output.borrow_mut();
-        let written = output.written - self.state.borrow().inserted;
-        let returned_here = usize::try_from(written.saturating_sub(self.returned))
-            .unwrap_or(usize::MAX)
-            .min(self.unreturned.len());
-        output.write(&self.unreturned[returned_here..]);
-        self.unreturned = Vec::new();
+        self.forget_returned();
+        self.copy_from_here();
         let mut state = self.state.borrow_mut();
         if !state.article_seen {
             state.article_seen = true;
