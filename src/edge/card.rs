@@ -5,7 +5,7 @@
 //! the budget's deadline.
 
 use super::config::Site;
-use super::message::{Framing, Head, MessageError, Piece};
+use super::message::{Head, MessageError, Piece};
 use super::upstream::Upstream;
 use super::FailOpen;
 use may::sync::mpsc;
@@ -199,7 +199,7 @@ fn read_body(conn: &mut Conn, answer: &Head) -> Result<Vec<u8>, Failure> {
         Ok(())
     })
     .map_err(message_failure)?;
-    match too_large || (framing == Framing::Close && body.len() > CARD_LIMIT) {
+    match too_large {
         true => Err(failure(FailOpen::CardError, "card larger than 64 KiB")),
         false => Ok(body),
     }
