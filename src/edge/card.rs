@@ -6,6 +6,7 @@
 
 use super::config::Site;
 use super::message::{Head, MessageError, Piece};
+use super::metrics;
 use super::upstream::Upstream;
 use super::FailOpen;
 use may::sync::mpsc;
@@ -93,7 +94,7 @@ pub fn start(service: &Arc<CardService>, request: &CardRequest, deadline: Instan
     let head = request_head(&service, request);
     may::go!(move || {
         // The page may have stopped waiting: nobody to tell then.
-        let _ = sender.send(fetch(&service, &head, deadline));
+        let _ = sender.send(metrics::time_card_call(|| fetch(&service, &head, deadline)));
     });
     PendingCard { answer, deadline }
 }

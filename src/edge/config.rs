@@ -35,6 +35,9 @@ pub struct EdgeArgs {
     /// PEM certificates trusted besides the system's.
     #[arg(long, env = "AGENTCARD_EDGE_CA_FILE")]
     pub ca_file: Option<PathBuf>,
+    /// Address of the operator metrics listener (`GET /metrics`) [default: none, off].
+    #[arg(long, env = "AGENTCARD_EDGE_METRICS_LISTEN")]
+    pub metrics_listen: Option<String>,
 }
 
 /// One publisher site of the sites file.
@@ -58,6 +61,7 @@ pub struct EdgeConfig {
     pub budget: Duration,
     pub abc_txt: Option<Vec<u8>>,
     pub ca_file: Option<PathBuf>,
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 /// Why the edge cannot start: the variable (or file) at fault, and what is wrong.
@@ -84,12 +88,7 @@ impl EdgeConfig {
             .sites
             .ok_or_else(|| refuse("AGENTCARD_EDGE_SITES", "required (the sites file)"))?;
         Ok(EdgeConfig {
-            listen: listen.parse().map_err(|_| {
-                refuse(
-                    "AGENTCARD_EDGE_LISTEN",
-                    format!("`{listen}` is not an address:port"),
-                )
-            })?,
+            listen: address("AGENTCARD_EDGE_LISTEN", listen)?,
             origin: base_url("AGENTCARD_EDGE_ORIGIN", args.origin)?,
             service: base_url("AGENTCARD_EDGE_SERVICE", args.service)?,
             key: key
@@ -106,8 +105,18 @@ impl EdgeConfig {
                 })?,
             abc_txt: args.abc_txt.map(|path| read_abc_txt(&path)).transpose()?,
             ca_file: args.ca_file,
+            metrics_listen: args
+                .metrics_listen
+                .map(|value| address("AGENTCARD_EDGE_METRICS_LISTEN", &value))
+                .transpose()?,
         })
     }
+}
+
+fn address(var: &str, value: &str) -> Result<SocketAddr, EdgeConfigError> {
+    value
+        .parse()
+        .map_err(|_| refuse(var, format!("`{value}` is not an address:port")))
 }
 
 fn base_url(var: &str, value: Option<String>) -> Result<BaseUrl, EdgeConfigError> {

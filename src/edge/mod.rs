@@ -18,6 +18,7 @@ pub(crate) mod card;
 pub(crate) mod compose;
 mod config;
 pub(crate) mod message;
+mod metrics;
 mod proxy;
 mod upstream;
 
@@ -60,6 +61,7 @@ impl FailOpen {
 
 /// The one log line of a page served without its card.
 fn log_fail_open(cause: FailOpen, page_url: &str, detail: &str) {
+    metrics::count_fail_open(cause);
     log::info!("fail open: {} {page_url} ({detail})", cause.as_str());
 }
 
@@ -88,6 +90,7 @@ pub fn start(config: EdgeConfig) -> Result<RunningEdge, String> {
         .map_err(|e| format!("AGENTCARD_EDGE_ORIGIN: {e}"))?;
     let service =
         Upstream::new(config.service, tls).map_err(|e| format!("AGENTCARD_EDGE_SERVICE: {e}"))?;
+    metrics::start(config.metrics_listen, workers, config.budget)?;
     let edge = Arc::new(Edge {
         origin,
         cards: Arc::new(CardService {
@@ -115,7 +118,7 @@ fn accept_loop(listener: may::net::TcpListener, edge: Arc<Edge>) {
         match listener.accept() {
             Ok((stream, _)) => {
                 let edge = Arc::clone(&edge);
-                may::go!(move || proxy::serve(&edge, stream));
+                may::go!(move || metrics::while_open(|| proxy::serve(&edge, stream)));
             }
             Err(error) => accept_failed(&error),
         }

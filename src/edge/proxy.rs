@@ -7,6 +7,7 @@ use super::card::{self, CardRequest, CardService, PendingCard};
 use super::compose::{PageEncoding, PageWriter};
 use super::config::Site;
 use super::message::{Conn, Framing, Head, MessageError, Piece};
+use super::metrics::{self, Kind};
 use super::upstream::{Stream, Upstream};
 use super::{log_fail_open, FailOpen};
 use crate::http::media_type;
@@ -124,6 +125,7 @@ fn one_request(
         http11: request.minor_version == 1,
     });
     let outgoing = outgoing_head(request, agent.is_some());
+    let kind = Kind::gated(agent.is_some());
     // The body is passed on as it comes, so the client may send it now (as nginx, which reads
     // it first, also says at once).
     if body != Framing::Empty && request.has_token("expect", "100-continue") {
@@ -134,6 +136,7 @@ fn one_request(
         .response_framing(&request.method)
         .ok_or_else(|| ProxyError::Origin("unreadable framing".into()))?;
     let client_keeps = respond(&mut client.stream, &mut origin, &answer, framing, agent)?;
+    metrics::count_answered(kind, arrived);
     if answer.keeps_alive() && framing != Framing::Close {
         edge.origin.keep(origin);
     }
@@ -387,7 +390,7 @@ fn compose(
     decoder
         .finish()
         .map_err(|e| ProxyError::Origin(e.to_string()))?;
-    if let Err(failure) = rewriter.finish()? {
+    if let Err(failure) = metrics::count_if_placed(rewriter.finish()?) {
         log_fail_open(failure.cause, page.page_url, &failure.detail);
     }
     body.finish()?;
@@ -517,6 +520,7 @@ fn is_abc_txt(request: &Head) -> bool {
 
 /// Rule 7: the file as it is, to every User-Agent.
 fn serve_abc_txt(client: &mut TcpStream, request: &Head, file: &[u8]) -> io::Result<bool> {
+    metrics::count_request(Kind::AbcTxt);
     let head = format!(
         "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n",
         file.len()
@@ -530,6 +534,7 @@ fn serve_abc_txt(client: &mut TcpStream, request: &Head, file: &[u8]) -> io::Res
 
 /// The edge's own answer to a request it cannot forward; the connection closes after it.
 fn refuse(client: &mut TcpStream, status: u16) {
+    metrics::count_request(Kind::Refused);
     let reason = match status {
         400 => "Bad Request",
         431 => "Request Header Fields Too Large",

@@ -145,7 +145,7 @@ fn encode(r: &Readings, out: &mut DescriptorEncoder) -> fmt::Result {
 }
 
 /// A family of `kind`, one metric per label set.
-fn family<L: EncodeLabelSet, M: EncodeMetric>(
+pub fn family<L: EncodeLabelSet, M: EncodeMetric>(
     out: &mut DescriptorEncoder,
     name: &str,
     help: &str,
@@ -160,13 +160,24 @@ fn family<L: EncodeLabelSet, M: EncodeMetric>(
 }
 
 /// A counter without labels.
-fn counter(out: &mut DescriptorEncoder, name: &str, help: &str, value: u64) -> fmt::Result {
+pub fn counter(out: &mut DescriptorEncoder, name: &str, help: &str, value: u64) -> fmt::Result {
     let family = out.encode_descriptor(name, help, None, MetricType::Counter)?;
     ConstCounter::new(value).encode(family)
 }
 
+/// A histogram without labels.
+pub fn histogram(
+    out: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    reading: &HistogramReading,
+) -> fmt::Result {
+    let family = out.encode_descriptor(name, help, None, MetricType::Histogram)?;
+    ConstHistogram(reading).encode(family)
+}
+
 /// A gauge without labels; its family without a sample while the value is unknown.
-fn gauge<N: prometheus_client::encoding::EncodeGaugeValue>(
+pub fn gauge<N: prometheus_client::encoding::EncodeGaugeValue>(
     out: &mut DescriptorEncoder,
     name: &str,
     help: &str,

@@ -6,14 +6,18 @@
 //!
 //! This module knows none of the places it reads: the modules that count keep their own
 //! `PerThread` counters, and the service's start (`lib.rs`) hands the endpoint a function
-//! that gathers every value into [`Readings`] at each scrape.
+//! that gathers every value into [`Readings`] at each scrape. `agentcard edge` has families
+//! of its own (`edge::metrics`): it hands [`Endpoint::of`] a collector of them, written with
+//! the same helpers.
 
 mod exposition;
 mod slots;
 
-pub use slots::{Counter, Histogram, HistogramReading, PerThread};
+pub use exposition::{counter, family, gauge, histogram};
+pub use slots::{Bounds, Counter, Histogram, HistogramReading, PerThread};
 
 use crate::http::{error_response, require_get_or_head, Request, Response, Service};
+use prometheus_client::collector::Collector;
 use prometheus_client::registry::Registry;
 use std::time::{Duration, SystemTime};
 
@@ -74,8 +78,14 @@ pub struct Endpoint {
 impl Endpoint {
     /// `read` is called once per scrape.
     pub fn new(read: impl Fn() -> Readings + Send + Sync + 'static) -> Endpoint {
+        Endpoint::of(exposition::Scrape::new(read))
+    }
+
+    /// An endpoint of other families than the service's: `collector` writes them at each
+    /// scrape.
+    pub fn of(collector: impl Collector) -> Endpoint {
         let mut registry = Registry::default();
-        registry.register_collector(Box::new(exposition::Scrape::new(read)));
+        registry.register_collector(Box::new(collector));
         Endpoint { registry }
     }
 

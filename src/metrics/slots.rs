@@ -11,6 +11,7 @@
 //! where adds are atomic read-modify-writes, so that no count is ever lost, only made slower.
 
 use crossbeam::utils::CachePadded;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -36,40 +37,59 @@ impl Counter {
     }
 }
 
-/// The upper bounds of the duration buckets, in nanoseconds: from the `/fragment` answers
-/// (tens of microseconds) to a management write waiting on a slow database (seconds).
-pub const DURATION_BOUNDS_NANOS: [u64; 17] = [
-    50_000,
-    100_000,
-    250_000,
-    500_000,
-    1_000_000,
-    2_500_000,
-    5_000_000,
-    10_000_000,
-    25_000_000,
-    50_000_000,
-    100_000_000,
-    250_000_000,
-    500_000_000,
-    1_000_000_000,
-    2_500_000_000,
-    5_000_000_000,
-    10_000_000_000,
-];
-
-/// Durations counted per bucket (the last one past every bound), and their sum.
-#[derive(Debug)]
-pub struct Histogram {
-    buckets: [Counter; DURATION_BOUNDS_NANOS.len() + 1],
-    sum_nanos: Counter,
+/// The upper bounds of a histogram's buckets, in nanoseconds, ascending, fewer than
+/// [`MAX_BUCKETS`]: each histogram chooses the ones its durations need.
+pub trait Bounds: 'static {
+    const NANOS: &'static [u64];
 }
 
-impl Default for Histogram {
+/// The bounds of the service's answers: from the `/fragment` answers (tens of microseconds)
+/// to a management write waiting on a slow database (seconds).
+#[derive(Debug)]
+pub struct RequestBounds;
+
+impl Bounds for RequestBounds {
+    const NANOS: &'static [u64] = &[
+        50_000,
+        100_000,
+        250_000,
+        500_000,
+        1_000_000,
+        2_500_000,
+        5_000_000,
+        10_000_000,
+        25_000_000,
+        50_000_000,
+        100_000_000,
+        250_000_000,
+        500_000_000,
+        1_000_000_000,
+        2_500_000_000,
+        5_000_000_000,
+        10_000_000_000,
+    ];
+}
+
+/// Buckets a histogram holds room for: one per bound and one past them all. A fixed array,
+/// so that a slot's histogram stays inside the slot's own cache lines.
+pub const MAX_BUCKETS: usize = 18;
+
+/// Durations counted per bucket (the one after the last bound past every bound), and their
+/// sum.
+#[derive(Debug)]
+pub struct Histogram<B: Bounds = RequestBounds> {
+    buckets: [Counter; MAX_BUCKETS],
+    sum_nanos: Counter,
+    bounds: PhantomData<B>,
+}
+
+impl<B: Bounds> Default for Histogram<B> {
     fn default() -> Self {
+        const { assert!(B::NANOS.len() < MAX_BUCKETS) };
         Histogram {
-            buckets: [const { Counter::new() }; DURATION_BOUNDS_NANOS.len() + 1],
+            buckets: [const { Counter::new() }; MAX_BUCKETS],
             sum_nanos: Counter::new(),
+            bounds: PhantomData,
         }
     }
 }
@@ -122,8 +142,8 @@ impl<T> PerThread<T> {
     }
 
     /// The sum over every slot of the histogram `pick` chooses.
-    pub fn histogram(&self, pick: impl Fn(&T) -> &Histogram) -> HistogramReading {
-        let bounds = DURATION_BOUNDS_NANOS
+    pub fn histogram<B: Bounds>(&self, pick: impl Fn(&T) -> &Histogram<B>) -> HistogramReading {
+        let bounds = B::NANOS
             .iter()
             .map(|&nanos| nanos as f64 / 1e9)
             .chain([f64::INFINITY]);
@@ -153,10 +173,14 @@ impl<'a, T> Slot<'a, T> {
     }
 
     /// Counts `duration` in the histogram `pick` chooses.
-    pub fn observe(&self, pick: impl FnOnce(&'a T) -> &'a Histogram, duration: Duration) {
+    pub fn observe<B: Bounds>(
+        &self,
+        pick: impl FnOnce(&'a T) -> &'a Histogram<B>,
+        duration: Duration,
+    ) {
         let histogram = pick(self.counters);
         let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
-        let bucket = DURATION_BOUNDS_NANOS.partition_point(|&bound| bound < nanos);
+        let bucket = B::NANOS.partition_point(|&bound| bound < nanos);
         self.add_to(&histogram.buckets[bucket], 1);
         self.add_to(&histogram.sum_nanos, nanos);
     }

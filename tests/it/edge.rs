@@ -3,6 +3,8 @@
 //! too) with its log line per fail-open cause, a card from a real `agentcard serve`,
 //! `abc.txt`, and the configuration refusals.
 
+mod metrics;
+
 use crate::fixtures::{free_local_addr, CardSpec, World};
 use crate::harness::server;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -23,7 +23,8 @@
 //! - `keys`: `/v1/keys` (shown once, newest first, repeatable revocation, isolation).
 //! - `demo`: `agentcard admin demo` and the requests it prints.
 //! - `edge`: `agentcard edge`: every shared case of `edge/cases/` (with its log line per
-//!   fail-open cause), a card from a real `agentcard serve`, `abc.txt`, configuration refusals.
+//!   fail-open cause), a card from a real `agentcard serve`, `abc.txt`, configuration refusals;
+//!   `edge::metrics`: the edge's `/metrics`, every request kind and fail-open cause counted.
 //! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
