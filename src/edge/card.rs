@@ -2,17 +2,18 @@
 //! in `X-API-Key`, the agent's User-Agent in `X-Agent-UA` and a benign User-Agent of our own,
 //! started on a coroutine of its own as soon as the request's head has arrived, so that it
 //! runs while the origin answers. The page waits for it at its first `<article>`, never past
-//! the budget's deadline.
+//! the budget's deadline: the alarm's thread tells it when that has come.
 
+use super::alarm::Alarm;
 use super::config::Site;
-use super::message::{Head, MessageError, Piece};
+use super::message::{Head, MessageError, Patience, Piece};
 use super::metrics;
 use super::upstream::Upstream;
 use super::FailOpen;
 use may::sync::mpsc;
 use std::io::{self, Write};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The card call's own User-Agent: benign, since edge protection in front of the service may
 /// block bot User-Agents.
@@ -22,12 +23,11 @@ const CARD_LIMIT: usize = 64 * 1024;
 
 /// Where cards come from.
 pub struct CardService {
+    /// Its connections give up a call the budget after it began (the socket's deadlines); the
+    /// page itself waits only until its own deadline, whatever the call does after it.
     pub upstream: Upstream,
     pub key: String,
-    /// Each read and write of a call is bounded by the budget, a time-out that stays the same
-    /// from call to call (setting one is a system call); the page waits only until its own
-    /// deadline, whatever the call does after it.
-    pub budget: Duration,
+    pub alarm: Arc<Alarm>,
 }
 
 /// A card as the service returned it, with its brand (`data-brand`, decoded).
@@ -51,33 +51,27 @@ fn failure(cause: FailOpen, detail: impl Into<String>) -> Failure {
     }
 }
 
-/// A card call under way.
+/// A card call under way: the first of the call's answer and the alarm's time-out.
 pub struct PendingCard {
     answer: mpsc::Receiver<Result<Card, Failure>>,
-    deadline: Instant,
 }
 
 impl PendingCard {
     /// The card, or why there is none; waits at most until the deadline.
     pub fn wait(self) -> Result<Card, Failure> {
-        let left = self.deadline.saturating_duration_since(Instant::now());
-        match self.answer.recv_timeout(left) {
-            Ok(answer) => answer,
-            Err(_) => Err(failure(FailOpen::Timeout, "no card within the budget")),
-        }
+        self.answer.recv().unwrap_or_else(|_| Err(out_of_time()))
     }
-}
 
-impl PendingCard {
     /// A call that has already answered (for the tests and the fuzz targets of the rewriter).
     pub fn answered(answer: Result<Card, Failure>) -> PendingCard {
         let (sender, receiver) = mpsc::channel();
         sender.send(answer).expect("the receiver is here");
-        PendingCard {
-            answer: receiver,
-            deadline: Instant::now() + std::time::Duration::from_secs(1),
-        }
+        PendingCard { answer: receiver }
     }
+}
+
+fn out_of_time() -> Failure {
+    failure(FailOpen::Timeout, "no card within the budget")
 }
 
 /// What the card call says about the page.
@@ -87,16 +81,20 @@ pub struct CardRequest<'a> {
     pub agent: &'a str,
 }
 
-/// Starts the call; it gives up at `deadline`.
+/// Starts the call; the page hears of it by `deadline` at the latest.
 pub fn start(service: &Arc<CardService>, request: &CardRequest, deadline: Instant) -> PendingCard {
     let (sender, answer) = mpsc::channel();
+    let alarm = sender.clone();
+    // Whichever comes second finds nobody waiting: its send fails, and that is fine.
+    service.alarm.at(deadline, move || {
+        let _ = alarm.send(Err(out_of_time()));
+    });
     let service = Arc::clone(service);
     let head = request_head(&service, request);
     may::go!(move || {
-        // The page may have stopped waiting: nobody to tell then.
-        let _ = sender.send(metrics::time_card_call(|| fetch(&service, &head, deadline)));
+        let _ = sender.send(metrics::time_card_call(|| fetch(&service, &head)));
     });
-    PendingCard { answer, deadline }
+    PendingCard { answer }
 }
 
 fn request_head(service: &CardService, request: &CardRequest) -> Vec<u8> {
@@ -119,7 +117,7 @@ fn request_head(service: &CardService, request: &CardRequest) -> Vec<u8> {
 }
 
 /// One call, retried once on a fresh connection when a kept-alive one turns out closed.
-fn fetch(service: &CardService, head: &[u8], deadline: Instant) -> Result<Card, Failure> {
+fn fetch(service: &CardService, head: &[u8]) -> Result<Card, Failure> {
     if let Some(conn) = service.upstream.reuse() {
         match exchange(service, conn, head) {
             Err(Attempt::Stale) => {}
@@ -127,10 +125,9 @@ fn fetch(service: &CardService, head: &[u8], deadline: Instant) -> Result<Card, 
             Ok(card) => return card,
         }
     }
-    let left = deadline.saturating_duration_since(Instant::now());
     let conn = service
         .upstream
-        .connect(left)
+        .connect()
         .map_err(|error| io_failure(&error, "connecting to the service"))?;
     match exchange(service, conn, head) {
         Ok(card) => card,
@@ -156,7 +153,7 @@ fn exchange(
     head: &[u8],
 ) -> Result<Result<Card, Failure>, Attempt> {
     let io = |error: io::Error| Attempt::Failed(io_failure(&error, "calling the service"));
-    conn.set_timeout(service.budget).map_err(io)?;
+    conn.set_patience(Patience::Whole);
     let sent = conn
         .stream
         .write_all(head)

@@ -2,9 +2,9 @@
 //! pass-through answer is the origin's, byte for byte, header order and case included), and
 //! bodies walked by their framing, either copied verbatim or decoded.
 
+pub use crate::http::socket::Patience;
 use std::io::{self, Read, Write};
 use std::ops::Range;
-use std::time::{Duration, Instant};
 
 /// Largest head read from a client or an upstream.
 pub const HEAD_LIMIT: usize = 64 * 1024;
@@ -19,21 +19,17 @@ pub struct Conn<S> {
     buf: Vec<u8>,
     start: usize,
     end: usize,
-    /// The time-out last set on the stream: setting one is a system call, so it is set only
-    /// when it changes.
-    timeout: Option<Duration>,
 }
 
-/// A stream whose reads and writes can be bounded in time (a time-out is an `io::Error` of kind
-/// `TimedOut` or `WouldBlock`).
-pub trait Timeouts {
-    fn set_timeouts(&self, timeout: Duration) -> io::Result<()>;
+/// A stream whose waits are bounded (a deadline passed is an `io::Error` of kind `TimedOut`).
+pub trait Patient {
+    /// How the waits from now on are bounded; each call starts a new deadline.
+    fn set_patience(&mut self, patience: Patience);
 }
 
-impl Timeouts for may::net::TcpStream {
-    fn set_timeouts(&self, timeout: Duration) -> io::Result<()> {
-        self.set_read_timeout(Some(timeout))?;
-        self.set_write_timeout(Some(timeout))
+impl Patient for crate::http::socket::Socket {
+    fn set_patience(&mut self, patience: Patience) {
+        crate::http::socket::Socket::set_patience(self, patience);
     }
 }
 
@@ -101,7 +97,6 @@ impl<S: Read> Conn<S> {
             buf: vec![0; capacity],
             start: 0,
             end: 0,
-            timeout: None,
         }
     }
 
@@ -269,43 +264,33 @@ impl<S: Read> Conn<S> {
     }
 }
 
-impl<S: Timeouts> Conn<S> {
-    /// Bounds every later read and write of the stream (at least 1 ms: zero would mean none).
-    pub fn set_timeout(&mut self, timeout: Duration) -> io::Result<()> {
-        let timeout = timeout.max(Duration::from_millis(1));
-        if self.timeout != Some(timeout) {
-            self.stream.set_timeouts(timeout)?;
-            self.timeout = Some(timeout);
-        }
-        Ok(())
+impl<S: Patient> Conn<S> {
+    /// How the stream's waits from now on are bounded; each call starts a new deadline.
+    pub fn set_patience(&mut self, patience: Patience) {
+        self.stream.set_patience(patience);
     }
 }
 
-impl Conn<may::net::TcpStream> {
-    /// A client's next head: its first byte within `idle`, the whole head within `whole` of
-    /// that byte, however slowly the bytes come.
-    pub fn read_client_head(
-        &mut self,
-        idle: Duration,
-        whole: Duration,
-    ) -> Result<Option<Vec<u8>>, MessageError> {
-        let mut deadline = self.has_buffered().then(|| Instant::now() + whole);
+impl<S: Read + Patient> Conn<S> {
+    /// A client's next head: its first byte within the stream's idle timeout, the whole head
+    /// within its request timeout of that byte, however slowly the bytes come.
+    pub fn read_client_head(&mut self) -> Result<Option<Vec<u8>>, MessageError> {
+        let mut patience = None;
         loop {
             if let Some(head) = self.take_head()? {
                 return Ok(Some(head));
             }
-            let wait = match deadline {
-                None => idle,
-                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
+            let wanted = match self.has_buffered() {
+                true => Patience::Whole,
+                false => Patience::Stall,
             };
-            if wait.is_zero() {
-                return Err(MessageError::Io(io::ErrorKind::TimedOut.into()));
+            if patience != Some(wanted) {
+                self.stream.set_patience(wanted);
+                patience = Some(wanted);
             }
-            self.set_timeout(wait)?;
             if self.fill()? == 0 {
                 return self.ended_before_head();
             }
-            deadline.get_or_insert_with(|| Instant::now() + whole);
         }
     }
 }
@@ -554,6 +539,9 @@ mod tests {
 
     #[test]
     fn a_client_head_dripping_in_is_cut_off_at_its_deadline() {
+        use crate::http::socket::Socket;
+        use crate::http::{Timeouts, Watchdog};
+        use std::time::Duration;
         let listener = may::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let drip = std::thread::spawn(move || {
@@ -565,13 +553,20 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(10));
             }
         });
-        let mut server = Conn::new(listener.accept().unwrap().0, 1024);
-        let read = server.read_client_head(Duration::from_secs(5), Duration::from_millis(300));
-        assert!(
-            matches!(&read, Err(MessageError::Io(e)) if e.kind() == io::ErrorKind::TimedOut),
-            "{read:?}"
-        );
-        drop(server);
+        let timeouts = Timeouts {
+            idle: Duration::from_secs(5),
+            request: Duration::from_millis(300),
+        };
+        let watchdog = Watchdog::start(timeouts);
+        let read = may::go!(move || {
+            let (stream, peer) = listener.accept().unwrap();
+            let watch = watchdog.watch(&stream, peer.ip(), 1).unwrap();
+            let mut server = Conn::new(Socket::new(stream, watch), 1024);
+            server.read_client_head().map_err(|e| e.to_string())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(read, Err("timed out".to_string()));
         drip.join().unwrap();
     }
 

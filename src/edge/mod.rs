@@ -14,6 +14,7 @@
 //! Same shape as the service: a coroutine per connection on `may`, blocking code, no runtime.
 //! The card call runs on a coroutine of its own while the origin answers.
 
+mod alarm;
 pub(crate) mod card;
 pub(crate) mod compose;
 mod config;
@@ -24,16 +25,31 @@ mod upstream;
 
 pub use config::{EdgeArgs, EdgeConfig, EdgeConfigError, KEY_VAR};
 
+use crate::http::socket::Socket;
+use crate::http::{Timeouts, Watchdog};
 use card::CardService;
 use proxy::Edge;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 use upstream::Upstream;
 
 /// Coroutine stacks: lol_html's parser and rustls's handshake run on them, deeper than the
 /// service's handlers.
 const STACK_SIZE: usize = 256 * 1024;
+
+/// A client connection: 60 s to send its next request or to stall a read or write, 10 s for a
+/// head once its first byte has come (a slow-loris guard).
+const CLIENT_TIMEOUTS: Timeouts = Timeouts {
+    idle: Duration::from_secs(60),
+    request: Duration::from_secs(10),
+};
+/// The origin: 10 s to accept a connection, 60 s to stall while answering.
+const ORIGIN_TIMEOUTS: Timeouts = Timeouts {
+    idle: Duration::from_secs(60),
+    request: Duration::from_secs(10),
+};
 
 /// Why a page went out without a card (decisions.md, "Edge": one word per cause).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,17 +102,28 @@ pub fn start(config: EdgeConfig) -> Result<RunningEdge, String> {
         true => Some(upstream::tls_config(config.ca_file.as_deref())?),
         false => None,
     };
-    let origin = Upstream::new(config.origin, tls.clone())
-        .map_err(|e| format!("AGENTCARD_EDGE_ORIGIN: {e}"))?;
-    let service =
-        Upstream::new(config.service, tls).map_err(|e| format!("AGENTCARD_EDGE_SERVICE: {e}"))?;
+    // A card call may take the budget, to connect and to answer, and no longer.
+    let card_timeouts = Timeouts {
+        idle: config.budget,
+        request: config.budget,
+    };
+    let watchdog = Watchdog::start(card_timeouts);
+    let origin = Upstream::new(
+        config.origin,
+        tls.clone(),
+        Arc::clone(&watchdog),
+        ORIGIN_TIMEOUTS,
+    )
+    .map_err(|e| format!("AGENTCARD_EDGE_ORIGIN: {e}"))?;
+    let service = Upstream::new(config.service, tls, Arc::clone(&watchdog), card_timeouts)
+        .map_err(|e| format!("AGENTCARD_EDGE_SERVICE: {e}"))?;
     metrics::start(config.metrics_listen, workers, config.budget)?;
     let edge = Arc::new(Edge {
         origin,
         cards: Arc::new(CardService {
             upstream: service,
             key: config.key,
-            budget: config.budget,
+            alarm: alarm::Alarm::start(),
         }),
         sites: config.sites,
         budget: config.budget,
@@ -109,16 +136,22 @@ pub fn start(config: EdgeConfig) -> Result<RunningEdge, String> {
         )
     })?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    may::go!(move || accept_loop(listener, edge));
+    may::go!(move || accept_loop(listener, edge, watchdog));
     Ok(RunningEdge { addr })
 }
 
-fn accept_loop(listener: may::net::TcpListener, edge: Arc<Edge>) {
+fn accept_loop(listener: may::net::TcpListener, edge: Arc<Edge>, watchdog: Arc<Watchdog>) {
     loop {
         match listener.accept() {
-            Ok((stream, _)) => {
-                let edge = Arc::clone(&edge);
-                may::go!(move || metrics::while_open(|| proxy::serve(&edge, stream)));
+            Ok((stream, peer)) => {
+                let watched = watchdog.watch_with(&stream, peer.ip(), usize::MAX, CLIENT_TIMEOUTS);
+                let (Some(watch), edge) = (watched, Arc::clone(&edge)) else {
+                    continue;
+                };
+                may::go!(move || metrics::while_open(|| proxy::serve(
+                    &edge,
+                    Socket::new(stream, watch)
+                )));
             }
             Err(error) => accept_failed(&error),
         }

@@ -6,27 +6,18 @@
 use super::card::{self, CardRequest, CardService, PendingCard};
 use super::compose::{PageEncoding, PageWriter};
 use super::config::Site;
-use super::message::{Conn, Framing, Head, MessageError, Piece};
+use super::message::{Conn, Framing, Head, MessageError, Patience, Piece};
 use super::metrics::{self, Kind};
 use super::upstream::{Stream, Upstream};
 use super::{log_fail_open, FailOpen};
 use crate::http::media_type;
 use crate::http::normalize_host;
+use crate::http::socket::Socket;
 use hashbrown::HashMap;
-use may::net::TcpStream;
 use std::borrow::Cow;
 use std::io::{self, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// How long a client connection may wait between requests, or stall a read or write.
-const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long a request's head may take once its first byte has come (a slow-loris guard).
-const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long the origin may take to accept a connection.
-const ORIGIN_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long the origin may stall while answering.
-const ORIGIN_TIMEOUT: Duration = Duration::from_secs(60);
 /// Bytes gathered before a write to the client.
 const WRITE_BUFFER: usize = 64 * 1024;
 /// A client connection's read buffer: heads, and bodies on their way to the origin.
@@ -69,22 +60,19 @@ enum ProxyError {
 }
 
 /// Serves one client connection until it closes, fails or asks to close.
-pub fn serve(edge: &Edge, stream: TcpStream) {
-    let _ = stream.set_nodelay(true);
-    let mut client = Conn::new(stream, CLIENT_BUFFER);
+pub fn serve(edge: &Edge, socket: Socket) {
+    let _ = socket.set_nodelay(true);
+    let mut client = Conn::new(socket, CLIENT_BUFFER);
     loop {
-        let raw = match client.read_client_head(CLIENT_TIMEOUT, HEAD_TIMEOUT) {
+        let raw = match client.read_client_head() {
             Ok(Some(raw)) => raw,
             Ok(None) | Err(MessageError::Io(_) | MessageError::Sink(_)) => return,
             Err(MessageError::TooLarge) => return refuse(&mut client.stream, 431),
             Err(MessageError::Malformed(_)) => return refuse(&mut client.stream, 400),
         };
         let arrived = Instant::now();
-        // Back from the head's deadline, for the body and the answer (no system call when the
-        // head came in one read).
-        if client.set_timeout(CLIENT_TIMEOUT).is_err() {
-            return;
-        }
+        // Back from the head's deadline, for the body and the answer.
+        client.set_patience(Patience::Stall);
         let Ok(request) = Head::parse_request(raw) else {
             return refuse(&mut client.stream, 400);
         };
@@ -107,7 +95,7 @@ pub fn serve(edge: &Edge, stream: TcpStream) {
 /// Answers one request; `true` when the client connection may carry another.
 fn one_request(
     edge: &Edge,
-    client: &mut Conn<TcpStream>,
+    client: &mut Conn<Socket>,
     request: &Head,
     arrived: Instant,
 ) -> Result<bool, ProxyError> {
@@ -157,7 +145,7 @@ fn outgoing_head(request: &Head, agent: bool) -> Cow<'_, [u8]> {
 
 /// Sends the origin's answer on to the client; `true` when the client may send another request.
 fn respond(
-    client: &mut TcpStream,
+    client: &mut Socket,
     origin: &mut Conn<Stream>,
     answer: &Head,
     framing: Framing,
@@ -206,7 +194,7 @@ impl Gated<'_> {
 /// no body has been sent on it.
 fn ask_origin(
     origin: &Upstream,
-    client: &mut Conn<TcpStream>,
+    client: &mut Conn<Socket>,
     head: &[u8],
     body: Framing,
 ) -> Result<(Conn<Stream>, Head), ProxyError> {
@@ -218,7 +206,7 @@ fn ask_origin(
         }
     }
     let conn = origin
-        .connect(ORIGIN_CONNECT_TIMEOUT)
+        .connect()
         .map_err(|e| ProxyError::Origin(format!("connecting: {e}")))?;
     send(conn, client, head, body)?
         .ok_or_else(|| ProxyError::Origin("closed the connection without an answer".into()))
@@ -227,14 +215,12 @@ fn ask_origin(
 /// One attempt; `None` when the connection turned out closed before any answer.
 fn send(
     mut origin: Conn<Stream>,
-    client: &mut Conn<TcpStream>,
+    client: &mut Conn<Socket>,
     head: &[u8],
     body: Framing,
 ) -> Result<Option<(Conn<Stream>, Head)>, ProxyError> {
     let origin_error = |e: &dyn std::fmt::Display| ProxyError::Origin(e.to_string());
-    origin
-        .set_timeout(ORIGIN_TIMEOUT)
-        .map_err(|e| origin_error(&e))?;
+    origin.set_patience(Patience::Stall);
     if origin.stream.write_all(head).is_err() && body == Framing::Empty {
         return Ok(None);
     }
@@ -519,7 +505,7 @@ fn is_abc_txt(request: &Head) -> bool {
 }
 
 /// Rule 7: the file as it is, to every User-Agent.
-fn serve_abc_txt(client: &mut TcpStream, request: &Head, file: &[u8]) -> io::Result<bool> {
+fn serve_abc_txt(client: &mut Socket, request: &Head, file: &[u8]) -> io::Result<bool> {
     metrics::count_request(Kind::AbcTxt);
     let head = format!(
         "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n",
@@ -533,7 +519,7 @@ fn serve_abc_txt(client: &mut TcpStream, request: &Head, file: &[u8]) -> io::Res
 }
 
 /// The edge's own answer to a request it cannot forward; the connection closes after it.
-fn refuse(client: &mut TcpStream, status: u16) {
+fn refuse(client: &mut Socket, status: u16) {
     metrics::count_request(Kind::Refused);
     let reason = match status {
         400 => "Bad Request",

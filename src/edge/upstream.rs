@@ -2,15 +2,15 @@
 //! them (plain TCP or TLS verified against the system's trust store), and their idle
 //! kept-alive connections.
 
-use super::message::{Conn, Timeouts};
-use may::net::TcpStream;
+use super::message::{Conn, Patience, Patient};
+use crate::http::socket::Socket;
+use crate::http::{Timeouts, Watchdog};
 use parking_lot::Mutex;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Bytes read from an upstream at a time: a whole page of tens of kilobytes in a read or two.
 const UPSTREAM_BUFFER: usize = 64 * 1024;
@@ -66,22 +66,25 @@ impl BaseUrl {
 
 /// A stream to an upstream, plain or TLS.
 pub enum Stream {
-    Plain(TcpStream),
-    Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
+    Plain(Socket),
+    Tls(Box<StreamOwned<ClientConnection, Socket>>),
 }
 
 impl Stream {
-    fn tcp(&self) -> &TcpStream {
+    fn socket(&self) -> &Socket {
         match self {
-            Stream::Plain(tcp) => tcp,
+            Stream::Plain(socket) => socket,
             Stream::Tls(tls) => tls.get_ref(),
         }
     }
 }
 
-impl Timeouts for Stream {
-    fn set_timeouts(&self, timeout: Duration) -> io::Result<()> {
-        self.tcp().set_timeouts(timeout)
+impl Patient for Stream {
+    fn set_patience(&mut self, patience: Patience) {
+        match self {
+            Stream::Plain(socket) => socket.set_patience(patience),
+            Stream::Tls(tls) => tls.get_mut().set_patience(patience),
+        }
     }
 }
 
@@ -110,17 +113,25 @@ impl Write for Stream {
     }
 }
 
-/// One upstream: its resolved addresses, TLS settings and idle connections.
+/// One upstream: its resolved addresses, TLS settings, deadlines and idle connections.
 pub struct Upstream {
     pub url: BaseUrl,
     addresses: Vec<SocketAddr>,
     tls: Option<(Arc<ClientConfig>, ServerName<'static>)>,
     idle: Mutex<Vec<Conn<Stream>>>,
+    watchdog: Arc<Watchdog>,
+    /// `request` bounds opening a connection, `idle` every stall after it.
+    timeouts: Timeouts,
 }
 
 impl Upstream {
     /// Resolves the host once, at start (as nginx resolves a `proxy_pass` host).
-    pub fn new(url: BaseUrl, tls: Option<Arc<ClientConfig>>) -> Result<Upstream, String> {
+    pub fn new(
+        url: BaseUrl,
+        tls: Option<Arc<ClientConfig>>,
+        watchdog: Arc<Watchdog>,
+        timeouts: Timeouts,
+    ) -> Result<Upstream, String> {
         let addresses: Vec<SocketAddr> = (url.host.trim_matches(['[', ']']), url.port)
             .to_socket_addrs()
             .map_err(|e| format!("cannot resolve {}: {e}", url.host))?
@@ -142,34 +153,42 @@ impl Upstream {
             addresses,
             tls,
             idle: Mutex::new(Vec::new()),
+            watchdog,
+            timeouts,
         })
     }
 
-    /// An idle kept-alive connection, if one is waiting.
+    /// An idle kept-alive connection, if one is waiting: one that has received nothing since
+    /// its last answer and is still open (any byte there would be a stray one, never the next
+    /// exchange's).
     pub fn reuse(&self) -> Option<Conn<Stream>> {
-        self.idle.lock().pop()
+        loop {
+            let conn = self.idle.lock().pop()?;
+            if conn.stream.socket().is_quiet() {
+                return Some(conn);
+            }
+        }
     }
 
-    /// A new connection, opened within `timeout`.
-    pub fn connect(&self, timeout: Duration) -> io::Result<Conn<Stream>> {
+    /// A new connection.
+    pub fn connect(&self) -> io::Result<Conn<Stream>> {
         let mut last_error = io::Error::new(io::ErrorKind::NotFound, "no address");
         for address in &self.addresses {
-            match TcpStream::connect_timeout(address, timeout) {
-                Ok(tcp) => return self.wrap(tcp).map(|s| Conn::new(s, UPSTREAM_BUFFER)),
+            match Socket::connect(address, &self.watchdog, self.timeouts) {
+                Ok(socket) => return self.wrap(socket).map(|s| Conn::new(s, UPSTREAM_BUFFER)),
                 Err(error) => last_error = error,
             }
         }
         Err(last_error)
     }
 
-    fn wrap(&self, tcp: TcpStream) -> io::Result<Stream> {
-        tcp.set_nodelay(true)?;
+    fn wrap(&self, socket: Socket) -> io::Result<Stream> {
         match &self.tls {
-            None => Ok(Stream::Plain(tcp)),
+            None => Ok(Stream::Plain(socket)),
             Some((config, name)) => {
                 let session = ClientConnection::new(Arc::clone(config), name.clone())
                     .map_err(io::Error::other)?;
-                Ok(Stream::Tls(Box::new(StreamOwned::new(session, tcp))))
+                Ok(Stream::Tls(Box::new(StreamOwned::new(session, socket))))
             }
         }
     }

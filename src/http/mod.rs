@@ -15,6 +15,7 @@ mod host;
 pub mod media_type;
 pub(crate) mod parse;
 mod server;
+pub(crate) mod socket;
 mod watchdog;
 
 pub use client_address::ClientAddress;
@@ -24,6 +25,7 @@ pub use error::{
 pub use host::{host_without_port, normalize_host};
 pub use parse::HttpLimits;
 pub use server::{exclusive_listener, start, Server, ServerOptions};
+pub(crate) use watchdog::{Timeouts, Watchdog};
 
 /// Largest request body read, in bytes (the contract's limit of the management API); a larger
 /// declared body is not read ([`Body::TooLarge`]).

@@ -4,7 +4,7 @@
 //! timers (deadlines are the watchdog's).
 
 use super::parse::{parse_request, HttpLimits, Parsing, Rejection};
-use super::watchdog::{Waiting, Wake, Watch, Watchdog};
+use super::watchdog::{Timeouts, Waiting, Wake, Watch, Watchdog};
 use super::{error_response, Request, Response, Service};
 use crate::failure_log::FailureLog;
 use may::net::{TcpListener, TcpStream};
@@ -79,7 +79,10 @@ pub fn start(
 ) -> io::Result<Server> {
     let listener = exclusive_listener(listen)?;
     let addr = listener.local_addr()?;
-    let watchdog = Watchdog::start(options.idle_timeout, options.request_timeout);
+    let watchdog = Watchdog::start(Timeouts {
+        idle: options.idle_timeout,
+        request: options.request_timeout,
+    });
     let options = Arc::new(options);
     let accepting = Arc::clone(&watchdog);
     let shed_at = shed_threshold();
@@ -139,9 +142,13 @@ fn accept_loop(
         let options = Arc::clone(&options);
         let service = Arc::clone(&service);
         may::go!(move || {
-            if let Err(error) = serve_connection(stream, peer, &*service, &options, watch) {
+            // Boxed before its first wait, and the watchdog's to drop (see `watchdog`).
+            let mut stream = Box::new(stream);
+            if let Err(error) = serve_connection(&mut stream, peer, &*service, &options, &watch) {
                 log::debug!("connection {peer}: {error}");
             }
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+            watch.retire(stream);
         });
     };
     loop {
@@ -180,14 +187,13 @@ fn accept_loop(
 /// Answers every whole request in the buffer, writes the answers, reads what has arrived,
 /// and waits (without a timer: see `watchdog`) only when nothing has.
 fn serve_connection(
-    mut stream: TcpStream,
+    stream: &mut TcpStream,
     peer: SocketAddr,
     service: &dyn Service,
     options: &ServerOptions,
-    watch: Watch,
+    watch: &Watch,
 ) -> io::Result<()> {
     stream.set_nodelay(true)?;
-    stream.set_write_timeout(Some(options.request_timeout))?;
     // Both buffers are allocated at the first read and answer, and given back when the
     // connection has been idle a while (`Wake::Shrink`): an idle connection holds none.
     let mut buf = InputBuffer::default();
@@ -214,12 +220,15 @@ fn serve_connection(
                 let close = parsed.close || watch.is_draining();
                 encode(&response, parsed.is_head, close, &mut out);
                 if close {
-                    return stream.write_all(&out);
+                    return send(stream, watch, requests, &out);
                 }
                 continue;
             }
             Ok(Parsing::NeedMore { awaiting_body }) => awaiting_body.filter(|_| !continued),
-            Err(rejection) => return reject(&mut stream, &mut out, &rejection, options),
+            Err(rejection) => {
+                let connection = (&*stream, watch, requests);
+                return reject(connection, &mut out, &rejection, options);
+            }
         };
         if !out.is_empty() {
             // The answers of one readiness harvest go out back to back: the connection steps
@@ -227,7 +236,7 @@ fn serve_connection(
             // then woken once for several answers, not once for each: every wake-up across
             // cores costs the writing thread time in the kernel.
             may::coroutine::yield_now();
-            stream.write_all(&out)?;
+            send(stream, watch, requests, &out)?;
             out.clear();
         }
         if let Some(head) = send_continue {
@@ -236,9 +245,9 @@ fn serve_connection(
             // `100 Continue`.
             if let Some(answer) = service.answer_without_body(&head) {
                 encode(&answer, false, true, &mut out);
-                return stream.write_all(&out);
+                return send(stream, watch, requests, &out);
             }
-            stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
+            send(stream, watch, requests, b"HTTP/1.1 100 Continue\r\n\r\n")?;
             continued = true;
         }
         // The socket itself, not `may`'s wrapper: its read would wait with a timer.
@@ -254,7 +263,7 @@ fn serve_connection(
         } else {
             Waiting::RestOfRequest
         };
-        match watch.wait(&stream, waiting, requests) {
+        match watch.wait(stream, waiting, requests) {
             Wake::Ready => {}
             Wake::Shrink => {
                 buf.release();
@@ -262,10 +271,12 @@ fn serve_connection(
             }
             // Closed for a shutdown while idle, a request may have arrived meanwhile: it is in
             // flight, and is answered (the answer closes the connection).
-            Wake::Expired if watch.is_draining() && arrived(&mut buf, &stream) => {}
+            Wake::Expired if watch.is_draining() && arrived(&mut buf, stream) => {}
             Wake::Expired => {
                 return match waiting {
-                    Waiting::RestOfRequest => reject(&mut stream, &mut out, &TIMED_OUT, options),
+                    Waiting::RestOfRequest => {
+                        reject((stream, watch, requests), &mut out, &TIMED_OUT, options)
+                    }
                     Waiting::NextRequest => Ok(()),
                 };
             }
@@ -285,7 +296,7 @@ const TIMED_OUT: Rejection = Rejection {
 };
 
 fn reject(
-    stream: &mut TcpStream,
+    (stream, watch, requests): (&TcpStream, &Watch, u64),
     out: &mut Vec<u8>,
     rejection: &Rejection,
     options: &ServerOptions,
@@ -295,8 +306,28 @@ fn reject(
         options,
     );
     encode(&response, false, true, out);
-    stream.write_all(out)?;
+    send(stream, watch, requests, out)?;
     stream.shutdown(std::net::Shutdown::Write)
+}
+
+/// Writes all of `bytes` to the raw socket (not through `may`'s write, which would wait with a
+/// timer), waiting while the client's window is full: a client that does not read has the
+/// request's deadline to take its answer.
+fn send(stream: &TcpStream, watch: &Watch, requests: u64, mut bytes: &[u8]) -> io::Result<()> {
+    while !bytes.is_empty() {
+        match stream.inner().write(bytes) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if watch.wait(stream, Waiting::RestOfRequest, requests) == Wake::Expired {
+                    return Err(io::ErrorKind::TimedOut.into());
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// The bytes received and not yet parsed. Zeroed only when it grows, not on every read.

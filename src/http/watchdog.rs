@@ -13,11 +13,17 @@
 //! across the waits for the rest of one request: the request deadline runs from the first
 //! wait, however slowly the bytes trickle, and a wake-up that brings nothing does not restart
 //! the idle period.
+//!
+//! The watchdog also outlives the sockets it watched by a moment: a socket is handed back to it
+//! ([`Watch::retire`]) and dropped a second later. `may` reads a socket's registration just after
+//! it has handed the waiting coroutine to the event loop, and on another worker that coroutine
+//! may already run on and drop its socket: kept alive a while longer, that read never sees freed
+//! memory.
 
 use may::io::{WaitIo, WaitIoWaker};
 use may::net::TcpStream;
 use parking_lot::Mutex;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -45,10 +51,25 @@ const SHRINK: u64 = u64::MAX - 1;
 /// load a connection never waits that long, so the hot path keeps its buffers.
 const SHRINK_AFTER: Duration = Duration::from_secs(1);
 
+/// How long a retired socket stays open before it is dropped (see the module's docs).
+const RETIRED_FOR: Duration = Duration::from_secs(1);
+
+/// A connection's two deadlines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// How long it may wait for its next request (and, at the edge, stall between two reads
+    /// or writes).
+    pub idle: Duration,
+    /// How long the rest of a request may take once it has begun.
+    pub request: Duration,
+}
+
 /// Sweeps per timeout: the deadline falls at most two sweeps late (10 % of it each).
 const SWEEPS_PER_TIMEOUT: u32 = 10;
 /// Sweeps at least this often, whatever the timeouts.
 const LONGEST_SWEEP: Duration = Duration::from_millis(100);
+/// And at most this often, however short they are.
+const SHORTEST_SWEEP: Duration = Duration::from_millis(1);
 
 /// One connection's state as the watchdog sees it.
 struct Watched {
@@ -64,6 +85,7 @@ struct Sighting {
     /// Told to give its buffers back during this idle period.
     shrunk: bool,
     peer: IpAddr,
+    timeouts: Timeouts,
 }
 
 /// Every open connection, and how many each client address holds.
@@ -71,6 +93,8 @@ struct Sighting {
 struct Registry {
     connections: HashMap<u64, Sighting>,
     per_address: HashMap<IpAddr, usize>,
+    /// Sockets done with, and since when.
+    retired: VecDeque<(Instant, Box<TcpStream>)>,
 }
 
 /// What woke a waiting connection.
@@ -90,21 +114,22 @@ pub struct Watchdog {
     next_id: AtomicU64,
     /// Set at shutdown: a connection waiting for its next request is expired at once.
     draining: AtomicBool,
-    idle_timeout: Duration,
-    request_timeout: Duration,
+    /// The deadlines of [`Watchdog::watch`]; the shortest ones any connection may have.
+    timeouts: Timeouts,
 }
 
 impl Watchdog {
-    /// Starts the sweeping thread; it lives as long as the process.
-    pub fn start(idle_timeout: Duration, request_timeout: Duration) -> Arc<Watchdog> {
+    /// Starts the sweeping thread; it lives as long as the process. It sweeps often enough for
+    /// `timeouts`, and no connection may be given shorter ones.
+    pub fn start(timeouts: Timeouts) -> Arc<Watchdog> {
         let watchdog = Arc::new(Watchdog {
             registry: Mutex::new(Registry::default()),
             next_id: AtomicU64::new(0),
             draining: AtomicBool::new(false),
-            idle_timeout,
-            request_timeout,
+            timeouts,
         });
-        let period = (idle_timeout.min(request_timeout) / SWEEPS_PER_TIMEOUT).min(LONGEST_SWEEP);
+        let shortest = timeouts.idle.min(timeouts.request);
+        let period = (shortest / SWEEPS_PER_TIMEOUT).clamp(SHORTEST_SWEEP, LONGEST_SWEEP);
         let sweeper = Arc::clone(&watchdog);
         std::thread::Builder::new()
             .name("http-watchdog".into())
@@ -124,6 +149,17 @@ impl Watchdog {
         peer: IpAddr,
         max_per_address: usize,
     ) -> Option<Watch> {
+        self.watch_with(stream, peer, max_per_address, self.timeouts)
+    }
+
+    /// As [`Watchdog::watch`], with deadlines of its own (no shorter than the watchdog's).
+    pub fn watch_with(
+        self: &Arc<Self>,
+        stream: &TcpStream,
+        peer: IpAddr,
+        max_per_address: usize,
+        timeouts: Timeouts,
+    ) -> Option<Watch> {
         let mut registry = self.registry.lock();
         let held = registry.per_address.entry(peer).or_default();
         if *held >= max_per_address {
@@ -141,6 +177,7 @@ impl Watchdog {
             since: Instant::now(),
             shrunk: false,
             peer,
+            timeouts,
         };
         registry.connections.insert(id, sighting);
         Some(Watch {
@@ -183,7 +220,15 @@ impl Watchdog {
 
     fn sweep(&self, now: Instant) {
         let draining = self.is_draining();
-        for sighting in self.registry.lock().connections.values_mut() {
+        let mut registry = self.registry.lock();
+        let mut done_with = Vec::new();
+        while let Some((since, _)) = registry.retired.front() {
+            if now.duration_since(*since) < RETIRED_FOR {
+                break;
+            }
+            done_with.extend(registry.retired.pop_front());
+        }
+        for sighting in registry.connections.values_mut() {
             let word = sighting.watched.word.load(Ordering::Acquire);
             if word == EXPIRED || word == SHRINK {
                 // Woken, not yet awake.
@@ -208,14 +253,17 @@ impl Watchdog {
                 sighting.shrunk = sighting.wake_with(word, SHRINK);
             }
             let timeout = match word & 3 {
-                IDLE => self.idle_timeout,
-                PARTIAL => self.request_timeout,
+                IDLE => sighting.timeouts.idle,
+                PARTIAL => sighting.timeouts.request,
                 _ => continue,
             };
             if now.duration_since(sighting.since) >= timeout {
                 sighting.expire(word);
             }
         }
+        // Closing sockets is a system call each: not while every connection waits on the lock.
+        drop(registry);
+        drop(done_with);
     }
 }
 
@@ -268,6 +316,20 @@ impl Watch {
             SHRINK => Wake::Shrink,
             _ => Wake::Ready,
         }
+    }
+}
+
+impl Watch {
+    /// Stops watching `stream` and keeps it open a moment longer (see the module's docs); the
+    /// caller has shut it down if its peer is to see it closed now.
+    pub fn retire(self, stream: Box<TcpStream>) {
+        let watchdog = Arc::clone(&self.watchdog);
+        drop(self);
+        watchdog
+            .registry
+            .lock()
+            .retired
+            .push_back((Instant::now(), stream));
     }
 }
 

@@ -168,3 +168,12 @@ fn without_the_variable_the_edge_listens_on_the_proxy_port_only() {
     let edge = Edge::start(stubs.origin, stubs.card, CASES_SITES, &[]);
     assert_eq!(listening_ports(edge.child.id()), [edge.addr.port()]);
 }
+
+#[test]
+fn a_metrics_address_that_is_none_or_taken_stops_the_start_naming_the_variable() {
+    let var = "AGENTCARD_EDGE_METRICS_LISTEN";
+    super::assert_refused(CASES_SITES, &[(var, "here")], var);
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken = taken.local_addr().unwrap().to_string();
+    super::assert_refused(CASES_SITES, &[(var, &taken)], var);
+}
