@@ -13,9 +13,14 @@
 #      nginx proxy  nginx as a plain reverse proxy (proxy_pass, kept-alive upstream
 #                   connections) in front of the same origin
 #      serve        agentcard serve on the database
+#      slow card    a card service (a Python stub) that answers SLOW_CARD_MS (2 × the
+#                   budget) after each call
+#      slow edge    a second agentcard edge, the same but for its cards, from the slow card
+#    Both edges have the budget BUDGET_MS (800 ms, the default).
 #    One request of each kind checks what is measured: a human's page through either proxy
 #    is the origin's, byte for byte; an agent's page through the edge has the card right
-#    before <article> and the brand line in it.
+#    before <article> and the brand line in it; an agent's page through the slow edge is the
+#    origin's page, its card given up at the budget ("fail open: timeout").
 # 3. Humans: wrk (in a session of its own) with a browser's User-Agent over CONNECTIONS
 #    keep-alive connections, alternating E N E N … for ROUNDS rounds:
 #      E  the page through the edge          N  the page through the nginx proxy
@@ -39,7 +44,14 @@
 #    median of the slower of two varying times is at least the larger of their medians, the
 #    figure leans high, on the safe side. Target: under 1 ms. The edge's "fail open" log
 #    lines are counted per run: any during G means some pages went out without their card.
-# 5. A Markdown table to paste into docs (measure | median | target | met?), with the
+# 5. Slow card: LATENCY_CONNECTIONS connections, ROUNDS runs of
+#      S  the page through the slow edge with GPTBot's User-Agent
+#    Every page waits for its card until the budget and goes out without it: the page time
+#    is the budget plus the page's own transfer. Its p99 (median over rounds) and its maximum
+#    (over every run) against the budget. Target: maximum ≤ budget + 100 ms. wrk waits 10 s
+#    for an answer; a page later than that is a socket error (time-out), and the target is
+#    then missed.
+# 6. A Markdown table to paste into docs (measure | median | target | met?), with the
 #    machine and the commit.
 #
 # wrk and nginx are installed from Debian's packages with apt-get when absent (as root or
@@ -68,7 +80,11 @@ readonly SITE=news.example PAGE_PATH=/world/article
 readonly PAGE_URL=https://$SITE$PAGE_PATH
 readonly HUMAN_UA="Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36"
 readonly AGENT_UA="Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
-readonly -a HUMAN_TARGETS=(E N) AGENT_TARGETS=(K G H)
+readonly -a HUMAN_TARGETS=(E N) AGENT_TARGETS=(K G H) SLOW_TARGETS=(S)
+readonly BUDGET_MS=800 SLOW_CARD_MS=1600
+# How long wrk waits for an answer from the slow edge: far past the budget, so that late
+# pages are measured rather than dropped.
+readonly SLOW_WRK_TIMEOUT=10s
 
 bench_args scripts/bench-edge.sh "$@"
 
@@ -99,14 +115,15 @@ bound_ports() {
 	done
 }
 
-# pick_ports: PORT_ORIGIN PORT_EDGE PORT_PROXY PORT_SERVE, four distinct ports nothing uses,
-# below the ephemeral range, so that no outgoing connection takes one before its server.
+# pick_ports: PORT_ORIGIN PORT_EDGE PORT_PROXY PORT_SERVE PORT_SLOW_CARD PORT_SLOW_EDGE,
+# distinct ports nothing uses, below the ephemeral range, so that no outgoing connection
+# takes one before its server.
 pick_ports() {
 	local used low name port tries
 	used=" $(bound_ports | tr '\n' ' ') "
 	read -r low _ </proc/sys/net/ipv4/ip_local_port_range
 	((low > 11000)) || die "the ephemeral port range starts at $low: no room for the servers below it"
-	for name in PORT_ORIGIN PORT_EDGE PORT_PROXY PORT_SERVE; do
+	for name in PORT_ORIGIN PORT_EDGE PORT_PROXY PORT_SERVE PORT_SLOW_CARD PORT_SLOW_EDGE; do
 		for ((tries = 0; ; tries++)); do
 			((tries < 1000)) || die "no free loopback port below $low"
 			port=$((10000 + (RANDOM * 32768 + RANDOM) % (low - 10000)))
@@ -118,6 +135,8 @@ pick_ports() {
 	EDGE_URL=http://127.0.0.1:$PORT_EDGE
 	PROXY_URL=http://127.0.0.1:$PORT_PROXY
 	SERVE_URL=http://127.0.0.1:$PORT_SERVE
+	SLOW_CARD_URL=http://127.0.0.1:$PORT_SLOW_CARD
+	SLOW_EDGE_URL=http://127.0.0.1:$PORT_SLOW_EDGE
 	# The query the edge sends (form-encoded; the page URL holds no character but letters,
 	# dots, a colon and slashes).
 	local page_url=${PAGE_URL//:/%3A}
@@ -252,18 +271,75 @@ start_serve() {
 	wait_http "agentcard serve" "$PID_SERVE" "$SERVE_URL/ready" "$log"
 }
 
-# The edge logs at info: its "fail open" lines, one a page served without its card.
-start_edge() {
-	local sites=$WORKDIR/sites.toml
-	EDGE_LOG=$WORKDIR/edge.log
+# launch_edge VAR PORT SERVICE LOG: an agentcard edge on PORT in front of the origin, its
+# cards from SERVICE, its pid in VAR. It logs at info: its "fail open" lines, one a page
+# served without its card.
+launch_edge() {
+	local -n edge_pid=$1
+	local port=$2 service=$3 log=$4 sites=$WORKDIR/sites.toml
 	printf '[[site]]\ndomain = "%s"\npartner_id = "%s"\nfragment_id = "%s"\nlang = "fr"\n' \
 		"$SITE" "$PARTNER_ID" "$FRAGMENT_ID" >"$sites"
-	AGENTCARD_EDGE_LISTEN=127.0.0.1:$PORT_EDGE AGENTCARD_EDGE_ORIGIN=http://127.0.0.1:$PORT_ORIGIN \
-		AGENTCARD_EDGE_SERVICE=$SERVE_URL AGENTCARD_EDGE_SITES=$sites AGENTCARD_EDGE_KEY=$BENCH_KEY \
-		RUST_LOG=info "$AGENTCARD_BIN" edge >"$EDGE_LOG" 2>&1 &
-	PID_EDGE=$!
-	STARTED_PIDS+=("$PID_EDGE")
-	wait_http "agentcard edge" "$PID_EDGE" "$EDGE_URL$PAGE_PATH" "$EDGE_LOG"
+	AGENTCARD_EDGE_LISTEN=127.0.0.1:$port AGENTCARD_EDGE_ORIGIN=http://127.0.0.1:$PORT_ORIGIN \
+		AGENTCARD_EDGE_SERVICE=$service AGENTCARD_EDGE_SITES=$sites AGENTCARD_EDGE_KEY=$BENCH_KEY \
+		AGENTCARD_EDGE_BUDGET_MS=$BUDGET_MS RUST_LOG=info "$AGENTCARD_BIN" edge >"$log" 2>&1 &
+	edge_pid=$!
+	STARTED_PIDS+=("$edge_pid")
+	wait_http "agentcard edge" "$edge_pid" "http://127.0.0.1:$port$PAGE_PATH" "$log"
+}
+
+start_edge() {
+	EDGE_LOG=$WORKDIR/edge.log
+	launch_edge PID_EDGE "$PORT_EDGE" "$SERVE_URL" "$EDGE_LOG"
+}
+
+# A card service slower than the budget: every /fragment call answered with a card after
+# SLOW_CARD_MS, any other path at once (to see it started).
+start_slow_card() {
+	local stub=$WORKDIR/slow_card.py log=$WORKDIR/slow-card.log
+	cat >"$stub" <<-'PYTHON'
+		import sys
+		import time
+		from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+		DELAY = int(sys.argv[2]) / 1000
+		CARD = b'<aside class="agentcard" data-card-id="crd_slow" data-brand="Slow" lang="fr">late</aside>'
+
+
+		class Card(BaseHTTPRequestHandler):
+		    protocol_version = "HTTP/1.1"
+
+		    def do_GET(self):
+		        if self.path.startswith("/fragment"):
+		            time.sleep(DELAY)
+		        self.send_response(200)
+		        self.send_header("Content-Type", "text/html; charset=utf-8")
+		        self.send_header("Content-Length", str(len(CARD)))
+		        self.end_headers()
+		        self.wfile.write(CARD)
+
+		    def log_message(self, *args):
+		        pass
+
+
+		class Server(ThreadingHTTPServer):
+		    daemon_threads = True
+		    request_queue_size = 1024
+
+		    def handle_error(self, request, client_address):
+		        pass  # the edge hung up at its budget, before the card
+
+
+		Server(("127.0.0.1", int(sys.argv[1])), Card).serve_forever()
+	PYTHON
+	python3 "$stub" "$PORT_SLOW_CARD" "$SLOW_CARD_MS" >"$log" 2>&1 &
+	PID_SLOW_CARD=$!
+	STARTED_PIDS+=("$PID_SLOW_CARD")
+	wait_http "slow card stub" "$PID_SLOW_CARD" "$SLOW_CARD_URL/ready" "$log"
+}
+
+start_slow_edge() {
+	SLOW_EDGE_LOG=$WORKDIR/slow-edge.log
+	launch_edge PID_SLOW_EDGE "$PORT_SLOW_EDGE" "$SLOW_CARD_URL" "$SLOW_EDGE_LOG"
 }
 
 start_servers() {
@@ -273,10 +349,14 @@ start_servers() {
 	start_serve
 	start_edge
 	start_proxy
+	start_slow_card
+	start_slow_edge
 	echo "origin      nginx, static page       127.0.0.1:$PORT_ORIGIN  ($PAGE_BYTES bytes, $PAGE_PATH)"
-	echo "edge        agentcard edge           127.0.0.1:$PORT_EDGE  (budget: the default, 800 ms)"
+	echo "edge        agentcard edge           127.0.0.1:$PORT_EDGE  (budget $BUDGET_MS ms)"
 	echo "nginx proxy nginx, proxy_pass        127.0.0.1:$PORT_PROXY"
 	echo "serve       agentcard serve          127.0.0.1:$PORT_SERVE"
+	echo "slow card   Python stub              127.0.0.1:$PORT_SLOW_CARD  (a card $SLOW_CARD_MS ms after each call)"
+	echo "slow edge   agentcard edge           127.0.0.1:$PORT_SLOW_EDGE  (budget $BUDGET_MS ms, cards from the slow card)"
 	check_pages
 }
 
@@ -286,7 +366,7 @@ start_servers() {
 fetch() {
 	local name=$1 output=$2 answer
 	shift 2
-	answer=$(curl -sS -o "$output" --max-time 5 -w '%{http_code} %{size_download}' "$@") ||
+	answer=$(curl -sS -o "$output" --max-time "${FETCH_SECONDS:-5}" -w '%{http_code} %{size_download}' "$@") ||
 		die "$name: no answer"
 	printf '%-34s HTTP %s, %s bytes\n' "$name" "${answer% *}" "${answer#* }"
 	[[ ${answer% *} == 200 ]] || die "$name: HTTP ${answer% *}"
@@ -306,7 +386,13 @@ check_pages() {
 	fetch "G edge, agent" "$dir/agent" -A "$AGENT_UA" -H "Host: $SITE" "$EDGE_URL$PAGE_PATH"
 	grep -qF '</aside><article class="story"><p class="agentcard-brand-line">' "$dir/agent" ||
 		die "the agent's page holds no card before <article> (edge log: $(tail -n 3 "$EDGE_LOG"))"
-	echo "the humans' pages through both proxies are the origin's; the agent's has the card and its brand line"
+	# However late the page: the check reports it, the phase measures it.
+	FETCH_SECONDS=30 fetch "S slow edge, agent" "$dir/slow" -A "$AGENT_UA" -H "Host: $SITE" "$SLOW_EDGE_URL$PAGE_PATH"
+	cmp -s "$dir/origin" "$dir/slow" || die "the slow edge's agent page is not the origin's"
+	grep -q 'fail open: timeout' "$SLOW_EDGE_LOG" ||
+		die "the slow edge logged no timeout (its log: $(tail -n 3 "$SLOW_EDGE_LOG"))"
+	echo "the humans' pages through both proxies are the origin's; the agent's has the card and its brand line;"
+	echo "the agent's through the slow edge is the origin's, its card given up at the budget"
 }
 
 # ---------------------------------------------------------------- measuring
@@ -318,6 +404,7 @@ target_name() {
 	K) echo "K card call alone (serve)" ;;
 	G) echo "G edge, agent (card composed)" ;;
 	H) echo "H edge, human" ;;
+	S) echo "S slow edge, agent (card late)" ;;
 	esac
 }
 
@@ -328,6 +415,15 @@ target_pids() {
 	E | G | H) echo "$PID_EDGE" ;;
 	N) echo "$PID_PROXY $(pgrep -P "$PID_PROXY" | tr '\n' ' ')" ;;
 	K) echo "$PID_SERVE" ;;
+	S) echo "$PID_SLOW_EDGE" ;;
+	esac
+}
+
+# The log of the edge a target goes through.
+target_log() {
+	case $1 in
+	S) echo "$SLOW_EDGE_LOG" ;;
+	*) echo "$EDGE_LOG" ;;
 	esac
 }
 
@@ -341,52 +437,61 @@ target_connections() {
 # wrk_target TARGET SECONDS OUTPUT: one wrk run against TARGET, output kept in OUTPUT.
 wrk_target() {
 	local target=$1 seconds=$2 output=$3
-	local -a args=(-t "$THREADS" -c "$(target_connections "$target")" -d "${seconds}s" --latency --timeout 2s)
+	local timeout=2s
+	[[ $target == S ]] && timeout=$SLOW_WRK_TIMEOUT
+	local -a args=(-t "$THREADS" -c "$(target_connections "$target")" -d "${seconds}s" --latency --timeout "$timeout")
 	case $target in
 	E | H) args+=(-H "Host: $SITE" -H "User-Agent: $HUMAN_UA" "$EDGE_URL$PAGE_PATH") ;;
 	N) args+=(-H "Host: $SITE" -H "User-Agent: $HUMAN_UA" "$PROXY_URL$PAGE_PATH") ;;
 	G) args+=(-H "Host: $SITE" -H "User-Agent: $AGENT_UA" "$EDGE_URL$PAGE_PATH") ;;
 	K) args+=(-H "User-Agent: $EDGE_UA" -H "X-Agent-UA: $AGENT_UA" -H "X-API-Key: $BENCH_KEY"
 		-H "Accept: text/html" "$CARD_URL") ;;
+	S) args+=(-H "Host: $SITE" -H "User-Agent: $AGENT_UA" "$SLOW_EDGE_URL$PAGE_PATH") ;;
 	esac
 	wrk_session "$seconds" "$output" "$(target_name "$target")" "${args[@]}"
 }
 
+# fail_open_lines LOG: the "fail open" lines an edge has logged so far.
 fail_open_lines() {
-	grep -c 'fail open:' "$EDGE_LOG" || true
+	grep -c 'fail open:' "$1" || true
 }
 
 # One line per run, tab-separated: 1 target, 2 round, 3 req/s, 4 p50 µs, 5 p99 µs, 6 CPU
 # µs/req of the target's processes, 7 non-2xx, 8 socket errors, 9 bytes/resp, 10 requests wrk
-# made, 11 the edge's "fail open" lines during the run (- for N and K).
+# made, 11 the edge's "fail open" lines during the run (- for N and K), 12 max µs.
 RESULTS=$WORKDIR/results.tsv
 
 # measure TARGET ROUND: one measured run; appends a line to RESULTS and prints it.
 measure() {
 	local target=$1 round=$2 output=$WORKDIR/wrk-$1-$2.txt before after opened
-	local requests rps p50 p99 non2xx errors bytes_read cpu size fail_open=-
+	local requests rps p50 p99 non2xx errors bytes_read cpu size fail_open=- max log
 	local -a pids
 	read -r -a pids <<<"$(target_pids "$target")"
+	log=$(target_log "$target")
 	before=$(cpu_ticks "${pids[@]}")
-	opened=$(fail_open_lines)
+	opened=$(fail_open_lines "$log")
 	wrk_target "$target" "$DURATION" "$output"
+	# wrk leaves the pages in flight when its time is up; the slow edge still serves them,
+	# each at the budget: their lines belong to this run.
+	[[ $target == S ]] && sleep "$(awk -v ms="$BUDGET_MS" 'BEGIN { print ms / 1000 + 0.5 }')"
 	after=$(cpu_ticks "${pids[@]}")
 	read -r requests rps p50 p99 non2xx errors bytes_read <<<"$(parse_wrk "$output")"
 	((requests > 0)) || die "no request completed against $(target_name "$target") (see $output)"
 	cpu=$(per_request_us $((after - before)) "$requests")
 	size=$(awk -v b="$bytes_read" -v n="$requests" 'BEGIN { printf "%.0f", b / n }')
-	[[ $target == [EGH] ]] && fail_open=$(($(fail_open_lines) - opened))
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$round" "$rps" "$p50" "$p99" "$cpu" \
-		"$non2xx" "$errors" "$size" "$requests" "$fail_open" >>"$RESULTS"
-	printf 'round %d/%d  %-30s %8.0f req/s  p50 %7.3f ms  p99 %7.3f ms  CPU %7.2f µs/req  %6d B/resp  non-2xx %d  socket errors %d  fail open %s\n' \
-		"$round" "$ROUNDS" "$(target_name "$target")" "$rps" "$(ms "$p50")" "$(ms "$p99")" "$cpu" "$size" \
+	max=$(wrk_max_us "$output")
+	[[ $target == [EGHS] ]] && fail_open=$(($(fail_open_lines "$log") - opened))
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$round" "$rps" "$p50" "$p99" "$cpu" \
+		"$non2xx" "$errors" "$size" "$requests" "$fail_open" "$max" >>"$RESULTS"
+	printf 'round %d/%d  %-30s %8.0f req/s  p50 %7.3f ms  p99 %7.3f ms  max %8.3f ms  CPU %7.2f µs/req  %6d B/resp  non-2xx %d  socket errors %d  fail open %s\n' \
+		"$round" "$ROUNDS" "$(target_name "$target")" "$rps" "$(ms "$p50")" "$(ms "$p99")" "$(ms "$max")" "$cpu" "$size" \
 		"$non2xx" "$errors" "$fail_open"
 }
 
 warm_up() {
 	local target
 	section "Warm-up (${WARMUP} s per target, not measured)"
-	for target in "${HUMAN_TARGETS[@]}" "${AGENT_TARGETS[@]}"; do
+	for target in "${HUMAN_TARGETS[@]}" "${AGENT_TARGETS[@]}" "${SLOW_TARGETS[@]}"; do
 		wrk_target "$target" "$WARMUP" "$WORKDIR/warmup-$target.txt"
 		echo "$(target_name "$target"): done"
 	done
@@ -417,6 +522,11 @@ print_rows() {
 # total TARGET COLUMN: the sum of a column over the target's rounds (- when not counted).
 total() {
 	awk -F '\t' -v t="$1" -v c="$2" '$1 == t && $c != "-" { n += $c; seen = 1 } END { print seen ? n : "-" }' "$RESULTS"
+}
+
+# maximum TARGET COLUMN: the largest value of a column over the target's rounds.
+maximum() {
+	awk -F '\t' -v t="$1" -v c="$2" '$1 == t && ($c > m || !seen) { m = $c; seen = 1 } END { print m + 0 }' "$RESULTS"
 }
 
 # holds A OP B: "yes" when A OP B (OP: <= or <), else "no"; of the unrounded figures.
@@ -470,6 +580,25 @@ report_agents() {
 	fi
 }
 
+# The slow card's figures: SLOW_P99 and SLOW_MAX (µs), SLOW_MET against budget + 100 ms.
+report_slow() {
+	local limit=$(((BUDGET_MS + 100) * 1000)) errors pages fail_open
+	section "Slow card: median over $ROUNDS rounds, $LATENCY_CONNECTIONS connections, a card $SLOW_CARD_MS ms late, budget $BUDGET_MS ms"
+	print_rows "${SLOW_TARGETS[@]}"
+	SLOW_P99=$(median S 5) SLOW_MAX=$(maximum S 12)
+	errors=$(total S 8) pages=$(total S 10) fail_open=$(total S 11)
+	SLOW_MET=$(holds "$SLOW_MAX" "<=" "$limit")
+	((errors == 0)) || SLOW_MET=no
+	echo
+	echo "agent page time, card late: p99 $(ms "$SLOW_P99") ms (median over rounds), max $(ms "$SLOW_MAX") ms (over every run)" \
+		"against the budget, $BUDGET_MS ms (target: max ≤ $((BUDGET_MS + 100)) ms: $SLOW_MET)"
+	echo "fail open lines of the slow edge: $fail_open, for $pages pages wrk saw whole (the edge also serves" \
+		"the up to $LATENCY_CONNECTIONS pages in flight when each run ends)"
+	if ((errors > 0)); then
+		echo "warning: $errors requests to the slow edge failed or took over $SLOW_WRK_TIMEOUT (wrk's socket errors): the maximum is at least that"
+	fi
+}
+
 commit() {
 	local hash
 	hash=$(git rev-parse --short HEAD 2>/dev/null) || { echo unknown; return 0; }
@@ -491,10 +620,13 @@ final_table() {
 		"$(median E 6)" "$(median N 6)" "$HUMAN_CPU"
 	printf '| agents: added latency at p50, G − max(K, H) (%s ms) | %s ms | < 1 ms | %s |\n' \
 		"$ADDED_FORMULA" "$(ms "$ADDED")" "$(holds "$ADDED" "<" 1000)"
+	printf '| agents, card %s ms late (budget %s ms): page time p99 / max | %s ms / %s ms | max ≤ %s ms | %s |\n' \
+		"$SLOW_CARD_MS" "$BUDGET_MS" "$(ms "$SLOW_P99")" "$(ms "$SLOW_MAX")" "$((BUDGET_MS + 100))" "$SLOW_MET"
 	echo
 	echo "$ROUNDS rounds of $DURATION s, alternating; wrk $THREADS threads, keep-alive, $CONNECTIONS connections" \
 		"(humans) and $LATENCY_CONNECTIONS (agents: K the card call alone, G an agent's page through the edge," \
-		"H a human's page through the edge); a $PAGE_BYTES-byte page from nginx."
+		"H a human's page through the edge; S an agent's page through an edge whose cards come $SLOW_CARD_MS ms late);" \
+		"a $PAGE_BYTES-byte page from nginx."
 	machine
 	echo "commit: $(commit)"
 }
@@ -512,8 +644,11 @@ main() {
 	run_rounds "${HUMAN_TARGETS[@]}"
 	section "Agents: $ROUNDS rounds of K G H, wrk $THREADS threads, $LATENCY_CONNECTIONS connections, keep-alive, ${DURATION} s each"
 	run_rounds "${AGENT_TARGETS[@]}"
+	section "Slow card: $ROUNDS runs of S, wrk $THREADS threads, $LATENCY_CONNECTIONS connections, keep-alive, ${DURATION} s each"
+	run_rounds "${SLOW_TARGETS[@]}"
 	report_humans
 	report_agents
+	report_slow
 	final_table
 	echo
 	echo "total time: $((SECONDS - start)) s"

@@ -23,6 +23,7 @@
 #   cpu_ticks PID...            utime+stime of the processes so far, in 1/CLK_TCK s
 #   wrk_session SECONDS OUTPUT NAME WRK-ARGS...   wrk in a session of its own
 #   parse_wrk OUTPUT            "requests rps p50_us p99_us non2xx socket_errors bytes_read"
+#   wrk_max_us OUTPUT           the run's longest latency, in µs
 #   ms, median_of, median, ratio, paired_ratio, machine (see each)
 
 # shellcheck source=scripts/lib/apt.sh
@@ -278,21 +279,25 @@ wrk_session() {
 	fi
 }
 
+# awk functions reading wrk's figures with their units: bytes(v) in bytes, us(v) in µs.
+readonly WRK_UNITS_AWK='
+	function bytes(v) {
+		if (v ~ /GB$/) return v * 1073741824
+		if (v ~ /MB$/) return v * 1048576
+		if (v ~ /KB$/) return v * 1024
+		return v + 0
+	}
+	function us(v) {
+		if (v ~ /us$/) return v + 0
+		if (v ~ /ms$/) return v * 1000
+		if (v ~ /m$/) return v * 60000000
+		if (v ~ /s$/) return v * 1000000
+		return v + 0
+	}'
+
 # Reads wrk --latency output: requests rps p50_us p99_us non2xx socket_errors bytes_read.
 parse_wrk() {
-	awk '
-		function bytes(v) {
-			if (v ~ /GB$/) return v * 1073741824
-			if (v ~ /MB$/) return v * 1048576
-			if (v ~ /KB$/) return v * 1024
-			return v + 0
-		}
-		function us(v) {
-			if (v ~ /us$/) return v + 0
-			if (v ~ /ms$/) return v * 1000
-			if (v ~ /s$/) return v * 1000000
-			return v + 0
-		}
+	awk "$WRK_UNITS_AWK"'
 		/requests in/ { requests = $1; read = bytes($5) }
 		/^Requests\/sec:/ { rps = $2 }
 		/^ +50%/ { p50 = us($2) }
@@ -301,6 +306,12 @@ parse_wrk() {
 		/Socket errors:/ { for (i = 3; i <= NF; i++) { gsub(",", "", $i); if ($i ~ /^[0-9]+$/) errors += $i } }
 		END { printf "%d %.2f %.1f %.1f %d %d %.0f\n", requests, rps, p50, p99, non2xx, errors, read }
 	' "$1"
+}
+
+# wrk_max_us OUTPUT: the longest latency of a wrk run, in µs (of its "Latency  avg stdev
+# max" line, not the "Latency Distribution" heading).
+wrk_max_us() {
+	awk "$WRK_UNITS_AWK"'/^ +Latency +[0-9]/ { max = us($4) } END { printf "%.1f\n", max }' "$1"
 }
 
 # per_request_us TICKS REQUESTS: CPU µs per request, two decimals.
