@@ -232,6 +232,7 @@ minute=0
 requests=0
 minute_requests=0
 rss_first=$(rss_kb)
+rss_last=$rss_first
 phase=0
 report() {
 	local pages p99 max over
@@ -254,6 +255,9 @@ while (($(date +%s) < ends)) && kill -0 "$edge_pid" 2>/dev/null; do
 	requests=$((requests + done_now))
 	minute_requests=$((minute_requests + done_now))
 	phase=$((phase + 1))
+	# The last value seen alive: after a crash /proc has none (0).
+	rss_now=$(rss_kb)
+	((rss_now == 0)) || rss_last=$rss_now
 	if (($(date +%s) - minute_start >= 60)); then report; fi
 done
 sleep 1
@@ -262,8 +266,6 @@ kill -0 "$edge_pid" 2>/dev/null || alive=0
 if ((alive)); then
 	rss_last=$(rss_kb)
 	(($(date +%s) - minute_start >= 10)) && report
-else
-	rss_last=0
 fi
 
 # --- a crash: its backtrace ----------------------------------------------------------------
