@@ -5,7 +5,8 @@
 # cargo test (after installing, when missing, the Python packages two tests
 # run: prometheus_client, the parser of /metrics, and schemathesis), then the
 # edge recipes' tests, each against the shared cases of edge/cases/ in its real
-# runtime (edge/<recipe>/test.sh installs nginx, Varnish or workerd when absent).
+# runtime (edge/<recipe>/test.sh installs nginx, Varnish or workerd when absent), and
+# edge/front/test.sh, nginx in front of a release build of `agentcard edge`.
 # Extra arguments go to `cargo test` (e.g. `scripts/test.sh fragment`), and
 # then the recipes are not run.
 #
@@ -96,6 +97,8 @@ if ((status == 0 && $# == 0)); then
 		step "edge/$recipe/test.sh (the $recipe recipe against edge/cases)"
 		bash "edge/$recipe/test.sh" || status=$?
 	done
+	step "edge/front/test.sh (nginx sending only agents to agentcard edge, against edge/cases)"
+	bash edge/front/test.sh || status=$?
 fi
 
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i - 1); if ($(i) ~ /^failed;?$/) f += $(i - 1) } }

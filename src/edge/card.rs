@@ -98,12 +98,16 @@ pub fn start(service: &Arc<CardService>, request: &CardRequest, deadline: Instan
 }
 
 fn request_head(service: &CardService, request: &CardRequest) -> Vec<u8> {
-    let query = url::form_urlencoded::Serializer::new(String::new())
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    query
         .append_pair("partner_id", &request.site.partner_id)
         .append_pair("fragment_id", &request.site.fragment_id)
         .append_pair("lang", request.site.lang.as_str())
-        .append_pair("page_url", request.page_url)
-        .finish();
+        .append_pair("page_url", request.page_url);
+    for (name, value) in request.site.ctx_params(request.page_url) {
+        query.append_pair(name, &value);
+    }
+    let query = query.finish();
     let url = &service.upstream.url;
     format!(
         "GET {}/fragment?{query} HTTP/1.1\r\nHost: {}\r\nUser-Agent: {USER_AGENT}\r\n\

@@ -4,8 +4,10 @@
 //! file and its line.
 
 use super::upstream::BaseUrl;
-use crate::domain::{DomainName, Lang};
+use crate::domain::{DomainName, KeyValues, Lang};
 use hashbrown::HashMap;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -48,6 +50,40 @@ pub struct Site {
     pub lang: Lang,
     /// Scheme of `page_url`: `https` unless the file says `http`.
     pub scheme: &'static str,
+    /// Query parameters (`ctx.<key>`, its value) sent on every card call of the site.
+    pub ctx: Vec<(String, String)>,
+    /// Query parameters (`ctx.<key>`) whose value is a segment of the page's path, numbered
+    /// from 1.
+    pub ctx_from_path: Vec<(String, usize)>,
+}
+
+impl Site {
+    /// The `ctx.` parameters of a card call for `page_url` (scheme, host, path): the fixed
+    /// ones, then those of the path's segments, percent-decoded and trimmed; a segment that
+    /// is absent, empty or not UTF-8 once decoded sends nothing, as the service would ignore
+    /// an empty value.
+    pub fn ctx_params<'a>(&'a self, page_url: &'a str) -> Vec<(&'a str, Cow<'a, str>)> {
+        let path = page_url
+            .split_once("://")
+            .and_then(|(_, rest)| rest.find('/').map(|at| &rest[at..]))
+            .unwrap_or("");
+        let fixed = self
+            .ctx
+            .iter()
+            .map(|(name, value)| (name.as_str(), Cow::Borrowed(value.as_str())));
+        let from_path = self.ctx_from_path.iter().filter_map(|(name, number)| {
+            let segment = path.split('/').filter(|s| !s.is_empty()).nth(number - 1)?;
+            let value = percent_encoding::percent_decode_str(segment)
+                .decode_utf8()
+                .ok()?;
+            let value = match value {
+                Cow::Borrowed(text) => Cow::Borrowed(text.trim()),
+                Cow::Owned(text) => Cow::Owned(text.trim().to_string()),
+            };
+            (!value.is_empty()).then_some((name.as_str(), value))
+        });
+        fixed.chain(from_path).collect()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -91,9 +127,7 @@ impl EdgeConfig {
             listen: address("AGENTCARD_EDGE_LISTEN", listen)?,
             origin: base_url("AGENTCARD_EDGE_ORIGIN", args.origin)?,
             service: base_url("AGENTCARD_EDGE_SERVICE", args.service)?,
-            key: key
-                .filter(|key| !key.trim().is_empty())
-                .ok_or_else(|| refuse(KEY_VAR, "required (the delivery key, svc_live_…)"))?,
+            key: delivery_key(key)?,
             sites: read_sites(&sites_path)?,
             budget: budget
                 .parse::<u64>()
@@ -117,6 +151,37 @@ fn address(var: &str, value: &str) -> Result<SocketAddr, EdgeConfigError> {
     value
         .parse()
         .map_err(|_| refuse(var, format!("`{value}` is not an address:port")))
+}
+
+/// The delivery key, `<prefix>_live_` and its characters. The edge does not know the service's
+/// prefix (`svc` unless the service sets another), so any prefix of its form passes. A
+/// management token, or anything else, stops the start: the service would refuse every card
+/// call with it. The message never shows the key.
+fn delivery_key(key: Option<String>) -> Result<String, EdgeConfigError> {
+    let key = key
+        .filter(|key| !key.trim().is_empty())
+        .ok_or_else(|| refuse(KEY_VAR, "required (the delivery key, svc_live_…)"))?;
+    let (prefix, rest) = key.split_once('_').unwrap_or(("", &key));
+    let prefix_ok = (1..=16).contains(&prefix.len())
+        && prefix
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    let kind = prefix_ok.then(|| rest.split_once('_')).flatten();
+    match kind {
+        Some(("live", tail))
+            if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_alphanumeric()) =>
+        {
+            Ok(key)
+        }
+        Some(("mgmt", _)) => Err(refuse(
+            KEY_VAR,
+            "a management token (…_mgmt_…); the edge needs a delivery key (svc_live_…)",
+        )),
+        _ => Err(refuse(
+            KEY_VAR,
+            "not a delivery key (svc_live_ followed by its hexadecimal characters)",
+        )),
+    }
 }
 
 fn base_url(var: &str, value: Option<String>) -> Result<BaseUrl, EdgeConfigError> {
@@ -148,7 +213,16 @@ struct SiteEntry {
     fragment_id: toml::Spanned<String>,
     lang: toml::Spanned<String>,
     scheme: Option<toml::Spanned<String>>,
+    /// `ctx.<key>` = value, on every card call.
+    #[serde(default)]
+    ctx: BTreeMap<String, toml::Spanned<String>>,
+    /// `ctx.<key>` = the page path's segment of this number (from 1).
+    #[serde(default)]
+    ctx_from_path: BTreeMap<String, toml::Spanned<i64>>,
 }
+
+/// The deepest path segment `ctx_from_path` may name.
+const MAX_SEGMENT: i64 = 32;
 
 /// The sites file: `[[site]]` tables, each domain once.
 fn read_sites(path: &Path) -> Result<HashMap<String, Site>, EdgeConfigError> {
@@ -184,6 +258,8 @@ fn parse_sites(text: &str) -> Result<HashMap<String, Site>, (usize, String)> {
                 Some(("http", _)) => "http",
                 Some((_, line)) => return Err((line, "scheme: http or https".into())),
             },
+            ctx: fixed_ctx(&entry.ctx, line_of)?,
+            ctx_from_path: ctx_from_path(&entry, line_of)?,
         };
         if sites.insert(domain.as_str().to_string(), site).is_some() {
             return Err((
@@ -193,6 +269,55 @@ fn parse_sites(text: &str) -> Result<HashMap<String, Site>, (usize, String)> {
         }
     }
     Ok(sites)
+}
+
+/// `ctx = { key = "value" }`: keys and values as the service's key-values take them.
+fn fixed_ctx(
+    table: &BTreeMap<String, toml::Spanned<String>>,
+    line_of: impl Fn(usize) -> usize,
+) -> Result<Vec<(String, String)>, (usize, String)> {
+    table
+        .iter()
+        .map(|(key, value)| {
+            KeyValues::from_pairs([(key.clone(), value.get_ref().clone())]).map_err(|e| {
+                (
+                    line_of(value.span().start),
+                    format!("ctx.{key}: {}", e.message),
+                )
+            })?;
+            Ok((format!("ctx.{key}"), value.get_ref().trim().to_string()))
+        })
+        .collect()
+}
+
+/// `ctx_from_path = { key = N }`: a key as in `ctx` (and not also there), a segment from 1.
+fn ctx_from_path(
+    entry: &SiteEntry,
+    line_of: impl Fn(usize) -> usize,
+) -> Result<Vec<(String, usize)>, (usize, String)> {
+    entry
+        .ctx_from_path
+        .iter()
+        .map(|(key, number)| {
+            let line = line_of(number.span().start);
+            // A placeholder value: only the key is checked here.
+            KeyValues::from_pairs([(key.clone(), "segment".to_string())])
+                .map_err(|e| (line, format!("ctx_from_path.{key}: {}", e.message)))?;
+            if entry.ctx.contains_key(key) {
+                return Err((
+                    line,
+                    format!("ctx_from_path.{key}: also in ctx; name it once"),
+                ));
+            }
+            match *number.get_ref() {
+                n @ 1..=MAX_SEGMENT => Ok((format!("ctx.{key}"), n as usize)),
+                _ => Err((
+                    line,
+                    format!("ctx_from_path.{key}: a path segment number from 1 to {MAX_SEGMENT}"),
+                )),
+            }
+        })
+        .collect()
 }
 
 fn non_empty(
@@ -252,5 +377,67 @@ mod tests {
         );
         assert_eq!(parse_sites("[[site]\n").unwrap_err().0, 1);
         assert_eq!(parse_sites("").unwrap_err().0, 1);
+    }
+
+    const SITE: &str = "[[site]]\ndomain = \"a.example\"\npartner_id = \"org_1\"\n\
+                        fragment_id = \"frg_1\"\nlang = \"fr\"\n";
+
+    #[test]
+    fn ctx_values_come_fixed_and_from_the_path() {
+        let sites = parse_sites(&format!(
+            "{SITE}ctx = {{ edition = \" paris \" }}\n\
+             ctx_from_path = {{ section = 1, topic = 2, deep = 9 }}\n"
+        ))
+        .unwrap();
+        let site = &sites["a.example"];
+        let params = site.ctx_params("https://a.example//Sport/caf%C3%A9%20/x.html");
+        let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_ref())).collect();
+        assert_eq!(
+            params,
+            [
+                ("ctx.edition", "paris"),
+                ("ctx.section", "Sport"),
+                ("ctx.topic", "café")
+            ]
+        );
+        assert_eq!(site.ctx_params("https://a.example/").len(), 1);
+        let bare = &parse_sites(SITE).unwrap()["a.example"];
+        assert!(bare.ctx_params("https://a.example/sport").is_empty());
+    }
+
+    #[test]
+    fn ctx_faults_name_their_line() {
+        let fault = |extra: &str| parse_sites(&format!("{SITE}{extra}")).unwrap_err();
+        assert_eq!(fault("ctx = { \"Big Key\" = \"x\" }\n").0, 6);
+        assert_eq!(fault("\nctx = { a = \"x,y\" }\n").0, 7);
+        assert_eq!(fault("ctx = { a = \" \" }\n").0, 6);
+        assert_eq!(fault("ctx_from_path = { a = 0 }\n").0, 6);
+        assert_eq!(fault("ctx_from_path = { __proto__ = 1 }\n").0, 6);
+        let twice = fault("ctx = { a = \"x\" }\nctx_from_path = { a = 1 }\n");
+        assert_eq!(twice.0, 7);
+        assert!(twice.1.contains("ctx_from_path.a"), "{}", twice.1);
+    }
+
+    #[test]
+    fn only_a_delivery_key_passes_and_a_refusal_never_shows_it() {
+        let live = format!("svc_live_{}", "ab12".repeat(10));
+        assert_eq!(delivery_key(Some(live.clone())).unwrap(), live);
+        assert!(delivery_key(Some("acme2_live_0A1b".into())).is_ok());
+        let mgmt = format!("svc_mgmt_{}", "ab12".repeat(10));
+        for refused in [
+            mgmt.as_str(),
+            "svc_live_-",
+            "svc_live_ab cd",
+            "svc_live_ab\r\nX: y",
+            "Svc_live_ab",
+            "live_ab",
+            "a-very-long-prefix-here_live_ab",
+        ] {
+            let error = delivery_key(Some(refused.into())).unwrap_err();
+            assert_eq!(error.place, KEY_VAR);
+            assert!(!error.to_string().contains(refused), "{error}");
+        }
+        let error = delivery_key(Some(mgmt)).unwrap_err();
+        assert!(error.message.contains("management token"), "{error}");
     }
 }

@@ -1,7 +1,8 @@
 //! `agentcard edge`, the reference edge, as a separate process: every shared case of
 //! `edge/cases/` through it (checked by `edge/cases/harness.py`, the checker the recipes run
 //! too) with its log line per fail-open cause, a card from a real `agentcard serve`,
-//! `abc.txt`, and the configuration refusals.
+//! `abc.txt`, the sites' `ctx.` values on the card call, the configuration refusals (a key
+//! that is not a delivery key among them), and docs/edge.md's check command as written there.
 
 mod metrics;
 
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+const KEY_VAR: &str = "AGENTCARD_EDGE_KEY";
 const HARNESS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/edge/cases/harness.py");
 /// The shared cases' site and key (edge/cases/cases.json, `site`).
 const CASES_KEY: &str = "svc_live_edgetestkey0123456789";
@@ -356,8 +358,9 @@ fn tempdir(name: &str) -> PathBuf {
 }
 
 /// Starts the edge with `env`; it must stop within 5 s, non-zero, its message naming `named`.
+/// Its log.
 #[track_caller]
-fn assert_refused(sites: &str, env: &[(&str, &str)], named: &str) {
+fn assert_refused(sites: &str, env: &[(&str, &str)], named: &str) -> String {
     let unused = free_local_addr();
     let (mut edge, started) = Edge::spawn(unused, unused, sites, env);
     let status = loop {
@@ -373,6 +376,7 @@ fn assert_refused(sites: &str, env: &[(&str, &str)], named: &str) {
     };
     assert!(!status.success());
     assert!(edge.log().contains(named), "{named} not in: {}", edge.log());
+    edge.log()
 }
 
 #[test]
@@ -414,6 +418,149 @@ fn a_bad_configuration_stops_the_start_naming_the_variable_or_the_line() {
     );
     let missing = Path::new("/nonexistent/sites.toml");
     assert!(!missing.exists());
+}
+
+#[test]
+fn a_management_token_or_anything_but_a_delivery_key_is_refused_without_being_shown() {
+    let management = format!("svc_mgmt_{}", "0123456789".repeat(4));
+    for key in [
+        management.as_str(),
+        "hello world",
+        "svc_live_x\r\nX-Injected: 1",
+    ] {
+        let log = assert_refused(CASES_SITES, &[("AGENTCARD_EDGE_KEY", key)], KEY_VAR);
+        assert!(!log.contains(key), "the key was shown: {log}");
+    }
+}
+
+#[test]
+fn the_sites_ctx_values_reach_the_card_service_fixed_and_from_the_path() {
+    let stubs = Stubs::start();
+    let sites = format!(
+        "{CASES_SITES}ctx = {{ edition = \"paris\" }}\n\
+         ctx_from_path = {{ section = 2, depth = 5 }}\n"
+    );
+    let edge = Edge::start(stubs.origin, stubs.card, &sites, &[]);
+    let (head, _) = get(
+        edge.addr,
+        "news.example",
+        "/marker-gptbot/%C3%A9conomie/x?q=1",
+        GPTBOT,
+    );
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let (_, calls) = get(stubs.card, "card-stub", "/_calls/marker-gptbot", "x");
+    let calls: serde_json::Value = serde_json::from_slice(&calls).unwrap();
+    let ctx: Vec<(&str, &str)> = calls[0]["query"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|pair| (pair[0].as_str().unwrap(), pair[1].as_str().unwrap()))
+        .filter(|(name, _)| name.starts_with("ctx."))
+        .collect();
+    assert_eq!(
+        ctx,
+        [("ctx.edition", "paris"), ("ctx.section", "économie")],
+        "{calls}"
+    );
+}
+
+#[test]
+fn a_bad_ctx_key_in_the_sites_file_stops_the_start_naming_its_line() {
+    let bad_key = format!("{CASES_SITES}ctx = {{ \"Section Name\" = \"sport\" }}\n");
+    assert_refused(&bad_key, &[], "sites.toml:6: ctx.Section Name");
+    let bad_segment = format!("{CASES_SITES}\nctx_from_path = {{ section = 0 }}\n");
+    assert_refused(&bad_segment, &[], "sites.toml:7: ctx_from_path.section");
+}
+
+/// A server on loopback answering every request with `answer` and closing the connection.
+fn answering(answer: String) -> SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
+                head.push(byte[0]);
+            }
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
+    addr
+}
+
+fn html_answer(body: &str) -> String {
+    format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// The check command of docs/edge.md's "agentcard edge" steps, as written there.
+fn documented_check() -> String {
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/edge.md"))
+        .expect("read docs/edge.md");
+    let lines: Vec<&str> = docs
+        .lines()
+        .map(str::trim)
+        .filter(|line| line.starts_with("curl ") && line.contains("GPTBot"))
+        .collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "one agent curl line in docs/edge.md: {lines:?}"
+    );
+    lines[0].to_string()
+}
+
+/// The address `agentcard edge` listens on when told none.
+fn default_listen(sites: &Path) -> SocketAddr {
+    let args = agentcard::edge::EdgeArgs {
+        listen: None,
+        origin: Some("http://127.0.0.1:1".into()),
+        service: Some("http://127.0.0.1:1".into()),
+        sites: Some(sites.to_path_buf()),
+        budget_ms: None,
+        abc_txt: None,
+        ca_file: None,
+    };
+    let config = agentcard::edge::EdgeConfig::from_args(args, Some(CASES_KEY.into()));
+    config
+        .expect("the defaults and a sites file make a configuration")
+        .listen
+}
+
+#[test]
+fn the_documented_check_shows_the_card_from_an_edge_started_with_the_defaults() {
+    const CARD: &str = "<aside class=\"agentcard\" data-card-id=\"crd_doc\" data-brand=\"Doc\" lang=\"fr\">x</aside>";
+    let origin = answering(html_answer(
+        "<html><body><article><p>Text</p></article></body></html>",
+    ));
+    let service = answering(html_answer(CARD));
+    let sites = "[[site]]\ndomain = \"www.example-news.com\"\npartner_id = \"acc_doc\"\n\
+                 fragment_id = \"frg_doc\"\nlang = \"fr\"\n";
+    let edge = Edge::start(origin, service, sites, &[]);
+    // The documented line talks to the default address; this edge listens on a free port of
+    // its own, so that tests running side by side never meet there.
+    let default = format!("http://{}/", default_listen(&edge.dir.join("sites.toml")));
+    let command = documented_check();
+    assert!(
+        command.contains(&default),
+        "{command} does not ask {default}"
+    );
+    let command = command.replace(&default, &format!("http://{}/", edge.addr));
+    let output = Command::new("sh")
+        .args(["-c", &command])
+        .output()
+        .expect("run sh -c curl …");
+    let page = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && page.contains(&format!("{CARD}<article>")),
+        "{command}\n{page}\n{}\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        edge.log()
+    );
 }
 
 /// A TLS server on loopback for `localhost`, with a certificate of a test authority, that
