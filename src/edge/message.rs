@@ -540,10 +540,12 @@ fn is_chunked(value: &[u8]) -> bool {
         .eq_ignore_ascii_case(b"chunked")
 }
 
-/// The end of the start line, its CRLF included.
+/// The end of the start line, its CRLF included. A head starts with it: the empty lines a
+/// peer may send first are left out when the head is read, and are not part of it.
 fn start_line_end(raw: &[u8]) -> Result<usize, MessageError> {
     memchr::memchr(b'\n', raw)
         .map(|at| at + 1)
+        .filter(|&end| end > 2)
         .ok_or(MessageError::Malformed("no start line"))
 }
 
@@ -716,6 +718,7 @@ mod tests {
             b"GET /a HTTP/1.1\nHost: x\r\n\r\n",
             b"GET /a HTTP/1.1\r\nHost: x\n\r\n",
             b"\nGET /a HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"\r\nGET /a HTTP/1.1\r\nHost: x\r\n\r\n",
             b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\n\r\n",
             b"GET /a HTTP/1.1\r\nX-A: a\rX-B: b\r\n\r\n",
             b"GET /a HTTP/1.1\r\nX-A: a\r\n b\r\n\r\n",
