@@ -377,6 +377,33 @@ fn an_origin_connection_with_bytes_after_its_answer_is_never_pooled() {
     }
 }
 
+/// The same hostile answers with their stray bytes coming a moment after the answer: the
+/// connection looks clean when it goes back to the pool, and is found dirty when reused.
+#[test]
+fn stray_bytes_that_come_after_a_clean_answer_never_reach_the_next_client() {
+    let (edge, _origin, _cards) = edge_with(|request| {
+        let answer = match request.target.as_str() {
+            "/extra-later" => answer("", "<p>page</p>"),
+            "/head-with-body-later" => page_answer(request),
+            "/204-with-body-later" => b"HTTP/1.1 204 No Content\r\n\r\n".to_vec(),
+            "/304-with-body-later" => b"HTTP/1.1 304 Not Modified\r\n\r\n".to_vec(),
+            _ => return None,
+        };
+        Some(vec![send(answer), later(), send(POISON)])
+    });
+    for (method, path) in [
+        ("GET", "/extra-later"),
+        ("HEAD", "/head-with-body-later"),
+        ("GET", "/204-with-body-later"),
+        ("GET", "/304-with-body-later"),
+    ] {
+        let got = exchange(edge.addr, &request(method, path, "news.example", FIREFOX));
+        assert!(!text(&got).contains("POISON"), "{path}: {}", text(&got));
+        std::thread::sleep(Duration::from_millis(300));
+        assert_next_client_gets_its_own_answer(&edge, path);
+    }
+}
+
 /// An origin that fails in the middle of a body: the client has what was sent, then the
 /// connection closes; a status line after it would read as part of the page, or as a second
 /// answer.
@@ -480,6 +507,22 @@ fn a_card_connection_with_bytes_after_its_answer_is_never_pooled() {
             ("/nofill-body", false),
         ],
     );
+}
+
+/// Stray bytes that come on a card connection a moment after a clean answer: found when the
+/// connection is reused.
+#[test]
+fn stray_card_bytes_that_come_after_a_clean_answer_never_become_the_next_card() {
+    let (edge, _origin, _cards) = hostile_cards(|case, card| match case {
+        "stale-later" => vec![send(card), later(), send(stale_card())],
+        "nofill-later" => vec![
+            send("HTTP/1.1 204 No Content\r\n\r\n"),
+            later(),
+            send(stale_card()),
+        ],
+        _ => vec![send(card)],
+    });
+    assert_cards_stay_with_their_pages(&edge, &[("/stale-later", true), ("/nofill-later", false)]);
 }
 
 /// An agent's page through the edge, its chunked framing removed.
