@@ -6,7 +6,7 @@
 
 use super::alarm::Alarm;
 use super::config::Site;
-use super::message::{Head, MessageError, Patience, Piece};
+use super::message::{Framing, Head, MessageError, Patience, Piece};
 use super::metrics;
 use super::upstream::Upstream;
 use super::FailOpen;
@@ -168,42 +168,60 @@ fn exchange(
             _ => io(error),
         });
     }
-    let raw = match conn.read_head() {
-        Ok(Some(raw)) => raw,
-        Ok(None) => return Err(Attempt::Stale),
-        Err(MessageError::Io(error)) if error.kind() == io::ErrorKind::ConnectionReset => {
-            return Err(Attempt::Stale)
-        }
-        Err(error) => return Err(Attempt::Failed(message_failure(error))),
-    };
-    let answer = Head::parse_response(raw).map_err(|e| Attempt::Failed(message_failure(e)))?;
-    let body = read_body(&mut conn, &answer).map_err(Attempt::Failed)?;
-    if answer.keeps_alive() {
+    let answer = final_answer(&mut conn)?;
+    let framing = answer
+        .response_framing("GET")
+        .ok_or_else(|| Attempt::Failed(failure(FailOpen::CardError, "unreadable framing")))?;
+    let body = read_body(&mut conn, framing).map_err(Attempt::Failed)?;
+    // Bytes after the answer, or an answer whose end was the connection's, would be read as
+    // the next page's card.
+    if answer.keeps_alive() && framing != Framing::Close && !conn.has_buffered() {
         service.upstream.keep(conn);
     }
     Ok(card_of(&answer, body))
 }
 
-/// The answer's body, up to the card limit.
-fn read_body(conn: &mut Conn, answer: &Head) -> Result<Vec<u8>, Failure> {
-    let framing = answer
-        .response_framing("GET")
-        .ok_or_else(|| failure(FailOpen::CardError, "unreadable framing"))?;
-    let mut body = Vec::new();
-    let mut too_large = false;
-    conn.walk_body(framing, &mut |piece| {
-        if let Piece::Content(bytes) = piece {
-            too_large |= body.len() + bytes.len() > CARD_LIMIT;
-            if !too_large {
-                body.extend_from_slice(bytes);
+/// The answer's head, past any `1xx` interim one; a `101` is a failure (nothing was asked to
+/// be upgraded), its connection dropped.
+fn final_answer(conn: &mut Conn) -> Result<Head, Attempt> {
+    let failed = |error| Attempt::Failed(message_failure(error));
+    loop {
+        let raw = match conn.read_head() {
+            Ok(Some(raw)) => raw,
+            Ok(None) => return Err(Attempt::Stale),
+            Err(MessageError::Io(error)) if error.kind() == io::ErrorKind::ConnectionReset => {
+                return Err(Attempt::Stale)
             }
+            Err(error) => return Err(failed(error)),
+        };
+        let answer = Head::parse_response(raw).map_err(failed)?;
+        match answer.status {
+            101 => return Err(Attempt::Failed(failure(FailOpen::CardError, "status 101"))),
+            100..=199 => continue,
+            _ => return Ok(answer),
         }
-        Ok(())
-    })
-    .map_err(message_failure)?;
-    match too_large {
-        true => Err(failure(FailOpen::CardError, "card larger than 64 KiB")),
-        false => Ok(body),
+    }
+}
+
+/// The answer's body, read no further than the card limit (the connection is then dropped).
+fn read_body(conn: &mut Conn, framing: Framing) -> Result<Vec<u8>, Failure> {
+    let mut body = Vec::new();
+    let walked = conn.walk_body(framing, &mut |piece| match piece {
+        Piece::Content(bytes) if body.len() + bytes.len() > CARD_LIMIT => {
+            Err(io::Error::other("card larger than 64 KiB"))
+        }
+        Piece::Content(bytes) => {
+            body.extend_from_slice(bytes);
+            Ok(())
+        }
+        Piece::Framing(_) | Piece::Waiting => Ok(()),
+    });
+    match walked {
+        Ok(()) => Ok(body),
+        Err(MessageError::Sink(too_large)) => {
+            Err(failure(FailOpen::CardError, too_large.to_string()))
+        }
+        Err(other) => Err(message_failure(other)),
     }
 }
 

@@ -1,6 +1,11 @@
 //! HTTP/1.1 messages as a proxy sees them: heads kept as the bytes that arrived (so that a
 //! pass-through answer is the origin's, byte for byte, header order and case included), and
 //! bodies walked by their framing, either copied verbatim or decoded.
+//!
+//! A head is accepted only when it can be read one way (RFC 9112 §11.2): lines end in CRLF,
+//! the parse covers every byte up to the empty line, and the body's length is said once, by a
+//! single `Content-Length` value or by `Transfer-Encoding: chunked` alone. Whatever else could
+//! be framed differently by the next hop is refused, never passed on.
 
 pub use crate::http::socket::Patience;
 use std::io::{self, Read, Write};
@@ -10,8 +15,6 @@ use std::ops::Range;
 pub const HEAD_LIMIT: usize = 64 * 1024;
 /// Longest chunk-size or trailer line of a chunked body.
 const LINE_LIMIT: usize = 4096;
-/// Headers a head may carry.
-const MAX_HEADERS: usize = 128;
 
 /// A connection with its read-ahead buffer.
 pub struct Conn<S> {
@@ -45,10 +48,26 @@ pub struct Head {
     pub status: u16,
     /// `HTTP/1.x`'s x.
     pub minor_version: u8,
-    /// Name and value ranges in `raw`, in order.
-    headers: Vec<(Range<usize>, Range<usize>)>,
+    /// Where each header lies in `raw`, in order.
+    headers: Vec<HeaderAt>,
     /// End of the start line (with its CRLF) in `raw`.
     start_line_end: usize,
+}
+
+/// One header line of a head: its name and value, and where the line ends before its CRLF
+/// (after any whitespace trailing the value, kept so that a head written back is the same).
+#[derive(Debug, Clone)]
+struct HeaderAt {
+    name: Range<usize>,
+    value: Range<usize>,
+    line_end: usize,
+}
+
+/// How a head says its body is delimited, before the method or status has a say.
+enum Declared {
+    Nothing,
+    Length(u64),
+    Chunked,
 }
 
 /// How a message's body is delimited.
@@ -140,12 +159,16 @@ impl<S: Read> Conn<S> {
         }
     }
 
-    /// A whole head from the buffer, when it holds one.
+    /// A whole head from the buffer, when it holds one; the empty lines a peer may send before
+    /// it (RFC 9112 §2.2: a client's extra CRLF after a body) are dropped.
     fn take_head(&mut self) -> Result<Option<Vec<u8>>, MessageError> {
+        while self.buf[self.start..self.end].starts_with(b"\r\n") {
+            self.start += 2;
+        }
         let buffered = &self.buf[self.start..self.end];
-        if let Some(at) = memchr::memmem::find(buffered, b"\r\n\r\n") {
-            let head = buffered[..at + 4].to_vec();
-            self.start += at + 4;
+        if let Some(end) = head_end(buffered) {
+            let head = buffered[..end].to_vec();
+            self.start += end;
             return Ok(Some(head));
         }
         match buffered.len() > HEAD_LIMIT {
@@ -295,6 +318,16 @@ impl<S: Read + Patient> Conn<S> {
     }
 }
 
+/// The end of a head's empty line. A bare LF ends a line here too, as it does for lenient
+/// parsers: a head must end where any reader would end it, so that it can be refused whole.
+fn head_end(bytes: &[u8]) -> Option<usize> {
+    memchr::memchr_iter(b'\n', bytes).find_map(|at| match &bytes[at + 1..] {
+        [b'\n', ..] => Some(at + 2),
+        [b'\r', b'\n', ..] => Some(at + 3),
+        _ => None,
+    })
+}
+
 /// The size of a chunk-size line (`1a;ext=1\r\n`).
 fn chunk_size(line: &[u8]) -> Result<u64, MessageError> {
     let digits = line[..line.len() - 2]
@@ -312,20 +345,16 @@ fn chunk_size(line: &[u8]) -> Result<u64, MessageError> {
 
 impl Head {
     pub fn parse_request(raw: Vec<u8>) -> Result<Head, MessageError> {
-        let raw = without_leading_empty_lines(raw);
-        let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
-        let mut request = httparse::Request::new(&mut slots);
         let start_line_end = start_line_end(&raw)?;
-        match request.parse(&raw) {
-            Ok(httparse::Status::Complete(_)) => {}
-            _ => return Err(MessageError::Malformed("request head")),
-        }
+        let mut slots = vec![httparse::EMPTY_HEADER; line_count(&raw)];
+        let mut request = httparse::Request::new(&mut slots);
+        parsed_whole(request.parse(&raw), &raw, "request head")?;
         let (Some(method), Some(target), Some(minor_version)) =
             (request.method, request.path, request.version)
         else {
             return Err(MessageError::Malformed("request line"));
         };
-        let headers = ranges(&raw, request.headers);
+        let headers = locate(&raw, request.headers)?;
         Ok(Head {
             method: method.to_string(),
             target: target.to_string(),
@@ -338,18 +367,14 @@ impl Head {
     }
 
     pub fn parse_response(raw: Vec<u8>) -> Result<Head, MessageError> {
-        let raw = without_leading_empty_lines(raw);
-        let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
-        let mut response = httparse::Response::new(&mut slots);
         let start_line_end = start_line_end(&raw)?;
-        match response.parse(&raw) {
-            Ok(httparse::Status::Complete(_)) => {}
-            _ => return Err(MessageError::Malformed("response head")),
-        }
+        let mut slots = vec![httparse::EMPTY_HEADER; line_count(&raw)];
+        let mut response = httparse::Response::new(&mut slots);
+        parsed_whole(response.parse(&raw), &raw, "response head")?;
         let (Some(status), Some(minor_version)) = (response.code, response.version) else {
             return Err(MessageError::Malformed("status line"));
         };
-        let headers = ranges(&raw, response.headers);
+        let headers = locate(&raw, response.headers)?;
         Ok(Head {
             method: String::new(),
             target: String::new(),
@@ -363,24 +388,33 @@ impl Head {
 
     /// The headers, in order, with their names as sent.
     pub fn headers(&self) -> impl Iterator<Item = (&str, &[u8])> {
-        self.headers.iter().map(|(name, value)| {
-            let name = std::str::from_utf8(&self.raw[name.clone()]).unwrap_or_default();
-            (name, &self.raw[value.clone()])
-        })
+        self.headers
+            .iter()
+            .map(|at| (self.name(at), &self.raw[at.value.clone()]))
+    }
+
+    fn name(&self, at: &HeaderAt) -> &str {
+        std::str::from_utf8(&self.raw[at.name.clone()]).unwrap_or_default()
+    }
+
+    /// The values of header `name` (any case), as they came.
+    fn values<'h, 'n>(&'h self, name: &'n str) -> impl Iterator<Item = &'h [u8]> + use<'h, 'n> {
+        self.headers()
+            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value)
     }
 
     /// The first value of header `name` (any case), as text.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .and_then(|(_, value)| std::str::from_utf8(value).ok())
+        self.values(name)
+            .next()
+            .and_then(|value| std::str::from_utf8(value).ok())
     }
 
     /// Whether a header `name` lists `token` (comma-separated, any case).
     pub fn has_token(&self, name: &str, token: &str) -> bool {
-        self.headers()
-            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-            .filter_map(|(_, value)| std::str::from_utf8(value).ok())
+        self.values(name)
+            .filter_map(|value| std::str::from_utf8(value).ok())
             .flat_map(|value| value.split(','))
             .any(|item| item.trim().eq_ignore_ascii_case(token))
     }
@@ -393,57 +427,54 @@ impl Head {
         }
     }
 
-    /// A request body's framing; `None` for a smuggling-prone or unreadable combination: a
-    /// transfer coding other than `chunked` alone, or one with a `Content-Length`.
+    /// A request body's framing; `None` for a smuggling-prone or unreadable combination.
     pub fn request_framing(&self) -> Option<Framing> {
-        if self.header("transfer-encoding").is_some() {
-            let chunked_only = self
-                .header("transfer-encoding")
-                .is_some_and(|value| value.trim().eq_ignore_ascii_case("chunked"))
-                && self
-                    .headers()
-                    .filter(|(n, _)| n.eq_ignore_ascii_case("transfer-encoding"))
-                    .count()
-                    == 1
-                && self.header("content-length").is_none();
-            return chunked_only.then_some(Framing::Chunked);
-        }
-        match self.content_length() {
-            None | Some(Ok(0)) => Some(Framing::Empty),
-            Some(Ok(length)) => Some(Framing::Length(length)),
-            Some(Err(())) => None,
+        match self.declared()? {
+            Declared::Nothing | Declared::Length(0) => Some(Framing::Empty),
+            Declared::Length(length) => Some(Framing::Length(length)),
+            Declared::Chunked => Some(Framing::Chunked),
         }
     }
 
-    /// A response body's framing, given the request's method; `None` when unreadable.
+    /// A response body's framing, given the request's method; `None` when unreadable, even
+    /// for an answer without a body (its sender frames messages in a way of its own).
     pub fn response_framing(&self, request_method: &str) -> Option<Framing> {
+        let declared = self.declared()?;
         let bodiless = request_method == "HEAD"
             || (100..200).contains(&self.status)
             || self.status == 204
             || self.status == 304;
-        if bodiless {
-            return Some(Framing::Empty);
-        }
-        if self.header("transfer-encoding").is_some() {
-            return match self.has_token("transfer-encoding", "chunked") {
-                true => Some(Framing::Chunked),
-                false => Some(Framing::Close),
-            };
-        }
-        match self.content_length() {
-            None => Some(Framing::Close),
-            Some(Ok(length)) => Some(Framing::Length(length)),
-            Some(Err(())) => None,
+        Some(match (bodiless, declared) {
+            (true, _) => Framing::Empty,
+            (false, Declared::Nothing) => Framing::Close,
+            (false, Declared::Length(length)) => Framing::Length(length),
+            (false, Declared::Chunked) => Framing::Chunked,
+        })
+    }
+
+    /// How the head delimits its body; `None` when two readers could disagree (RFC 9112 §6.1,
+    /// §6.3): a `Transfer-Encoding` other than one `chunked` (any other coding, a list, a value
+    /// that is not text), one beside a `Content-Length` or in an HTTP/1.0 message, or
+    /// `Content-Length`s that are not one same number. nginx refuses the same.
+    fn declared(&self) -> Option<Declared> {
+        let mut codings = self.values("transfer-encoding");
+        let chunked = match (codings.next(), codings.next()) {
+            (None, _) => false,
+            (Some(value), None) if self.minor_version == 1 => is_chunked(value).then_some(true)?,
+            _ => return None,
+        };
+        match (chunked, self.content_length()) {
+            (false, None) => Some(Declared::Nothing),
+            (false, Some(Ok(length))) => Some(Declared::Length(length)),
+            (true, None) => Some(Declared::Chunked),
+            (_, Some(_)) => None,
         }
     }
 
     /// `Content-Length`, when present: every value must be the same number.
     fn content_length(&self) -> Option<Result<u64, ()>> {
         let mut found: Option<Result<u64, ()>> = None;
-        for (name, value) in self.headers() {
-            if !name.eq_ignore_ascii_case("content-length") {
-                continue;
-            }
+        for value in self.values("content-length") {
             let parsed = std::str::from_utf8(value)
                 .ok()
                 .filter(|text| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
@@ -461,14 +492,21 @@ impl Head {
     /// The head again, with the headers for which `keep` is false left out and `extra` lines
     /// (`Name: value`) added at the end. Everything kept is byte for byte as it arrived.
     pub fn rewritten(&self, keep: impl Fn(&str) -> bool, extra: &[String]) -> Vec<u8> {
+        self.rewritten_as(&self.raw[..self.start_line_end], keep, extra)
+    }
+
+    /// [`Head::rewritten`] under another start line (with its CRLF).
+    pub fn rewritten_as(
+        &self,
+        start_line: &[u8],
+        keep: impl Fn(&str) -> bool,
+        extra: &[String],
+    ) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.raw.len() + 128);
-        out.extend_from_slice(&self.raw[..self.start_line_end]);
-        for (name, value) in &self.headers {
-            let name_text = std::str::from_utf8(&self.raw[name.clone()]).unwrap_or_default();
-            if keep(name_text) {
-                out.extend_from_slice(&self.raw[name.start..value.end]);
-                out.extend_from_slice(b"\r\n");
-            }
+        out.extend_from_slice(start_line);
+        for at in self.headers.iter().filter(|at| keep(self.name(at))) {
+            out.extend_from_slice(&self.raw[at.name.start..at.line_end]);
+            out.extend_from_slice(b"\r\n");
         }
         for line in extra {
             out.extend_from_slice(line.as_bytes());
@@ -479,35 +517,65 @@ impl Head {
     }
 }
 
-/// The head without the empty lines a peer may send before it (RFC 9112 §2.2: a client's extra
-/// CRLF after a body), which httparse skips: a head written back starts with its start line.
-fn without_leading_empty_lines(mut raw: Vec<u8>) -> Vec<u8> {
-    let empty = raw
-        .iter()
-        .take_while(|&&b| b == b'\r' || b == b'\n')
-        .count();
-    raw.drain(..empty);
-    raw
+/// Whether a `Transfer-Encoding` value is `chunked` and nothing else.
+fn is_chunked(value: &[u8]) -> bool {
+    value
+        .trim_ascii_start()
+        .trim_ascii_end()
+        .eq_ignore_ascii_case(b"chunked")
 }
 
-/// The end of the start line, its line break included (httparse also takes a bare LF).
+/// The end of the start line, its CRLF included. A head starts with it: the empty lines a
+/// peer may send first are left out when the head is read, and are not part of it.
 fn start_line_end(raw: &[u8]) -> Result<usize, MessageError> {
     memchr::memchr(b'\n', raw)
         .map(|at| at + 1)
+        .filter(|&end| end > 2)
         .ok_or(MessageError::Malformed("no start line"))
 }
 
+/// Lines in a head: room enough for its headers, however many (nginx has no count either,
+/// only the size of the head).
+fn line_count(raw: &[u8]) -> usize {
+    memchr::memchr_iter(b'\n', raw).count()
+}
+
+/// Accepts a parse that took every byte of `raw`, each line ending in CRLF. httparse also
+/// takes a bare LF as a line end, and stops at the first empty line: what a lenient next hop
+/// could read as a second message is refused here.
+fn parsed_whole(
+    parsed: httparse::Result<usize>,
+    raw: &[u8],
+    what: &'static str,
+) -> Result<(), MessageError> {
+    if memchr::memchr_iter(b'\n', raw).any(|at| at == 0 || raw[at - 1] != b'\r') {
+        return Err(MessageError::Malformed("bare LF in a head"));
+    }
+    match parsed {
+        Ok(httparse::Status::Complete(length)) if length == raw.len() => Ok(()),
+        _ => Err(MessageError::Malformed(what)),
+    }
+}
+
 /// Where httparse's header slices lie in `raw`.
-fn ranges(raw: &[u8], headers: &[httparse::Header]) -> Vec<(Range<usize>, Range<usize>)> {
+fn locate(raw: &[u8], headers: &[httparse::Header]) -> Result<Vec<HeaderAt>, MessageError> {
     let base = raw.as_ptr() as usize;
     let offset = |bytes: &[u8]| {
-        let start = bytes.as_ptr() as usize - base;
-        start..start + bytes.len()
+        let start = (bytes.as_ptr() as usize).checked_sub(base)?;
+        Some(start..start + bytes.len()).filter(|range| range.end <= raw.len())
+    };
+    let at = |header: &httparse::Header| {
+        let value = offset(header.value)?;
+        let line_end = value.end + memchr::memchr(b'\r', &raw[value.end..])?;
+        Some(HeaderAt {
+            name: offset(header.name.as_bytes())?,
+            value,
+            line_end,
+        })
     };
     headers
         .iter()
-        .filter(|header| !header.name.is_empty())
-        .map(|header| (offset(header.name.as_bytes()), offset(header.value)))
+        .map(|header| at(header).ok_or(MessageError::Malformed("header")))
         .collect()
 }
 
@@ -600,8 +668,8 @@ mod tests {
 
     #[test]
     fn empty_lines_before_a_head_are_not_part_of_it() {
-        let head =
-            Head::parse_request(b"\r\n\r\nGET /a HTTP/1.1\r\nHost: x\r\n\r\n".to_vec()).unwrap();
+        let mut wire = conn(b"\r\n\r\nGET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+        let head = Head::parse_request(wire.read_head().unwrap().unwrap()).unwrap();
         assert_eq!(
             head.rewritten(|_| true, &[]),
             b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -609,24 +677,165 @@ mod tests {
     }
 
     #[test]
-    fn request_framing_refuses_smuggling_shapes() {
-        let framing = |head: &str| Head::parse_request(head.into()).unwrap().request_framing();
-        assert_eq!(framing("GET / HTTP/1.1\r\n\r\n"), Some(Framing::Empty));
+    fn a_head_written_back_whole_is_the_head_that_came() {
+        let raw = b"HTTP/1.1 200 OK\r\nX-Trailing:  a b \t\r\nX-Empty:\r\nx-case: 1\r\n\r\n";
+        let head = Head::parse_response(raw.to_vec()).unwrap();
+        assert_eq!(head.rewritten(|_| true, &[]), raw);
+        assert_eq!(head.header("x-trailing"), Some("a b"));
         assert_eq!(
-            framing("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n"),
+            head.rewritten_as(b"HTTP/1.1 200 OK\r\n", |name| name == "x-case", &[]),
+            b"HTTP/1.1 200 OK\r\nx-case: 1\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn a_head_ends_at_its_first_empty_line_even_one_with_a_bare_lf() {
+        for (wire, head) in [
+            (
+                &b"GET /a HTTP/1.1\r\nHost: x\r\n\nGET /b HTTP/1.1\r\n\r\n"[..],
+                &b"GET /a HTTP/1.1\r\nHost: x\r\n\n"[..],
+            ),
+            (
+                b"GET /a HTTP/1.1\nHost: x\n\nGET /b",
+                b"GET /a HTTP/1.1\nHost: x\n\n",
+            ),
+            (b"GET /a HTTP/1.1\r\n\r\nrest", b"GET /a HTTP/1.1\r\n\r\n"),
+        ] {
+            assert_eq!(conn(wire).read_head().unwrap().unwrap(), head, "{wire:?}");
+        }
+    }
+
+    #[test]
+    fn heads_that_could_be_read_two_ways_are_refused() {
+        for raw in [
+            &b"GET /a HTTP/1.1\r\nHost: x\r\n\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n"[..],
+            b"GET /a HTTP/1.1\r\nHost: x\r\n\n",
+            b"GET /a HTTP/1.1\nHost: x\r\n\r\n",
+            b"GET /a HTTP/1.1\r\nHost: x\n\r\n",
+            b"\nGET /a HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"\r\nGET /a HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\n\r\n",
+            b"GET /a HTTP/1.1\r\nX-A: a\rX-B: b\r\n\r\n",
+            b"GET /a HTTP/1.1\r\nX-A: a\r\n b\r\n\r\n",
+            b"GET /a HTTP/1.1\r\nTransfer-Encoding : chunked\r\n\r\n",
+        ] {
+            assert!(
+                Head::parse_request(raw.to_vec()).is_err(),
+                "{}",
+                raw.escape_ascii()
+            );
+        }
+        for raw in [
+            &b"HTTP/1.1 200 OK\nContent-Length: 1\n\n"[..],
+            b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\n",
+            b"HTTP/1.1 200 OK\r\n\r\nHTTP/1.1 200 OK\r\n\r\n",
+        ] {
+            assert!(
+                Head::parse_response(raw.to_vec()).is_err(),
+                "{}",
+                raw.escape_ascii()
+            );
+        }
+    }
+
+    #[test]
+    fn a_head_may_carry_as_many_headers_as_its_size_allows() {
+        let mut raw = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for i in 0..5000 {
+            raw.extend_from_slice(format!("Set-Cookie: c{i}=1\r\n").as_bytes());
+        }
+        raw.extend_from_slice(b"Content-Length: 2\r\n\r\n");
+        let head = Head::parse_response(raw.clone()).unwrap();
+        assert_eq!(head.headers().count(), 5001);
+        assert_eq!(head.response_framing("GET"), Some(Framing::Length(2)));
+        assert_eq!(head.rewritten(|_| true, &[]), raw);
+    }
+
+    #[test]
+    fn request_framing_refuses_smuggling_shapes() {
+        let framing = |head: &[u8]| Head::parse_request(head.into()).unwrap().request_framing();
+        assert_eq!(framing(b"GET / HTTP/1.1\r\n\r\n"), Some(Framing::Empty));
+        assert_eq!(
+            framing(b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n"),
             Some(Framing::Length(5))
         );
-        assert_eq!(
-            framing("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"),
-            Some(Framing::Chunked)
-        );
-        for refused in [
-            "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
-            "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
-            "POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
-            "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n",
+        for chunked in [
+            &b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"[..],
+            b"POST / HTTP/1.1\r\nTransfer-Encoding:\tChunked \r\n\r\n",
         ] {
-            assert_eq!(framing(refused), None, "{refused}");
+            assert_eq!(framing(chunked), Some(Framing::Chunked));
+        }
+        for refused in [
+            &b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n"[..],
+            b"POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\xff\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\xff\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: \xffchunked\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: \xff\r\nTransfer-Encoding: chunked\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: identity, chunked\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: xchunked\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding:\r\n\r\n",
+            b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: +5\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: 5\xff\r\n\r\n",
+        ] {
+            assert_eq!(framing(refused), None, "{}", refused.escape_ascii());
+        }
+    }
+
+    #[test]
+    fn response_framing_refuses_what_the_next_answer_could_hide_in() {
+        let framing = |head: &[u8], method| {
+            Head::parse_response(head.into())
+                .unwrap()
+                .response_framing(method)
+        };
+        for (head, method, expected) in [
+            (&b"HTTP/1.1 200 OK\r\n\r\n"[..], "GET", Framing::Close),
+            (
+                b"HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\n",
+                "GET",
+                Framing::Length(3),
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+                "GET",
+                Framing::Chunked,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n",
+                "HEAD",
+                Framing::Empty,
+            ),
+            (
+                b"HTTP/1.1 204 No Content\r\nContent-Length: 3\r\n\r\n",
+                "GET",
+                Framing::Empty,
+            ),
+            (b"HTTP/1.1 304 Not Modified\r\n\r\n", "GET", Framing::Empty),
+        ] {
+            assert_eq!(
+                framing(head, method),
+                Some(expected),
+                "{}",
+                head.escape_ascii()
+            );
+        }
+        for refused in [
+            &b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"[..],
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\xff\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
+            b"HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n",
+            b"HTTP/1.1 204 No Content\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+        ] {
+            assert_eq!(framing(refused, "GET"), None, "{}", refused.escape_ascii());
         }
     }
 }

@@ -2,6 +2,13 @@
 //! answer passed back byte for byte, unless the request is a gated agent's (rule 1): then the
 //! card is asked for at once (rules 2, 4, 5), the origin for an unencoded page, and a
 //! `200 text/html` page is composed (rule 3) and served with the agent headers (rule 6).
+//!
+//! A proxy's discipline (RFC 9112 §11): what goes to the origin is the head as parsed, written
+//! again, never bytes another reader could frame differently; an upstream connection goes back
+//! to the pool only after a whole, clean exchange with nothing left unread; once a head has
+//! gone to the client, a failure cuts the connection instead of adding a status line; and no
+//! connection is upgraded (the `Upgrade` header is not passed on, a `101` is the origin's
+//! fault).
 
 use super::card::{self, CardRequest, CardService, PendingCard};
 use super::compose::{PageEncoding, PageWriter};
@@ -14,7 +21,6 @@ use crate::http::media_type;
 use crate::http::normalize_host;
 use crate::http::socket::Socket;
 use hashbrown::HashMap;
-use std::borrow::Cow;
 use std::io::{self, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,6 +32,13 @@ const CLIENT_BUFFER: usize = 16 * 1024;
 const AGENT_CACHE_CONTROL: &str = "Cache-Control: public, max-age=0, must-revalidate";
 /// Headers rule 6 takes off a `200 text/html` answer to a gated agent.
 const AGENT_REMOVED: [&str; 3] = ["cache-control", "etag", "last-modified"];
+/// A client's headers about its own connection to the edge, not passed on: the edge keeps its
+/// origin connections alive itself, and upgrades none of them.
+const HOP_BY_HOP: [&str; 4] = ["connection", "keep-alive", "proxy-connection", "upgrade"];
+/// The framing headers of a page the edge composes, which it frames itself.
+const COMPOSED_REMOVED: [&str; 3] = ["content-length", "transfer-encoding", "content-encoding"];
+/// The status line of a composed page, whatever the origin's version (the edge frames it).
+const COMPOSED_STATUS_LINE: &[u8] = b"HTTP/1.1 200 OK\r\n";
 
 /// What every connection shares.
 pub struct Edge {
@@ -42,6 +55,8 @@ struct Agent<'a> {
     card: Option<PendingCard>,
     /// Whether the client reads chunked bodies.
     http11: bool,
+    /// A `HEAD`: the head a `GET` would get, without a body.
+    head_only: bool,
 }
 
 /// A request the gate let through to the card call.
@@ -55,8 +70,22 @@ struct Gated<'a> {
 enum ProxyError {
     #[error("origin: {0}")]
     Origin(String),
+    /// The origin failed after the answer's head went to the client.
+    #[error("origin, in the middle of the answer: {0}")]
+    Aborted(String),
     #[error("client: {0}")]
     Client(#[from] io::Error),
+}
+
+impl ProxyError {
+    /// Once a head has gone to the client, an origin's failure can only cut the answer short:
+    /// a status line written then would read as part of the body, or as a second answer.
+    fn after_head(self) -> ProxyError {
+        match self {
+            ProxyError::Origin(why) => ProxyError::Aborted(why),
+            other => other,
+        }
+    }
 }
 
 /// Serves one client connection until it closes, fails or asks to close.
@@ -80,16 +109,21 @@ pub fn serve(edge: &Edge, socket: Socket) {
             Ok(true) => continue,
             Ok(false) => return,
             Err(ProxyError::Client(_)) => return,
-            Err(ProxyError::Origin(why)) => {
-                log::warn!(
-                    "origin failed for {} {}: {why}",
-                    request.method,
-                    request.target
-                );
+            Err(error @ ProxyError::Aborted(_)) => return log_origin_failure(&request, &error),
+            Err(error @ ProxyError::Origin(_)) => {
+                log_origin_failure(&request, &error);
                 return refuse(&mut client.stream, 502);
             }
         }
     }
+}
+
+fn log_origin_failure(request: &Head, error: &ProxyError) {
+    log::warn!(
+        "{error}, for {} {}",
+        request.method,
+        request.target.escape_debug()
+    );
 }
 
 /// Answers one request; `true` when the client connection may carry another.
@@ -111,6 +145,7 @@ fn one_request(
             .then(|| card::start(&edge.cards, &gated.card_request(), arrived + edge.budget)),
         gated,
         http11: request.minor_version == 1,
+        head_only: request.method == "HEAD",
     });
     let outgoing = outgoing_head(request, agent.is_some());
     let kind = Kind::gated(agent.is_some());
@@ -119,27 +154,49 @@ fn one_request(
     if body != Framing::Empty && request.has_token("expect", "100-continue") {
         client.stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
     }
-    let (mut origin, answer) = ask_origin(&edge.origin, client, &outgoing, body)?;
+    let interim = request.minor_version == 1;
+    let (mut origin, answer) = ask_origin(&edge.origin, client, &outgoing, body, interim)?;
+    if answer.status == 101 {
+        return Err(ProxyError::Origin(
+            "101 to a request without Upgrade".into(),
+        ));
+    }
     let framing = answer
         .response_framing(&request.method)
         .ok_or_else(|| ProxyError::Origin("unreadable framing".into()))?;
     let client_keeps = respond(&mut client.stream, &mut origin, &answer, framing, agent)?;
     metrics::count_answered(kind, arrived);
-    if answer.keeps_alive() && framing != Framing::Close {
+    if exchange_was_clean(request, &answer, framing, &origin) {
         edge.origin.keep(origin);
     }
     Ok(client_keeps && request.keeps_alive() && answer.keeps_alive())
 }
 
-/// The request as the origin gets it: as it came, but an agent's asks for an unencoded page
-/// (the rewriter reads what it can decode).
-fn outgoing_head(request: &Head, agent: bool) -> Cow<'_, [u8]> {
+/// Whether the origin connection may carry another request: both sides meant to keep it, the
+/// answer's end was known, and nothing came after it (bytes after a `HEAD`, `204` or `304`
+/// answer, or past a length, would be read as the next client's answer).
+fn exchange_was_clean(
+    request: &Head,
+    answer: &Head,
+    framing: Framing,
+    origin: &Conn<Stream>,
+) -> bool {
+    request.minor_version == 1
+        && answer.keeps_alive()
+        && framing != Framing::Close
+        && !origin.has_buffered()
+}
+
+/// The request as the origin gets it: the head as parsed, without the client's connection
+/// headers; an agent's asks for an unencoded page (the rewriter reads what it can decode).
+fn outgoing_head(request: &Head, agent: bool) -> Vec<u8> {
+    let forwarded = |name: &str| !is_one_of(name, &HOP_BY_HOP);
     match agent {
-        false => Cow::Borrowed(&request.raw),
-        true => Cow::Owned(request.rewritten(
-            |name| !name.eq_ignore_ascii_case("accept-encoding"),
+        false => request.rewritten(forwarded, &[]),
+        true => request.rewritten(
+            |name| forwarded(name) && !name.eq_ignore_ascii_case("accept-encoding"),
             &["Accept-Encoding: identity".into()],
-        )),
+        ),
     }
 }
 
@@ -153,9 +210,10 @@ fn respond(
 ) -> Result<bool, ProxyError> {
     let mut out = io::BufWriter::with_capacity(WRITE_BUFFER, client);
     let keeps = match agent {
-        None => pass_through(origin, answer, framing, &mut out)?,
-        Some(agent) => answer_agent(origin, answer, framing, agent, &mut out)?,
-    };
+        None => pass_through(origin, answer, framing, &mut out),
+        Some(agent) => answer_agent(origin, answer, framing, agent, &mut out),
+    }
+    .map_err(ProxyError::after_head)?;
     out.flush()?;
     Ok(keeps)
 }
@@ -190,17 +248,18 @@ impl Gated<'_> {
 }
 
 /// Sends the request (and its body) to the origin and reads the answer's head; `1xx` interim
-/// answers go on to the client. A kept-alive connection found closed is replaced once, when
-/// no body has been sent on it.
+/// answers go on to the client when `interim` (never to an HTTP/1.0 one). A kept-alive
+/// connection found closed is replaced once, when no body has been sent on it.
 fn ask_origin(
     origin: &Upstream,
     client: &mut Conn<Socket>,
     head: &[u8],
     body: Framing,
+    interim: bool,
 ) -> Result<(Conn<Stream>, Head), ProxyError> {
     if body == Framing::Empty {
         if let Some(conn) = origin.reuse() {
-            if let Some(answered) = send(conn, client, head, body)? {
+            if let Some(answered) = send(conn, client, head, body, interim)? {
                 return Ok(answered);
             }
         }
@@ -208,7 +267,7 @@ fn ask_origin(
     let conn = origin
         .connect()
         .map_err(|e| ProxyError::Origin(format!("connecting: {e}")))?;
-    send(conn, client, head, body)?
+    send(conn, client, head, body, interim)?
         .ok_or_else(|| ProxyError::Origin("closed the connection without an answer".into()))
 }
 
@@ -218,6 +277,7 @@ fn send(
     client: &mut Conn<Socket>,
     head: &[u8],
     body: Framing,
+    interim: bool,
 ) -> Result<Option<(Conn<Stream>, Head)>, ProxyError> {
     let origin_error = |e: &dyn std::fmt::Display| ProxyError::Origin(e.to_string());
     origin.set_patience(Patience::Stall);
@@ -243,7 +303,9 @@ fn send(
         if !(100..200).contains(&answer.status) || answer.status == 101 {
             return Ok(Some((origin, answer)));
         }
-        client.stream.write_all(&answer.raw)?;
+        if interim {
+            client.stream.write_all(&answer.raw)?;
+        }
     }
 }
 
@@ -254,9 +316,9 @@ fn pass_through(
     framing: Framing,
     out: &mut dyn Write,
 ) -> Result<bool, ProxyError> {
-    out.write_all(&answer.raw)?;
+    out.write_all(&answer.rewritten(|_| true, &[]))?;
     copy(origin, framing, out)?;
-    Ok(framing != Framing::Close && answer.status != 101)
+    Ok(framing != Framing::Close)
 }
 
 /// Copies a body as framed, flushing to the client whenever the origin has nothing more yet.
@@ -309,6 +371,10 @@ fn answer_agent(
             compose(origin, page, card, out)?;
             Ok(agent.http11)
         }
+        (None, Some(_), Some(_)) if agent.head_only => {
+            out.write_all(&composed_head(answer, agent.http11))?;
+            Ok(true)
+        }
         (card, coding, _) => {
             if card.is_some() {
                 let why = match coding {
@@ -329,9 +395,11 @@ fn answer_agent(
 }
 
 fn is_agent_removed(name: &str) -> bool {
-    AGENT_REMOVED
-        .iter()
-        .any(|removed| name.eq_ignore_ascii_case(removed))
+    is_one_of(name, &AGENT_REMOVED)
+}
+
+fn is_one_of(name: &str, names: &[&str]) -> bool {
+    names.iter().any(|listed| name.eq_ignore_ascii_case(listed))
 }
 
 /// A page the edge composes.
@@ -352,17 +420,7 @@ fn compose(
     card: PendingCard,
     out: &mut dyn Write,
 ) -> Result<(), ProxyError> {
-    let dropped = |name: &str| {
-        is_agent_removed(name)
-            || ["content-length", "transfer-encoding", "content-encoding"]
-                .iter()
-                .any(|framing_header| name.eq_ignore_ascii_case(framing_header))
-    };
-    let mut extra = vec![AGENT_CACHE_CONTROL.to_string()];
-    if page.chunked {
-        extra.push("Transfer-Encoding: chunked".into());
-    }
-    out.write_all(&page.answer.rewritten(|name| !dropped(name), &extra))?;
+    out.write_all(&composed_head(page.answer, page.chunked))?;
     let mut body = BodyWriter::new(out, page.chunked);
     let mut rewriter = PageWriter::new(page.encoding, card, &mut body);
     let mut decoder = page.coding.decoder(&mut rewriter);
@@ -381,6 +439,17 @@ fn compose(
     }
     body.finish()?;
     Ok(())
+}
+
+/// The head of a composed page (and of a gated `HEAD`'s answer, the same as its `GET`'s): the
+/// edge's own status line and framing, rule 6's headers.
+fn composed_head(answer: &Head, chunked: bool) -> Vec<u8> {
+    let dropped = |name: &str| is_agent_removed(name) || is_one_of(name, &COMPOSED_REMOVED);
+    let mut extra = vec![AGENT_CACHE_CONTROL.to_string()];
+    if chunked {
+        extra.push("Transfer-Encoding: chunked".into());
+    }
+    answer.rewritten_as(COMPOSED_STATUS_LINE, |name| !dropped(name), &extra)
 }
 
 /// The page's content coding, when the edge can read it.

@@ -6,23 +6,20 @@
 
 mod metrics;
 
+use crate::edge_fixtures::{read_answer, Edge, BUDGET_MS, CASES_KEY, GPTBOT};
 use crate::fixtures::{free_local_addr, CardSpec, World};
 use crate::harness::server;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const KEY_VAR: &str = "AGENTCARD_EDGE_KEY";
 const HARNESS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/edge/cases/harness.py");
-/// The shared cases' site and key (edge/cases/cases.json, `site`).
-const CASES_KEY: &str = "svc_live_edgetestkey0123456789";
+/// The shared cases' site (edge/cases/cases.json, `site`).
 const CASES_SITES: &str = "[[site]]\ndomain = \"news.example\"\npartner_id = \"org_edge\"\n\
                            fragment_id = \"frg_edge\"\nlang = \"fr\"\n";
-/// Generous: the tests run beside many others, and only `card-slow` waits it out.
-const BUDGET_MS: &str = "2000";
-const GPTBOT: &str = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2)";
 
 /// `harness.py stubs`: the cases' origin and card stub. Killed when dropped.
 struct Stubs {
@@ -61,79 +58,6 @@ impl Drop for Stubs {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-/// `agentcard edge` with a sites file, its standard error in a file. Killed when dropped.
-struct Edge {
-    child: Child,
-    addr: SocketAddr,
-    dir: PathBuf,
-}
-
-impl Edge {
-    fn start(origin: SocketAddr, service: SocketAddr, sites: &str, env: &[(&str, &str)]) -> Edge {
-        let (mut edge, started) = Edge::spawn(origin, service, sites, env);
-        while TcpStream::connect(edge.addr).is_err() {
-            if let Some(status) = edge.child.try_wait().unwrap() {
-                panic!("agentcard edge exited ({status}): {}", edge.log());
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "edge never listened"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        edge
-    }
-
-    fn spawn(
-        origin: SocketAddr,
-        service: SocketAddr,
-        sites: &str,
-        env: &[(&str, &str)],
-    ) -> (Edge, Instant) {
-        let addr = free_local_addr();
-        let dir = std::env::temp_dir().join(format!("agentcard-edge-{}", addr.port()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("sites.toml"), sites).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_agentcard"))
-            .arg("edge")
-            .env_remove("RUST_LOG")
-            .env("AGENTCARD_EDGE_LISTEN", addr.to_string())
-            .env("AGENTCARD_EDGE_ORIGIN", format!("http://{origin}"))
-            .env("AGENTCARD_EDGE_SERVICE", format!("http://{service}"))
-            .env("AGENTCARD_EDGE_SITES", dir.join("sites.toml"))
-            .env("AGENTCARD_EDGE_BUDGET_MS", BUDGET_MS)
-            .env("AGENTCARD_EDGE_KEY", CASES_KEY)
-            .envs(env.iter().copied())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join("stderr")).unwrap())
-            .spawn()
-            .expect("run agentcard edge");
-        (Edge { child, addr, dir }, Instant::now())
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.join("stderr")).unwrap_or_default()
-    }
-
-    /// The fail-open lines logged for `page_url`.
-    fn fail_open_lines(&self, page_url: &str) -> Vec<String> {
-        self.log()
-            .lines()
-            .filter(|line| line.contains("fail open: "))
-            .filter(|line| line.contains(&format!(" {page_url} ")))
-            .map(str::to_string)
-            .collect()
-    }
-}
-
-impl Drop for Edge {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -206,37 +130,7 @@ fn get(addr: SocketAddr, host: &str, path: &str, user_agent: &str) -> (String, V
     stream.write_all(request.as_bytes()).unwrap();
     let mut received = Vec::new();
     stream.read_to_end(&mut received).unwrap();
-    let at = received
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("a head")
-        + 4;
-    let head = String::from_utf8_lossy(&received[..at]).into_owned();
-    let body = match head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        true => dechunk(&received[at..]),
-        false => received[at..].to_vec(),
-    };
-    (head, body)
-}
-
-fn dechunk(mut framed: &[u8]) -> Vec<u8> {
-    let mut body = Vec::new();
-    loop {
-        let line_end = framed
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .expect("a chunk line");
-        let size = usize::from_str_radix(std::str::from_utf8(&framed[..line_end]).unwrap(), 16);
-        let size = size.expect("a chunk size");
-        if size == 0 {
-            return body;
-        }
-        body.extend_from_slice(&framed[line_end + 2..line_end + 2 + size]);
-        framed = &framed[line_end + 2 + size + 2..];
-    }
+    read_answer(&received)
 }
 
 #[test]
@@ -524,6 +418,7 @@ fn default_listen(sites: &Path) -> SocketAddr {
         budget_ms: None,
         abc_txt: None,
         ca_file: None,
+        metrics_listen: None,
     };
     let config = agentcard::edge::EdgeConfig::from_args(args, Some(CASES_KEY.into()));
     config

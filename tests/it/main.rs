@@ -4,7 +4,8 @@
 //! Index:
 //! - `harness`: the database, the in-process server, the raw HTTP client, tenants.
 //! - `fixtures`: what the test modules share: data builders, `assert_error`, the `admin` runner.
-//!   Test modules import from these two, never from each other.
+//! - `edge_fixtures`: what the edge's test modules share: `agentcard edge` as a child process.
+//!   Test modules import from these three, never from each other.
 //! - `http_layer`: hostile input (headers, lengths, chunked bodies, timeouts, close, panics).
 //! - `auth`: bearer tokens, `401`s, `GET /v1/me`, hosts.
 //! - `conventions`: headers on every response, 404/405, body checks in their order.
@@ -25,6 +26,11 @@
 //! - `edge`: `agentcard edge`: every shared case of `edge/cases/` (with its log line per
 //!   fail-open cause), a card from a real `agentcard serve`, `abc.txt`, configuration refusals;
 //!   `edge::metrics`: the edge's `/metrics`, every request kind and fail-open cause counted.
+//! - `edge_chaos`: hostile card services and origins under 200 agents at once, pages one after
+//!   another behind a late card, clients hanging up mid-answer: budgets, bytes, nothing held.
+//! - `edge_proxy`: the edge's discipline as a proxy, against scripted hostile origins and card
+//!   services: heads read one way or refused, upstream connections pooled only clean, no status
+//!   line after a head, no upgrades, framing toward the client its own.
 //! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
@@ -33,6 +39,7 @@
 //!   every family, counters moving with requests, the two listeners kept apart.
 //! - `schema`: `openapi.json` against the running server, by schemathesis (from PyPI).
 
+mod edge_fixtures;
 mod fixtures;
 mod harness;
 
@@ -45,6 +52,8 @@ mod counting;
 mod delivery;
 mod demo;
 mod edge;
+mod edge_chaos;
+mod edge_proxy;
 mod fragments;
 mod hardening;
 mod http_layer;
