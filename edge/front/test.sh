@@ -25,6 +25,8 @@ cd "$root"
 BENCH_NAME=edge/front/test.sh
 # shellcheck source=../../scripts/lib/bench.sh
 source scripts/lib/bench.sh
+# shellcheck source=../../scripts/lib/ports.sh
+source scripts/lib/ports.sh
 
 keep=
 check_args=()
@@ -64,14 +66,6 @@ if [[ -n $keep ]]; then
 fi
 budget=800
 
-free_ports() {
-	python3 -c '
-import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(*(s.getsockname()[1] for s in socks))' "$1"
-}
 read -r origin_port card_port edge_port front_port < <(free_ports 4)
 origin=http://127.0.0.1:$origin_port
 front=http://127.0.0.1:$front_port

@@ -67,17 +67,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Free loopback ports: the kernel picks them; they are released just before
-# the servers bind them, so a server that loses one to another process is
-# started again on new ones.
-free_ports() {
-	python3 -c '
-import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(*(s.getsockname()[1] for s in socks))' "$1"
-}
+# Free loopback ports (scripts/lib/ports.sh); a server that loses one to another
+# process is started again on new ones.
+# shellcheck source=../../scripts/lib/ports.sh
+source "$root/scripts/lib/ports.sh"
 
 # The stubs: origin pages with SSI markup at {{include}}, and the card stub.
 start_stubs() {

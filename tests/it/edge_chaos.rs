@@ -253,17 +253,20 @@ fn check_human(exchange: &Exchange) {
     }
 }
 
-#[test]
-fn under_hostile_card_services_and_origins_every_page_comes_within_the_budget_and_whole() {
+/// The hostile origin and card service, and an edge between them; the origin's stub, to read
+/// what it saw.
+fn chaos() -> (Stub, Edge) {
     let origin_stub = Stub::start(origin);
     let card_stub = Stub::start(card);
     let budget = BUDGET_MS.to_string();
-    let edge = Edge::start(
-        origin_stub.addr,
-        card_stub.addr,
-        SITES,
-        &[("AGENTCARD_EDGE_BUDGET_MS", budget.as_str())],
-    );
+    let env = [("AGENTCARD_EDGE_BUDGET_MS", budget.as_str())];
+    let edge = Edge::start(origin_stub.addr, card_stub.addr, SITES, &env);
+    (origin_stub, edge)
+}
+
+#[test]
+fn under_hostile_card_services_and_origins_every_page_comes_within_the_budget_and_whole() {
+    let (origin_stub, edge) = chaos();
     let mut requests: Vec<(String, &str)> = (0..200)
         .map(|n| {
             (
@@ -315,15 +318,7 @@ fn under_hostile_card_services_and_origins_every_page_comes_within_the_budget_an
 
 #[test]
 fn one_page_after_another_behind_a_late_card_each_comes_within_the_budget() {
-    let origin_stub = Stub::start(origin);
-    let card_stub = Stub::start(card);
-    let budget = BUDGET_MS.to_string();
-    let edge = Edge::start(
-        origin_stub.addr,
-        card_stub.addr,
-        SITES,
-        &[("AGENTCARD_EDGE_BUDGET_MS", budget.as_str())],
-    );
+    let (_origin, edge) = chaos();
     for n in 0..12 {
         // A silent card between late ones: its connection waits on, as a long timer did.
         let mode = if n % 3 == 0 { "silent" } else { "late" };
@@ -348,9 +343,7 @@ fn connections_held(edge: SocketAddr) -> usize {
 
 #[test]
 fn clients_that_hang_up_mid_answer_leave_nothing_held() {
-    let origin_stub = Stub::start(origin);
-    let card_stub = Stub::start(card);
-    let edge = Edge::start(origin_stub.addr, card_stub.addr, SITES, &[]);
+    let (_origin, edge) = chaos();
     let clients: Vec<TcpStream> = (0..300)
         .map(|n| {
             let mut stream = TcpStream::connect(edge.addr).unwrap();
