@@ -107,6 +107,7 @@ pub fn serve_without_migrating(config: Config) -> Result<Running, StartError> {
         },
         request_timeout: app.config.request_timeout,
         idle_timeout: app.config.idle_timeout,
+        trusted_proxies: app.config.client_address.trusted_proxies.clone(),
         own_answer_headers: OWN_ANSWER_HEADERS,
     };
     let dispatch = Arc::new(Dispatch::new(Arc::clone(&app)));
