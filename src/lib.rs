@@ -158,6 +158,7 @@ fn read_metrics(app: &App, dispatch: &Dispatch, server: &http::Server) -> metric
             in_use: pool.connections - pool.idle_connections,
             idle: pool.idle_connections,
         },
+        database_up: app.pool.database_up(),
         rate_limited: app.limiter.refusals(),
         open_connections: server.open_connections(),
     }
