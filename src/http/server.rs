@@ -65,6 +65,12 @@ impl Server {
         self.watchdog.open_connections()
     }
 
+    /// Starts a shutdown's drain (decisions.md, "Fleet"): the listener still accepts and every
+    /// connection is served, but each answer closes its connection.
+    pub fn close_after_answers(&self) {
+        self.watchdog.close_after_answers();
+    }
+
     /// Stops accepting (the listener closes: new connections are refused), closes idle
     /// connections, and waits until those inside a request have had their answer, at most
     /// until `deadline`. `false` when some were still open then.
@@ -232,7 +238,7 @@ fn serve_connection(
                 continued = false;
                 let response = call_guarded(service, parsed.request, options);
                 // Shutting down: this answer is the connection's last.
-                let close = parsed.close || watch.is_draining();
+                let close = parsed.close || !watch.keeps_alive();
                 encode(&response, parsed.is_head, close, &mut out);
                 if close {
                     return send(stream, watch, requests, &out);

@@ -568,6 +568,7 @@ fn every_request_is_counted_once_across_two_processes_a_restart_and_an_outage() 
             ("DATABASE_URL", &database_url),
             ("RUST_LOG", "warn"),
             ("AGENTCARD_REPORT_FLUSH_MS", "100"),
+            ("AGENTCARD_DRAIN_MS", "300"),
         ])
     };
     let (mut a, b) = (start(), start());
