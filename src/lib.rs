@@ -107,11 +107,11 @@ pub fn serve_without_migrating(config: Config) -> Result<Running, StartError> {
     let options = http::ServerOptions {
         limits: http::HttpLimits {
             max_connections_per_address: app.config.max_connections_per_address,
+            trusted_proxies: app.config.client_address.trusted_proxies.clone(),
             ..http::HttpLimits::default()
         },
         request_timeout: app.config.request_timeout,
         idle_timeout: app.config.idle_timeout,
-        trusted_proxies: app.config.client_address.trusted_proxies.clone(),
         own_answer_headers: OWN_ANSWER_HEADERS,
     };
     let dispatch = Arc::new(Dispatch::new(Arc::clone(&app)));

@@ -7,10 +7,9 @@ use super::parse::{parse_request, HttpLimits, Parsing, Rejection};
 use super::watchdog::{Timeouts, Waiting, Wake, Watch, Watchdog};
 use super::{error_response, Request, Response, Service};
 use crate::failure_log::FailureLog;
-use ipnet::IpNet;
 use may::net::{TcpListener, TcpStream};
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::os::fd::{FromRawFd, IntoRawFd};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
@@ -26,24 +25,10 @@ pub struct ServerOptions {
     pub request_timeout: Duration,
     /// How long a keep-alive connection may wait for its next request.
     pub idle_timeout: Duration,
-    /// Peers not held to `limits.max_connections_per_address`: a load balancer or a CDN node
-    /// carries many clients on its one address.
-    pub trusted_proxies: Vec<IpNet>,
     /// Headers of the answers the layer gives itself (refusals, the panic net's `500`), set
     /// over theirs: these answers may be to any path, `/v1` among them, whose responses must
     /// all carry the management API's headers.
     pub own_answer_headers: &'static [(&'static str, &'static str)],
-}
-
-impl ServerOptions {
-    /// Connections `peer` may hold open.
-    fn connection_cap(&self, peer: IpAddr) -> usize {
-        if self.trusted_proxies.iter().any(|net| net.contains(&peer)) {
-            usize::MAX
-        } else {
-            self.limits.max_connections_per_address
-        }
-    }
 }
 
 /// A running listener, until [`Server::shut_down`].
@@ -153,7 +138,7 @@ fn accept_loop(
     let refusals = FailureLog::new("accepting connections");
     let serve = |stream: TcpStream, peer: SocketAddr| {
         // Past its address's share, a connection is closed at once (dropped here).
-        let cap = options.connection_cap(peer.ip());
+        let cap = options.limits.connection_cap(peer.ip());
         let Some(watch) = watchdog.watch(&stream, peer.ip(), cap) else {
             return;
         };

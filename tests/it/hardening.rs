@@ -242,7 +242,6 @@ fn a_second_server_on_the_same_address_fails_to_start() {
         limits: HttpLimits::default(),
         request_timeout: std::time::Duration::from_secs(1),
         idle_timeout: std::time::Duration::from_secs(1),
-        trusted_proxies: Vec::new(),
         own_answer_headers: &[],
     };
     let taken = crate::harness::server().addr;

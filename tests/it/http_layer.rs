@@ -215,7 +215,6 @@ fn a_panicking_handler_answers_500_and_the_server_keeps_serving() {
         limits: HttpLimits::default(),
         request_timeout: Duration::from_secs(2),
         idle_timeout: Duration::from_secs(2),
-        trusted_proxies: Vec::new(),
         own_answer_headers: &[],
     };
     let listen: SocketAddr = "127.0.0.1:0".parse().unwrap();
