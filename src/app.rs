@@ -3,7 +3,7 @@
 
 use crate::blocking::BlockingPool;
 use crate::config::Config;
-use crate::db::{self, Pool};
+use crate::db::Pool;
 use crate::delivery::Delivery;
 use crate::http::Request;
 use crate::limits::RateLimiter;
@@ -32,7 +32,7 @@ impl App {
     /// Opens the pool and starts the background threads (cache refresher, report writer,
     /// token-use writer).
     pub fn new(config: Config) -> Result<Arc<App>, postgres::Error> {
-        let pool = db::pool(&config.database_url, config.db_pool_size)?;
+        let pool = Pool::start(&config.database_url, config.db_pool_size)?;
         Ok(Arc::new(App {
             token_use: TokenUse::start(pool.clone()),
             delivery: Delivery::start(&config),

@@ -43,7 +43,10 @@ pub struct Config {
     pub report_kept: Duration,
     /// Distinct pages counted per organisation and hour; the rest count as `(other pages)`.
     pub report_pages_per_hour: usize,
-    /// After SIGTERM or SIGINT, how long requests in flight and the last flush may take.
+    /// After SIGTERM or SIGINT, how long the instance keeps serving (each answer closing its
+    /// connection) while a load balancer takes it out.
+    pub drain: Duration,
+    /// After the drain, how long requests in flight and the last flush may take.
     pub shutdown_timeout: Duration,
     /// Where `/metrics` is served, on a listener of its own; `None`: not served.
     pub metrics_listen: Option<SocketAddr>,
@@ -93,6 +96,8 @@ impl Config {
             ),
             report_pages_per_hour: parse_positive(&get, "AGENTCARD_REPORT_PAGES_PER_HOUR", "10000")?
                 as usize,
+            // 0 is a choice: without a balancer, nothing needs the time.
+            drain: Duration::from_millis(parse_var(&get, "AGENTCARD_DRAIN_MS", "5000")?),
             shutdown_timeout: parse_millis(&get, "AGENTCARD_SHUTDOWN_TIMEOUT_MS", "10000")?,
             metrics_listen: get("AGENTCARD_METRICS_LISTEN")
                 .map(|v| parse_value("AGENTCARD_METRICS_LISTEN", &v))
@@ -205,6 +210,7 @@ mod tests {
         assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
         assert_eq!(c.prefix, "svc");
         assert_eq!(c.refresh, Duration::from_millis(1000));
+        assert_eq!(c.drain, Duration::from_millis(5000));
         assert!(c.base_host.is_none() && c.client_address.header.is_none());
     }
 
@@ -235,6 +241,7 @@ mod tests {
                 vec![("AGENTCARD_IDLE_TIMEOUT_MS", "0")],
                 "AGENTCARD_IDLE_TIMEOUT_MS",
             ),
+            (vec![("AGENTCARD_DRAIN_MS", "-1")], "AGENTCARD_DRAIN_MS"),
         ];
         for (mut vars, var) in cases {
             if var != "DATABASE_URL" {

@@ -50,6 +50,7 @@ const SMALL_LIMITS: HttpLimits = HttpLimits {
     max_head_bytes: 256,
     max_body_bytes: 16,
     max_connections_per_address: 1,
+    trusted_proxies: Vec::new(),
 };
 
 /// `http::parse::parse_request`, with the default limits and with small ones: no panic; a

@@ -58,12 +58,16 @@ pub struct Running {
 }
 
 impl Running {
-    /// The graceful stop (decisions.md, "Reporting"): `/ready` answers `503`, the listener
-    /// closes, requests in flight are answered, then the report's counters are flushed; all
-    /// within the configured shutdown timeout. `false` when something was cut short.
+    /// The graceful stop (decisions.md, "Fleet"): `/ready` answers `503` at once while the
+    /// instance keeps serving for the drain time, each answer closing its connection, so that
+    /// a load balancer sees it and takes the instance out; then the listener closes, requests
+    /// in flight are answered, and the report's counters are flushed, within the configured
+    /// shutdown timeout. `false` when something was cut short.
     pub fn shut_down(&self) -> bool {
-        let deadline = Instant::now() + self.app.config.shutdown_timeout;
         self.app.begin_stopping();
+        self.server.close_after_answers();
+        std::thread::sleep(self.app.config.drain);
+        let deadline = Instant::now() + self.app.config.shutdown_timeout;
         let drained = self.server.shut_down(deadline);
         if !drained {
             log::warn!("shutdown: connections still open at the timeout are closed");
@@ -103,6 +107,7 @@ pub fn serve_without_migrating(config: Config) -> Result<Running, StartError> {
     let options = http::ServerOptions {
         limits: http::HttpLimits {
             max_connections_per_address: app.config.max_connections_per_address,
+            trusted_proxies: app.config.client_address.trusted_proxies.clone(),
             ..http::HttpLimits::default()
         },
         request_timeout: app.config.request_timeout,
@@ -157,6 +162,7 @@ fn read_metrics(app: &App, dispatch: &Dispatch, server: &http::Server) -> metric
             in_use: pool.connections - pool.idle_connections,
             idle: pool.idle_connections,
         },
+        database_up: app.pool.database_up(),
         rate_limited: app.limiter.refusals(),
         open_connections: server.open_connections(),
     }

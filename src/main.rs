@@ -81,7 +81,8 @@ fn run(command: Command) -> Result<(), String> {
             let running = agentcard::start(config).map_err(|e| e.to_string())?;
             log::info!("listening on {}", running.server.local_addr());
             if let Some(signal) = signals.forever().next() {
-                log::info!("signal {signal}: shutting down");
+                let drain = running.app.config.drain;
+                log::info!("signal {signal}: shutting down after a drain of {drain:?}");
             }
             running.shut_down();
             log::info!("stopped");

@@ -12,6 +12,8 @@
 #   agentcard_database_url NAME    prints the URL of database NAME on that server
 #   agentcard_ensure_database NAME creates database NAME there if it is missing
 #   agentcard_stop_private_postgres  stops the private cluster (if this lib started one)
+#   agentcard_pg_server_bindir     prints the folder of PostgreSQL's server binaries (initdb,
+#                                  pg_ctl), installing Debian's `postgresql` when there are none
 #
 # agentcard_find_postgres tries, in order:
 #   1. $DATABASE_URL, if set and the server answers. AGENTCARD_PG_URL is then
@@ -365,6 +367,12 @@ WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = :'dbname') \\gexec"
 		_agentcard_die "could not create database $name"
 		return 1
 	fi
+}
+
+agentcard_pg_server_bindir() {
+	_agentcard_pg_bindir && return 0
+	_agentcard_pg_install postgresql || return 1
+	_agentcard_pg_bindir || _agentcard_die "no PostgreSQL server binaries found even after installing postgresql"
 }
 
 # Stop the private cluster if agentcard_find_postgres started it.

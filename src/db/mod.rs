@@ -9,19 +9,18 @@ pub mod fragments;
 pub mod keys;
 pub mod migrate;
 pub mod orgs;
+mod pool;
 pub mod report_summary;
 pub mod reports;
 pub mod routes;
 pub mod sites;
 pub mod snapshot;
 
+pub use pool::{Conn, Pool};
+
 use postgres::NoTls;
-use r2d2_postgres::PostgresConnectionManager;
 use std::str::FromStr;
 use std::time::Duration;
-
-pub type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
-pub type Conn = r2d2::PooledConnection<PostgresConnectionManager<NoTls>>;
 
 /// How long a query may run before Postgres cancels it: a slow database answers
 /// `500 internal` promptly instead of holding a management request forever.
@@ -36,18 +35,6 @@ pub fn pg_config(database_url: &str) -> Result<postgres::Config, postgres::Error
     config.options(&format!("-c statement_timeout={STATEMENT_TIMEOUT_MS}"));
     config.application_name("agentcard");
     Ok(config)
-}
-
-/// A pool that does not require the database to be up at start: connections are made on
-/// demand, and checkout gives up after a short wait so callers fail fast when it is down.
-pub fn pool(database_url: &str, size: u32) -> Result<Pool, postgres::Error> {
-    let manager = PostgresConnectionManager::new(pg_config(database_url)?, NoTls);
-    Ok(r2d2::Pool::builder()
-        .max_size(size)
-        .min_idle(Some(0))
-        .connection_timeout(Duration::from_secs(3))
-        .test_on_check_out(true)
-        .build_unchecked(manager))
 }
 
 /// One connection outside the pool (CLI commands, migrations, listeners).

@@ -2,14 +2,15 @@
 //! hostile client from crashing the server or smuggling a second request.
 
 use super::{Body, Request};
+use ipnet::IpNet;
 use std::borrow::Cow;
 use std::mem::MaybeUninit;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 /// Header slots given to `httparse`; more headers than this is answered `431`.
 const MAX_HEADERS: usize = 100;
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct HttpLimits {
     /// Most bytes of a request head (request line and headers); more is `431`.
     pub max_head_bytes: usize,
@@ -17,6 +18,20 @@ pub struct HttpLimits {
     pub max_body_bytes: usize,
     /// Connections one client address may hold open; the next ones are closed at accept.
     pub max_connections_per_address: usize,
+    /// Peers not held to `max_connections_per_address`: a load balancer or a CDN node carries
+    /// many clients on its one address.
+    pub trusted_proxies: Vec<IpNet>,
+}
+
+impl HttpLimits {
+    /// Connections `peer` may hold open.
+    pub fn connection_cap(&self, peer: IpAddr) -> usize {
+        if self.trusted_proxies.iter().any(|net| net.contains(&peer)) {
+            usize::MAX
+        } else {
+            self.max_connections_per_address
+        }
+    }
 }
 
 impl Default for HttpLimits {
@@ -25,6 +40,7 @@ impl Default for HttpLimits {
             max_head_bytes: 16 * 1024,
             max_body_bytes: super::BODY_LIMIT,
             max_connections_per_address: 256,
+            trusted_proxies: Vec::new(),
         }
     }
 }

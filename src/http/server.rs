@@ -50,6 +50,12 @@ impl Server {
         self.watchdog.open_connections()
     }
 
+    /// Starts a shutdown's drain (decisions.md, "Fleet"): the listener still accepts and every
+    /// connection is served, but each answer closes its connection.
+    pub fn close_after_answers(&self) {
+        self.watchdog.close_after_answers();
+    }
+
     /// Stops accepting (the listener closes: new connections are refused), closes idle
     /// connections, and waits until those inside a request have had their answer, at most
     /// until `deadline`. `false` when some were still open then.
@@ -132,8 +138,8 @@ fn accept_loop(
     let refusals = FailureLog::new("accepting connections");
     let serve = |stream: TcpStream, peer: SocketAddr| {
         // Past its address's share, a connection is closed at once (dropped here).
-        let max_per_address = options.limits.max_connections_per_address;
-        let Some(watch) = watchdog.watch(&stream, peer.ip(), max_per_address) else {
+        let cap = options.limits.connection_cap(peer.ip());
+        let Some(watch) = watchdog.watch(&stream, peer.ip(), cap) else {
             return;
         };
         if watchdog.open_connections() >= shed_at {
@@ -217,7 +223,7 @@ fn serve_connection(
                 continued = false;
                 let response = call_guarded(service, parsed.request, options);
                 // Shutting down: this answer is the connection's last.
-                let close = parsed.close || watch.is_draining();
+                let close = parsed.close || !watch.keeps_alive();
                 encode(&response, parsed.is_head, close, &mut out);
                 if close {
                     return send(stream, watch, requests, &out);

@@ -112,7 +112,10 @@ pub enum Wake {
 pub struct Watchdog {
     registry: Mutex<Registry>,
     next_id: AtomicU64,
-    /// Set at shutdown: a connection waiting for its next request is expired at once.
+    /// Set when a shutdown begins: each answer closes its connection.
+    closing: AtomicBool,
+    /// Set when the listener closes: a connection waiting for its next request is expired at
+    /// once.
     draining: AtomicBool,
     /// The deadlines of [`Watchdog::watch`]; the shortest ones any connection may have.
     timeouts: Timeouts,
@@ -125,6 +128,7 @@ impl Watchdog {
         let watchdog = Arc::new(Watchdog {
             registry: Mutex::new(Registry::default()),
             next_id: AtomicU64::new(0),
+            closing: AtomicBool::new(false),
             draining: AtomicBool::new(false),
             timeouts,
         });
@@ -202,9 +206,16 @@ impl Watchdog {
         }
     }
 
+    /// From now on, each answer closes its connection; idle connections stay open for the
+    /// requests their clients may have sent already.
+    pub fn close_after_answers(&self) {
+        self.closing.store(true, Ordering::Release);
+    }
+
     /// From now on, connections waiting for their next request are closed (at once, and at
     /// every sweep); those inside a request keep their deadline.
     pub fn drain(&self) {
+        self.close_after_answers();
         self.draining.store(true, Ordering::Release);
         self.sweep(Instant::now());
     }
@@ -295,9 +306,14 @@ pub struct Watch {
 }
 
 impl Watch {
-    /// Whether the server is shutting down.
+    /// Whether the server closes its idle connections (the listener has closed).
     pub fn is_draining(&self) -> bool {
         self.watchdog.is_draining()
+    }
+
+    /// Whether an answer may leave its connection open for the next request.
+    pub fn keeps_alive(&self) -> bool {
+        !self.watchdog.closing.load(Ordering::Relaxed)
     }
 
     /// Waits for the socket to become readable, under the deadline of `waiting`

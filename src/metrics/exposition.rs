@@ -130,6 +130,12 @@ fn encode(r: &Readings, out: &mut DescriptorEncoder) -> fmt::Result {
             ([("state", "idle")], ConstGauge::new(r.db_pool.idle)),
         ],
     )?;
+    gauge(
+        out,
+        "agentcard_database_up",
+        "1 while the database answers the management pool, 0 through an outage.",
+        Some(u64::from(r.database_up)),
+    )?;
     counter(
         out,
         "agentcard_rate_limited",
@@ -240,6 +246,7 @@ mod tests {
                 flush_failures: 1,
             },
             db_pool: PoolReading { in_use: 1, idle: 3 },
+            database_up: true,
             rate_limited: 5,
             open_connections: 7,
         }
@@ -271,6 +278,7 @@ mod tests {
             "agentcard_report_flush_failures_total 1",
             "agentcard_db_pool_connections{state=\"in_use\"} 1",
             "agentcard_db_pool_connections{state=\"idle\"} 3",
+            "agentcard_database_up 1",
             "agentcard_rate_limited_total 5",
             "agentcard_open_connections 7",
             "# EOF",

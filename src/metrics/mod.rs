@@ -42,6 +42,8 @@ pub struct Readings {
     pub snapshot: Option<SnapshotReading>,
     pub report: ReportReading,
     pub db_pool: PoolReading,
+    /// Whether the database answered the pool's last question (`/ready` says it too).
+    pub database_up: bool,
     /// Answers `429`, management API and contact form.
     pub rate_limited: u64,
     /// Connections open on the public listener.

@@ -237,6 +237,7 @@ fn a_graceful_stop_answers_what_is_in_flight_refuses_the_rest_and_flushes() {
     let mut process = ServeProcess::start_with(&[
         ("RUST_LOG", "info"),
         ("AGENTCARD_REPORT_FLUSH_MS", "600000"),
+        ("AGENTCARD_DRAIN_MS", "300"),
     ]);
     let w = w.served_by(process.addr);
     for _ in 0..5 {
@@ -248,6 +249,7 @@ fn a_graceful_stop_answers_what_is_in_flight_refuses_the_rest_and_flushes() {
         .unwrap();
 
     process.terminate();
+    // The drain ends, and with it the listener.
     let started = Instant::now();
     while TcpStream::connect(process.addr).is_ok() {
         assert!(
@@ -271,6 +273,79 @@ fn a_graceful_stop_answers_what_is_in_flight_refuses_the_rest_and_flushes() {
     assert_eq!(status.code(), Some(0), "{}", process.log());
     assert_eq!(counted(&w.org_id, 5), 5);
     assert!(process.log().contains("shutting down"), "{}", process.log());
+}
+
+/// One response read from a connection left open: its head, then as many body bytes as its
+/// `Content-Length` says; `None` when the connection closed first.
+fn read_response(stream: &mut TcpStream) -> Option<harness::Resp> {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut received = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(resp) = harness::parse_responses(&received).pop() {
+            let length = resp.header("Content-Length").and_then(|n| n.parse().ok());
+            if length == Some(resp.body.len()) {
+                return Some(resp);
+            }
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => received.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+#[test]
+fn a_stop_drains_ready_says_503_while_every_request_is_answered_and_counted() {
+    let (w, fragment, _) = counted_world("drain.example");
+    // Long enough for the requests below; the test waits for states, never for the time.
+    let mut process = ServeProcess::start_with(&[
+        ("RUST_LOG", "warn"),
+        ("AGENTCARD_REPORT_FLUSH_MS", "600000"),
+        ("AGENTCARD_DRAIN_MS", "3000"),
+    ]);
+    let w = w.served_by(process.addr);
+    let path = format!(
+        "/fragment?partner_id={}&fragment_id={fragment}&lang=fr&api_key={}",
+        w.org_id, w.key
+    );
+    let request = format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n");
+    let mut kept_alive = TcpStream::connect(process.addr).unwrap();
+    kept_alive.write_all(request.as_bytes()).unwrap();
+    let first = read_response(&mut kept_alive).expect("an answer before the stop");
+    assert_eq!((first.status, first.header("Connection")), (200, None));
+
+    // A request written on the kept-alive connection as the stop begins is answered, and its
+    // answer closes the connection.
+    process.terminate();
+    kept_alive.write_all(request.as_bytes()).unwrap();
+    let second = read_response(&mut kept_alive).expect("an answer during the drain");
+    assert_eq!(
+        (second.status, second.header("Connection")),
+        (200, Some("close"))
+    );
+    assert!(read_response(&mut kept_alive).is_none(), "closed after it");
+
+    let addr = process.addr;
+    let stopping = read_until(
+        || Client::new(addr).get("/ready"),
+        |resp| resp.status == 503,
+    );
+    assert_eq!(stopping.status, 503);
+    assert_eq!(stopping.json()["status"], "stopping");
+    for _ in 0..5 {
+        let resp = w.fetch(&fragment, "");
+        assert_eq!(
+            (resp.status, resp.header("Connection")),
+            (200, Some("close"))
+        );
+    }
+
+    let status = process.wait_exit(Duration::from_secs(15));
+    assert_eq!(status.code(), Some(0), "{}", process.log());
+    assert_eq!(counted(&w.org_id, 7), 7);
 }
 
 #[test]

@@ -1,7 +1,12 @@
-//! The rate limits of the management API, counted exactly on one instance.
+//! The rate limits of the management API, counted exactly on one instance, and the cap on the
+//! connections of one address, which a trusted proxy is not held to.
 
+use crate::fixtures::{connect_from, ServeProcess};
 use crate::harness::{self, next_client_ip, server, tenant, Client, Resp};
 use serde_json::json;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
 
 fn assert_429(resp: &Resp) {
     assert_eq!(resp.status, 429, "{}", resp.text());
@@ -125,4 +130,54 @@ fn forwarded_for_takes_the_right_most_untrusted_address() {
         None,
     );
     assert_eq!(other.status, 401);
+}
+
+/// Opens `count` connections from `from` and holds them all, then asks `/health` on each
+/// (kept alive, so that no answer frees a place): how many were answered `200`, the others
+/// closed at accept.
+fn health_answers_on_held_connections(from: &str, addr: SocketAddr, count: usize) -> usize {
+    let mut held: Vec<TcpStream> = (0..count)
+        .map(|_| connect_from(from, addr).expect("connect"))
+        .collect();
+    held.iter_mut()
+        .filter_map(health_status)
+        .filter(|status| *status == 200)
+        .count()
+}
+
+/// The status of `GET /health` on `stream`, left open; `None` when the server closed it
+/// unanswered.
+fn health_status(stream: &mut TcpStream) -> Option<u16> {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .ok()?;
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 1024];
+    // `/health` answers a short JSON object: its end is the object's.
+    while !answer.ends_with(b"}") {
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => answer.extend_from_slice(&chunk[..n]),
+        }
+    }
+    harness::parse_responses(&answer)
+        .first()
+        .map(|resp| resp.status)
+}
+
+#[test]
+fn a_trusted_proxy_is_not_held_to_the_connections_cap_of_one_address() {
+    let process = ServeProcess::start_with(&[
+        ("RUST_LOG", "warn"),
+        ("AGENTCARD_MAX_CONNECTIONS_PER_IP", "100"),
+        ("AGENTCARD_TRUSTED_PROXIES", "127.0.0.2"),
+        ("AGENTCARD_CLIENT_IP_HEADER", "X-Forwarded-For"),
+    ]);
+    let proxied = health_answers_on_held_connections("127.0.0.2", process.addr, 400);
+    assert_eq!(proxied, 400, "{}", process.log());
+    let untrusted = health_answers_on_held_connections("127.0.0.3", process.addr, 400);
+    assert_eq!(untrusted, 100, "{}", process.log());
 }

@@ -8,7 +8,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Every family of the exposition, with its type.
-const FAMILIES: [(&str, &str); 13] = [
+const FAMILIES: [(&str, &str); 14] = [
     ("agentcard_http_requests", "counter"),
     ("agentcard_http_request_duration_seconds", "histogram"),
     ("agentcard_fragment_requests", "counter"),
@@ -20,6 +20,7 @@ const FAMILIES: [(&str, &str); 13] = [
     ("agentcard_report_last_flush_timestamp_seconds", "gauge"),
     ("agentcard_report_flush_failures", "counter"),
     ("agentcard_db_pool_connections", "gauge"),
+    ("agentcard_database_up", "gauge"),
     ("agentcard_rate_limited", "counter"),
     ("agentcard_open_connections", "gauge"),
 ];

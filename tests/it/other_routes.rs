@@ -1,7 +1,18 @@
 //! `/health`, `/ready` and `/contact`.
 
+use crate::fixtures::World;
 use crate::harness::{self, next_client_ip, server, Client, LEGACY_HOST};
 use serde_json::json;
+use std::time::{Duration, Instant};
+
+/// Polls `done` every 50 ms; panics naming `what` if it is still false after 20 s.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(started.elapsed() < Duration::from_secs(20), "{what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
 
 fn client() -> Client {
     Client::new(server().addr).ip(&next_client_ip())
@@ -25,12 +36,55 @@ fn ready_answers_200_when_the_database_answers() {
 }
 
 #[test]
-fn ready_answers_503_when_the_database_is_unreachable() {
-    // A server whose database does not answer (nothing listens on port 1).
+fn ready_answers_503_until_the_snapshot_has_loaded_and_says_the_database_is_down() {
+    // A server whose database does not answer (nothing listens on port 1): no snapshot ever.
     let addr = harness::start_server_without_migrations("postgres://postgres@127.0.0.1:1/none");
-    let resp = Client::new(addr).get("/ready");
+    let ready = || Client::new(addr).get("/ready");
+    wait_until("/ready says the database is down", || {
+        ready().json()["database"] == "down"
+    });
+    let resp = ready();
     assert_eq!(resp.status, 503);
-    assert_eq!(resp.json()["database"], "down");
+    assert_eq!(
+        (&resp.json()["status"], &resp.json()["fragment_cache"]),
+        (&json!("unavailable"), &json!("loading"))
+    );
+}
+
+#[test]
+fn ready_answers_from_memory_while_the_pool_is_taken() {
+    // A server whose one pooled connection is held by a management request waiting on a lock.
+    let database_url = harness::fresh_database();
+    let addr = harness::start_server(&database_url, &[("AGENTCARD_DB_POOL", "1")]);
+    let token = World::on(&database_url, addr).management_token();
+    let ready = || Client::new(addr).get("/ready");
+    wait_until("the snapshot loaded", || ready().status == 200);
+    let mut locker = agentcard::db::connect(&database_url).unwrap();
+    let mut lock = locker.transaction().unwrap();
+    lock.batch_execute("LOCK TABLE mgmt_tokens IN ACCESS EXCLUSIVE MODE")
+        .unwrap();
+    let me = std::thread::spawn(move || Client::new(addr).token(&token).get("/v1/me"));
+    let mut watcher = agentcard::db::connect(&database_url).unwrap();
+    wait_until("the management request waits on the lock", || {
+        let waiting: i64 = watcher
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity
+                  WHERE wait_event_type = 'Lock' AND datname = current_database()",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        waiting == 1
+    });
+    let resp = ready();
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    assert_eq!(resp.json()["database"], "up");
+    assert!(
+        !me.is_finished(),
+        "the management request held the pool meanwhile"
+    );
+    lock.commit().unwrap();
+    assert_eq!(me.join().unwrap().status, 200);
 }
 
 #[test]

@@ -1,11 +1,12 @@
 //! A database outage: with PostgreSQL stopped, `/fragment` keeps serving the last snapshot at
-//! once, `/ready` says the database is down, the management API answers `500 internal` within
-//! the pool's checkout timeout, and everything recovers by itself when PostgreSQL returns.
+//! once, `/ready` stays `200` and says (as `/metrics` does) that the database is down, the
+//! management API answers `500 internal` at once, and everything recovers by itself when
+//! PostgreSQL returns.
 //! The report counts every request exactly once across two processes, a graceful restart and
 //! the outage. The tests stop and start PostgreSQL clusters of their own, never the shared
 //! server.
 
-use crate::fixtures::{served_card, CardSpec, ServeProcess, World};
+use crate::fixtures::{free_local_addr, scrape, served_card, CardSpec, ServeProcess, World};
 use crate::harness::{self, Client, Resp};
 use serde_json::json;
 use std::net::{SocketAddr, TcpListener};
@@ -17,8 +18,12 @@ use std::time::{Duration, Instant};
 
 /// Each `/fragment` answer during the outage: no hang, generous for a loaded machine.
 const FRAGMENT_BOUND: Duration = Duration::from_millis(200);
-/// `/ready` and the management API: the pool gives up a checkout after 3 s (`db::pool`).
+/// The first management request of the outage, which may be the one to notice it: the pool
+/// gives up a checkout after 3 s (`db::Pool`).
 const DATABASE_DOWN_BOUND: Duration = Duration::from_secs(5);
+/// A management request once the outage is known: answered before a checkout would have
+/// given up.
+const FAIL_FAST_BOUND: Duration = Duration::from_secs(3);
 /// How long the service may take to notice that PostgreSQL is back.
 const RECOVERY_BOUND: Duration = Duration::from_secs(20);
 /// A periodic refresh far beyond the test's length: changes arrive by notification only.
@@ -207,6 +212,16 @@ fn wait_until(what: &str, bound: Duration, mut done: impl FnMut() -> bool) -> Du
     started.elapsed()
 }
 
+#[track_caller]
+fn assert_internal(resp: &Resp) {
+    assert_eq!(
+        (resp.status, resp.code()),
+        (500, "internal".to_string()),
+        "{}",
+        resp.text()
+    );
+}
+
 /// A request answered on another thread, timed.
 struct Pending {
     path: &'static str,
@@ -245,10 +260,11 @@ struct Scene {
     card: String,
     anonymous: Client,
     management: Client,
+    metrics: SocketAddr,
 }
 
 impl Scene {
-    fn new(database_url: &str, addr: SocketAddr) -> Scene {
+    fn new(database_url: &str, addr: SocketAddr, metrics: SocketAddr) -> Scene {
         let mut w = World::on(database_url, addr);
         let site = w.site("outage.example");
         let served = w.fragment(site, "/served", true);
@@ -262,7 +278,17 @@ impl Scene {
             card,
             anonymous: Client::new(addr),
             management: Client::new(addr).token(&token),
+            metrics,
         }
+    }
+
+    /// The body of `/ready`, whatever its status.
+    fn ready(&self) -> serde_json::Value {
+        self.anonymous.get("/ready").json()
+    }
+
+    fn database_up_gauge(&self) -> Option<f64> {
+        scrape(self.metrics).value("agentcard_database_up", &[])
     }
 
     fn served_status(&self) -> u16 {
@@ -276,8 +302,8 @@ impl Scene {
         resp.json()["account"]["id"].as_str().unwrap().to_string()
     }
 
-    /// `/fragment` answers from the snapshot, each time fast, until `/ready` and `GET /v1/me`
-    /// (sent meanwhile, waiting on the database) have answered. Returns the slowest answer.
+    /// `/fragment` answers from the snapshot, each time fast, until `others` (sent meanwhile,
+    /// waiting on the database) have answered. Returns the slowest answer.
     fn fragments_keep_serving(&self, before: &Resp, others: &[&Pending]) -> Duration {
         let started = Instant::now();
         let mut slowest = Duration::ZERO;
@@ -315,8 +341,15 @@ fn fragment_serves_through_a_database_outage_and_everything_recovers() {
         return;
     };
     let database_url = cluster.create_database("agentcard_outage");
-    let addr = harness::start_server(&database_url, &[("AGENTCARD_REFRESH_MS", REFRESH_MS)]);
-    let mut s = Scene::new(&database_url, addr);
+    let metrics = free_local_addr();
+    let addr = harness::start_server(
+        &database_url,
+        &[
+            ("AGENTCARD_REFRESH_MS", REFRESH_MS),
+            ("AGENTCARD_METRICS_LISTEN", &metrics.to_string()),
+        ],
+    );
+    let mut s = Scene::new(&database_url, addr, metrics);
 
     // Before: the card is served (its rows came by notification or the first load) and the
     // service is ready.
@@ -329,38 +362,40 @@ fn fragment_serves_through_a_database_outage_and_everything_recovers() {
     assert_eq!(s.anonymous.get("/ready").status, 200);
     assert_eq!(s.me(), s.w.org_id);
 
-    // During: PostgreSQL is stopped; /ready and the management API wait on the pool while
-    // /fragment keeps answering from memory.
+    // During: PostgreSQL is stopped; the management API fails while /fragment keeps answering
+    // from memory.
     cluster.stop();
-    let ready = Pending::send(&s.anonymous, "/ready");
     let me = Pending::send(&s.management, "/v1/me");
-    let slowest_fragment = s.fragments_keep_serving(&before, &[&ready, &me]);
-    let (ready, ready_took) = ready.wait();
-    assert_eq!(ready.status, 503);
+    let slowest_fragment = s.fragments_keep_serving(&before, &[&me]);
+    let (me, me_took) = me.wait();
+    assert_internal(&me);
+    assert!(me_took < DATABASE_DOWN_BOUND, "/v1/me took {me_took:?}");
+    // The outage known, /ready still says the instance serves, and says the database is down.
+    wait_until(
+        "/ready says the database is down",
+        DATABASE_DOWN_BOUND,
+        || s.ready()["database"] == "down",
+    );
+    let ready = s.anonymous.get("/ready");
+    assert_eq!(ready.status, 200, "{}", ready.text());
     let body = ready.json();
     assert_eq!(
         (&body["status"], &body["database"], &body["fragment_cache"]),
-        (&json!("unavailable"), &json!("down"), &json!("loaded"))
+        (&json!("ready"), &json!("down"), &json!("loaded"))
     );
     assert!(body["report_pending_counters"].is_u64(), "{body}");
-    assert!(
-        ready_took < DATABASE_DOWN_BOUND,
-        "/ready took {ready_took:?}"
-    );
-    let (me, me_took) = me.wait();
-    assert_eq!(
-        (me.status, me.code()),
-        (500, "internal".to_string()),
-        "{}",
-        me.text()
-    );
-    assert!(me_took < DATABASE_DOWN_BOUND, "/v1/me took {me_took:?}");
+    assert_eq!(s.database_up_gauge(), Some(0.0));
+    let asked = Instant::now();
+    assert_internal(&s.management.get("/v1/me"));
+    let failed_in = asked.elapsed();
+    assert!(failed_in < FAIL_FAST_BOUND, "/v1/me took {failed_in:?}");
 
     // After: PostgreSQL is back; nobody restarts the service.
     cluster.start();
-    let ready_again = wait_until("/ready 200 again", RECOVERY_BOUND, || {
-        s.anonymous.get("/ready").status == 200
+    let ready_again = wait_until("/ready says the database is up", RECOVERY_BOUND, || {
+        s.ready()["database"] == "up"
     });
+    assert_eq!(s.database_up_gauge(), Some(1.0));
     assert_eq!(s.me(), s.w.org_id);
     s.w.reconnect();
     let served = s.served.clone();
@@ -384,8 +419,8 @@ fn fragment_serves_through_a_database_outage_and_everything_recovers() {
     );
     assert_eq!(served_card(&s.w.fetch(&s.served, "")), s.card);
     eprintln!(
-        "outage: slowest /fragment {slowest_fragment:?}, /ready {ready_took:?}, /v1/me {me_took:?}; \
-         after restart: ready in {ready_again:?}, refresher in {refresher_back:?}, notification in {notified:?}"
+        "outage: slowest /fragment {slowest_fragment:?}, first /v1/me {me_took:?}, then {failed_in:?}; \
+         after restart: database up in {ready_again:?}, refresher in {refresher_back:?}, notification in {notified:?}"
     );
 }
 
@@ -533,6 +568,7 @@ fn every_request_is_counted_once_across_two_processes_a_restart_and_an_outage() 
             ("DATABASE_URL", &database_url),
             ("RUST_LOG", "warn"),
             ("AGENTCARD_REPORT_FLUSH_MS", "100"),
+            ("AGENTCARD_DRAIN_MS", "300"),
         ])
     };
     let (mut a, b) = (start(), start());

@@ -1,0 +1,156 @@
+//! The management API's connection pool, which knows whether the database answers.
+//!
+//! r2d2's checkout waits its whole timeout while no connection can be made: through an outage,
+//! every management request would hold a blocking thread that long before its `500`. The pool
+//! instead follows the database's state from what r2d2 sees (a connection made or checked out
+//! is an answer, a failed connect or check is not), and a thread of its own checks a
+//! connection out every second, so that the state is known without traffic. While the
+//! database is down a checkout does not wait; r2d2 keeps trying to connect meanwhile, and the
+//! first connection made ends the outage.
+
+use super::pg_config;
+use crate::failure_log::FailureLog;
+use postgres::NoTls;
+use r2d2::event::{AcquireEvent, CheckoutEvent, HandleEvent};
+use r2d2::HandleError;
+use r2d2_postgres::PostgresConnectionManager;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+type Manager = PostgresConnectionManager<NoTls>;
+pub type Conn = r2d2::PooledConnection<Manager>;
+
+/// How long a checkout waits for a connection while the database answers.
+const CHECKOUT_TIMEOUT: Duration = Duration::from_secs(3);
+/// A checkout looks at the database's state this often while it waits: an outage noticed
+/// meanwhile ends the wait.
+const CHECKOUT_SLICE: Duration = Duration::from_millis(100);
+/// How often the pool's own thread checks a connection out.
+const PROBE_EVERY: Duration = Duration::from_secs(1);
+
+/// The pool and the database's state; clones share both.
+#[derive(Clone)]
+pub struct Pool(Arc<Shared>);
+
+struct Shared {
+    connections: r2d2::Pool<Manager>,
+    database: Arc<DatabaseState>,
+}
+
+impl Pool {
+    /// A pool that does not require the database to be up at start (connections are made on
+    /// demand), and the thread that keeps its state; the thread ends with the pool.
+    pub fn start(database_url: &str, size: u32) -> Result<Pool, postgres::Error> {
+        let manager = PostgresConnectionManager::new(pg_config(database_url)?, NoTls);
+        let database = Arc::new(DatabaseState::default());
+        let connections = r2d2::Pool::builder()
+            .max_size(size)
+            .min_idle(Some(0))
+            .connection_timeout(CHECKOUT_TIMEOUT)
+            .test_on_check_out(true)
+            .error_handler(Box::new(Observer(Arc::clone(&database))))
+            .event_handler(Box::new(Observer(Arc::clone(&database))))
+            .build_unchecked(manager);
+        let pool = Pool(Arc::new(Shared {
+            connections,
+            database,
+        }));
+        let watched = Arc::downgrade(&pool.0);
+        std::thread::Builder::new()
+            .name("db-probe".into())
+            .spawn(move || probe(&watched))
+            .expect("cannot start the database probe at startup");
+        Ok(pool)
+    }
+
+    /// A connection; at once an error while the database is down.
+    pub fn get(&self) -> Result<Conn, r2d2::Error> {
+        let deadline = Instant::now() + CHECKOUT_TIMEOUT;
+        loop {
+            let wait = if self.database_up() {
+                CHECKOUT_SLICE.min(deadline.saturating_duration_since(Instant::now()))
+            } else {
+                Duration::ZERO
+            };
+            match self.0.connections.get_timeout(wait) {
+                Err(_) if self.database_up() && Instant::now() < deadline => {}
+                checked_out => return checked_out,
+            }
+        }
+    }
+
+    /// Whether the database answered the last time the pool asked it something.
+    pub fn database_up(&self) -> bool {
+        self.0.database.up.load(Ordering::Acquire)
+    }
+
+    /// Connections open and idle.
+    pub fn state(&self) -> r2d2::State {
+        self.0.connections.state()
+    }
+}
+
+/// Checks a connection out every `PROBE_EVERY` while the pool lives.
+fn probe(pool: &Weak<Shared>) {
+    loop {
+        std::thread::sleep(PROBE_EVERY);
+        let Some(shared) = pool.upgrade() else {
+            return;
+        };
+        // The state follows from the events of the checkout; its result tells nothing more.
+        let _ = Pool(shared).get();
+    }
+}
+
+/// Whether the database answers, as the pool last saw it; a start is taken as an answer.
+struct DatabaseState {
+    up: AtomicBool,
+    outage: FailureLog,
+}
+
+impl Default for DatabaseState {
+    fn default() -> Self {
+        DatabaseState {
+            up: AtomicBool::new(true),
+            outage: FailureLog::new("the database"),
+        }
+    }
+}
+
+impl std::fmt::Debug for DatabaseState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DatabaseState")
+            .field("up", &self.up)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DatabaseState {
+    fn answered(&self) {
+        if !self.up.swap(true, Ordering::AcqRel) {
+            self.outage.succeeded();
+        }
+    }
+}
+
+/// What r2d2 tells of its connections, turned into the database's state.
+#[derive(Debug)]
+struct Observer(Arc<DatabaseState>);
+
+impl HandleError<postgres::Error> for Observer {
+    fn handle_error(&self, error: postgres::Error) {
+        self.0.up.store(false, Ordering::Release);
+        self.0.outage.failed(&super::describe(&error));
+    }
+}
+
+impl HandleEvent for Observer {
+    fn handle_acquire(&self, _: AcquireEvent) {
+        self.0.answered();
+    }
+
+    fn handle_checkout(&self, _: CheckoutEvent) {
+        self.0.answered();
+    }
+}
