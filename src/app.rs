@@ -3,10 +3,10 @@
 
 use crate::blocking::BlockingPool;
 use crate::config::Config;
-use crate::db::Pool;
 use crate::delivery::Delivery;
 use crate::http::Request;
 use crate::limits::RateLimiter;
+use crate::pool::Pool;
 use crate::token_use::TokenUse;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -28,6 +28,7 @@ pub mod http;
 pub mod ids;
 mod limits;
 mod metrics;
+mod pool;
 pub mod report;
 mod router;
 mod token_use;

@@ -1,8 +1,9 @@
 //! A management token's last use, recorded at most once a minute per token, off the request
 //! path: the console lists it, and a write per request would cost every call a round trip.
 
-use crate::db::{self, Pool};
+use crate::db;
 use crate::failure_log::FailureLog;
+use crate::pool::Pool;
 use crossbeam::channel::{self, Sender};
 use parking_lot::Mutex;
 use std::collections::HashMap;

@@ -16,10 +16,11 @@ mod sites;
 
 use crate::app::App;
 use crate::auth::{self, Presented};
-use crate::db::{self, orgs::TokenOwner, Conn};
+use crate::db::{self, orgs::TokenOwner};
 use crate::error::{ApiError, DATABASE_ACCESS, RETRY_AFTER_SECONDS};
 use crate::http::{media_type, Body, Request, Response, BODY_LIMIT};
 use crate::limits::{Counter, POLICY_HEADER};
+use crate::pool::Conn;
 use crate::router::{self, Matched, Op};
 use crate::wire;
 use serde_json::Value;

@@ -9,14 +9,11 @@ pub mod fragments;
 pub mod keys;
 pub mod migrate;
 pub mod orgs;
-mod pool;
 pub mod report_summary;
 pub mod reports;
 pub mod routes;
 pub mod sites;
 pub mod snapshot;
-
-pub use pool::{Conn, Pool};
 
 use postgres::NoTls;
 use std::str::FromStr;

@@ -464,7 +464,7 @@ fn cache_follows_writes_of_others_by_notification() {
     let started = Instant::now();
     while w.fetch(&fragment, "").status != 204 {
         assert!(
-            started.elapsed() < Duration::from_secs(5),
+            started.elapsed() < Duration::from_secs(30),
             "the cache never saw the change"
         );
         std::thread::sleep(Duration::from_millis(20));

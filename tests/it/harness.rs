@@ -305,11 +305,12 @@ impl Client {
     }
 }
 
-/// Sends raw bytes, reads until the server closes (or 5 s pass), parses every response.
+/// Sends raw bytes, reads until the server closes (or a minute passes: a hang, not a slow
+/// machine), parses every response.
 pub fn exchange(addr: SocketAddr, raw: &[u8]) -> Vec<Resp> {
     let mut stream = TcpStream::connect(addr).expect("connect");
     stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
+        .set_read_timeout(Some(Duration::from_secs(60)))
         .unwrap();
     stream.write_all(raw).expect("send");
     let mut received = Vec::new();

@@ -1,4 +1,5 @@
-//! The management API's connection pool, which knows whether the database answers.
+//! The management API's connection pool, which knows whether the database answers (apart
+//! from `db/`, which knows only SQL and domain types: the pool also logs and runs a thread).
 //!
 //! r2d2's checkout waits its whole timeout while no connection can be made: through an outage,
 //! every management request would hold a blocking thread that long before its `500`. The pool
@@ -8,7 +9,7 @@
 //! database is down a checkout does not wait; r2d2 keeps trying to connect meanwhile, and the
 //! first connection made ends the outage.
 
-use super::pg_config;
+use crate::db::pg_config;
 use crate::failure_log::FailureLog;
 use postgres::NoTls;
 use r2d2::event::{AcquireEvent, CheckoutEvent, HandleEvent};
@@ -141,7 +142,7 @@ struct Observer(Arc<DatabaseState>);
 impl HandleError<postgres::Error> for Observer {
     fn handle_error(&self, error: postgres::Error) {
         self.0.up.store(false, Ordering::Release);
-        self.0.outage.failed(&super::describe(&error));
+        self.0.outage.failed(&crate::db::describe(&error));
     }
 }
 
