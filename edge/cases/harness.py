@@ -4,8 +4,8 @@
     harness.py stubs --origin-port P1 --card-port P2 --markup none|esi|ssi --budget-ms N
     harness.py check --edge URL --origin URL --card URL --runtime NAME [--case NAME ...] [--report FILE]
 
-The cases are data (cases.json and pages/); README.md describes them and
-/work/edge-interface.md is the contract. Python 3 standard library only.
+The cases are data (cases.json and pages/); README.md describes them, and docs/edge.md the
+edge client rules they check. Python 3 standard library only.
 """
 
 import argparse
