@@ -1,6 +1,6 @@
 //! `agentcard admin`: what service.md reserves to the console, from a shell. Each command
 //! returns one JSON object (printed by `main`), or an error for stderr and a non-zero exit;
-//! only `report --format table|csv` returns text instead.
+//! only `report --format table|csv` and `demo --format text` return text instead.
 
 mod cards;
 mod content;
@@ -12,6 +12,7 @@ mod report;
 use crate::config::Config;
 use clap::Subcommand;
 use serde_json::Value;
+use std::io::IsTerminal;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AdminError {
@@ -28,7 +29,8 @@ pub enum AdminError {
 pub enum Output {
     /// One JSON object: every command's output, and `report --format json`.
     Json(Value),
-    /// Text rendered in another format (`report --format table|csv`), line ends included.
+    /// Text rendered in another format (`report --format table|csv`, `demo --format text`),
+    /// line ends included.
     Text(String),
 }
 
@@ -77,14 +79,19 @@ pub enum AdminCommand {
         #[command(subcommand)]
         command: content::SiteCommand,
     },
-    /// Delivery API keys (console only: delete a revoked key).
+    /// Delivery API keys (make one without a management token; console only: delete a
+    /// revoked key).
     Key {
         #[command(subcommand)]
         command: keys::KeyCommand,
     },
     /// Create a demonstration organisation (token, sites, fragments, rules, cards, key) and
-    /// print it with ready-to-paste curl requests.
-    Demo,
+    /// print it with curl requests to paste, each after a comment saying what it answers.
+    Demo {
+        /// Default: text (shell lines) when standard output is a terminal, else json.
+        #[arg(long, value_enum)]
+        format: Option<demo::Format>,
+    },
     /// Requests, fill rate, no-fill reasons and agent purposes of an organisation's /fragment
     /// requests over a window, in total or grouped.
     ///
@@ -113,10 +120,15 @@ pub fn run(command: AdminCommand, config: &Config) -> Result<Output, AdminError>
         AdminCommand::Card { command } => cards::run(&mut db, command),
         AdminCommand::Fragment { command } => content::run_fragment(&mut db, command),
         AdminCommand::Site { command } => content::run_site(&mut db, command),
-        AdminCommand::Key { command } => keys::run(&mut db, command),
-        AdminCommand::Demo => {
+        AdminCommand::Key { command } => keys::run(&mut db, command, prefix),
+        AdminCommand::Demo { format } => {
             let base_url = format!("http://{}", config.listen);
-            demo::run(&mut db, prefix, &base_url)
+            let format = format.unwrap_or(if std::io::stdout().is_terminal() {
+                demo::Format::Text
+            } else {
+                demo::Format::Json
+            });
+            return demo::run(&mut db, prefix, &base_url, format);
         }
         AdminCommand::Report(args) => return report::run(&mut db, args),
         AdminCommand::AbcTxt { org } => return abc_txt_line(&mut db, config, &org),

@@ -113,3 +113,34 @@ fn admin_abc_txt_prints_the_line_a_publisher_adds() {
     let unknown = ["admin", "abc-txt", "--org", "acc_nobody"];
     assert!(!crate::fixtures::agentcard(&unknown, &host).0);
 }
+
+#[test]
+fn key_create_makes_a_delivery_key_shown_once() {
+    let (_, org, _) = admin(&["org", "create", "--name", "Key Maker"]);
+    let org_id = org["id"].as_str().unwrap();
+    let (ok, key, stderr) = admin(&["key", "create", "--org", org_id, "--name", " edge "]);
+    assert!(ok, "{stderr}");
+    let secret = key["key"].as_str().unwrap();
+    assert!(
+        secret.starts_with("svc_live_") && secret.len() == 49,
+        "{secret}"
+    );
+    assert_eq!(key["name"], "edge");
+    assert_eq!(key["prefix"], &secret[..12]);
+    let (ok, listed, _) = admin(&["token", "create", "--org", org_id]);
+    assert!(ok);
+    let client = Client::new(server().addr)
+        .ip(&next_client_ip())
+        .token(listed["token"].as_str().unwrap());
+    let keys = client.get("/v1/keys").json();
+    assert_eq!(keys["items"][0]["id"], key["id"]);
+    assert!(
+        !keys.to_string().contains(secret),
+        "the key is shown once only"
+    );
+
+    let (ok, _, stderr) = admin(&["key", "create", "--org", "acc_nobody"]);
+    assert!(!ok && stderr.contains("not found"), "{stderr}");
+    let (ok, _, stderr) = admin(&["key", "create", "--org", org_id, "--name", "a\nb"]);
+    assert!(!ok && stderr.contains("control characters"), "{stderr}");
+}
