@@ -1,6 +1,7 @@
 //! `agentcard admin`: what service.md reserves to the console, from a shell. Each command
 //! returns one JSON object (printed by `main`), or an error for stderr and a non-zero exit;
-//! only `report --format table|csv` and `demo --format text` return text instead.
+//! only `report --format table|csv`, `demo --format text` and `abc-txt --format text` return
+//! text instead.
 
 mod cards;
 mod content;
@@ -29,8 +30,8 @@ pub enum AdminError {
 pub enum Output {
     /// One JSON object: every command's output, and `report --format json`.
     Json(Value),
-    /// Text rendered in another format (`report --format table|csv`, `demo --format text`),
-    /// line ends included.
+    /// Text rendered in another format (`report --format table|csv`, `demo --format text`,
+    /// `abc-txt --format text`), line ends included.
     Text(String),
 }
 
@@ -107,7 +108,18 @@ pub enum AdminCommand {
     AbcTxt {
         #[arg(long)]
         org: String,
+        #[arg(long, value_enum, default_value = "json")]
+        format: LineFormat,
     },
+}
+
+/// How `abc-txt` prints the line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LineFormat {
+    /// One object, as every admin command prints: the line and its fields.
+    Json,
+    /// The line alone, as abc.txt holds it.
+    Text,
 }
 
 /// Runs one command against the database of `config`.
@@ -131,7 +143,7 @@ pub fn run(command: AdminCommand, config: &Config) -> Result<Output, AdminError>
             return demo::run(&mut db, prefix, &base_url, format);
         }
         AdminCommand::Report(args) => return report::run(&mut db, args),
-        AdminCommand::AbcTxt { org } => return abc_txt_line(&mut db, config, &org),
+        AdminCommand::AbcTxt { org, format } => return abc_txt_line(&mut db, config, &org, format),
     };
     json.map(Output::Json)
 }
@@ -141,6 +153,7 @@ fn abc_txt_line(
     db: &mut postgres::Client,
     config: &Config,
     org: &str,
+    format: LineFormat,
 ) -> Result<Output, AdminError> {
     let domain = config.base_host.as_deref().ok_or_else(|| {
         AdminError::Invalid(
@@ -153,5 +166,13 @@ fn abc_txt_line(
         account_id: org.to_string(),
         relationship: crate::abc_txt::Relationship::Direct,
     };
-    Ok(Output::Text(format!("{record}\n")))
+    Ok(match format {
+        LineFormat::Text => Output::Text(format!("{record}\n")),
+        LineFormat::Json => Output::Json(serde_json::json!({
+            "line": record.to_string(),
+            "domain": record.domain,
+            "account_id": record.account_id,
+            "relationship": "DIRECT",
+        })),
+    })
 }
