@@ -368,7 +368,7 @@ impl Made<'_> {
     /// answer it should get.
     fn script(&self, org_name: &str, examples: &[Example]) -> String {
         let mut out = format!(
-            "# Demo data: organisation {org_name:?} ({org_id}), sites {NEWS_SITE} and {SPORT_SITE}.\n\
+            "# Demo data: organisation \"{org_name}\" ({org_id}), sites {NEWS_SITE} and {SPORT_SITE}.\n\
              # Management token (shown once): {token}\n\
              # Delivery key (shown once):     {key}\n\
              # Each line below is a request to paste; the comment above it says what it answers.\n",

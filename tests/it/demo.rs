@@ -70,6 +70,12 @@ fn every_printed_line_answers_as_its_comment_says() {
         if status == 204 {
             assert_eq!(body, "");
         }
+        // `(409 when it exists already)`: what the same line answers a second time.
+        if let Some((_, again)) = expect.split_once(" (") {
+            if let Some(status) = again.strip_suffix(" when it exists already)") {
+                assert_eq!(run_in_shell(line).0.to_string(), status, "{line}");
+            }
+        }
     }
 }
 
