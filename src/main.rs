@@ -29,8 +29,8 @@ enum Command {
     },
     /// Apply the migrations of sql/ (serve applies them too).
     Migrate,
-    /// Console-only actions, from a shell. Each prints one JSON object (`report` also a table
-    /// or CSV).
+    /// Console-only actions, from a shell. Each prints one JSON object (`report` and `demo`
+    /// also text: a table or CSV, lines to paste).
     Admin {
         #[command(subcommand)]
         command: admin::AdminCommand,

@@ -1,6 +1,7 @@
 //! `admin fragment …` and `admin site …`: the site and fragment writes the API does not offer.
 //! A fragment without a reference (which the API cannot make) is made by leaving out --ref.
-//! Deletes cascade: rules, eligibility entries and a site default go with the fragment.
+//! Deletes cascade: rules, eligibility entries and a site default go with the fragment, and
+//! the output's `warnings` name what went (as the contract asks of a console delete).
 
 use super::AdminError;
 use crate::db::fragments::FragmentFields;
@@ -26,7 +27,8 @@ pub enum FragmentCommand {
         #[arg(long)]
         name: String,
     },
-    /// Delete a fragment, with the rules that target it and its eligibility entries.
+    /// Delete a fragment, with the rules that target it and its eligibility entries; a site
+    /// whose default it is has none after. `warnings` names each.
     Delete {
         #[arg(long)]
         org: String,
@@ -64,13 +66,17 @@ pub fn run_fragment(db: &mut Client, command: FragmentCommand) -> Result<Value, 
         }
         FragmentCommand::Delete { org, fragment } => {
             let mut tx = db.transaction()?;
-            let ids = [fragment.clone()];
-            let widened = console::cards_eligible_only_on(&mut tx, &org, &ids)?;
+            let default_of = console::site_defaulting_to(&mut tx, &org, &fragment)?;
+            let rules = db::routes::count_targeting(&mut tx, &fragment)?;
+            let widened =
+                console::cards_eligible_only_on(&mut tx, &org, std::slice::from_ref(&fragment))?;
             if !console::delete_fragment(&mut tx, &org, &fragment)? {
                 return Err(AdminError::NotFound(fragment));
             }
             tx.commit()?;
-            Ok(json!({"id": fragment, "deleted": true, "warnings": widened_warnings(&widened)}))
+            let mut warnings = deleted_fragment_warnings(default_of.as_deref(), rules);
+            warnings.extend(widened_warnings(&widened));
+            Ok(json!({"id": fragment, "deleted": true, "warnings": warnings}))
         }
     }
 }
@@ -118,6 +124,19 @@ fn create_fragment(
     record["domain"] = json!(domain.as_str());
     record["site_created"] = json!(site_created);
     Ok(record)
+}
+
+/// What went with a deleted fragment, led by the words of the API's pause warnings (`site
+/// default`, `target of N rules`) so that scripts match both alike.
+fn deleted_fragment_warnings(default_of: Option<&str>, rules: i64) -> Vec<String> {
+    let default = default_of.map(|domain| {
+        format!(
+            "site default: {domain} has no default fragment now; its pages that no rule \
+             matches get the fragment_id of the request"
+        )
+    });
+    let targeted = (rules > 0).then(|| format!("target of {rules} rules: deleted with it"));
+    default.into_iter().chain(targeted).collect()
 }
 
 /// Emptying an organisation card's list makes it eligible everywhere: say so.

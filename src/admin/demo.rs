@@ -1,9 +1,10 @@
 //! `admin demo`: a demonstration organisation with everything the contract describes (a
 //! token, two sites, fragments of which one paused, rules of both kinds, a default fragment,
 //! cards in two languages including a platform card, eligibility and a delivery key), printed
-//! with ready-to-paste `curl` requests. Written in one transaction through the data layer.
+//! with `curl` requests to paste, each after the answer it gets. Written in one transaction
+//! through the data layer.
 
-use super::AdminError;
+use super::{AdminError, Output};
 use crate::auth::{self, SecretKind};
 use crate::db::cards::{self, NewCard};
 use crate::db::fragments::{self, FragmentFields};
@@ -43,7 +44,22 @@ const RULES: &[(&str, MatchMode, &str)] = &[
     ("/archives/", MatchMode::Prefix, "/archives"),
 ];
 
-pub fn run(db: &mut Client, service_prefix: &str, base_url: &str) -> Result<Value, AdminError> {
+/// How `admin demo` prints what it made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Shell lines to paste, each after a comment saying what it answers.
+    Text,
+    /// One object, as every admin command prints.
+    Json,
+}
+
+/// Makes the demonstration organisation; prints it in `format` with requests to `base_url`.
+pub fn run(
+    db: &mut Client,
+    service_prefix: &str,
+    base_url: &str,
+    format: Format,
+) -> Result<Output, AdminError> {
     let mut tx = db.transaction()?;
     let org = orgs::create_org(&mut tx, "Le Quotidien (demo)")?;
     let token = auth::generate(SecretKind::ManagementToken, service_prefix);
@@ -55,16 +71,26 @@ pub fn run(db: &mut Client, service_prefix: &str, base_url: &str) -> Result<Valu
     let card_ids = create_cards(&mut tx, &org.id, &fragment_ids)?;
     tx.commit()?;
 
-    let home = &fragment_ids[&(NEWS_SITE, "/home")];
-    Ok(json!({
-        "organisation": {"id": org.id, "name": org.name},
-        "management_token": token.value,
-        "delivery_key": key.value,
-        "sites": [NEWS_SITE, SPORT_SITE],
-        "fragments": fragment_ids.iter().map(|((site, r), id)| json!({"site": site, "ref": r, "id": id})).collect::<Vec<_>>(),
-        "cards": card_ids,
-        "try": examples(base_url, &token.value, &key.value, &org.id, home),
-    }))
+    let made = Made {
+        base: base_url,
+        org_id: &org.id,
+        token: &token.value,
+        key: &key.value,
+        home: &fragment_ids[&(NEWS_SITE, "/home")],
+    };
+    let examples = made.examples();
+    Ok(match format {
+        Format::Text => Output::Text(made.script(&org.name, &examples)),
+        Format::Json => Output::Json(json!({
+            "organisation": {"id": org.id, "name": org.name},
+            "management_token": token.value,
+            "delivery_key": key.value,
+            "sites": [NEWS_SITE, SPORT_SITE],
+            "fragments": fragment_ids.iter().map(|((site, r), id)| json!({"site": site, "ref": r, "id": id})).collect::<Vec<_>>(),
+            "cards": card_ids,
+            "try": examples.iter().map(|e| json!({"expect": e.expect, "command": e.command})).collect::<Vec<_>>(),
+        })),
+    })
 }
 
 type FragmentIds = BTreeMap<(&'static str, &'static str), String>;
@@ -156,16 +182,21 @@ fn create_cards(
             )?,
         })
     };
+    // Without a brand domain, so that on the sport site the platform card can win by its
+    // key-values (a brand match would outrank them): the demo shows both sides of the pick.
     let everywhere = cards::create_card(
         tx,
-        &card(
-            Some(org_id),
-            Lang::Fr,
-            "Le Quotidien",
-            "Contenu sous licence",
-            "Ce contenu est publié par Le Quotidien. Réutilisation soumise à licence.",
-            &[],
-        )?,
+        &NewCard {
+            brand_domain: None,
+            ..card(
+                Some(org_id),
+                Lang::Fr,
+                "Le Quotidien",
+                "Contenu sous licence",
+                "Ce contenu est publié par Le Quotidien. Réutilisation soumise à licence.",
+                &[],
+            )?
+        },
     )?;
     let politics = cards::create_card(
         tx,
@@ -222,23 +253,132 @@ fn create_cards(
     ]))
 }
 
-fn examples(base: &str, token: &str, key: &str, org_id: &str, home: &str) -> Vec<String> {
-    let auth = format!("-H 'Authorization: Bearer {token}'");
-    let fragment = |lang: &str, page: &str, extra: &str| {
+/// A request to paste and what it answers: `<status>, <what>`, every `"…"` quoted in `what`
+/// being found in the answer's body.
+struct Example {
+    expect: String,
+    command: String,
+}
+
+/// What the requests of the examples need of the data made.
+struct Made<'a> {
+    base: &'a str,
+    org_id: &'a str,
+    token: &'a str,
+    key: &'a str,
+    home: &'a str,
+}
+
+impl Made<'_> {
+    fn examples(&self) -> Vec<Example> {
+        let example = |expect: &str, command: String| Example {
+            expect: expect.to_string(),
+            command,
+        };
+        vec![
+            example(
+                "200, your organisation \"Le Quotidien (demo)\" and this token",
+                self.management("", "/v1/me"),
+            ),
+            example(
+                "200, the two sites, \"lequotidien.example\" with its default \"/home\"",
+                self.management("", "/v1/sites"),
+            ),
+            example(
+                "200, the rules of lequotidien.example, \"/politique/\" among them",
+                self.management("", &format!("/v1/sites/{NEWS_SITE}/routes")),
+            ),
+            example(
+                "201, the new fragment \"/culture\" (200 when it exists already)",
+                self.management(
+                    r#"-X PUT -H 'Content-Type: application/json' -d '{"name": "Culture", "lang": "fr"}' "#,
+                    &format!("/v1/sites/{NEWS_SITE}/fragments/%2Fculture"),
+                ),
+            ),
+            example(
+                "201, the new rule \"/culture/\" to that fragment (409 when it exists already)",
+                self.management(
+                    r#"-X POST -H 'Content-Type: application/json' -d '{"path_prefix": "/culture/", "match": "prefix", "ref": "/culture"}' "#,
+                    &format!("/v1/sites/{NEWS_SITE}/routes"),
+                ),
+            ),
+            example(
+                "200, the cards the organisation sees, \"Soutenez la presse\" among them",
+                self.management("", "/v1/cards"),
+            ),
+            example(
+                "200, the delivery keys, \"demo edge\" among them",
+                self.management("", "/v1/keys"),
+            ),
+            example(
+                "200, the card \"Politique : citez vos sources\": the rule /politique/ picks \
+                 the fragment /politique, where its key-values match ctx.section=politique",
+                self.fragment(
+                    "fr",
+                    &format!("https://{NEWS_SITE}/politique/election-2027"),
+                    "&ctx.section=politique",
+                ),
+            ),
+            example(
+                "200, the English card \"Licensed content\" as JSON (format=json)",
+                self.fragment(
+                    "en",
+                    &format!("https://{NEWS_SITE}/world/europe"),
+                    "&format=json",
+                ),
+            ),
+            example(
+                "200, the organisation's own card \"Contenu sous licence\": the sport site's \
+                 default /live has the platform card too, and an organisation's own card wins",
+                self.fragment("fr", &format!("https://{SPORT_SITE}/match-du-jour"), ""),
+            ),
+            example(
+                "200, the platform card \"Soutenez la presse\": its key-values match \
+                 ctx.topic=sport, which outranks own over platform",
+                self.fragment(
+                    "fr",
+                    &format!("https://{SPORT_SITE}/match-du-jour"),
+                    "&ctx.topic=sport",
+                ),
+            ),
+            example(
+                "204, no card: the fragment /archives is paused",
+                self.fragment("fr", &format!("https://{NEWS_SITE}/archives/1999"), ""),
+            ),
+        ]
+    }
+
+    /// `curl` of the management API with this token; `options` end with a space.
+    fn management(&self, options: &str, path: &str) -> String {
+        let (base, token) = (self.base, self.token);
+        format!("curl -si -w '\\n' {options}-H 'Authorization: Bearer {token}' '{base}{path}'")
+    }
+
+    /// `curl` of `/fragment` for `page`, with the home fragment as the one requested.
+    fn fragment(&self, lang: &str, page: &str, extra: &str) -> String {
         let page: String = url::form_urlencoded::byte_serialize(page.as_bytes()).collect();
-        format!("curl -s '{base}/fragment?partner_id={org_id}&fragment_id={home}&lang={lang}&page_url={page}{extra}' -H 'X-API-Key: {key}' -H 'X-Agent-UA: GPTBot/1.1'")
-    };
-    vec![
-        format!("curl -s {auth} {base}/v1/me"),
-        format!("curl -s {auth} {base}/v1/sites"),
-        format!("curl -s {auth} {base}/v1/sites/{NEWS_SITE}/routes"),
-        format!("curl -s -X PUT {auth} -H 'Content-Type: application/json' -d '{{\"name\": \"Culture\", \"lang\": \"fr\"}}' {base}/v1/sites/{NEWS_SITE}/fragments/%2Fculture"),
-        format!("curl -s -X POST {auth} -H 'Content-Type: application/json' -d '{{\"path_prefix\": \"/culture/\", \"match\": \"prefix\", \"ref\": \"/culture\"}}' {base}/v1/sites/{NEWS_SITE}/routes"),
-        format!("curl -s {auth} {base}/v1/cards"),
-        format!("curl -s {auth} {base}/v1/keys"),
-        fragment("fr", &format!("https://{NEWS_SITE}/politique/election-2027"), "&ctx.section=politique"),
-        fragment("en", &format!("https://{NEWS_SITE}/world/europe"), "&format=json"),
-        fragment("fr", &format!("https://{SPORT_SITE}/match-du-jour"), ""),
-        format!("{} -i   # 204: a paused fragment", fragment("fr", &format!("https://{NEWS_SITE}/archives/1999"), "")),
-    ]
+        let (base, org_id, home, key) = (self.base, self.org_id, self.home, self.key);
+        format!(
+            "curl -si -w '\\n' '{base}/fragment?partner_id={org_id}&fragment_id={home}&lang={lang}&page_url={page}{extra}' \
+             -H 'X-API-Key: {key}' -H 'X-Agent-UA: GPTBot/1.1'"
+        )
+    }
+
+    /// The examples as a shell script: what was made in comments, then each request after the
+    /// answer it should get.
+    fn script(&self, org_name: &str, examples: &[Example]) -> String {
+        let mut out = format!(
+            "# Demo data: organisation \"{org_name}\" ({org_id}), sites {NEWS_SITE} and {SPORT_SITE}.\n\
+             # Management token (shown once): {token}\n\
+             # Delivery key (shown once):     {key}\n\
+             # Each line below is a request to paste; the comment above it says what it answers.\n",
+            org_id = self.org_id,
+            token = self.token,
+            key = self.key,
+        );
+        for example in examples {
+            out.push_str(&format!("\n# → {}\n{}\n", example.expect, example.command));
+        }
+        out
+    }
 }

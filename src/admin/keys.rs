@@ -1,20 +1,37 @@
-//! `admin key delete`: deleting a delivery key, a console action allowed on revoked keys only
-//! (a live key is revoked first, through `DELETE /v1/keys/{id}`).
+//! `admin key …`: making a delivery key from a shell (what `POST /v1/keys` does, for an
+//! operator without a management token at hand), and deleting one, a console action allowed on
+//! revoked keys only (a live key is revoked first, through `DELETE /v1/keys/{id}`).
 
 use super::AdminError;
-use crate::db::keys;
+use crate::auth::{self, SecretKind};
+use crate::db::{keys, orgs};
+use crate::domain::KeyName;
 use clap::Subcommand;
 use postgres::Client;
 use serde_json::{json, Value};
 
 #[derive(Debug, Subcommand)]
 pub enum KeyCommand {
+    /// Make a delivery key for an organisation; the full key is printed once.
+    Create {
+        #[arg(long)]
+        org: String,
+        #[arg(long, default_value = "")]
+        name: String,
+    },
     /// Delete a revoked delivery key (a live key is refused).
     Delete { id: String },
 }
 
-pub fn run(db: &mut Client, command: KeyCommand) -> Result<Value, AdminError> {
+pub fn run(db: &mut Client, command: KeyCommand, prefix: &str) -> Result<Value, AdminError> {
     match command {
+        KeyCommand::Create { org, name } => {
+            orgs::find_org(db, &org)?.ok_or_else(|| AdminError::NotFound(org.clone()))?;
+            let name = Some(KeyName::parse(&name)?).filter(|name| !name.is_empty());
+            let secret = auth::generate(SecretKind::DeliveryKey, prefix);
+            let key = keys::create_key(db, &org, name.as_deref(), &secret.hash, &secret.prefix)?;
+            Ok(crate::wire::created_key_json(&key, &secret.value))
+        }
         KeyCommand::Delete { id } => {
             let key = keys::find_key(db, &id)?.ok_or_else(|| AdminError::NotFound(id.clone()))?;
             if key.revoked_at.is_none() || !keys::delete_revoked_key(db, &id)? {

@@ -1,6 +1,7 @@
 //! `agentcard admin`: what service.md reserves to the console, from a shell. Each command
 //! returns one JSON object (printed by `main`), or an error for stderr and a non-zero exit;
-//! only `report --format table|csv` returns text instead.
+//! only `report --format table|csv`, `demo --format text` and `abc-txt --format text` return
+//! text instead.
 
 mod cards;
 mod content;
@@ -12,6 +13,7 @@ mod report;
 use crate::config::Config;
 use clap::Subcommand;
 use serde_json::Value;
+use std::io::IsTerminal;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AdminError {
@@ -28,7 +30,8 @@ pub enum AdminError {
 pub enum Output {
     /// One JSON object: every command's output, and `report --format json`.
     Json(Value),
-    /// Text rendered in another format (`report --format table|csv`), line ends included.
+    /// Text rendered in another format (`report --format table|csv`, `demo --format text`,
+    /// `abc-txt --format text`), line ends included.
     Text(String),
 }
 
@@ -77,14 +80,19 @@ pub enum AdminCommand {
         #[command(subcommand)]
         command: content::SiteCommand,
     },
-    /// Delivery API keys (console only: delete a revoked key).
+    /// Delivery API keys (make one without a management token; console only: delete a
+    /// revoked key).
     Key {
         #[command(subcommand)]
         command: keys::KeyCommand,
     },
     /// Create a demonstration organisation (token, sites, fragments, rules, cards, key) and
-    /// print it with ready-to-paste curl requests.
-    Demo,
+    /// print it with curl requests to paste, each after a comment saying what it answers.
+    Demo {
+        /// Default: text (shell lines) when standard output is a terminal, else json.
+        #[arg(long, value_enum)]
+        format: Option<demo::Format>,
+    },
     /// Requests, fill rate, no-fill reasons and agent purposes of an organisation's /fragment
     /// requests over a window, in total or grouped.
     ///
@@ -100,7 +108,18 @@ pub enum AdminCommand {
     AbcTxt {
         #[arg(long)]
         org: String,
+        #[arg(long, value_enum, default_value = "json")]
+        format: LineFormat,
     },
+}
+
+/// How `abc-txt` prints the line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LineFormat {
+    /// One object, as every admin command prints: the line and its fields.
+    Json,
+    /// The line alone, as abc.txt holds it.
+    Text,
 }
 
 /// Runs one command against the database of `config`.
@@ -113,13 +132,18 @@ pub fn run(command: AdminCommand, config: &Config) -> Result<Output, AdminError>
         AdminCommand::Card { command } => cards::run(&mut db, command),
         AdminCommand::Fragment { command } => content::run_fragment(&mut db, command),
         AdminCommand::Site { command } => content::run_site(&mut db, command),
-        AdminCommand::Key { command } => keys::run(&mut db, command),
-        AdminCommand::Demo => {
+        AdminCommand::Key { command } => keys::run(&mut db, command, prefix),
+        AdminCommand::Demo { format } => {
             let base_url = format!("http://{}", config.listen);
-            demo::run(&mut db, prefix, &base_url)
+            let format = format.unwrap_or(if std::io::stdout().is_terminal() {
+                demo::Format::Text
+            } else {
+                demo::Format::Json
+            });
+            return demo::run(&mut db, prefix, &base_url, format);
         }
         AdminCommand::Report(args) => return report::run(&mut db, args),
-        AdminCommand::AbcTxt { org } => return abc_txt_line(&mut db, config, &org),
+        AdminCommand::AbcTxt { org, format } => return abc_txt_line(&mut db, config, &org, format),
     };
     json.map(Output::Json)
 }
@@ -129,6 +153,7 @@ fn abc_txt_line(
     db: &mut postgres::Client,
     config: &Config,
     org: &str,
+    format: LineFormat,
 ) -> Result<Output, AdminError> {
     let domain = config.base_host.as_deref().ok_or_else(|| {
         AdminError::Invalid(
@@ -141,5 +166,13 @@ fn abc_txt_line(
         account_id: org.to_string(),
         relationship: crate::abc_txt::Relationship::Direct,
     };
-    Ok(Output::Text(format!("{record}\n")))
+    Ok(match format {
+        LineFormat::Text => Output::Text(format!("{record}\n")),
+        LineFormat::Json => Output::Json(serde_json::json!({
+            "line": record.to_string(),
+            "domain": record.domain,
+            "account_id": record.account_id,
+            "relationship": "DIRECT",
+        })),
+    })
 }

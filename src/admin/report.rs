@@ -1,16 +1,23 @@
 //! `admin report`: an organisation's `/fragment` requests over a window (requests, fill rate,
-//! no-fill reasons, agent purposes), in total or grouped by one dimension; printed as the one
-//! JSON object of every admin command, as CSV, or as a table for people.
+//! refused requests, no-fill reasons, agent purposes), in total or grouped by one dimension;
+//! printed as the one JSON object of every admin command, as CSV, or as a table for people.
+//!
+//! Every reason and purpose is listed, zeros included, so that CSV has the same columns for
+//! every window and grouping. Refused requests (`403`: a key used with another `partner_id`,
+//! or a fragment not of the organisation) are counted apart: they are the edge's settings to
+//! fix, not a page without a card.
 
 use super::{AdminError, Output};
+use crate::agents::Purpose;
 use crate::db::orgs;
 use crate::db::report_summary::{self, Dimension, GroupKey, PageCount, RequestCount, Window};
+use crate::delivery::select::ENDINGS;
 use clap::{Args, ValueEnum};
 use jiff::{SignedDuration, Timestamp};
 use postgres::Client;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::IsTerminal;
 use std::time::SystemTime;
 
@@ -41,7 +48,7 @@ enum By {
     Site,
     /// The fragment resolved, else the one requested, with its ref.
     Fragment,
-    /// The card served (null: none served).
+    /// The card served, with its name (null: none served).
     Card,
     /// Host and canonical path, from the hourly page counts, which give the totals too (whole
     /// hours only) and no no_fill_reasons.
@@ -73,7 +80,7 @@ impl By {
         match self {
             By::Site => &["site"],
             By::Fragment => &["fragment_id", "ref"],
-            By::Card => &["card_id"],
+            By::Card => &["card_id", "card_name"],
             By::Page => &["page"],
             By::Agent => &["agent"],
             By::Hour => &["hour"],
@@ -142,35 +149,37 @@ pub fn run(db: &mut Client, args: ReportArgs) -> Result<Output, AdminError> {
     // Whole seconds, so that the printed `until` is the bound that was used.
     let now = Timestamp::now();
     let now = Timestamp::from_second(now.as_second()).unwrap_or(now);
-    let since = match args.since {
-        Some(since) => since.resolve(now, "--since")?,
-        None => Timestamp::UNIX_EPOCH,
-    };
-    let until = match args.until {
-        Some(until) => until.resolve(now, "--until")?,
-        None => now,
-    };
-    if until < since {
+    let since = args
+        .since
+        .map(|since| since.resolve(now, "--since"))
+        .transpose()?;
+    let until = args
+        .until
+        .map(|until| until.resolve(now, "--until"))
+        .transpose()?;
+    let bounds = Bounds { since, until, now };
+    if bounds.until() < bounds.since() {
         return Err(AdminError::Invalid(format!(
-            "--until {until} is before --since {since}"
+            "--until {} is before --since {}",
+            bounds.until(),
+            bounds.since()
         )));
     }
-    orgs::find_org(db, &args.org)?.ok_or_else(|| AdminError::NotFound(args.org.clone()))?;
+    let org = orgs::find_org(db, &args.org)?.ok_or_else(|| AdminError::NotFound(args.org))?;
     let window = Window {
-        since: since.into(),
-        until: until.into(),
+        since: bounds.since().into(),
+        until: bounds.until().into(),
     };
     let (total, groups) = if args.by == Some(By::Page) {
-        by_page(report_summary::page_counts(db, &args.org, window)?)
+        by_page(report_summary::page_counts(db, &org.id, window)?)
     } else {
         let dimension = args.by.and_then(By::dimension);
-        let counts = report_summary::request_counts(db, &args.org, window, dimension)?;
+        let counts = report_summary::request_counts(db, &org.id, window, dimension)?;
         by_key(&counts, args.by)
     };
     let report = Report {
-        org_id: args.org,
-        since,
-        until,
+        org,
+        bounds,
         total,
         groups: args.by.map(|by| (by, groups)),
     };
@@ -186,11 +195,38 @@ pub fn run(db: &mut Client, args: ReportArgs) -> Result<Output, AdminError> {
     })
 }
 
+/// The window as asked: `None` where unbounded (all time before, or up to `now`).
+#[derive(Debug, Clone, Copy)]
+struct Bounds {
+    since: Option<Timestamp>,
+    until: Option<Timestamp>,
+    now: Timestamp,
+}
+
+impl Bounds {
+    fn since(self) -> Timestamp {
+        self.since.unwrap_or(Timestamp::UNIX_EPOCH)
+    }
+
+    fn until(self) -> Timestamp {
+        self.until.unwrap_or(self.now)
+    }
+
+    /// The window in words: `all time`, `before T`, `since T`, `from T to T (excluded)`.
+    fn words(self) -> String {
+        match (self.since, self.until) {
+            (None, None) => "all time".into(),
+            (None, Some(until)) => format!("before {until}"),
+            (Some(since), None) => format!("since {since}"),
+            (Some(since), Some(until)) => format!("from {since} to {until} (excluded)"),
+        }
+    }
+}
+
 /// The report of a window, ready to print.
 struct Report {
-    org_id: String,
-    since: Timestamp,
-    until: Timestamp,
+    org: orgs::Org,
+    bounds: Bounds,
     total: Counts,
     /// With `--by`: the grouping and its groups, in order.
     groups: Option<(By, Vec<Group>)>,
@@ -203,36 +239,68 @@ struct Group {
     counts: Counts,
 }
 
-/// Requests, served, the reasons of the requests not served (`None`: page counts know none)
-/// and the agent purposes of all. No zero count is kept.
-#[derive(Default)]
+/// Requests, served, refused and the reasons of the requests not served (both `None`: page
+/// counts know neither) and the agent purposes of all. Every reason and purpose is a member,
+/// zeros included (and any other name found counted too).
 struct Counts {
     requests: i64,
     served: i64,
+    refused: Option<i64>,
     no_fill_reasons: Option<BTreeMap<String, i64>>,
     agent_purposes: BTreeMap<String, i64>,
 }
 
+/// Every no-fill reason, in the order of their names.
+fn no_fill_reasons() -> impl Iterator<Item = &'static str> {
+    let names: BTreeSet<&str> = ENDINGS
+        .iter()
+        .filter(|(outcome, _)| *outcome == "no_fill")
+        .map(|(_, reason)| *reason)
+        .collect();
+    names.into_iter()
+}
+
+/// A count of zero for each name.
+fn zeros(names: impl Iterator<Item = &'static str>) -> BTreeMap<String, i64> {
+    names.map(|name| (name.to_string(), 0)).collect()
+}
+
 impl Counts {
-    fn of_requests<'a>(counts: impl IntoIterator<Item = &'a RequestCount>) -> Counts {
-        let mut sum = Counts::default();
-        let mut reasons = BTreeMap::new();
-        for count in counts {
-            if count.outcome == "served" {
-                sum.add(&count.purpose, count.requests, count.requests);
-            } else {
-                sum.add(&count.purpose, count.requests, 0);
-                add(&mut reasons, &count.reason, count.requests);
-            }
-        }
+    /// Zero requests; `requests_known`: with refused and no-fill reasons.
+    fn zero(requests_known: bool) -> Counts {
         Counts {
-            no_fill_reasons: Some(reasons),
-            ..sum
+            requests: 0,
+            served: 0,
+            refused: requests_known.then_some(0),
+            no_fill_reasons: requests_known.then(|| zeros(no_fill_reasons())),
+            agent_purposes: zeros(Purpose::ALL.iter().map(|purpose| purpose.as_str())),
         }
     }
 
+    fn of_requests<'a>(counts: impl IntoIterator<Item = &'a RequestCount>) -> Counts {
+        let mut sum = Counts::zero(true);
+        for count in counts {
+            let served = if count.outcome == "served" {
+                count.requests
+            } else {
+                0
+            };
+            sum.add(&count.purpose, count.requests, served);
+            match count.outcome.as_str() {
+                "served" => {}
+                "refused" => *sum.refused.get_or_insert(0) += count.requests,
+                _ => add(
+                    sum.no_fill_reasons.get_or_insert_default(),
+                    &count.reason,
+                    count.requests,
+                ),
+            }
+        }
+        sum
+    }
+
     fn of_pages<'a>(counts: impl IntoIterator<Item = &'a PageCount>) -> Counts {
-        let mut sum = Counts::default();
+        let mut sum = Counts::zero(false);
         for count in counts {
             sum.add(&count.purpose, count.requests, count.served);
         }
@@ -262,6 +330,9 @@ impl Counts {
         object.insert("requests".into(), json!(self.requests));
         object.insert("served".into(), json!(self.served));
         object.insert("fill_rate".into(), json!(self.fill_rate()));
+        if let Some(refused) = self.refused {
+            object.insert("refused".into(), json!(refused));
+        }
         if let Some(reasons) = &self.no_fill_reasons {
             object.insert("no_fill_reasons".into(), json!(reasons));
         }
@@ -270,9 +341,7 @@ impl Counts {
 }
 
 fn add(counts: &mut BTreeMap<String, i64>, name: &str, n: i64) {
-    if n != 0 {
-        *counts.entry(name.to_string()).or_default() += n;
-    }
+    *counts.entry(name.to_string()).or_default() += n;
 }
 
 /// The totals, and groups of counts that arrive in key order.
@@ -305,7 +374,7 @@ fn key_values(key: &GroupKey, by: By) -> Vec<Option<String>> {
     match key {
         GroupKey::Total => Vec::new(),
         GroupKey::Name(name) => vec![name.clone()],
-        GroupKey::Fragment { id, fragment_ref } => vec![id.clone(), fragment_ref.clone()],
+        GroupKey::Item { id, label } => vec![id.clone(), label.clone()],
         GroupKey::Start(start) => vec![time_key(*start, by)],
     }
 }
@@ -323,9 +392,11 @@ fn time_key(start: SystemTime, by: By) -> Option<String> {
 impl Report {
     fn json(&self) -> Value {
         let mut object = Map::new();
-        object.insert("org_id".into(), json!(self.org_id));
-        object.insert("since".into(), json!(self.since.to_string()));
-        object.insert("until".into(), json!(self.until.to_string()));
+        object.insert("org_id".into(), json!(self.org.id));
+        object.insert("org_name".into(), json!(self.org.name));
+        object.insert("window".into(), json!(self.bounds.words()));
+        object.insert("since".into(), json!(self.bounds.since().to_string()));
+        object.insert("until".into(), json!(self.bounds.until().to_string()));
         self.total.json_into(&mut object);
         if let Some((by, groups)) = &self.groups {
             let groups: Vec<Value> = groups
@@ -344,18 +415,21 @@ impl Report {
         Value::Object(object)
     }
 
-    /// The reasons and the purposes of the window: the count columns of CSV.
+    /// Every reason and purpose (and any other name counted in the window): the count
+    /// columns of CSV.
     fn count_names(&self) -> (Vec<&str>, Vec<&str>) {
-        let reasons = self.total.no_fill_reasons.iter().flatten();
+        let mut reasons: BTreeSet<&str> = no_fill_reasons().collect();
+        let counted = self.total.no_fill_reasons.iter().flatten();
+        reasons.extend(counted.map(|(reason, _)| reason.as_str()));
         let purposes = self.total.agent_purposes.keys();
         (
-            reasons.map(|(reason, _)| reason.as_str()).collect(),
+            reasons.into_iter().collect(),
             purposes.map(String::as_str).collect(),
         )
     }
 
-    /// A header, then a line per group or one of totals; a column per reason and purpose
-    /// counted in the window.
+    /// A header, then a line per group or one of totals; a column per reason and purpose,
+    /// the same for every grouping. Page counts leave refused and reasons empty: unknown.
     fn csv(&self) -> String {
         let (reasons, purposes) = self.count_names();
         let counts = |counts: &Counts| {
@@ -363,11 +437,12 @@ impl Report {
                 counts.requests.to_string(),
                 counts.served.to_string(),
                 counts.fill_rate().to_string(),
+                counts.refused.map(|n| n.to_string()).unwrap_or_default(),
             ];
             let reason_counts = counts.no_fill_reasons.as_ref();
             cells.extend(reasons.iter().map(|reason| {
-                let count = reason_counts.and_then(|r| r.get(*reason));
-                count.copied().unwrap_or(0).to_string()
+                let count = reason_counts.map(|r| r.get(*reason).copied().unwrap_or(0));
+                count.map(|n| n.to_string()).unwrap_or_default()
             }));
             cells.extend(purposes.iter().map(|purpose| {
                 let count = counts.agent_purposes.get(*purpose);
@@ -377,9 +452,11 @@ impl Report {
         };
         let mut header: Vec<String> = match &self.groups {
             Some((by, _)) => by.columns().iter().map(ToString::to_string).collect(),
-            None => vec!["org_id".into(), "since".into(), "until".into()],
+            None => ["org_id", "org_name", "since", "until"]
+                .map(String::from)
+                .to_vec(),
         };
-        header.extend(["requests", "served", "fill_rate"].map(String::from));
+        header.extend(["requests", "served", "fill_rate", "refused"].map(String::from));
         header.extend(reasons.iter().map(|r| format!("no_fill_reasons.{r}")));
         header.extend(purposes.iter().map(|p| format!("agent_purposes.{p}")));
         let mut lines = vec![header];
@@ -395,9 +472,10 @@ impl Report {
             })),
             None => {
                 let mut cells = vec![
-                    self.org_id.clone(),
-                    self.since.to_string(),
-                    self.until.to_string(),
+                    self.org.id.clone(),
+                    self.org.name.clone(),
+                    self.bounds.since().to_string(),
+                    self.bounds.until().to_string(),
                 ];
                 cells.extend(counts(&self.total));
                 lines.push(cells);
@@ -420,8 +498,9 @@ impl Report {
             .map_or(&[""][..], |(by, _)| by.columns());
         let mut header: Vec<String> = columns.iter().map(ToString::to_string).collect();
         header.extend(["requests", "served", "fill rate"].map(String::from));
-        if self.total.no_fill_reasons.is_some() {
-            header.push("no-fill reasons".into());
+        let requests_known = self.total.refused.is_some();
+        if requests_known {
+            header.extend(["refused", "no-fill reasons"].map(String::from));
         }
         header.push("agent purposes".into());
         let counts = |counts: &Counts| {
@@ -430,6 +509,9 @@ impl Report {
                 counts.served.to_string(),
                 format!("{:.1}%", counts.fill_rate() * 100.0),
             ];
+            if let Some(refused) = counts.refused {
+                cells.push(refused.to_string());
+            }
             if let Some(reasons) = &counts.no_fill_reasons {
                 cells.push(listed(reasons));
             }
@@ -450,30 +532,36 @@ impl Report {
         total[0] = "total".into();
         total.extend(counts(&self.total));
         rows.push(total);
-        let right_aligned = |column: usize| (columns.len()..columns.len() + 3).contains(&column);
+        let numbers = columns.len()..columns.len() + if requests_known { 4 } else { 3 };
+        let right_aligned = |column: usize| numbers.contains(&column);
         let mut out = format!(
-            "Requests of {} from {} to {} (excluded)\n\n",
-            self.org_id, self.since, self.until
+            "Requests of {} ({}), {}\n\n",
+            self.org.name,
+            self.org.id,
+            self.bounds.words()
         );
         out.push_str(&aligned(&rows, right_aligned));
-        if matches!(self.groups, Some((By::Page, _))) {
-            out.push_str(
-                "\nPages are counted per hour (whole hours in the window), without reasons.\n",
-            );
-        }
+        out.push_str(if requests_known {
+            "\nRefused: answered 403, a partner_id or fragment_id not the organisation's (check \
+             the edge's settings).\n"
+        } else {
+            "\nPages are counted per hour (whole hours in the window), without refusals or \
+             no-fill reasons.\n"
+        });
         out
     }
 }
 
-/// `name count, …` in name order; `-` when empty.
+/// `name count, …` of the counts other than zero, in name order; `-` when none.
 fn listed(counts: &BTreeMap<String, i64>) -> String {
-    if counts.is_empty() {
-        return "-".into();
-    }
     let items: Vec<String> = counts
         .iter()
+        .filter(|(_, &n)| n != 0)
         .map(|(name, n)| format!("{name} {n}"))
         .collect();
+    if items.is_empty() {
+        return "-".into();
+    }
     items.join(", ")
 }
 
@@ -574,8 +662,7 @@ mod tests {
             let counts = Counts {
                 requests,
                 served,
-                no_fill_reasons: None,
-                agent_purposes: BTreeMap::new(),
+                ..Counts::zero(false)
             };
             assert_eq!(counts.fill_rate(), expected, "{served}/{requests}");
         }

@@ -37,6 +37,19 @@ pub fn cards_eligible_only_on(
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
+/// The domain of the organisation's site whose default is this fragment, if one is.
+pub fn site_defaulting_to(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    fragment_id: &str,
+) -> Result<Option<String>, postgres::Error> {
+    let row = db.query_opt(
+        "SELECT domain FROM sites WHERE org_id = $1 AND default_fragment_id = $2",
+        &[&org_id, &fragment_id],
+    )?;
+    Ok(row.map(|r| r.get(0)))
+}
+
 /// Deletes one of the organisation's fragments; `true` when it existed there.
 pub fn delete_fragment(
     db: &mut impl GenericClient,

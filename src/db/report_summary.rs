@@ -36,14 +36,16 @@ pub enum Dimension {
 pub enum GroupKey {
     /// No grouping: the whole window.
     Total,
-    /// A site, card or agent marker; `None` where it does not apply (a request refused before
-    /// its site was known, a request not served has no card).
+    /// A site or agent marker; `None` where it does not apply (a request refused before its
+    /// site was known).
     Name(Option<String>),
-    /// The fragment's id (`None` when the request named none) and its reference: `None` when
-    /// it has none, or is not (or no longer) a fragment of the organisation.
-    Fragment {
+    /// A fragment or a card: its id (`None` when the request named no fragment, or no card
+    /// was served) and its label, the fragment's reference or the card's name: `None` when it
+    /// has none, or is not (or no longer) the organisation's fragment, or its card or a
+    /// platform card.
+    Item {
         id: Option<String>,
-        fragment_ref: Option<String>,
+        label: Option<String>,
     },
     /// The start of an hour or of a day.
     Start(SystemTime),
@@ -79,11 +81,16 @@ pub fn request_counts(
     by: Option<Dimension>,
 ) -> Result<Vec<RequestCount>, postgres::Error> {
     let (name, start) = key_sql(by);
-    let fragment_ref = if by == Some(Dimension::Fragment) {
-        "(SELECT f.ref FROM fragments f JOIN sites s ON s.id = f.site_id
-           WHERE f.id = g.name AND s.org_id = $1)"
-    } else {
-        "NULL::text"
+    let label = match by {
+        Some(Dimension::Fragment) => {
+            "(SELECT f.ref FROM fragments f JOIN sites s ON s.id = f.site_id
+               WHERE f.id = g.name AND s.org_id = $1)"
+        }
+        Some(Dimension::Card) => {
+            "(SELECT c.name FROM cards c
+               WHERE c.id = g.name AND (c.org_id = $1 OR c.org_id IS NULL))"
+        }
+        _ => "NULL::text",
     };
     let query = format!(
         "WITH counted AS (
@@ -98,7 +105,7 @@ pub fn request_counts(
              SELECT name, start, outcome, reason, purpose, sum(requests)::int8 AS requests
                FROM counted
               GROUP BY name, start, outcome, reason, purpose)
-         SELECT g.name, {fragment_ref}, g.start, g.outcome, g.reason, g.purpose, g.requests
+         SELECT g.name, {label}, g.start, g.outcome, g.reason, g.purpose, g.requests
            FROM grouped g
           ORDER BY g.start, g.name = '', g.name COLLATE \"C\", g.outcome, g.reason, g.purpose"
     );
@@ -109,10 +116,10 @@ pub fn request_counts(
             let name = Some(row.get::<_, String>(0)).filter(|name| !name.is_empty());
             let key = match by {
                 None => GroupKey::Total,
-                Some(Dimension::Site | Dimension::Card | Dimension::Agent) => GroupKey::Name(name),
-                Some(Dimension::Fragment) => GroupKey::Fragment {
+                Some(Dimension::Site | Dimension::Agent) => GroupKey::Name(name),
+                Some(Dimension::Fragment | Dimension::Card) => GroupKey::Item {
                     id: name,
-                    fragment_ref: row.get(1),
+                    label: row.get(1),
                 },
                 Some(Dimension::Hour | Dimension::Day) => GroupKey::Start(row.get(2)),
             };

@@ -194,7 +194,10 @@ fn read_abc_txt(path: &Path) -> Result<Vec<u8>, EdgeConfigError> {
     let bytes = std::fs::read(path).map_err(|e| refuse(&place, e.to_string()))?;
     match crate::abc_txt::parse(&bytes) {
         Ok(_) => Ok(bytes),
-        Err(errors) => Err(refuse(&place, errors[0].to_string())),
+        Err(errors) => {
+            let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            Err(refuse(&place, lines.join("; ")))
+        }
     }
 }
 

@@ -538,3 +538,36 @@ fn only_revoked_keys_can_be_deleted() {
     let resp = t.client.delete(&format!("/v1/keys/{id}"));
     assert_eq!(resp.status, 404);
 }
+
+#[test]
+fn deleting_a_site_default_says_it_is_cleared_and_which_rules_went() {
+    let a = tenant();
+    let home = fragment(&a.org_id, "d.example", Some("/home"));
+    let plain = fragment(&a.org_id, "d.example", Some("/plain"));
+    let set = a.client.put(
+        "/v1/sites/d.example/default-fragment",
+        &json!({"ref": "/home"}),
+    );
+    assert_eq!(set.status, 200, "{}", set.text());
+    for path in ["/a/", "/b/"] {
+        let rule = json!({"path_prefix": path, "match": "prefix", "ref": "/home"});
+        let made = a.client.post("/v1/sites/d.example/routes", &rule);
+        assert_eq!(made.status, 201, "{}", made.text());
+    }
+
+    let delete = |id: &str| ok(&["fragment", "delete", "--org", &a.org_id, "--fragment", id]);
+    assert_eq!(delete(&plain)["warnings"], json!([]));
+    let out = delete(&home);
+    assert_eq!(
+        out["warnings"],
+        json!([
+            "site default: d.example has no default fragment now; its pages that no rule \
+             matches get the fragment_id of the request",
+            "target of 2 rules: deleted with it",
+        ])
+    );
+    let sites = a.client.get("/v1/sites").json();
+    assert_eq!(sites["items"][0]["default_fragment_ref"], Value::Null);
+    let routes = a.client.get("/v1/sites/d.example/routes").json();
+    assert_eq!(routes["items"], json!([]));
+}

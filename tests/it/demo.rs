@@ -1,34 +1,86 @@
-//! `agentcard admin demo`: what it prints works against the service as printed.
+//! `agentcard admin demo`: the data it makes, and every line it prints, run by a shell against
+//! the service, answering as the comment above it says.
 
-use crate::fixtures::admin;
+use crate::fixtures::{admin, agentcard};
 use crate::harness::{self, next_client_ip, server, Client};
 use serde_json::Value;
+use std::process::Command;
 
-/// Runs a printed `curl` line's URL and headers through the test client.
-fn run_printed(line: &str) -> harness::Resp {
-    let url = line.split('\'').nth(1).expect("quoted URL");
-    let path = url.split_once("8080").map_or(url, |(_, p)| p);
-    let headers: Vec<(String, String)> = line
-        .split("-H '")
-        .skip(1)
-        .filter_map(|h| {
-            h.split('\'')
-                .next()?
-                .split_once(": ")
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-        })
-        .collect();
-    let borrowed: Vec<(&str, &str)> = headers
-        .iter()
-        .map(|(n, v)| (n.as_str(), v.as_str()))
-        .collect();
-    Client::new(server().addr)
-        .ip(&next_client_ip())
-        .request("GET", path, &borrowed, None)
+/// The printed script's requests, each with the answer its comment announces (`# → …`).
+fn examples(script: &str) -> Vec<(&str, &str)> {
+    let mut examples = Vec::new();
+    let mut expect = None;
+    for line in script.lines() {
+        if let Some(announced) = line.strip_prefix("# → ") {
+            expect = Some(announced);
+        } else if !line.is_empty() && !line.starts_with('#') {
+            let announced = expect.take();
+            examples.push((
+                announced.unwrap_or_else(|| panic!("no comment before {line}")),
+                line,
+            ));
+        }
+    }
+    examples
+}
+
+/// Runs a line through `sh -c` as a user's shell would; its `curl -si -w '\n'` output as
+/// status and body.
+fn run_in_shell(line: &str) -> (u16, String) {
+    let output = Command::new("sh")
+        .args(["-c", line])
+        .output()
+        .expect("run sh (and curl: apt-get install curl)");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{line}: {stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let (head, body) = stdout.split_once("\r\n\r\n").unwrap_or((&stdout, ""));
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok());
+    // `-w '\n'` ends the output with a line break, for the prompt that follows.
+    let body = body.strip_suffix('\n');
+    match (status, body) {
+        (Some(status), Some(body)) => (status, body.to_string()),
+        _ => panic!("{line}: {stdout}"),
+    }
 }
 
 #[test]
-fn demo_data_answers_the_printed_requests() {
+fn every_printed_line_answers_as_its_comment_says() {
+    let listen = server().addr.to_string();
+    let args = ["admin", "demo", "--format", "text"];
+    let (ok, script, stderr) = agentcard(&args, &[("AGENTCARD_LISTEN", &listen)]);
+    assert!(ok, "{stderr}");
+    assert!(
+        !script.contains("\\\""),
+        "nothing is escaped as in JSON: {script}"
+    );
+    harness::sync_cache();
+    let examples = examples(&script);
+    assert_eq!(examples.len(), 12, "{script}");
+    for (expect, line) in examples {
+        let (status, body) = run_in_shell(line);
+        let announced = expect.split(',').next().unwrap();
+        assert_eq!(status.to_string(), announced, "{line}\n{body}");
+        for quoted in expect.split('"').skip(1).step_by(2) {
+            assert!(body.contains(quoted), "{line}: {quoted:?} not in {body}");
+        }
+        if status == 204 {
+            assert_eq!(body, "");
+        }
+        // `(409 when it exists already)`: what the same line answers a second time.
+        if let Some((_, again)) = expect.split_once(" (") {
+            if let Some(status) = again.strip_suffix(" when it exists already)") {
+                assert_eq!(run_in_shell(line).0.to_string(), status, "{line}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_data_made_is_what_the_json_form_says() {
     let (ok, demo, stderr) = admin(&["demo"]);
     assert!(ok, "{stderr}");
     let token = demo["management_token"].as_str().unwrap();
@@ -84,27 +136,9 @@ fn demo_data_answers_the_printed_requests() {
         1
     );
 
-    harness::sync_cache();
-    let printed: Vec<&str> = demo["try"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l.as_str().unwrap())
-        .collect();
-    let fragment_lines: Vec<&&str> = printed
-        .iter()
-        .filter(|l| l.contains("/fragment?"))
-        .collect();
-    let statuses: Vec<u16> = fragment_lines
-        .iter()
-        .map(|l| run_printed(l).status)
-        .collect();
-    assert_eq!(statuses, [200, 200, 200, 204]);
-    let politics = run_printed(fragment_lines[0]).text();
-    assert!(
-        politics.contains("Politique : citez vos sources"),
-        "{politics}"
-    );
-    let english = run_printed(fragment_lines[1]).json();
-    assert_eq!(english["card"]["lang"], "en");
+    let printed = demo["try"].as_array().unwrap();
+    assert_eq!(printed.len(), 12);
+    for example in printed {
+        assert!(example["expect"].is_string() && example["command"].is_string());
+    }
 }

@@ -301,10 +301,14 @@ fn a_bad_configuration_stops_the_start_naming_the_variable_or_the_line() {
     let abc = dir.join("abc.txt");
     std::fs::write(
         &abc,
-        "cards.example, acc_1, DIRECT\ncards.example, acc_1, PARTNER\n",
+        "cards.example, acc_1, DIRECT\ncards.example, acc_1, PARTNER\ncards.example\n",
     )
     .unwrap();
-    let named = format!("{}: line 2", abc.display());
+    // Every refused line is named, not only the first.
+    let named = format!(
+        "{}: line 2: the relationship must be DIRECT or RESELLER; line 3:",
+        abc.display()
+    );
     assert_refused(
         CASES_SITES,
         &[("AGENTCARD_EDGE_ABC_TXT", abc.to_str().unwrap())],

@@ -1,7 +1,8 @@
 //! `agentcard admin report` over the aggregates: counts written with SQL as the report writer
 //! leaves them (minutes, hours rolled up past 48 hours, hourly pages) for a fresh organisation,
 //! beside another organisation's and requests refused before any organisation was known, in
-//! the same buckets. Totals, groupings that add up, window edges, the three formats, bad values.
+//! the same buckets. Totals, groupings that add up, window edges and words, the three formats
+//! with every reason and purpose listed, refused requests apart, bad values.
 
 use crate::fixtures::{admin, admin_output, fragment};
 use crate::harness::db;
@@ -14,7 +15,9 @@ use std::time::SystemTime;
 /// The publisher's requests. A row: the bucket, as an offset from the anchor A (in hours: an
 /// hour rolled up into `report_hours`, 48 hours old or more; in minutes: a minute of
 /// `report_minutes`), site, requested fragment, resolved fragment, card, reason, agent,
-/// purpose, requests; `-` where a dimension does not apply. 34 requests, 26 served.
+/// purpose, requests; `-` where a dimension does not apply. 34 requests, 26 served, 4 refused
+/// (`forbidden`: a fragment of the neighbour). `crd_one` is the publisher's card, `crd_two` a
+/// platform card.
 const REQUESTS: &str = "
 | -72h | a.example | home    | home  | crd_one | served           | GPTBot        | training | 10 |
 | -71h | a.example | home    | home  | -       | serving_error    | Amazonbot     | unknown  |  1 |
@@ -76,12 +79,12 @@ fn bucket(at: Timestamp, offset: &str) -> (Timestamp, &'static str) {
     }
 }
 
-/// Adds the requests of `table` (rows as in [`REQUESTS`], fragments named in `fragments`) to
-/// `org`'s buckets after `at` as the writer's upserts do; returns each row's bucket and count.
+/// Adds the requests of `table` (rows as in [`REQUESTS`], fragments and cards named in `ids`)
+/// to `org`'s buckets after `at` as the writer's upserts do; returns each row's bucket and count.
 fn add_requests(
     org: &str,
     at: Timestamp,
-    fragments: &[(&str, &str)],
+    ids: &[(&str, &str)],
     table: &str,
 ) -> Vec<(Timestamp, i64)> {
     let mut db = db();
@@ -92,7 +95,7 @@ fn add_requests(
             panic!("a row of nine cells: {row:?}");
         };
         let (bucket, table) = bucket(at, offset);
-        let value = |cell: &str| match fragments.iter().find(|(name, _)| *name == cell) {
+        let value = |cell: &str| match ids.iter().find(|(name, _)| *name == cell) {
             Some((_, id)) => id.to_string(),
             None if cell == "-" => String::new(),
             None => cell.to_string(),
@@ -172,6 +175,37 @@ fn new_org(name: &str) -> String {
     create_org(&mut db(), name).unwrap().id
 }
 
+/// An active card named `name`, of `org` or (`None`) of the platform.
+fn new_card(org: Option<&str>, name: &str) -> String {
+    let id = agentcard::ids::new_id(agentcard::ids::CARD);
+    db().execute(
+        "INSERT INTO cards (id, org_id, status, name, lang, brand, title, body)
+         VALUES ($1, $2, 'active', $3, 'fr', 'Brand', 'Title', 'Body')",
+        &[&id, &org, &name],
+    )
+    .unwrap();
+    id
+}
+
+/// Every agent purpose, zeros included, with the counts given.
+fn purposes(counted: Value) -> Value {
+    every(&["none", "query", "search", "training", "unknown"], counted)
+}
+
+/// Every no-fill reason, zeros included, with the counts given.
+fn reasons(counted: Value) -> Value {
+    every(
+        &["fragment_paused", "no_eligible_card", "serving_error"],
+        counted,
+    )
+}
+
+fn every(names: &[&str], counted: Value) -> Value {
+    let mut all: Map<String, Value> = names.iter().map(|n| (n.to_string(), json!(0))).collect();
+    all.extend(counted.as_object().expect("counts").clone());
+    Value::Object(all)
+}
+
 /// The start of the UTC hour two hours before this one: every bucket of the tables starts
 /// before `anchor + 2h`, which is before now.
 fn anchor() -> Timestamp {
@@ -198,6 +232,9 @@ struct Publisher {
     sport: String,
     /// The neighbour's fragment.
     foreign: String,
+    /// The publisher's card and a platform card.
+    card_one: String,
+    card_two: String,
     /// Every bucket of the requests, with its count.
     buckets: Vec<(Timestamp, i64)>,
 }
@@ -209,11 +246,19 @@ impl Publisher {
         let sport = fragment(&org, "b.example", Some("/sport"));
         let neighbour = new_org("Report Neighbour");
         let foreign = fragment(&neighbour, "other.example", Some("/secret"));
+        let card_one = new_card(Some(&org), "Carte du Quotidien");
+        let card_two = new_card(None, "Carte de la plateforme");
         let at = anchor();
-        let fragments = [("home", &*home), ("sport", &*sport), ("foreign", &*foreign)];
-        let buckets = add_requests(&org, at, &fragments, REQUESTS);
+        let ids = [
+            ("home", &*home),
+            ("sport", &*sport),
+            ("foreign", &*foreign),
+            ("crd_one", &*card_one),
+            ("crd_two", &*card_two),
+        ];
+        let buckets = add_requests(&org, at, &ids, REQUESTS);
         add_pages(&org, at, PAGES);
-        add_requests(&neighbour, at, &fragments, THEIR_REQUESTS);
+        add_requests(&neighbour, at, &ids, THEIR_REQUESTS);
         add_pages(&neighbour, at, THEIR_PAGES);
         add_requests("", at, &[], NOBODYS_REQUESTS);
         add_pages("", at, NOBODYS_PAGES);
@@ -223,6 +268,8 @@ impl Publisher {
             home,
             sport,
             foreign,
+            card_one,
+            card_two,
             buckets,
         }
     }
@@ -254,16 +301,24 @@ fn report_text(org: &str, args: &[&str]) -> String {
     stdout
 }
 
-/// The counts of a report or a group: requests, served, reasons (when given) and purposes.
+/// The counts of a report or a group: requests, served, refused and reasons (when given) and
+/// purposes.
 fn counts(object: &Value) -> Value {
-    let names = ["requests", "served", "no_fill_reasons", "agent_purposes"];
+    let names = [
+        "requests",
+        "served",
+        "refused",
+        "no_fill_reasons",
+        "agent_purposes",
+    ];
     let members = names
         .into_iter()
         .filter_map(|name| Some((name.to_string(), object.get(name)?.clone())));
     Value::Object(members.collect())
 }
 
-/// The sums of the groups' requests, served, reasons (when they have some) and purposes.
+/// The sums of the groups' requests, served, refused and reasons (when they have some) and
+/// purposes.
 fn sum_of_groups(report: &Value) -> Value {
     let groups = report["groups"].as_array().expect("groups");
     let total = |name: &str| {
@@ -284,6 +339,9 @@ fn sum_of_groups(report: &Value) -> Value {
     let mut sums = Map::new();
     sums.insert("requests".into(), json!(total("requests")));
     sums.insert("served".into(), json!(total("served")));
+    if groups.iter().all(|g| g.get("refused").is_some()) {
+        sums.insert("refused".into(), json!(total("refused")));
+    }
     if groups.iter().all(|g| g.get("no_fill_reasons").is_some()) {
         sums.insert("no_fill_reasons".into(), merged("no_fill_reasons"));
     }
@@ -309,14 +367,15 @@ fn the_report_totals_the_organisations_minutes_and_rolled_hours() {
         report,
         json!({
             "org_id": p.org,
+            "org_name": "Report Publisher",
+            "window": format!("before {until}"),
             "since": "1970-01-01T00:00:00Z",
             "until": until,
             "requests": 34,
             "served": 26,
             "fill_rate": 0.765,
-            "no_fill_reasons": {
-                "forbidden": 4, "fragment_paused": 1, "no_eligible_card": 2, "serving_error": 1
-            },
+            "refused": 4,
+            "no_fill_reasons": {"fragment_paused": 1, "no_eligible_card": 2, "serving_error": 1},
             "agent_purposes": {"none": 5, "query": 8, "search": 3, "training": 17, "unknown": 1},
         })
     );
@@ -325,6 +384,7 @@ fn the_report_totals_the_organisations_minutes_and_rolled_hours() {
     let report = p.report(&[]);
     let after = Timestamp::now().as_second();
     assert_eq!(report["requests"], 34);
+    assert_eq!(report["window"], "all time");
     let until: Timestamp = report["until"].as_str().unwrap().parse().unwrap();
     assert!((before..=after).contains(&until.as_second()), "{until}");
     assert_eq!(until.subsec_nanosecond(), 0);
@@ -353,18 +413,21 @@ fn every_grouping_adds_up_to_the_totals() {
         json!([
             {
                 "site": "a.example", "requests": 20, "served": 17, "fill_rate": 0.85,
-                "no_fill_reasons": {"no_eligible_card": 2, "serving_error": 1},
-                "agent_purposes": {"query": 2, "training": 17, "unknown": 1},
+                "refused": 0,
+                "no_fill_reasons": reasons(json!({"no_eligible_card": 2, "serving_error": 1})),
+                "agent_purposes": purposes(json!({"query": 2, "training": 17, "unknown": 1})),
             },
             {
                 "site": "b.example", "requests": 10, "served": 9, "fill_rate": 0.9,
-                "no_fill_reasons": {"fragment_paused": 1},
-                "agent_purposes": {"none": 1, "query": 6, "search": 3},
+                "refused": 0,
+                "no_fill_reasons": reasons(json!({"fragment_paused": 1})),
+                "agent_purposes": purposes(json!({"none": 1, "query": 6, "search": 3})),
             },
             {
                 "site": null, "requests": 4, "served": 0, "fill_rate": 0.0,
-                "no_fill_reasons": {"forbidden": 4},
-                "agent_purposes": {"none": 4},
+                "refused": 4,
+                "no_fill_reasons": reasons(json!({})),
+                "agent_purposes": purposes(json!({"none": 4})),
             },
         ])
     );
@@ -392,15 +455,24 @@ fn every_grouping_adds_up_to_the_totals() {
     expected.sort_by_key(|(id, _, _)| id.to_string());
     assert_eq!(fragments, expected);
 
+    // Cards by id and name, the platform's included; none served last.
     let by_card = p.report(&["--by", "card"]);
-    assert_eq!(
-        keyed_requests(&by_card, "card_id"),
-        [
-            (json!("crd_one"), 18),
-            (json!("crd_two"), 8),
-            (Value::Null, 8)
-        ]
-    );
+    let cards: Vec<(Value, Value, i64)> = by_card["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            let requests = g["requests"].as_i64().unwrap();
+            (g["card_id"].clone(), g["card_name"].clone(), requests)
+        })
+        .collect();
+    let mut served = vec![
+        (json!(p.card_one), json!("Carte du Quotidien"), 18),
+        (json!(p.card_two), json!("Carte de la plateforme"), 8),
+    ];
+    served.sort_by_key(|(id, _, _)| id.to_string());
+    served.push((Value::Null, Value::Null, 8));
+    assert_eq!(cards, served);
 
     let by_agent = p.report(&["--by", "agent"]);
     assert_eq!(
@@ -436,13 +508,13 @@ fn every_grouping_adds_up_to_the_totals() {
     let days: Vec<(Value, i64)> = days.into_iter().map(|(d, n)| (json!(d), n)).collect();
     assert_eq!(keyed_requests(&by_day, "day"), days);
 
-    // Pages: their own totals, and no reasons anywhere.
+    // Pages: their own totals, and no refusals or reasons anywhere.
     let by_page = p.report(&["--by", "page"]);
     assert_eq!(
         counts(&by_page),
         json!({
             "requests": 28, "served": 20,
-            "agent_purposes": {"none": 5, "query": 2, "search": 3, "training": 18},
+            "agent_purposes": purposes(json!({"none": 5, "query": 2, "search": 3, "training": 18})),
         })
     );
     assert_eq!(by_page["fill_rate"], 0.714);
@@ -451,19 +523,19 @@ fn every_grouping_adds_up_to_the_totals() {
         json!([
             {
                 "page": "(no page)", "requests": 5, "served": 0, "fill_rate": 0.0,
-                "agent_purposes": {"none": 5},
+                "agent_purposes": purposes(json!({"none": 5})),
             },
             {
                 "page": "(other pages)", "requests": 2, "served": 2, "fill_rate": 1.0,
-                "agent_purposes": {"query": 2},
+                "agent_purposes": purposes(json!({"query": 2})),
             },
             {
                 "page": "a.example/home", "requests": 18, "served": 15, "fill_rate": 0.833,
-                "agent_purposes": {"training": 18},
+                "agent_purposes": purposes(json!({"training": 18})),
             },
             {
                 "page": "b.example/sport", "requests": 3, "served": 3, "fill_rate": 1.0,
-                "agent_purposes": {"search": 3},
+                "agent_purposes": purposes(json!({"search": 3})),
             },
         ])
     );
@@ -479,6 +551,8 @@ fn a_window_counts_the_buckets_starting_at_since_and_before_until() {
             (&report["since"], &report["until"]),
             (&json!(since), &json!(until))
         );
+        let words = format!("from {since} to {until} (excluded)");
+        assert_eq!(report["window"], json!(words));
         (
             report["requests"].as_i64().unwrap(),
             report["served"].as_i64().unwrap(),
@@ -507,7 +581,10 @@ fn a_window_counts_the_buckets_starting_at_since_and_before_until() {
     assert_eq!(report["requests"], 4, "{report}");
     // A duration back from now: 30 days hold every bucket; 50 hours (now is between A+2h and
     // A+3h) the minutes only.
-    assert_eq!(p.report(&["--since", "30d"])["requests"], 34);
+    let since_30_days = p.report(&["--since", "30d"]);
+    assert_eq!(since_30_days["requests"], 34);
+    let words = format!("since {}", since_30_days["since"].as_str().unwrap());
+    assert_eq!(since_30_days["window"], json!(words));
     assert_eq!(p.report(&["--since", "3000m"])["requests"], 17);
 }
 
@@ -536,7 +613,10 @@ fn fill_rate_is_rounded_to_three_decimals_and_zero_without_requests() {
     let empty = report(&org, &["--since", "0m", "--by", "site"]);
     assert_eq!(
         counts(&empty),
-        json!({"requests": 0, "served": 0, "no_fill_reasons": {}, "agent_purposes": {}})
+        json!({
+            "requests": 0, "served": 0, "refused": 0,
+            "no_fill_reasons": reasons(json!({})), "agent_purposes": purposes(json!({})),
+        })
     );
     assert_eq!(empty["fill_rate"].as_f64(), Some(0.0));
     assert_eq!(empty["groups"], json!([]));
@@ -546,18 +626,30 @@ fn fill_rate_is_rounded_to_three_decimals_and_zero_without_requests() {
 fn csv_has_a_header_then_a_line_per_group_or_one_of_totals() {
     let p = Publisher::new();
     let until = p.time(hours(2));
-    let header_counts = "requests,served,fill_rate,no_fill_reasons.forbidden,\
+    let header_counts = "requests,served,fill_rate,refused,\
         no_fill_reasons.fragment_paused,no_fill_reasons.no_eligible_card,\
         no_fill_reasons.serving_error,agent_purposes.none,agent_purposes.query,\
         agent_purposes.search,agent_purposes.training,agent_purposes.unknown";
     assert_eq!(
         report_text(&p.org, &["--format", "csv", "--until", &until]),
         format!(
-            "org_id,since,until,{header_counts}\n\
-             {},1970-01-01T00:00:00Z,{until},34,26,0.765,4,1,2,1,5,8,3,17,1\n",
+            "org_id,org_name,since,until,{header_counts}\n\
+             {},Report Publisher,1970-01-01T00:00:00Z,{until},34,26,0.765,4,1,2,1,5,8,3,17,1\n",
             p.org
         )
     );
+    // The same count columns for every grouping, and for an organisation without requests.
+    let empty = new_org("Report Empty Columns");
+    for by in ["site", "fragment", "card", "page", "agent", "hour", "day"] {
+        for org in [&p.org, &empty] {
+            let csv = report_text(org, &["--format", "csv", "--by", by]);
+            let header = csv.lines().next().unwrap();
+            assert!(
+                header.ends_with(&format!(",{header_counts}")),
+                "--by {by}: {csv}"
+            );
+        }
+    }
     assert_eq!(
         report_text(
             &p.org,
@@ -570,7 +662,7 @@ fn csv_has_a_header_then_a_line_per_group_or_one_of_totals() {
              ,4,0,0,4,0,0,0,4,0,0,0,0\n"
         )
     );
-    // Fields with a comma or a quote are quoted; pages have no reason columns.
+    // Fields with a comma or a quote are quoted; pages leave refused and reasons empty.
     let org = new_org("Report Quoting");
     add_pages(&org, anchor(), "| 0h | q.example/a,b | search | 2 | 1 |");
     add_pages(
@@ -580,9 +672,11 @@ fn csv_has_a_header_then_a_line_per_group_or_one_of_totals() {
     );
     assert_eq!(
         report_text(&org, &["--format", "csv", "--by", "page"]),
-        "page,requests,served,fill_rate,agent_purposes.query,agent_purposes.search\n\
-         \"q.example/a,b\",2,1,0.5,0,2\n\
-         \"q.example/say-\"\"hi\"\"\",1,1,1,1,0\n"
+        format!(
+            "page,{header_counts}\n\
+             \"q.example/a,b\",2,1,0.5,,,,,0,0,2,0,0\n\
+             \"q.example/say-\"\"hi\"\"\",1,1,1,,,,,0,1,0,0,0\n"
+        )
     );
 }
 
@@ -595,9 +689,9 @@ fn the_table_shows_the_organisations_numbers_in_aligned_columns() {
         &["--format", "table", "--by", "site", "--until", &until],
     );
     let lines: Vec<&str> = table.lines().collect();
-    assert!(
-        lines[0].contains(&p.org) && lines[0].contains(&until),
-        "{table}"
+    assert_eq!(
+        lines[0],
+        format!("Requests of Report Publisher ({}), before {until}", p.org)
     );
     let row = |first: &str| {
         let line = lines.iter().find(|l| l.starts_with(first));
@@ -605,24 +699,46 @@ fn the_table_shows_the_organisations_numbers_in_aligned_columns() {
             .split_whitespace()
             .collect::<Vec<_>>()
     };
-    assert_eq!(row("site")[..4], ["site", "requests", "served", "fill"]);
-    assert_eq!(row("a.example")[..4], ["a.example", "20", "17", "85.0%"]);
-    assert_eq!(row("b.example")[..4], ["b.example", "10", "9", "90.0%"]);
-    assert_eq!(row("(none)")[..4], ["(none)", "4", "0", "0.0%"]);
-    assert_eq!(row("total")[..4], ["total", "34", "26", "76.5%"]);
-    assert!(row("a.example")
-        .join(" ")
-        .contains("no_eligible_card 2, serving_error 1"));
-    // Columns aligned: each row's `requests` ends where the header's does.
+    let header = [
+        "site", "requests", "served", "fill", "rate", "refused", "no-fill",
+    ];
+    assert_eq!(row("site")[..7], header);
+    assert_eq!(
+        row("a.example")[..5],
+        ["a.example", "20", "17", "85.0%", "0"]
+    );
+    assert_eq!(
+        row("b.example")[..5],
+        ["b.example", "10", "9", "90.0%", "0"]
+    );
+    assert_eq!(row("(none)")[..6], ["(none)", "4", "0", "0.0%", "4", "-"]);
+    assert_eq!(row("total")[..5], ["total", "34", "26", "76.5%", "4"]);
+    // Reasons and purposes counted, without the zeros.
+    assert_eq!(
+        row("a.example")[5..].join(" "),
+        "no_eligible_card 2, serving_error 1 query 2, training 17, unknown 1"
+    );
+    assert!(table.contains("Refused: answered 403"), "{table}");
+    // Columns aligned: each row's `requests` ends where the header's does (rows end at the
+    // blank line before the note).
     let end = lines[2].find("requests").unwrap() + "requests".len();
-    for line in &lines[3..] {
+    let rows = lines[3..].iter().take_while(|line| !line.is_empty());
+    assert_eq!(rows.clone().count(), 4, "{table}");
+    for line in rows {
         let bytes = line.as_bytes();
         assert!(
             bytes[end - 1].is_ascii_digit() && bytes[end] == b' ',
             "{table}"
         );
     }
-    let totals = report_text(&p.org, &["--format", "table", "--until", &until]);
+    let totals = report_text(&p.org, &["--format", "table"]);
+    assert!(
+        totals.starts_with(&format!(
+            "Requests of Report Publisher ({}), all time\n",
+            p.org
+        )),
+        "{totals}"
+    );
     assert!(
         totals
             .lines()
@@ -692,5 +808,7 @@ fn json_is_the_default_when_standard_output_is_not_a_terminal() {
     let (ok, report, stderr) = admin(&["report", "--org", &org]);
     assert!(ok, "{stderr}");
     assert_eq!(report["org_id"], json!(org));
+    assert_eq!(report["org_name"], "Report Default Format");
+    assert_eq!(report["window"], "all time");
     assert_eq!(report["since"], "1970-01-01T00:00:00Z");
 }
