@@ -7,6 +7,10 @@
 # 127.0.0.1:5432, or a private cluster in .pgdata/ it starts), created if
 # missing. Arguments are passed to `agentcard serve`; the listen address is
 # AGENTCARD_LISTEN (default 127.0.0.1:8080).
+#
+# It may install, saying so first: Debian's postgresql or postgresql-client with apt-get
+# (scripts/lib/apt.sh) when no PostgreSQL server or psql is found; the crates of Cargo.lock, by
+# cargo.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
