@@ -12,6 +12,10 @@
 # missing. --fresh drops that `agentcard` database first and starts over (never
 # a database of DATABASE_URL). Other arguments are passed to `agentcard serve`;
 # the listen address is AGENTCARD_LISTEN (default 127.0.0.1:8080).
+#
+# It may install, saying so first: Debian's postgresql or postgresql-client with apt-get
+# (scripts/lib/apt.sh) when no PostgreSQL server or psql is found; the crates of Cargo.lock, by
+# cargo.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -1,107 +1,135 @@
 #!/usr/bin/env bash
-# scripts/test.sh [CARGO TEST ARGS...]: all checks and tests, stopping at the
-# first failure: the module graph (scripts/check-deps.py: no cycle between src/'s
-# top-level modules, db/ above nothing), rustfmt, clippy (warnings are errors),
-# cargo test (after installing, when missing, the Python packages two tests
-# run: prometheus_client, the parser of /metrics, and schemathesis), then the
-# edge recipes' tests, each against the shared cases of edge/cases/ in its real
-# runtime (edge/<recipe>/test.sh installs nginx, Varnish or workerd when absent), and
-# edge/front/test.sh, nginx in front of a release build of `agentcard edge`.
-# Extra arguments go to `cargo test` (e.g. `scripts/test.sh fragment`), and
-# then the recipes are not run.
+# scripts/test.sh [CARGO TEST ARGS...]: every check and test, each run whatever the earlier ones
+# gave: the module graph (scripts/check-deps.py: no cycle between src/'s top-level modules, db/
+# above nothing), rustfmt, clippy (warnings are errors), cargo test, then the edge recipes'
+# tests, each against the shared cases of edge/cases/ in its real runtime, and
+# edge/front/test.sh, nginx in front of a release build of `agentcard edge`. Exit 0 when all
+# passed; the last line counts what ran: `total: N passed, M failed` over the three checks,
+# cargo's tests and the recipes' cases (a step that failed without counting a failure counts
+# one). Extra arguments go to `cargo test` (e.g. `scripts/test.sh fragment`), and then the
+# recipes are not run.
 #
-# Tests get AGENTCARD_TEST_PG_URL, a PostgreSQL server where they may create
-# databases (see scripts/lib/postgres.sh for how it is found): the harness
-# creates a fresh database per run and drops it. Afterwards this script drops
-# leftover agentcard_test_* databases that nobody is connected to.
+# What it may install, each said before it is: with apt-get (scripts/lib/apt.sh), PostgreSQL
+# when no server is found and its server programs (the outage tests start clusters of their
+# own), python3-venv, and for the recipes nginx, varnish, nodejs, npm and curl; from PyPI, into
+# the project's .venv/ (scripts/lib/venv.sh), the Python packages tests run: schemathesis,
+# jsonschema, prometheus_client and openapi-python-client; from npm, into
+# edge/cloudflare/node_modules/, the packages of edge/cloudflare/package-lock.json (workerd).
+#
+# Tests get AGENTCARD_TEST_PG_URL, a PostgreSQL server where they may create databases (see
+# scripts/lib/postgres.sh for how it is found): the harness creates fresh databases and drops
+# them when it exits.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/lib/postgres.sh
 source scripts/lib/postgres.sh
+# shellcheck source=scripts/lib/venv.sh
+source scripts/lib/venv.sh
 
 agentcard_find_postgres
 export AGENTCARD_TEST_PG_URL="$AGENTCARD_PG_URL"
+agentcard_pg_server_bindir >/dev/null
 
 # In CI, don't leave behind a private cluster this run started.
 if [[ -n ${CI:-} ]]; then
 	trap 'agentcard_stop_private_postgres >/dev/null 2>&1 || true' EXIT
 fi
 
+# The Python packages of the tests, at the versions the tests were written against:
+# tests/it/schema.rs (schemathesis, and jsonschema for its table of values), tests/it/metrics.rs
+# (prometheus_client's parsers), tests/it/client.rs (the client generator).
+agentcard_venv schemathesis==4.32.5 jsonschema==4.26.0 prometheus_client==0.26.0 \
+	openapi-python-client==0.29.1
+
 locked=()
 [[ -f Cargo.lock ]] && locked=(--locked)
+run_recipes=$((!$#))
 
 step() {
 	printf '\n==> %s\n' "$*" >&2
 }
 
-drop_leftover_test_databases() {
-	# No ON_ERROR_STOP: a database someone connected to meanwhile fails to
-	# drop (DROP DATABASE without FORCE refuses) and the others still go.
-	if ! PGCONNECT_TIMEOUT=10 psql -X -w -q -d "$AGENTCARD_PG_URL" <<'SQL'; then
-SELECT format('DROP DATABASE IF EXISTS %I', d.datname)
-FROM pg_database d
-WHERE d.datname LIKE 'agentcard\_test\_%'
-  AND NOT EXISTS (SELECT FROM pg_stat_activity a WHERE a.datname = d.datname) \gexec
-SQL
-		echo "agentcard: warning: could not drop leftover test databases" >&2
-	fi
-}
-
-step "scripts/check-deps.py (the module graph points one way)"
-python3 scripts/check-deps.py
-
-step "cargo fmt --all -- --check"
-cargo fmt --all -- --check
-
-step "cargo clippy --all-targets${locked[*]:+ ${locked[*]}} -- -D warnings"
-cargo clippy --all-targets "${locked[@]}" -- -D warnings
-
-# Installs a Python package from PyPI: into the interpreter's packages, else the user's (a
-# Debian Python refuses both unless told --break-system-packages); pyenv then rehashes, and
-# the user's bin joins PATH, so that a command the package brings is found.
-pip_install() {
-	local pip=(python3 -m pip install --quiet --disable-pip-version-check "$1")
-	PIP_ROOT_USER_ACTION=ignore "${pip[@]}" ||
-		PIP_ROOT_USER_ACTION=ignore "${pip[@]}" --user ||
-		PIP_ROOT_USER_ACTION=ignore "${pip[@]}" --user --break-system-packages
-	if command -v pyenv >/dev/null; then pyenv rehash; fi
-	PATH="$PATH:$(python3 -c 'import site; print(site.getuserbase())')/bin"
-}
-
-# tests/it/metrics.rs reads /metrics with Prometheus's own parsers and fails without them.
-step "python3: prometheus_client (the /metrics tests' parser)"
-python3 -c 'import prometheus_client' 2>/dev/null || pip_install prometheus_client
-
-# tests/it/schema.rs runs schemathesis against the server: this version, installed when `st`
-# is missing or another one.
-SCHEMATHESIS_VERSION=4.32.5
-step "schemathesis $SCHEMATHESIS_VERSION (tests/it/schema.rs runs it)"
-if [[ $(st --version 2>/dev/null) != *"version $SCHEMATHESIS_VERSION" ]]; then
-	pip_install "schemathesis==$SCHEMATHESIS_VERSION"
-	st --version
-fi
-
-step "cargo test --all-targets${locked[*]:+ ${locked[*]}}${*:+ $*}"
+passed=0
+failed=0
 status=0
-log=$(mktemp)
-cargo test --all-targets "${locked[@]}" "$@" 2>&1 | tee "$log" || status=$?
+# counted PASSED FAILED RC: adds a step's counts; a step that failed (RC not 0) without
+# counting a failure (it stopped before its cases, or cargo could not build) counts one.
+counted() {
+	local step_failed=$2
+	if (($3 != 0)); then
+		status=1
+		((step_failed > 0)) || step_failed=1
+	fi
+	passed=$((passed + $1))
+	failed=$((failed + step_failed))
+}
 
-drop_leftover_test_databases
+# check NAME COMMAND...: one check, one count.
+check() {
+	local rc=0
+	step "$1"
+	shift
+	"$@" || rc=$?
+	counted $((rc == 0)) 0 "$rc"
+}
 
-# One closing line for the whole run: cargo prints a summary per test binary, and the last
-# binaries (the CLI, the benchmarks in test mode) hold no tests.
-# The recipes of edge/, each in its real runtime, on the same cases as tests/it/edge.rs.
-if ((status == 0 && $# == 0)); then
+# The counts of a cargo test log: the `test result:` line of each test binary.
+# shellcheck disable=SC2317 # called by counted_run
+cargo_counts() {
+	awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed;?$/) p += $(i - 1); if ($i ~ /^failed;?$/) f += $(i - 1) } }
+	     END { print p + 0, f + 0 }' "$1"
+}
+
+# The counts of a recipe test's output: a line per case or check (`ok NAME`, `FAIL NAME…`, as
+# edge/cases/harness.py and the recipe tests print them); node's summary (`ℹ pass N`,
+# `ℹ fail N`) for the Workers recipe; the log checks' `log check: X of Y` (varnish: Y - X
+# failed) and `log: X of Y` (nginx, whose failures are FAIL lines already).
+# shellcheck disable=SC2317 # called by counted_run
+recipe_counts() {
+	awk '/^ok / { p++ } /^FAIL / { f++ }
+	     /^ℹ pass [0-9]+$/ { p += $3 } /^ℹ fail [0-9]+$/ { f += $3 }
+	     /^log check: [0-9]+ of [0-9]+ / { p += $3; f += $5 - $3 }
+	     /^log: [0-9]+ of [0-9]+ / { p += $2 }
+	     END { print p + 0, f + 0 }' "$1"
+}
+
+# counted_run COUNTER COMMAND...: runs COMMAND, its output shown, and adds the counts that
+# COUNTER (cargo_counts or recipe_counts) reads in it.
+counted_run() {
+	local counter=$1 log rc=0 counts
+	shift
+	log=$(mktemp)
+	"$@" 2>&1 | tee "$log" || rc=$?
+	counts=$("$counter" "$log")
+	rm -f "$log"
+	# shellcheck disable=SC2086 # two numbers
+	counted $counts "$rc"
+}
+
+check "scripts/check-deps.py (the module graph points one way)" python3 scripts/check-deps.py
+check "cargo fmt --all -- --check" cargo fmt --all -- --check
+check "cargo clippy --all-targets${locked[*]:+ ${locked[*]}} -- -D warnings" \
+	cargo clippy --all-targets "${locked[@]}" -- -D warnings
+
+step "cargo test --all-targets --no-fail-fast${locked[*]:+ ${locked[*]}}${*:+ $*}"
+counted_run cargo_counts cargo test --all-targets --no-fail-fast "${locked[@]}" "$@"
+
+if ((run_recipes)); then
+	# Installed here, not by edge/cloudflare/test.sh, so that it is said first.
+	if [[ ! -d edge/cloudflare/node_modules ]]; then
+		command -v npm >/dev/null 2>&1 || agentcard_apt_install nodejs npm || true
+		echo "agentcard: installing the npm packages of edge/cloudflare/package-lock.json" \
+			"(workerd, the Workers runtime) into edge/cloudflare/node_modules/ (npm ci)" >&2
+		(cd edge/cloudflare && npm ci --no-audit --no-fund >&2) || true
+	fi
 	for recipe in nginx varnish cloudflare; do
 		step "edge/$recipe/test.sh (the $recipe recipe against edge/cases)"
-		bash "edge/$recipe/test.sh" || status=$?
+		counted_run recipe_counts bash "edge/$recipe/test.sh"
 	done
 	step "edge/front/test.sh (nginx sending only agents to agentcard edge, against edge/cases)"
-	bash edge/front/test.sh || status=$?
+	counted_run recipe_counts bash edge/front/test.sh
 fi
 
-awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i - 1); if ($(i) ~ /^failed;?$/) f += $(i - 1) } }
-     END { printf "all tests: %d passed, %d failed\n", p, f }' "$log"
-rm -f "$log"
+echo "total: $passed passed, $failed failed"
 exit "$status"

@@ -7,7 +7,7 @@
 # Functions:
 #   agentcard_apt_install PKG...  installs PKG... with apt-get, as root or with
 #       passwordless sudo (never prompting), noninteractively, after one
-#       `apt-get update` per shell. When it cannot (no apt-get, neither root
+#       `apt-get update` per shell, saying what it installs first. When it cannot (no apt-get, neither root
 #       nor passwordless sudo) or apt-get fails, it says so and returns 1; the
 #       caller adds what else the user may do.
 
@@ -36,15 +36,15 @@ agentcard_apt_install() {
 			return 1
 		fi
 	fi
+	echo "agentcard: installing the Debian package(s) $* system-wide (apt-get install)" >&2
 	if [[ -z $_AGENTCARD_APT_UPDATED ]]; then
-		echo "agentcard: running apt-get update" >&2
+		echo "agentcard: running apt-get update first" >&2
 		if ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null >&2; then
 			_agentcard_apt_error "apt-get update failed"
 			return 1
 		fi
 		_AGENTCARD_APT_UPDATED=1
 	fi
-	echo "agentcard: installing $* with apt-get" >&2
 	if ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" </dev/null >&2; then
 		_agentcard_apt_error "apt-get install $* failed"
 		return 1

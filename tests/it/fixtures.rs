@@ -481,7 +481,7 @@ pub struct Scrape(Value);
 pub fn scrape(addr: SocketAddr) -> Scrape {
     let resp = Client::new(addr).get("/metrics");
     assert_eq!(resp.status, 200, "{}", resp.text());
-    let mut parser = Command::new("python3")
+    let mut parser = harness::python_tool("python3")
         .arg(METRICS_PARSER)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -494,7 +494,8 @@ pub fn scrape(addr: SocketAddr) -> Scrape {
     let parsed = parser.wait_with_output().expect("run the parser");
     assert!(
         parsed.status.success(),
-        "the scrape does not parse (scripts/test.sh installs prometheus_client): {}\n{}",
+        "the scrape does not parse (prometheus_client: {}): {}\n{}",
+        harness::install_hint("prometheus_client"),
         String::from_utf8_lossy(&parsed.stderr),
         resp.text()
     );

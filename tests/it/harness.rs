@@ -7,8 +7,10 @@ use agentcard::{auth, db};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, Once, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The header through which tests tell the server which client they are (loopback is a
@@ -101,23 +103,99 @@ pub fn sync_cache() {
         .expect("refresh the fragment cache");
 }
 
-/// Creates `agentcard_test_<time>_<pid>` on the test server (`AGENTCARD_TEST_PG_URL`, else the
-/// local 5432) and returns its URL. scripts/test.sh drops such databases after the run.
+/// The PostgreSQL server where tests may create databases: `AGENTCARD_TEST_PG_URL`, else the
+/// local 5432.
+fn admin_url() -> String {
+    std::env::var("AGENTCARD_TEST_PG_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+/// The databases this process made, dropped when it exits.
+static MADE: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Creates `agentcard_test_<time>_<pid>_<n>` on the test server and returns its URL. The
+/// process drops it when it exits, `cargo test` alone included; the first call also drops what
+/// runs that were killed left behind.
 pub fn fresh_database() -> String {
-    let admin_url = std::env::var("AGENTCARD_TEST_PG_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
-    let seconds = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    static MADE: AtomicUsize = AtomicUsize::new(0);
-    let made = MADE.fetch_add(1, Ordering::Relaxed);
-    let name = format!("agentcard_test_{seconds}_{}_{made}", std::process::id());
+    let admin_url = admin_url();
     let mut admin = db::connect(&admin_url).expect("connect to the test PostgreSQL server");
+    static FIRST: Once = Once::new();
+    FIRST.call_once(|| {
+        drop_leftovers(&mut admin);
+        // SAFETY: registers a plain function with no arguments, as atexit asks.
+        let registered = unsafe { libc::atexit(drop_made_databases) };
+        assert_eq!(registered, 0, "register the test databases' drop at exit");
+    });
+    let seconds = unix_seconds();
+    let mut made = MADE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let name = format!(
+        "agentcard_test_{seconds}_{}_{}",
+        std::process::id(),
+        made.len()
+    );
     admin
         .batch_execute(&format!("CREATE DATABASE \"{name}\""))
         .expect("create the test database");
+    made.push(name.clone());
     with_database(&admin_url, &name)
+}
+
+fn unix_seconds() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
+}
+
+/// At exit, with `FORCE`: the in-process servers still hold connections.
+extern "C" fn drop_made_databases() {
+    // On a thread of its own: the exiting thread's thread-locals, which the client uses, are
+    // already gone.
+    let dropper = std::thread::spawn(|| {
+        let made = std::mem::take(&mut *MADE.lock().unwrap_or_else(|p| p.into_inner()));
+        let Ok(mut admin) = db::connect(&admin_url()) else {
+            return;
+        };
+        for name in made {
+            let _ =
+                admin.batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"));
+        }
+    });
+    let _ = dropper.join();
+}
+
+/// Drops the test databases of runs that ended without dropping theirs (killed): nobody
+/// connected, their process gone from this machine, made over a minute ago (another machine's
+/// run may not have connected to a database it just made).
+fn drop_leftovers(admin: &mut postgres::Client) {
+    let Ok(rows) = admin.query(
+        "SELECT datname FROM pg_database d WHERE datname LIKE 'agentcard\\_test\\_%' \
+         AND NOT EXISTS (SELECT FROM pg_stat_activity a WHERE a.datname = d.datname)",
+        &[],
+    ) else {
+        return;
+    };
+    let now = unix_seconds();
+    for row in rows {
+        let name: String = row.get(0);
+        if is_left_over(&name, now) {
+            // Someone connected meanwhile: the drop fails, and the database stays.
+            let _ = admin.batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\""));
+        }
+    }
+}
+
+/// `agentcard_test_<seconds>_<pid>_<n>` made over a minute before `now` by a process that is
+/// no longer running.
+fn is_left_over(name: &str, now: u64) -> bool {
+    let mut parts = name.trim_start_matches("agentcard_test_").split('_');
+    let (Some(Ok(made)), Some(Ok(pid))) = (
+        parts.next().map(str::parse::<u64>),
+        parts.next().map(str::parse::<u32>),
+    ) else {
+        return false;
+    };
+    let running = Path::new(&format!("/proc/{pid}")).exists();
+    now.saturating_sub(made) > 60 && !running
 }
 
 /// Replaces the database of a URL or key=value connection string.
@@ -365,4 +443,29 @@ pub fn start_server_without_migrations(database_url: &str) -> SocketAddr {
     let addr = running.server.local_addr();
     std::mem::forget(running);
     addr
+}
+
+/// A program of the project's Python environment, `.venv/` (scripts/test.sh makes it), else the
+/// one on `PATH`: `cargo test` alone finds what scripts/test.sh installed. The environment's
+/// programs come first on its `PATH` too, for the programs it runs in turn.
+pub fn python_tool(program: &str) -> Command {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin");
+    if !bin.join(program).is_file() {
+        return Command::new(program);
+    }
+    let mut command = Command::new(bin.join(program));
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = std::iter::once(bin).chain(std::env::split_paths(&path));
+    if let Ok(joined) = std::env::join_paths(dirs) {
+        command.env("PATH", joined);
+    }
+    command
+}
+
+/// What a test that lacks `package` (from PyPI) says to do.
+pub fn install_hint(package: &str) -> String {
+    format!(
+        "scripts/test.sh installs it into .venv/ (by hand: `python3 -m venv .venv && \
+         .venv/bin/pip install '{package}'`)"
+    )
 }

@@ -38,6 +38,8 @@
 //! - `metrics`: `/metrics` on its own listener, read by Prometheus's parsers (`parse_metrics.py`):
 //!   every family, counters moving with requests, the two listeners kept apart.
 //! - `schema`: `openapi.json` against the running server, by schemathesis (from PyPI).
+//! - `client`: a Python client generated from `openapi.json` (openapi-python-client, from PyPI)
+//!   drives every `/v1` operation.
 
 mod edge_fixtures;
 mod fixtures;
@@ -46,6 +48,7 @@ mod harness;
 mod admin_cli;
 mod auth;
 mod cards;
+mod client;
 mod console;
 mod conventions;
 mod counting;

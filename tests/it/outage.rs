@@ -1,7 +1,8 @@
-//! A database outage: with PostgreSQL stopped, `/fragment` keeps serving the last snapshot at
-//! once, `/ready` stays `200` and says (as `/metrics` does) that the database is down, the
-//! management API answers `500 internal` at once, and everything recovers by itself when
-//! PostgreSQL returns.
+//! A database outage: with PostgreSQL stopped, `/fragment` keeps serving the last snapshot
+//! (answers come while the management API waits on the database), `/ready` stays `200` and says
+//! (as `/metrics` does) that the database is down, the management API answers `500 internal`,
+//! and everything recovers by itself when PostgreSQL returns. How fast is the benchmarks'
+//! business: a bound here only catches a hang.
 //! The report counts every request exactly once across two processes, a graceful restart and
 //! the outage. The tests stop and start PostgreSQL clusters of their own, never the shared
 //! server.
@@ -16,16 +17,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Each `/fragment` answer during the outage: no hang, generous for a loaded machine.
-const FRAGMENT_BOUND: Duration = Duration::from_millis(200);
-/// The first management request of the outage, which may be the one to notice it: the pool
-/// gives up a checkout after 3 s (`db::Pool`).
-const DATABASE_DOWN_BOUND: Duration = Duration::from_secs(5);
-/// A management request once the outage is known: answered before a checkout would have
-/// given up.
-const FAIL_FAST_BOUND: Duration = Duration::from_secs(3);
-/// How long the service may take to notice that PostgreSQL is back.
-const RECOVERY_BOUND: Duration = Duration::from_secs(20);
+/// A state that has not come after this long (the database seen down or up again, a change
+/// applied, the first request of the outage answered) is a hang, even on a loaded machine.
+const HANG: Duration = Duration::from_secs(60);
 /// A periodic refresh far beyond the test's length: changes arrive by notification only.
 const REFRESH_MS: &str = "600000";
 
@@ -43,9 +37,16 @@ struct PrivateCluster {
 }
 
 impl PrivateCluster {
-    /// Creates and starts the cluster; `None` when this machine has no PostgreSQL binaries.
-    fn start_new() -> Option<PrivateCluster> {
-        let bindir = server_binaries()?;
+    /// Creates and starts the cluster; fails saying what to install when this machine has no
+    /// PostgreSQL server programs.
+    fn start_new() -> PrivateCluster {
+        let bindir = server_binaries().unwrap_or_else(|| {
+            panic!(
+                "no PostgreSQL server programs (initdb, pg_ctl, postgres) under \
+                 /usr/lib/postgresql/*/bin or on PATH: install Debian's package postgresql \
+                 (scripts/test.sh does)"
+            )
+        });
         let cluster = PrivateCluster {
             bindir,
             dir: std::env::temp_dir().join(format!(
@@ -72,7 +73,7 @@ impl PrivateCluster {
             ],
         );
         cluster.start();
-        Some(cluster)
+        cluster
     }
 
     /// Starts the server on the cluster's data, port and socket folder; waits until it answers.
@@ -202,14 +203,13 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Polls `done` every 50 ms; panics naming `what` if it is still false after `bound`.
-fn wait_until(what: &str, bound: Duration, mut done: impl FnMut() -> bool) -> Duration {
+/// Polls `done` every 50 ms; panics naming `what` if it is still false after `HANG`.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let started = Instant::now();
     while !done() {
-        assert!(started.elapsed() < bound, "{what}: not within {bound:?}");
+        assert!(started.elapsed() < HANG, "{what}: not within {HANG:?}");
         std::thread::sleep(Duration::from_millis(50));
     }
-    started.elapsed()
 }
 
 #[track_caller]
@@ -222,20 +222,16 @@ fn assert_internal(resp: &Resp) {
     );
 }
 
-/// A request answered on another thread, timed.
+/// A request answered on another thread.
 struct Pending {
     path: &'static str,
-    answer: JoinHandle<(Resp, Duration)>,
+    answer: JoinHandle<Resp>,
 }
 
 impl Pending {
     fn send(client: &Client, path: &'static str) -> Pending {
         let client = client.clone();
-        let answer = std::thread::spawn(move || {
-            let started = Instant::now();
-            let resp = client.get(path);
-            (resp, started.elapsed())
-        });
+        let answer = std::thread::spawn(move || client.get(path));
         Pending { path, answer }
     }
 
@@ -243,8 +239,8 @@ impl Pending {
         self.answer.is_finished()
     }
 
-    /// The response and how long it took; panics if none came (the client waits 5 s).
-    fn wait(self) -> (Resp, Duration) {
+    /// The response; panics if none came (the client waits a minute for one).
+    fn wait(self) -> Resp {
         let path = self.path;
         self.answer
             .join()
@@ -302,44 +298,30 @@ impl Scene {
         resp.json()["account"]["id"].as_str().unwrap().to_string()
     }
 
-    /// `/fragment` answers from the snapshot, each time fast, until `others` (sent meanwhile,
-    /// waiting on the database) have answered. Returns the slowest answer.
-    fn fragments_keep_serving(&self, before: &Resp, others: &[&Pending]) -> Duration {
+    /// `/fragment` answers from the snapshot, the same statuses and bytes as before the
+    /// outage, at least 100 times and until `others` (sent meanwhile, waiting on the database)
+    /// have answered.
+    fn fragments_keep_serving(&self, before: &Resp, others: &[&Pending]) {
         let started = Instant::now();
-        let mut slowest = Duration::ZERO;
         let mut rounds = 0;
         while rounds < 100 || !others.iter().all(|other| other.is_finished()) {
-            assert!(
-                started.elapsed() < 3 * DATABASE_DOWN_BOUND,
-                "the others never answered"
-            );
+            assert!(started.elapsed() < HANG, "the others never answered");
             for (fragment, status) in [(&self.served, 200), (&self.paused, 204)] {
-                let asked = Instant::now();
                 let resp = self.w.fetch(fragment, "");
-                let took = asked.elapsed();
                 assert_eq!(resp.status, status, "{fragment} in round {rounds}");
-                assert!(
-                    took < FRAGMENT_BOUND,
-                    "{fragment} took {took:?} in round {rounds}"
-                );
                 if status == 200 {
                     assert_eq!(resp.body, before.body, "the same card, byte for byte");
                 }
-                slowest = slowest.max(took);
             }
             rounds += 1;
             std::thread::sleep(Duration::from_millis(5));
         }
-        slowest
     }
 }
 
 #[test]
 fn fragment_serves_through_a_database_outage_and_everything_recovers() {
-    let Some(cluster) = PrivateCluster::start_new() else {
-        eprintln!("outage test skipped: no PostgreSQL server binaries (initdb, pg_ctl) here");
-        return;
-    };
+    let cluster = PrivateCluster::start_new();
     let database_url = cluster.create_database("agentcard_outage");
     let metrics = free_local_addr();
     let addr = harness::start_server(
@@ -353,9 +335,7 @@ fn fragment_serves_through_a_database_outage_and_everything_recovers() {
 
     // Before: the card is served (its rows came by notification or the first load) and the
     // service is ready.
-    wait_until("the first card served", RECOVERY_BOUND, || {
-        s.served_status() == 200
-    });
+    wait_until("the first card served", || s.served_status() == 200);
     let before = s.w.fetch(&s.served, "");
     assert_eq!(served_card(&before), s.card);
     assert_eq!(s.w.fetch(&s.paused, "").status, 204);
@@ -366,16 +346,12 @@ fn fragment_serves_through_a_database_outage_and_everything_recovers() {
     // from memory.
     cluster.stop();
     let me = Pending::send(&s.management, "/v1/me");
-    let slowest_fragment = s.fragments_keep_serving(&before, &[&me]);
-    let (me, me_took) = me.wait();
-    assert_internal(&me);
-    assert!(me_took < DATABASE_DOWN_BOUND, "/v1/me took {me_took:?}");
+    s.fragments_keep_serving(&before, &[&me]);
+    assert_internal(&me.wait());
     // The outage known, /ready still says the instance serves, and says the database is down.
-    wait_until(
-        "/ready says the database is down",
-        DATABASE_DOWN_BOUND,
-        || s.ready()["database"] == "down",
-    );
+    wait_until("/ready says the database is down", || {
+        s.ready()["database"] == "down"
+    });
     let ready = s.anonymous.get("/ready");
     assert_eq!(ready.status, 200, "{}", ready.text());
     let body = ready.json();
@@ -385,14 +361,11 @@ fn fragment_serves_through_a_database_outage_and_everything_recovers() {
     );
     assert!(body["report_pending_counters"].is_u64(), "{body}");
     assert_eq!(s.database_up_gauge(), Some(0.0));
-    let asked = Instant::now();
     assert_internal(&s.management.get("/v1/me"));
-    let failed_in = asked.elapsed();
-    assert!(failed_in < FAIL_FAST_BOUND, "/v1/me took {failed_in:?}");
 
     // After: PostgreSQL is back; nobody restarts the service.
     cluster.start();
-    let ready_again = wait_until("/ready says the database is up", RECOVERY_BOUND, || {
+    wait_until("/ready says the database is up", || {
         s.ready()["database"] == "up"
     });
     assert_eq!(s.database_up_gauge(), Some(1.0));
@@ -403,25 +376,17 @@ fn fragment_serves_through_a_database_outage_and_everything_recovers() {
         "UPDATE fragments SET status = 'paused' WHERE id = $1",
         &served,
     );
-    let refresher_back = wait_until("the refresher reconnected", RECOVERY_BOUND, || {
-        s.served_status() == 204
-    });
+    wait_until("the refresher reconnected", || s.served_status() == 204);
     // Seen the pause, the refresher is listening again: with the periodic refresh out of the
     // way, only a notification brings this change.
     s.w.sql(
         "UPDATE fragments SET status = 'active' WHERE id = $1",
         &served,
     );
-    let notified = wait_until(
-        "the notification after the outage",
-        Duration::from_secs(5),
-        || s.served_status() == 200,
-    );
+    wait_until("the notification after the outage", || {
+        s.served_status() == 200
+    });
     assert_eq!(served_card(&s.w.fetch(&s.served, "")), s.card);
-    eprintln!(
-        "outage: slowest /fragment {slowest_fragment:?}, first /v1/me {me_took:?}, then {failed_in:?}; \
-         after restart: database up in {ready_again:?}, refresher in {refresher_back:?}, notification in {notified:?}"
-    );
 }
 
 /// One request of the mix, and what the report must say of it.
@@ -555,10 +520,7 @@ fn counted_by(db: &mut postgres::Client, column: &str) -> Vec<(String, i64)> {
 
 #[test]
 fn every_request_is_counted_once_across_two_processes_a_restart_and_an_outage() {
-    let Some(cluster) = PrivateCluster::start_new() else {
-        eprintln!("exactness test skipped: no PostgreSQL server binaries (initdb, pg_ctl) here");
-        return;
-    };
+    let cluster = PrivateCluster::start_new();
     let database_url = cluster.create_database("agentcard_exact");
     let mut db = agentcard::db::connect(&database_url).unwrap();
     agentcard::db::migrate::run(&mut db).unwrap();
@@ -577,7 +539,7 @@ fn every_request_is_counted_once_across_two_processes_a_restart_and_an_outage() 
         mix.send_to(b.addr);
     }
     a.terminate();
-    let exit = a.wait_exit(Duration::from_secs(15));
+    let exit = a.wait_exit(HANG);
     assert_eq!(exit.code(), Some(0), "{}", a.log());
     let a = start();
     mix.send_to(a.addr);
@@ -586,14 +548,19 @@ fn every_request_is_counted_once_across_two_processes_a_restart_and_an_outage() 
     cluster.stop();
     mix.send_to(a.addr);
     mix.send_to(b.addr);
-    std::thread::sleep(Duration::from_secs(2));
+    // Both hold counts they could not flush.
+    wait_until("both flushes failed", || {
+        [&a, &b]
+            .iter()
+            .all(|p| p.log().contains("the report's flush failed"))
+    });
     cluster.start();
     mix.send_to(a.addr);
     mix.send_to(b.addr);
 
     let sent = mix.sent.len() as i64;
     let mut db = agentcard::db::connect(&database_url).unwrap();
-    wait_until("every request counted", RECOVERY_BOUND, || {
+    wait_until("every request counted", || {
         counted_by(&mut db, "''").first().map_or(0, |(_, n)| *n) >= sent
     });
     std::thread::sleep(Duration::from_millis(500));
@@ -626,22 +593,23 @@ fn every_request_is_counted_once_across_two_processes_a_restart_and_an_outage() 
         .get(0)
     };
     // Pages are flushed every few flush periods.
-    wait_until("every page counted", RECOVERY_BOUND, || {
-        pages(&mut db) >= with_org
-    });
+    wait_until("every page counted", || pages(&mut db) >= with_org);
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(pages(&mut db), with_org);
-    // The outage, shorter than the log's repeat period, is said once, and its end once.
+    // The outage is said when it begins and once when it ends; in between only as a repeat
+    // (were it to outlast the log's repeat period on a slow machine).
     let flush_lines: Vec<String> = b
         .log()
         .lines()
         .filter(|line| line.contains("the report's flush"))
         .map(str::to_string)
         .collect();
-    assert_eq!(flush_lines.len(), 2, "{flush_lines:#?}");
+    let said = |at: usize, words: &str| flush_lines.get(at).is_some_and(|l| l.contains(words));
+    let last = flush_lines.len().saturating_sub(1);
     assert!(
-        flush_lines[0].contains("the report's flush failed"),
+        said(0, "the report's flush failed")
+            && said(last, "works again")
+            && (1..last).all(|at| said(at, "still failing")),
         "{flush_lines:#?}"
     );
-    assert!(flush_lines[1].contains("works again"), "{flush_lines:#?}");
 }

@@ -1,5 +1,5 @@
 //! `openapi.json` against the real server: schemathesis (a Python program from PyPI, installed
-//! by `scripts/test.sh`; this test fails when `st` is missing) generates requests from the
+//! by `scripts/test.sh` into `.venv/`; this test fails when `st` is missing) generates requests from the
 //! description for every operation and checks every answer: no `5xx`, statuses, content types,
 //! headers and bodies as described, every body the description refuses refused
 //! (`negative_data_rejection`) and every body it allows accepted (`positive_data_acceptance`).
@@ -16,7 +16,7 @@
 //! (a number, or `random`) and `AGENTCARD_SCHEMATHESIS_EXAMPLES` explore further.
 //!
 //! A table of values beside it, the ones schemathesis once found and the edges of each rule, is
-//! judged both by the description (Python's `jsonschema`, which schemathesis brings) and by the
+//! judged both by the description (Python's `jsonschema`, from PyPI like schemathesis) and by the
 //! server: the two verdicts must be the expected one.
 
 use crate::fixtures::{self, ServeProcess};
@@ -25,7 +25,7 @@ use agentcard::domain::CardStatus;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// The version `scripts/test.sh` installs; another one may read the configuration differently.
@@ -188,15 +188,15 @@ fn configuration(stored: &Stored, hook: &Path) -> String {
 
 /// `st --version`, or a failure that says how to install it.
 fn schemathesis_version() -> String {
-    let output = Command::new("st").arg("--version").output();
+    let output = harness::python_tool("st").arg("--version").output();
     let version = output
         .ok()
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
     version.unwrap_or_else(|| {
         panic!(
-            "schemathesis (`st`) is not installed: scripts/test.sh installs it, or \
-             `python3 -m pip install schemathesis=={SCHEMATHESIS_VERSION}`"
+            "schemathesis (`st`) is not installed: {}",
+            harness::install_hint(&format!("schemathesis=={SCHEMATHESIS_VERSION}"))
         )
     })
 }
@@ -207,7 +207,7 @@ fn setting(name: &str, default: &str) -> String {
 
 /// Runs `st` to its end (killed past `RUN_LIMIT`); its exit success and its output.
 fn run_schemathesis(dir: &Path, args: &[String], tokens: &[String]) -> (bool, String) {
-    let mut child = Command::new("st")
+    let mut child = harness::python_tool("st")
         .current_dir(dir)
         .args(args)
         .env("AGENTCARD_SCHEMATHESIS_TOKENS", tokens.join(","))
@@ -486,22 +486,23 @@ fn judged_by_the_description(description: &Value, cases: &[Case]) -> Vec<bool> {
         "description": description,
         "cases": cases.iter().map(|c| json!([c.pointer, c.value])).collect::<Vec<_>>(),
     });
-    let mut child = Command::new("python3")
+    let mut child = harness::python_tool("python3")
         .args(["-c", JUDGE])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("run python3");
-    std::io::Write::write_all(
+    // A judge that failed to start closes its input: its exit status and output say why.
+    let _ = std::io::Write::write_all(
         &mut child.stdin.take().unwrap(),
         task.to_string().as_bytes(),
-    )
-    .unwrap();
+    );
     let output = child.wait_with_output().unwrap();
     assert!(
         output.status.success(),
-        "python3 with jsonschema (schemathesis brings it) could not judge the values: {}",
+        "python3 with jsonschema ({}) could not judge the values: {}",
+        harness::install_hint("jsonschema"),
         String::from_utf8_lossy(&output.stderr)
     );
     serde_json::from_slice(&output.stdout).unwrap()
