@@ -98,6 +98,11 @@ pub fn start(config: EdgeConfig) -> Result<RunningEdge, String> {
     may::config()
         .set_workers(workers)
         .set_stack_size(STACK_SIZE);
+    // Every client and upstream connection holds a descriptor, and a closed one a second more
+    // (the watchdog drops it): as many as the system allows.
+    if let Err(error) = rlimit::increase_nofile_limit(u64::MAX) {
+        log::warn!("open files limit not raised: {error}");
+    }
     let tls = match config.origin.tls || config.service.tls {
         true => Some(upstream::tls_config(config.ca_file.as_deref())?),
         false => None,
