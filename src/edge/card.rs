@@ -173,11 +173,7 @@ fn exchange(
         .response_framing("GET")
         .ok_or_else(|| Attempt::Failed(failure(FailOpen::CardError, "unreadable framing")))?;
     let body = read_body(&mut conn, framing).map_err(Attempt::Failed)?;
-    // Bytes after the answer, or an answer whose end was the connection's, would be read as
-    // the next page's card.
-    if answer.keeps_alive() && framing != Framing::Close && !conn.has_buffered() {
-        service.upstream.keep(conn);
-    }
+    service.upstream.keep(conn, &answer, framing);
     Ok(card_of(&answer, body))
 }
 

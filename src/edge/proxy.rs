@@ -166,25 +166,11 @@ fn one_request(
         .ok_or_else(|| ProxyError::Origin("unreadable framing".into()))?;
     let client_keeps = respond(&mut client.stream, &mut origin, &answer, framing, agent)?;
     metrics::count_answered(kind, arrived);
-    if exchange_was_clean(request, &answer, framing, &origin) {
-        edge.origin.keep(origin);
+    // An HTTP/1.0 request leaves the origin free to close after its answer.
+    if request.minor_version == 1 {
+        edge.origin.keep(origin, &answer, framing);
     }
     Ok(client_keeps && request.keeps_alive() && answer.keeps_alive())
-}
-
-/// Whether the origin connection may carry another request: both sides meant to keep it, the
-/// answer's end was known, and nothing came after it (bytes after a `HEAD`, `204` or `304`
-/// answer, or past a length, would be read as the next client's answer).
-fn exchange_was_clean(
-    request: &Head,
-    answer: &Head,
-    framing: Framing,
-    origin: &Conn<Stream>,
-) -> bool {
-    request.minor_version == 1
-        && answer.keeps_alive()
-        && framing != Framing::Close
-        && !origin.has_buffered()
 }
 
 /// The request as the origin gets it: the head as parsed, without the client's connection

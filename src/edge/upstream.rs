@@ -2,7 +2,7 @@
 //! them (plain TCP or TLS verified against the system's trust store), and their idle
 //! kept-alive connections.
 
-use super::message::{Conn, Patience, Patient};
+use super::message::{Conn, Framing, Head, Patience, Patient};
 use crate::http::socket::Socket;
 use crate::http::{Timeouts, Watchdog};
 use parking_lot::Mutex;
@@ -193,9 +193,12 @@ impl Upstream {
         }
     }
 
-    /// Gives back a connection whose last exchange ended cleanly.
-    pub fn keep(&self, conn: Conn<Stream>) {
-        if conn.has_buffered() {
+    /// Gives back a connection after `answer`, framed by `framing`, when that exchange ended
+    /// cleanly: the answer keeps the connection, its end was known, and nothing came after it
+    /// (bytes after a `HEAD`, `204` or `304` answer, or past a length, would be read as the
+    /// next exchange's answer). Otherwise the connection closes.
+    pub fn keep(&self, conn: Conn<Stream>, answer: &Head, framing: Framing) {
+        if !answer.keeps_alive() || framing == Framing::Close || conn.has_buffered() {
             return;
         }
         let mut idle = self.idle.lock();
