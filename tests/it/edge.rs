@@ -6,7 +6,7 @@
 
 mod metrics;
 
-use crate::edge_fixtures::{read_answer, Edge, BUDGET_MS, CASES_KEY, GPTBOT};
+use crate::edge_fixtures::{get_once, read_answer, Edge, BUDGET_MS, CASES_KEY, GPTBOT};
 use crate::fixtures::{free_local_addr, CardSpec, World};
 use crate::harness::server;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -120,17 +120,13 @@ fn every_shared_case_passes_through_the_edge_with_one_log_line_per_cause() {
 /// One request through the edge on its own connection; status line and headers, and the body
 /// with its chunked framing removed.
 fn get(addr: SocketAddr, host: &str, path: &str, user_agent: &str) -> (String, Vec<u8>) {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: {user_agent}\r\nConnection: close\r\n\r\n"
-    );
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut received = Vec::new();
-    stream.read_to_end(&mut received).unwrap();
-    read_answer(&received)
+    read_answer(&get_once(
+        addr,
+        host,
+        path,
+        user_agent,
+        Duration::from_secs(10),
+    ))
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //! after another behind a card slower than the budget (the wait that once lasted seconds), and
 //! clients that hang up mid-answer (nothing of theirs is held afterwards).
 
-use crate::edge_fixtures::{read_answer, Edge, GPTBOT};
+use crate::edge_fixtures::{get_once, read_answer, Edge, FIREFOX, GPTBOT};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -21,7 +21,6 @@ const BUDGET_MS: u64 = 300;
 const BOUND: Duration = Duration::from_millis(1500);
 const SITES: &str = "[[site]]\ndomain = \"news.example\"\npartner_id = \"org_chaos\"\n\
                      fragment_id = \"frg_chaos\"\nlang = \"fr\"\nscheme = \"http\"\n";
-const FIREFOX: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
 /// What the card stub does, by the second segment of the page's path (`/page/<mode>/<n>`).
 const CARD_MODES: [&str; 5] = ["card", "late", "silent", "drip", "reset"];
 /// What the origin does, by the first segment of a human's path (`/<mode>/<n>`).
@@ -194,17 +193,14 @@ struct Exchange {
 
 fn ask(edge: SocketAddr, path: &str, user_agent: &str) -> Exchange {
     let started = Instant::now();
-    let mut stream = TcpStream::connect(edge).unwrap();
     // Catches a hang; a stalled origin's answer ends here.
-    stream
-        .set_read_timeout(Some(Duration::from_secs(4)))
-        .unwrap();
-    let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: news.example\r\nUser-Agent: {user_agent}\r\nConnection: close\r\n\r\n"
+    let received = get_once(
+        edge,
+        "news.example",
+        path,
+        user_agent,
+        Duration::from_secs(4),
     );
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut received = Vec::new();
-    let _ = stream.read_to_end(&mut received);
     Exchange {
         path: path.to_string(),
         agent: user_agent == GPTBOT,

@@ -2,6 +2,7 @@
 //! of an answer and its chunked body.
 
 use crate::fixtures::free_local_addr;
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 pub const CASES_KEY: &str = "svc_live_edgetestkey0123456789";
 /// Generous: the tests run beside many others, and only `card-slow` waits it out.
 pub const BUDGET_MS: &str = "2000";
+pub const FIREFOX: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
 pub const GPTBOT: &str =
     "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2)";
 
@@ -90,6 +92,26 @@ impl Drop for Edge {
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// One `GET` through the edge on a connection of its own (`Connection: close`): every byte
+/// received until the edge closed it, or until `patience` passed without a byte.
+pub fn get_once(
+    edge: SocketAddr,
+    host: &str,
+    path: &str,
+    user_agent: &str,
+    patience: Duration,
+) -> Vec<u8> {
+    let mut stream = TcpStream::connect(edge).unwrap();
+    stream.set_read_timeout(Some(patience)).unwrap();
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: {user_agent}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut received = Vec::new();
+    let _ = stream.read_to_end(&mut received);
+    received
 }
 
 /// An answer as received: its head, and its body without chunked framing.

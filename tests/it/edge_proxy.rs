@@ -3,7 +3,7 @@
 //! service written here, each answer a script of writes, pauses and closes), every finding of
 //! a hostile campaign with its test. The bytes each side gets are compared exactly.
 
-use crate::edge_fixtures::{dechunk, Edge, GPTBOT};
+use crate::edge_fixtures::{dechunk, Edge, FIREFOX, GPTBOT};
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
@@ -14,7 +14,6 @@ const SITES: &str = "[[site]]\ndomain = \"news.example\"\npartner_id = \"org_edg
                      fragment_id = \"frg_news\"\nlang = \"fr\"\nscheme = \"http\"\n\n\
                      [[site]]\ndomain = \"other.example\"\npartner_id = \"org_edge\"\n\
                      fragment_id = \"frg_other\"\nlang = \"fr\"\nscheme = \"http\"\n";
-const FIREFOX: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
 /// A whole answer hidden after another: whoever reads it took another exchange's bytes.
 const POISON: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 25\r\n\r\n\
                         <article>POISON</article>";
