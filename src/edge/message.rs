@@ -1,6 +1,6 @@
-//! HTTP/1.1 messages as a proxy sees them: heads kept as the bytes that arrived (so that a
-//! pass-through answer is the origin's, byte for byte, header order and case included), and
-//! bodies walked by their framing, either copied verbatim or decoded.
+//! HTTP/1.1 messages as a proxy sees them: heads parsed and written again line by line (a
+//! pass-through answer is still the origin's, byte for byte, header order and case included),
+//! and bodies walked by their framing, either copied verbatim or decoded.
 //!
 //! A head is accepted only when it can be read one way (RFC 9112 §11.2): lines end in CRLF,
 //! the parse covers every byte up to the empty line, and the body's length is said once, by a
