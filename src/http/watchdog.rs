@@ -195,13 +195,15 @@ impl Watchdog {
     /// idle first: near the open-files limit, a new client must still get in.
     pub fn shed_idle(&self, count: usize) {
         let registry = self.registry.lock();
-        let mut idle: Vec<&Sighting> = registry
+        let mut idle: Vec<(&u64, &Sighting)> = registry
             .connections
-            .values()
-            .filter(|s| s.watched.word.load(Ordering::Acquire) & 3 == IDLE)
+            .iter()
+            .filter(|(_, s)| s.watched.word.load(Ordering::Acquire) & 3 == IDLE)
             .collect();
-        idle.sort_by_key(|s| s.since);
-        for sighting in idle.into_iter().take(count) {
+        // One sweep sees many connections go idle at once: among those, the oldest (the
+        // smallest id) goes first, not whichever the map lists first.
+        idle.sort_by_key(|&(id, s)| (s.since, *id));
+        for (_, sighting) in idle.into_iter().take(count) {
             sighting.expire(sighting.watched.word.load(Ordering::Acquire));
         }
     }
