@@ -628,7 +628,9 @@ mod tests {
         let watchdog = Watchdog::start(timeouts);
         let read = may::go!(move || {
             let (stream, peer) = listener.accept().unwrap();
-            let watch = watchdog.watch(&stream, peer.ip(), 1).unwrap();
+            let watch = watchdog
+                .watch_with(&stream, peer.ip(), 1, timeouts)
+                .unwrap();
             let mut server = Conn::new(Socket::new(stream, watch), 1024);
             server.read_client_head().map_err(|e| e.to_string())
         })

@@ -137,14 +137,15 @@ fn accept_loop(
 ) {
     let refusals = FailureLog::new("accepting connections");
     let serve = |stream: TcpStream, peer: SocketAddr| {
-        // Past its address's share, a connection is closed at once (dropped here).
-        let cap = options.limits.connection_cap(peer.ip());
-        let Some(watch) = watchdog.watch(&stream, peer.ip(), cap) else {
-            return;
-        };
+        // Room is made before the newcomer is watched: it is not among those shed for it.
         if watchdog.open_connections() >= shed_at {
             watchdog.shed_idle(SHED_BATCH);
         }
+        // Past its address's share, a connection is closed at once (dropped here).
+        let cap = options.limits.connection_cap(peer.ip());
+        let Some(watch) = watchdog.watch_accepted(&stream, peer.ip(), cap) else {
+            return;
+        };
         let options = Arc::clone(&options);
         let service = Arc::clone(&service);
         may::go!(move || {
@@ -199,10 +200,14 @@ fn serve_connection(
     options: &ServerOptions,
     watch: &Watch,
 ) -> io::Result<()> {
-    stream.set_nodelay(true)?;
     // Both buffers are allocated at the first read and answer, and given back when the
     // connection has been idle a while (`Wake::Shrink`): an idle connection holds none.
     let mut buf = InputBuffer::default();
+    // Shed or drained before this coroutine ran, the connection ends as in its first wait.
+    if watch.begin() == Wake::Expired && !answers_after_expiry(&mut buf, stream, watch) {
+        return Ok(());
+    }
+    stream.set_nodelay(true)?;
     let mut out: Vec<u8> = Vec::new();
     let mut requests: u64 = 0;
     // Whether this request's client was told `100 Continue` already.
@@ -275,9 +280,7 @@ fn serve_connection(
                 buf.release();
                 out = Vec::new();
             }
-            // Closed for a shutdown while idle, a request may have arrived meanwhile: it is in
-            // flight, and is answered (the answer closes the connection).
-            Wake::Expired if watch.is_draining() && arrived(&mut buf, stream) => {}
+            Wake::Expired if answers_after_expiry(&mut buf, stream, watch) => {}
             Wake::Expired => {
                 return match waiting {
                     Waiting::RestOfRequest => {
@@ -290,9 +293,11 @@ fn serve_connection(
     }
 }
 
-/// Whether bytes were waiting on the socket (read into `buf`).
-fn arrived(buf: &mut InputBuffer, stream: &TcpStream) -> bool {
-    matches!(buf.read_from(&mut stream.inner()), Ok(n) if n > 0)
+/// Whether a connection expired while it waited for its next request still has one to
+/// answer: closed for a shutdown, a request may have arrived meanwhile, and is in flight (it
+/// is answered, and the answer closes the connection). Bytes waiting are read into `buf`.
+fn answers_after_expiry(buf: &mut InputBuffer, stream: &TcpStream, watch: &Watch) -> bool {
+    watch.is_draining() && matches!(buf.read_from(&mut stream.inner()), Ok(n) if n > 0)
 }
 
 const TIMED_OUT: Rejection = Rejection {

@@ -38,6 +38,17 @@ pub enum Waiting {
     RestOfRequest,
 }
 
+impl Waiting {
+    /// The word of a connection waiting so, after `requests` requests.
+    fn word(self, requests: u64) -> u64 {
+        let phase = match self {
+            Waiting::NextRequest => IDLE,
+            Waiting::RestOfRequest => PARTIAL,
+        };
+        requests << 2 | phase
+    }
+}
+
 /// The phases in the low two bits of a connection's word.
 const BUSY: u64 = 0;
 const IDLE: u64 = 1;
@@ -145,24 +156,42 @@ impl Watchdog {
         watchdog
     }
 
-    /// Watches `stream` from `peer` until the returned guard drops; `None` when that address
-    /// holds `max_per_address` connections already.
-    pub fn watch(
+    /// Watches a connection the listener has just accepted, from `peer`, until the returned
+    /// guard drops; `None` when that address holds `max_per_address` connections already.
+    ///
+    /// From its accept the connection waits for its first request, as an idle one: its
+    /// coroutine may run only after a burst of accepts, and meanwhile the idle timeout runs and
+    /// shedding may pick it. The coroutine takes it up with [`Watch::begin`].
+    pub fn watch_accepted(
         self: &Arc<Self>,
         stream: &TcpStream,
         peer: IpAddr,
         max_per_address: usize,
     ) -> Option<Watch> {
-        self.watch_with(stream, peer, max_per_address, self.timeouts)
+        let first_request = Waiting::NextRequest.word(0);
+        self.register(stream, peer, max_per_address, self.timeouts, first_request)
     }
 
-    /// As [`Watchdog::watch`], with deadlines of its own (no shorter than the watchdog's).
+    /// Watches `stream` from `peer` until the returned guard drops, with deadlines of its own
+    /// (no shorter than the watchdog's); `None` when that address holds `max_per_address`
+    /// connections already. Its deadlines run from its first wait.
     pub fn watch_with(
         self: &Arc<Self>,
         stream: &TcpStream,
         peer: IpAddr,
         max_per_address: usize,
         timeouts: Timeouts,
+    ) -> Option<Watch> {
+        self.register(stream, peer, max_per_address, timeouts, BUSY)
+    }
+
+    fn register(
+        self: &Arc<Self>,
+        stream: &TcpStream,
+        peer: IpAddr,
+        max_per_address: usize,
+        timeouts: Timeouts,
+        word: u64,
     ) -> Option<Watch> {
         let mut registry = self.registry.lock();
         let held = registry.per_address.entry(peer).or_default();
@@ -172,12 +201,12 @@ impl Watchdog {
         *held += 1;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let watched = Arc::new(Watched {
-            word: AtomicU64::new(BUSY),
+            word: AtomicU64::new(word),
             waker: stream.waker(),
         });
         let sighting = Sighting {
             watched: Arc::clone(&watched),
-            word: BUSY,
+            word,
             since: Instant::now(),
             shrunk: false,
             peer,
@@ -192,19 +221,26 @@ impl Watchdog {
     }
 
     /// Closes up to `count` of the connections waiting for their next request, the longest
-    /// idle first: near the open-files limit, a new client must still get in.
+    /// idle first, less those told to close already that have not gone yet: near the
+    /// open-files limit, a new client must still get in, and a burst of accepts, each seeing
+    /// the batch before still open, must not close every connection.
     pub fn shed_idle(&self, count: usize) {
         let registry = self.registry.lock();
-        let mut idle: Vec<(&u64, &Sighting)> = registry
-            .connections
-            .iter()
-            .filter(|(_, s)| s.watched.word.load(Ordering::Acquire) & 3 == IDLE)
-            .collect();
-        // One sweep sees many connections go idle at once: among those, the oldest (the
-        // smallest id) goes first, not whichever the map lists first.
-        idle.sort_by_key(|&(id, s)| (s.since, *id));
-        for (_, sighting) in idle.into_iter().take(count) {
-            sighting.expire(sighting.watched.word.load(Ordering::Acquire));
+        let mut leaving = 0;
+        let mut idle = Vec::new();
+        for (&id, sighting) in &registry.connections {
+            match sighting.watched.word.load(Ordering::Acquire) {
+                EXPIRED => leaving += 1,
+                word if word & 3 == IDLE => idle.push((id, sighting, word)),
+                _ => {}
+            }
+        }
+        // One sweep sees many connections go idle at once, and connections accepted in one
+        // burst may share an instant: among those, the oldest (the smallest id) goes first,
+        // not whichever the map lists first.
+        idle.sort_by_key(|&(id, sighting, _)| (sighting.since, id));
+        for (_, sighting, word) in idle.into_iter().take(count.saturating_sub(leaving)) {
+            sighting.expire(word);
         }
     }
 
@@ -318,17 +354,26 @@ impl Watch {
         !self.watchdog.closing.load(Ordering::Relaxed)
     }
 
+    /// The connection's coroutine takes up a connection watched since its accept
+    /// ([`Watchdog::watch_accepted`]): `Expired` when it was closed meanwhile (shed, timed out
+    /// or drained), as if in its first wait.
+    pub fn begin(&self) -> Wake {
+        self.take_word()
+    }
+
     /// Waits for the socket to become readable, under the deadline of `waiting`
     /// (`requests` is the count of requests this connection has had so far).
     pub fn wait(&self, stream: &TcpStream, waiting: Waiting, requests: u64) -> Wake {
-        let phase = match waiting {
-            Waiting::NextRequest => IDLE,
-            Waiting::RestOfRequest => PARTIAL,
-        };
-        let word = requests << 2 | phase;
-        self.watched.word.store(word, Ordering::Release);
+        self.watched
+            .word
+            .store(waiting.word(requests), Ordering::Release);
         stream.wait_io();
-        // A swap, not a store: the watchdog may have changed the word in the meantime.
+        self.take_word()
+    }
+
+    /// Marks the connection busy and tells what the watchdog wrote while it waited: a swap, not
+    /// a store, since the watchdog may have changed the word in the meantime.
+    fn take_word(&self) -> Wake {
         match self.watched.word.swap(BUSY, Ordering::AcqRel) {
             EXPIRED => Wake::Expired,
             SHRINK => Wake::Shrink,
