@@ -79,6 +79,17 @@ pub enum Applied {
     Now { refused: Flush },
 }
 
+/// The report's own connection: times in UTC, and a statement given up past
+/// `statement_timeout` (a flush may take longer than a management query).
+pub fn connect(database_url: &str, statement_timeout: Duration) -> Result<Client, postgres::Error> {
+    let mut client = super::connect(database_url)?;
+    client.batch_execute(&format!(
+        "SET TIME ZONE 'UTC'; SET statement_timeout = {}",
+        statement_timeout.as_millis()
+    ))?;
+    Ok(client)
+}
+
 /// Adds one flush of instance `instance_id`, numbered `seq`, in one transaction. A flush
 /// already applied adds nothing, so a retry after a lost answer never counts twice. A counter
 /// PostgreSQL refuses is isolated (the others are written) and handed back.

@@ -3,8 +3,13 @@
 //! queries serve both; only the filter differs.
 
 use super::cards::{card_row, CardRow, CARD_COLUMNS};
+use postgres::fallible_iterator::FallibleIterator;
 use postgres::GenericClient;
 use std::collections::HashMap;
+use std::time::Duration;
+
+/// The notification channel the triggers of `sql/002_cache_versions.sql` send on.
+const CHANNEL: &str = "agentcard_cache";
 
 /// Which organisations to load.
 #[derive(Debug, Clone, Copy)]
@@ -99,6 +104,22 @@ pub fn org_version(
 ) -> Result<Option<i64>, postgres::Error> {
     let row = db.query_opt("SELECT cache_version FROM orgs WHERE id = $1", &[&org_id])?;
     Ok(row.map(|r| r.get(0)))
+}
+
+/// From now on, this connection hears of every change to what the snapshot holds.
+pub fn listen_for_changes(db: &mut postgres::Client) -> Result<(), postgres::Error> {
+    db.batch_execute(&format!("LISTEN {CHANNEL}"))
+}
+
+/// Waits at most `within` for a change notified on a connection that listens; `true` when one
+/// came. The burst that follows is taken too: a list replacement notifies once per statement.
+pub fn wait_for_changes(
+    db: &mut postgres::Client,
+    within: Duration,
+) -> Result<bool, postgres::Error> {
+    let changed = db.notifications().timeout_iter(within).next()?.is_some();
+    while db.notifications().iter().next()?.is_some() {}
+    Ok(changed)
 }
 
 /// Loads a scope in one repeatable-read transaction, so the rows agree with each other.

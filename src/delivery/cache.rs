@@ -11,14 +11,11 @@ use crate::db::snapshot::{self as rows, Scope};
 use crate::delivery::snapshot::Snapshot;
 use crate::failure_log::FailureLog;
 use parking_lot::{Mutex, RwLock};
-use postgres::fallible_iterator::FallibleIterator;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The notification channel the triggers of `sql/002_cache_versions.sql` send on.
-const CHANNEL: &str = "agentcard_cache";
 /// More changed organisations than this at once: one full load is cheaper.
 const MAX_ORGS_PER_REFRESH: usize = 64;
 /// Pause before reconnecting after the database went away.
@@ -248,14 +245,12 @@ impl FragmentCache {
         outage: &FailureLog,
     ) -> Result<(), postgres::Error> {
         let mut db = crate::db::connect(database_url)?;
-        db.batch_execute(&format!("LISTEN {CHANNEL}"))?;
+        rows::listen_for_changes(&mut db)?;
         self.refresh_changed(&mut db)?;
         outage.succeeded();
         loop {
-            // Wake at the first notification or at the end of the period, whichever comes
-            // first; then drain the burst (a list replacement notifies once per statement).
-            let _ = db.notifications().timeout_iter(period).next()?;
-            while db.notifications().iter().next()?.is_some() {}
+            // At the first change notified or at the end of the period, whichever comes first.
+            rows::wait_for_changes(&mut db, period)?;
             self.refresh_changed(&mut db)?;
             self.reap();
         }

@@ -269,14 +269,7 @@ impl Flusher {
     fn client(&mut self) -> Result<&mut postgres::Client, postgres::Error> {
         let client = match self.client.take() {
             Some(client) if !client.is_closed() => client,
-            _ => {
-                let mut client = db::connect(&self.settings.database_url)?;
-                client.batch_execute(&format!(
-                    "SET TIME ZONE 'UTC'; SET statement_timeout = {}",
-                    STATEMENT_TIMEOUT.as_millis()
-                ))?;
-                client
-            }
+            _ => reports::connect(&self.settings.database_url, STATEMENT_TIMEOUT)?,
         };
         Ok(self.client.insert(client))
     }
