@@ -103,7 +103,7 @@ pub fn start(config: Config) -> Result<Running, StartError> {
 /// Serves without touching the database first: a database that is down at start makes the
 /// service not ready, never unable to start (and tests use it to prove `/ready` says so).
 pub fn serve_without_migrating(config: Config) -> Result<Running, StartError> {
-    configure_runtime(config.workers);
+    http::configure_runtime(config.workers, STACK_SIZE);
     let app = App::new(config)?;
     let options = http::ServerOptions {
         limits: http::HttpLimits {
@@ -169,13 +169,5 @@ fn read_metrics(app: &App, dispatch: &Dispatch, server: &http::Server) -> metric
     }
 }
 
-/// Process settings, in one place: one coroutine worker thread per core, stacks large enough
-/// for a handler's JSON and the panic net's unwinding, and as many open files as the system
-/// allows (each connection holds one).
-fn configure_runtime(workers: usize) {
-    may::config().set_workers(workers).set_stack_size(0x8000);
-    match rlimit::increase_nofile_limit(u64::MAX) {
-        Ok(limit) => log::info!("open files limit: {limit}"),
-        Err(error) => log::warn!("open files limit not raised: {error}"),
-    }
-}
+/// Coroutine stacks large enough for a handler's JSON and the panic net's unwinding.
+const STACK_SIZE: usize = 0x8000;

@@ -610,7 +610,7 @@ mod tests {
         use crate::http::socket::Socket;
         use crate::http::{Timeouts, Watchdog};
         use std::time::Duration;
-        let listener = may::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let listener = crate::http::exclusive_listener("127.0.0.1:0".parse().unwrap()).unwrap();
         let addr = listener.local_addr().unwrap();
         let drip = std::thread::spawn(move || {
             let mut client = std::net::TcpStream::connect(addr).unwrap();
@@ -627,11 +627,8 @@ mod tests {
         };
         let watchdog = Watchdog::start(timeouts);
         let read = may::go!(move || {
-            let (stream, peer) = listener.accept().unwrap();
-            let watch = watchdog
-                .watch_with(&stream, peer.ip(), 1, timeouts)
-                .unwrap();
-            let mut server = Conn::new(Socket::new(stream, watch), 1024);
+            let socket = Socket::accept(&listener, &watchdog, timeouts).unwrap();
+            let mut server = Conn::new(socket, 1024);
             server.read_client_head().map_err(|e| e.to_string())
         })
         .join()

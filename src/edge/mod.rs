@@ -25,11 +25,10 @@ mod upstream;
 
 pub use config::{EdgeArgs, EdgeConfig, EdgeConfigError, KEY_VAR};
 
-use crate::http::socket::Socket;
+use crate::http::socket;
 use crate::http::{Timeouts, Watchdog};
 use card::CardService;
 use proxy::Edge;
-use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -95,14 +94,7 @@ impl RunningEdge {
 /// Resolves the upstreams, binds the listener and serves every connection on a coroutine.
 pub fn start(config: EdgeConfig) -> Result<RunningEdge, String> {
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
-    may::config()
-        .set_workers(workers)
-        .set_stack_size(STACK_SIZE);
-    // Every client and upstream connection holds a descriptor, and a closed one a second more
-    // (the watchdog drops it): as many as the system allows.
-    if let Err(error) = rlimit::increase_nofile_limit(u64::MAX) {
-        log::warn!("open files limit not raised: {error}");
-    }
+    crate::http::configure_runtime(workers, STACK_SIZE);
     let tls = match config.origin.tls || config.service.tls {
         true => Some(upstream::tls_config(config.ca_file.as_deref())?),
         false => None,
@@ -141,30 +133,8 @@ pub fn start(config: EdgeConfig) -> Result<RunningEdge, String> {
         )
     })?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    may::go!(move || accept_loop(listener, edge, watchdog));
+    socket::serve_each(listener, watchdog, CLIENT_TIMEOUTS, move |client| {
+        metrics::while_open(|| proxy::serve(&edge, client));
+    });
     Ok(RunningEdge { addr })
-}
-
-fn accept_loop(listener: may::net::TcpListener, edge: Arc<Edge>, watchdog: Arc<Watchdog>) {
-    loop {
-        match listener.accept() {
-            Ok((stream, peer)) => {
-                let watched = watchdog.watch_with(&stream, peer.ip(), usize::MAX, CLIENT_TIMEOUTS);
-                let (Some(watch), edge) = (watched, Arc::clone(&edge)) else {
-                    continue;
-                };
-                may::go!(move || metrics::while_open(|| proxy::serve(
-                    &edge,
-                    Socket::new(stream, watch)
-                )));
-            }
-            Err(error) => accept_failed(&error),
-        }
-    }
-}
-
-/// Out of descriptors or a reset before accept: logged, and the loop pauses a moment.
-fn accept_failed(error: &io::Error) {
-    log::warn!("accepting a connection: {error}");
-    may::coroutine::sleep(std::time::Duration::from_millis(10));
 }

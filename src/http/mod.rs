@@ -1,4 +1,4 @@
-//! HTTP/1.1 plumbing: the only module that knows sockets, `may` and the wire format.
+//! HTTP/1.1 plumbing: the only module that knows sockets, `may`'s io and the wire format.
 //!
 //! Why our own connection loop and not may_minihttp's: may_minihttp 0.1.11 drops requests with
 //! more than 16 headers, panics on a malformed `Content-Length`, ignores `Transfer-Encoding`
@@ -24,7 +24,7 @@ pub use error::{
 };
 pub use host::{host_without_port, normalize_host};
 pub use parse::HttpLimits;
-pub use server::{exclusive_listener, start, Server, ServerOptions};
+pub use server::{configure_runtime, exclusive_listener, start, Server, ServerOptions};
 pub(crate) use watchdog::{Timeouts, Watchdog};
 
 /// Largest request body read, in bytes (the contract's limit of the management API); a larger

@@ -119,7 +119,20 @@ const RESERVED_DESCRIPTORS: u64 = 128;
 /// Idle connections closed at once when the open ones near the limit.
 const SHED_BATCH: usize = 64;
 /// After an accept error (out of descriptors, a reset), how long the loop pauses.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+pub(super) const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+
+/// The coroutine runtime (`workers` worker threads, coroutine stacks of `stack_size` bytes),
+/// and as many open files as the system allows: each connection holds one, and a closed one a
+/// second more (see `watchdog`).
+pub fn configure_runtime(workers: usize, stack_size: usize) {
+    may::config()
+        .set_workers(workers)
+        .set_stack_size(stack_size);
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => log::info!("open files limit: {limit}"),
+        Err(error) => log::warn!("open files limit not raised: {error}"),
+    }
+}
 
 /// Open connections past which the longest idle ones are closed for newcomers: nine tenths of
 /// the descriptors the process may open, less the reserved ones.

@@ -8,8 +8,10 @@
 //! across workers. `wait_io` on the raw socket, with deadlines kept by our own thread, is the path
 //! the service has always served on.
 
+use super::server::ACCEPT_BACKOFF;
 use super::watchdog::{Timeouts, Waiting, Wake, Watch, Watchdog};
-use may::net::TcpStream;
+use crate::failure_log::FailureLog;
+use may::net::{TcpListener, TcpStream};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr};
 use std::os::fd::{FromRawFd, IntoRawFd};
@@ -35,15 +37,61 @@ pub struct Socket {
     ticks: u64,
 }
 
+/// Serves every connection `listener` accepts, each as a [`Socket`] under `timeouts`, on a
+/// coroutine of its own, for as long as the process runs; the loop runs on a coroutine too. An
+/// accept that fails (out of descriptors, a reset before it) is logged once per run of failures,
+/// and the loop pauses a moment.
+pub fn serve_each(
+    listener: TcpListener,
+    watchdog: Arc<Watchdog>,
+    timeouts: Timeouts,
+    serve: impl Fn(Socket) + Send + Sync + 'static,
+) {
+    let serve = Arc::new(serve);
+    may::go!(move || {
+        let refusals = FailureLog::new("accepting connections");
+        loop {
+            match Socket::accept(&listener, &watchdog, timeouts) {
+                Ok(socket) => {
+                    refusals.succeeded();
+                    let serve = Arc::clone(&serve);
+                    may::go!(move || serve(socket));
+                }
+                Err(error) => {
+                    refusals.failed(&error.to_string());
+                    may::coroutine::sleep(ACCEPT_BACKOFF);
+                }
+            }
+        }
+    });
+}
+
 impl Socket {
-    /// An accepted connection, watched by `watch`.
-    pub fn new(stream: TcpStream, watch: Watch) -> Socket {
-        Socket {
+    /// The next connection `listener` accepts, under `timeouts`.
+    pub fn accept(
+        listener: &TcpListener,
+        watchdog: &Arc<Watchdog>,
+        timeouts: Timeouts,
+    ) -> io::Result<Socket> {
+        let (stream, peer) = listener.accept()?;
+        Socket::watched(stream, peer, watchdog, timeouts)
+    }
+
+    fn watched(
+        stream: TcpStream,
+        peer: SocketAddr,
+        watchdog: &Arc<Watchdog>,
+        timeouts: Timeouts,
+    ) -> io::Result<Socket> {
+        let watch = watchdog
+            .watch_with(&stream, peer.ip(), usize::MAX, timeouts)
+            .ok_or_else(|| io::Error::other("not watched"))?;
+        Ok(Socket {
             stream: Some(Box::new(stream)),
             watch: Some(watch),
             patience: Patience::Stall,
             ticks: 0,
-        }
+        })
     }
 
     /// Opens a connection to `address`, within `timeouts.request`; the socket then keeps
@@ -69,10 +117,7 @@ impl Socket {
         // SAFETY: the descriptor is a socket nothing else owns (`into_raw_fd` gave it up); may's
         // stream takes it whole.
         let stream = unsafe { TcpStream::from_raw_fd(raw.into_raw_fd()) };
-        let watch = watchdog
-            .watch_with(&stream, address.ip(), usize::MAX, timeouts)
-            .ok_or_else(|| io::Error::other("not watched"))?;
-        let mut socket = Socket::new(stream, watch);
+        let mut socket = Socket::watched(stream, *address, watchdog, timeouts)?;
         socket.set_patience(Patience::Whole);
         socket.await_connected()?;
         socket.set_patience(Patience::Stall);
