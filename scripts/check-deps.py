@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/check-deps.py: the module graph of src/ points one way.
+"""scripts/check-deps.py: the module graph of src/ points one way, SQL and `may` stay home.
 
 Reads every `crate::X` path in src/ (comments left out) and draws the graph of the crate's
 top-level modules (a file `src/X.rs` or a folder `src/X/`). Fails, naming the modules, when
@@ -7,6 +7,11 @@ top-level modules (a file `src/X.rs` or a folder `src/X/`). Fails, naming the mo
   - `db` uses anything but the modules in DB_MAY_USE, or
   - ARCHITECTURE.md's layer picture (the fenced block after LAYERS_MARK) is not the graph's:
     each module on the first layer above every module it uses.
+Fails, naming file:line, when
+  - a file outside src/db/ calls a PostgreSQL client's query methods (SQL_CALL) or holds a
+    string literal that reads as SQL (SQL_TEXT), or
+  - a module names a part of `may` that MAY_ALLOWED does not give it (crate roots: none).
+Every run first checks these two checks on small samples of their own (`self_test`).
 scripts/test.sh runs this check; `-v` prints the graph, `--layers` the picture.
 """
 
@@ -20,6 +25,33 @@ ARCHITECTURE = ROOT / "ARCHITECTURE.md"
 LAYERS_MARK = "<!-- check-deps.py --layers -->"
 # The data-access layer knows only validated values and ids: what calls it, it never calls.
 DB_MAY_USE = {"domain", "ids"}
+
+# SQL lives in src/db/ (and the migrations of sql/), nowhere else in src/.
+SQL_HOME = "db"
+SQL_CALL = re.compile(
+    r"\.(query|query_one|query_opt|query_raw|query_typed|execute|execute_raw|prepare"
+    r"|prepare_typed|batch_execute|simple_query|copy_in|copy_out)\s*\(\s*[^)\s]"
+)
+SQL_TEXT = re.compile(
+    r"\b(SELECT\s|INSERT\s+INTO\b|UPDATE\s+\w+\s+SET\b|DELETE\s+FROM\b"
+    r"|(CREATE|DROP|ALTER)\s+(TABLE|INDEX|DATABASE|TRIGGER|FUNCTION|SCHEMA)\b|TRUNCATE\s"
+    r"|(UN)?LISTEN\s+[\w{]|NOTIFY\s+[\w{]|SET\s+(TIME\s+ZONE|statement_timeout|search_path|LOCAL)\b)"
+)
+# Which parts of `may` (the name after `may::`) each top-level module may name: its io and its
+# runtime's settings only http/, its coroutines and channels also edge/ and blocking.
+MAY_ALLOWED = {
+    "http": None,
+    "edge": {"go", "coroutine", "sync"},
+    "blocking": {"go", "coroutine", "sync"},
+}
+MAY_PATH = re.compile(r"\bmay::(\{|[a-z_][a-z0-9_]*)")
+# Comments, then texts (raw strings first), then characters ('"' is not a string).
+LEXEME = re.compile(
+    r'(?P<comment>//[^\n]*|/\*.*?\*/)'
+    r'|(?P<text>b?r(?P<hashes>#*)".*?"(?P=hashes)|b?"(?:\\.|[^"\\])*")'
+    r"|(?P<char>b?'(?:\\.|[^\\'\n])')",
+    re.S,
+)
 
 LINE_COMMENT = re.compile(r"//.*")
 BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
@@ -74,6 +106,96 @@ def uses_of(files):
             else:
                 used.add(match.group(1))
     return used
+
+
+def blanked(text, start, end):
+    """`text[start:end]` as spaces, its line breaks kept: offsets and lines stay where they were."""
+    return re.sub(r"[^\n]", " ", text[start:end])
+
+
+def lexed(text):
+    """The code without comments, texts and characters (blanked), and the texts with their offsets."""
+    code, texts, at = [], [], 0
+    for match in LEXEME.finditer(text):
+        code.append(text[at:match.start()])
+        code.append(blanked(text, match.start(), match.end()))
+        if match.group("text"):
+            texts.append((match.start(), match.group("text")))
+        at = match.end()
+    code.append(text[at:])
+    return "".join(code), texts
+
+
+def line_of(text, offset):
+    return text.count("\n", 0, offset) + 1
+
+
+def sql_problems(name, text):
+    """Where a file outside src/db/ calls a query method or holds SQL text."""
+    code, texts = lexed(text)
+    found = [(m.start(), f"calls `{m.group(1)}`") for m in SQL_CALL.finditer(code)]
+    found += [(offset, f"holds the SQL text {literal.splitlines()[0][:40]!r}")
+              for offset, literal in texts if SQL_TEXT.search(literal)]
+    return [f"{name}:{line_of(text, offset)}: {what}: SQL lives only in src/{SQL_HOME}/ "
+            "(a function there, taking domain types)" for offset, what in sorted(found)]
+
+
+def may_problems(name, module, text):
+    """Where a file names a part of `may` its module may not (`module` None: a crate root)."""
+    allowed = MAY_ALLOWED.get(module, set())
+    if allowed is None:
+        return []
+    code, _ = lexed(text)
+    problems = []
+    for match in MAY_PATH.finditer(code):
+        parts = (group_heads(code, match.start(1)) if match.group(1) == "{"
+                 else [match.group(1)])
+        for part in parts:
+            if part not in allowed:
+                problems.append(
+                    f"{name}:{line_of(text, match.start())}: names `may::{part}`: may's io and "
+                    "settings are named only in http/; edge/ and blocking may name may::"
+                    + ", may::".join(sorted(MAY_ALLOWED["edge"])) + ", other modules no part")
+    return problems
+
+
+def placement_problems():
+    """SQL outside src/db/ and `may` outside its modules, over every file of src/."""
+    problems = []
+    for path in sorted(SRC.rglob("*.rs")):
+        relative = path.relative_to(SRC)
+        name = f"src/{relative}"
+        module = relative.parts[0].removesuffix(".rs")
+        text = path.read_text()
+        if module != SQL_HOME:
+            problems += sql_problems(name, text)
+        crate_root = len(relative.parts) == 1 and module in ("lib", "main")
+        problems += may_problems(name, None if crate_root else module, text)
+    return problems
+
+
+def self_test():
+    """The placement checks on samples: what each must find, and what it must let pass."""
+    sample = "\n".join([
+        'let url = "https://x.example"; // SELECT in a comment',
+        'db.batch_execute(&format!("LISTEN {CHANNEL}"))?;',
+        "let quote = '\"'; let rows = db.query(\"SELECT id FROM orgs\", &[])?;",
+        'let q = request.query(); /* DELETE FROM t */',
+        'let raw = r#"UPDATE orgs SET name = $1"#;',
+        "use may::{net::TcpStream, sync::mpsc}; may::go!(|| ());",
+    ])
+
+    def lines(problems):
+        return [int(problem.split(":")[1]) for problem in problems]
+
+    expected = {
+        "SQL": (lines(sql_problems("s.rs", sample)), [2, 2, 3, 3, 5]),
+        "may in edge": (lines(may_problems("s.rs", "edge", sample)), [6]),
+        "may in a crate root": (lines(may_problems("s.rs", None, sample)), [6, 6, 6]),
+        "may in http": (lines(may_problems("s.rs", "http", sample)), []),
+    }
+    return [f"self-test: {check} found on lines {got}, expected {want}"
+            for check, (got, want) in expected.items() if got != want]
 
 
 def cycles(graph):
@@ -140,7 +262,7 @@ def main():
         name: {used for used in uses_of(files) if used in modules and used != name}
         for name, files in modules.items()
     }
-    problems = []
+    problems = self_test() or placement_problems()
     for component in cycles(graph):
         edges = [
             f"{a} -> {b}" for a in component for b in sorted(graph[a]) if b in component
@@ -166,7 +288,8 @@ def main():
         print(f"check-deps: {problem}", file=sys.stderr)
     if not problems:
         print(f"check-deps: {len(graph)} top-level modules, no cycle; db uses only "
-              + ", ".join(sorted(DB_MAY_USE)) + "; ARCHITECTURE.md's layers match")
+              + ", ".join(sorted(DB_MAY_USE)) + "; SQL only in src/db/; may only where allowed; "
+              "ARCHITECTURE.md's layers match")
     return 1 if problems else 0
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/test.sh [CARGO TEST ARGS...]: every check and test, each run whatever the earlier ones
 # gave: the module graph (scripts/check-deps.py: no cycle between src/'s top-level modules, db/
-# above nothing), rustfmt, clippy (warnings are errors), cargo test, then the edge recipes'
+# above nothing, SQL only in db/, may's io only in http/), rustfmt, clippy (warnings are errors), cargo test, then the edge recipes'
 # tests, each against the shared cases of edge/cases/ in its real runtime, and
 # edge/front/test.sh, nginx in front of a release build of `agentcard edge`. Exit 0 when all
 # passed; the last line counts what ran: `total: N passed, M failed` over the three checks,
@@ -107,7 +107,7 @@ counted_run() {
 	counted $counts "$rc"
 }
 
-check "scripts/check-deps.py (the module graph points one way)" python3 scripts/check-deps.py
+check "scripts/check-deps.py (the module graph points one way; SQL and may stay home)" python3 scripts/check-deps.py
 check "cargo fmt --all -- --check" cargo fmt --all -- --check
 check "cargo clippy --all-targets${locked[*]:+ ${locked[*]}} -- -D warnings" \
 	cargo clippy --all-targets "${locked[@]}" -- -D warnings
