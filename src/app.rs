@@ -44,6 +44,14 @@ impl App {
         }))
     }
 
+    /// Stops the background threads (cache refresher, report writer without a last flush,
+    /// token-use writer, the pool's probe), and waits until they have stopped.
+    pub fn stop(&self) {
+        self.delivery.stop();
+        self.token_use.stop();
+        self.pool.stop();
+    }
+
     /// From now on the instance says it is not ready, so that a load balancer drains it.
     pub fn begin_stopping(&self) {
         self.stopping.store(true, Ordering::Release);

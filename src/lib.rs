@@ -10,6 +10,7 @@ mod agents;
 mod api;
 pub mod app;
 pub mod auth;
+mod background;
 mod blocking;
 pub mod config;
 mod contact;
@@ -48,7 +49,8 @@ pub enum StartError {
     Listen(#[from] std::io::Error),
 }
 
-/// A started service: its state and its listeners.
+/// A started service: its state and its listeners. Dropping it stops everything it started
+/// ([`Running::stop`]).
 pub struct Running {
     pub app: Arc<App>,
     /// The public listener.
@@ -79,6 +81,24 @@ impl Running {
             log::error!("shutdown: the report's last counts could not be written in time");
         }
         drained && flushed
+    }
+
+    /// Stops everything `start` started, at once (the graceful stop is [`Running::shut_down`]):
+    /// the listeners close, idle connections with them (a request in flight is still
+    /// answered), and the background threads end; counts the report has not flushed are lost.
+    pub fn stop(&self) {
+        let now = Instant::now();
+        self.server.shut_down(now);
+        if let Some(metrics) = &self.metrics {
+            metrics.shut_down(now);
+        }
+        self.app.stop();
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 

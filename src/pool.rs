@@ -9,6 +9,7 @@
 //! database is down a checkout does not wait; r2d2 keeps trying to connect meanwhile, and the
 //! first connection made ends the outage.
 
+use crate::background::Background;
 use crate::db::pg_config;
 use crate::failure_log::FailureLog;
 use postgres::NoTls;
@@ -16,7 +17,7 @@ use r2d2::event::{AcquireEvent, CheckoutEvent, HandleEvent};
 use r2d2::HandleError;
 use r2d2_postgres::PostgresConnectionManager;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 type Manager = PostgresConnectionManager<NoTls>;
@@ -35,13 +36,22 @@ const PROBE_EVERY: Duration = Duration::from_secs(1);
 pub struct Pool(Arc<Shared>);
 
 struct Shared {
+    checkout: Checkout,
+    /// The thread that checks a connection out every `PROBE_EVERY`; it stops with the pool.
+    probe: Background,
+}
+
+/// What a checkout needs: r2d2's pool and the database's state (clones share both).
+#[derive(Clone)]
+struct Checkout {
     connections: r2d2::Pool<Manager>,
     database: Arc<DatabaseState>,
 }
 
 impl Pool {
     /// A pool that does not require the database to be up at start (connections are made on
-    /// demand), and the thread that keeps its state; the thread ends with the pool.
+    /// demand), and the thread that keeps its state; the thread stops with the pool (its last
+    /// clone dropped) or [`Pool::stop`].
     pub fn start(database_url: &str, size: u32) -> Result<Pool, postgres::Error> {
         let manager = PostgresConnectionManager::new(pg_config(database_url)?, NoTls);
         let database = Arc::new(DatabaseState::default());
@@ -53,20 +63,44 @@ impl Pool {
             .error_handler(Box::new(Observer(Arc::clone(&database))))
             .event_handler(Box::new(Observer(Arc::clone(&database))))
             .build_unchecked(manager);
-        let pool = Pool(Arc::new(Shared {
+        let checkout = Checkout {
             connections,
             database,
-        }));
-        let watched = Arc::downgrade(&pool.0);
-        std::thread::Builder::new()
-            .name("db-probe".into())
-            .spawn(move || probe(&watched))
-            .expect("cannot start the database probe at startup");
-        Ok(pool)
+        };
+        let probing = checkout.clone();
+        let probe = Background::spawn("db-probe", move |stop| {
+            while !stop.wait(PROBE_EVERY) {
+                // The state follows from the events of the checkout; its result tells nothing
+                // more.
+                let _ = probing.get();
+            }
+        });
+        Ok(Pool(Arc::new(Shared { checkout, probe })))
     }
 
     /// A connection; at once an error while the database is down.
     pub fn get(&self) -> Result<Conn, r2d2::Error> {
+        self.0.checkout.get()
+    }
+
+    /// Whether the database answered the last time the pool asked it something.
+    pub fn database_up(&self) -> bool {
+        self.0.checkout.database_up()
+    }
+
+    /// Connections open and idle.
+    pub fn state(&self) -> r2d2::State {
+        self.0.checkout.connections.state()
+    }
+
+    /// Stops the probe (for every clone), and waits until it has stopped.
+    pub fn stop(&self) {
+        self.0.probe.stop();
+    }
+}
+
+impl Checkout {
+    fn get(&self) -> Result<Conn, r2d2::Error> {
         let deadline = Instant::now() + CHECKOUT_TIMEOUT;
         loop {
             let wait = if self.database_up() {
@@ -74,33 +108,15 @@ impl Pool {
             } else {
                 Duration::ZERO
             };
-            match self.0.connections.get_timeout(wait) {
+            match self.connections.get_timeout(wait) {
                 Err(_) if self.database_up() && Instant::now() < deadline => {}
                 checked_out => return checked_out,
             }
         }
     }
 
-    /// Whether the database answered the last time the pool asked it something.
-    pub fn database_up(&self) -> bool {
-        self.0.database.up.load(Ordering::Acquire)
-    }
-
-    /// Connections open and idle.
-    pub fn state(&self) -> r2d2::State {
-        self.0.connections.state()
-    }
-}
-
-/// Checks a connection out every `PROBE_EVERY` while the pool lives.
-fn probe(pool: &Weak<Shared>) {
-    loop {
-        std::thread::sleep(PROBE_EVERY);
-        let Some(shared) = pool.upgrade() else {
-            return;
-        };
-        // The state follows from the events of the checkout; its result tells nothing more.
-        let _ = Pool(shared).get();
+    fn database_up(&self) -> bool {
+        self.database.up.load(Ordering::Acquire)
     }
 }
 

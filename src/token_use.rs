@@ -1,6 +1,7 @@
 //! A management token's last use, recorded at most once a minute per token, off the request
 //! path: the console lists it, and a write per request would cost every call a round trip.
 
+use crate::background::Background;
 use crate::db;
 use crate::failure_log::FailureLog;
 use crate::pool::Pool;
@@ -16,31 +17,36 @@ const PENDING_UPDATES: usize = 1024;
 pub struct TokenUse {
     last_sent: Mutex<HashMap<String, Instant>>,
     updates: Sender<String>,
+    writer: Background,
 }
 
 impl TokenUse {
-    /// Starts the writer thread, which updates `last_used_at` with its own pooled connection.
+    /// Starts the writer thread, which updates `last_used_at` with its own pooled connection;
+    /// it stops with this (dropped, or [`TokenUse::stop`]).
     pub fn start(pool: Pool) -> TokenUse {
         let (updates, pending) = channel::bounded::<String>(PENDING_UPDATES);
-        std::thread::Builder::new()
-            .name("token-use".into())
-            .spawn(move || {
-                let outage = FailureLog::new("recording a management token's last use");
-                for token_id in pending {
-                    let touched = pool.get().map_err(|e| e.to_string()).and_then(|mut db| {
-                        db::orgs::touch_token(&mut *db, &token_id).map_err(|e| db::describe(&e))
-                    });
-                    match touched {
-                        Ok(()) => outage.succeeded(),
-                        Err(cause) => outage.failed(&cause),
-                    }
+        let writer = Background::spawn("token-use", move |stop| {
+            let outage = FailureLog::new("recording a management token's last use");
+            while let Some(token_id) = stop.next(&pending) {
+                let touched = pool.get().map_err(|e| e.to_string()).and_then(|mut db| {
+                    db::orgs::touch_token(&mut *db, &token_id).map_err(|e| db::describe(&e))
+                });
+                match touched {
+                    Ok(()) => outage.succeeded(),
+                    Err(cause) => outage.failed(&cause),
                 }
-            })
-            .expect("cannot start the token-use thread at startup");
+            }
+        });
         TokenUse {
             last_sent: Mutex::new(HashMap::new()),
             updates,
+            writer,
         }
+    }
+
+    /// Stops the writer (uses not yet written are not), and waits until it has stopped.
+    pub fn stop(&self) {
+        self.writer.stop();
     }
 
     pub fn touch(&self, token_id: &str) {

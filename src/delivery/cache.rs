@@ -7,6 +7,7 @@
 //! the versions are compared, so a lost notification costs at most one period. While the
 //! database is down the last snapshot keeps serving.
 
+use crate::background::{Background, Stop};
 use crate::db::snapshot::{self as rows, Scope};
 use crate::delivery::snapshot::Snapshot;
 use crate::failure_log::FailureLog;
@@ -20,6 +21,9 @@ use std::time::{Duration, Instant};
 const MAX_ORGS_PER_REFRESH: usize = 64;
 /// Pause before reconnecting after the database went away.
 const RECONNECT_BACKOFF: Duration = Duration::from_secs(1);
+/// The refresher listens for notifications this long at a time, then looks whether it is to
+/// stop: a connection's wait cannot be woken from another thread.
+const LISTEN_SLICE: Duration = Duration::from_millis(100);
 
 pub struct FragmentCache {
     /// The snapshot and its generation, changed together.
@@ -219,41 +223,48 @@ impl FragmentCache {
     }
 
     /// Starts the refresher thread: it listens for notifications and, every `period`, checks
-    /// versions; it reconnects by itself when the database comes back.
-    pub fn start_refresher(self: &Arc<Self>, database_url: String, period: Duration) {
+    /// versions; it reconnects by itself when the database comes back. It stops with the
+    /// handle.
+    pub fn start_refresher(self: &Arc<Self>, database_url: String, period: Duration) -> Background {
         let cache = Arc::clone(self);
-        std::thread::Builder::new()
-            .name("fragment-cache".into())
-            .spawn(move || {
-                let outage =
-                    FailureLog::new("the fragment cache's refresh (serving the last snapshot)");
-                loop {
-                    if let Err(error) = cache.follow(&database_url, period, &outage) {
-                        outage.failed(&crate::db::describe(&error));
-                    }
-                    std::thread::sleep(RECONNECT_BACKOFF);
+        Background::spawn("fragment-cache", move |stop| {
+            let outage =
+                FailureLog::new("the fragment cache's refresh (serving the last snapshot)");
+            loop {
+                match cache.follow(&database_url, period, &outage, &stop) {
+                    Ok(()) => return,
+                    Err(error) => outage.failed(&crate::db::describe(&error)),
                 }
-            })
-            .expect("cannot start the fragment-cache thread at startup");
+                if stop.wait(RECONNECT_BACKOFF) {
+                    return;
+                }
+            }
+        })
     }
 
-    /// One connection's life: listen, refresh on notification or period, until an error.
+    /// One connection's life: listen, refresh at the first change notified or at the end of
+    /// the period, whichever comes first, until an error or the stop (`Ok`).
     fn follow(
         &self,
         database_url: &str,
         period: Duration,
         outage: &FailureLog,
+        stop: &Stop,
     ) -> Result<(), postgres::Error> {
         let mut db = crate::db::connect(database_url)?;
         rows::listen_for_changes(&mut db)?;
         self.refresh_changed(&mut db)?;
         outage.succeeded();
-        loop {
-            // At the first change notified or at the end of the period, whichever comes first.
-            rows::wait_for_changes(&mut db, period)?;
-            self.refresh_changed(&mut db)?;
-            self.reap();
+        let mut refreshed = Instant::now();
+        while !stop.has_come() {
+            let changed = rows::wait_for_changes(&mut db, LISTEN_SLICE.min(period))?;
+            if changed || refreshed.elapsed() >= period {
+                self.refresh_changed(&mut db)?;
+                self.reap();
+                refreshed = Instant::now();
+            }
         }
+        Ok(())
     }
 }
 

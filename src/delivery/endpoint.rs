@@ -6,6 +6,7 @@ use super::cache::FragmentCache;
 use super::params::{Format, Params};
 use super::select::{decide, Decision, Outcome, ENDINGS};
 use crate::agents::Purpose;
+use crate::background::Background;
 use crate::config::Config;
 use crate::http::{error_response, require_get_or_head, Request, Response};
 use crate::metrics::{Counter, PerThread};
@@ -23,6 +24,8 @@ const CACHEABLE: &str = "public, s-maxage=120, stale-while-revalidate=240";
 /// the operator metrics' counts.
 pub struct Delivery {
     pub cache: Arc<FragmentCache>,
+    /// Keeps `cache` fresh; stops with this.
+    refresher: Background,
     pub reporter: Reporter,
     prefix: String,
     counts: PerThread<Counts>,
@@ -48,13 +51,21 @@ impl Delivery {
     /// Starts the cache refresher (which loads the first snapshot) and the report writer.
     pub fn start(config: &Config) -> Delivery {
         let cache = FragmentCache::new();
-        cache.start_refresher(config.database_url.clone(), config.refresh);
+        let refresher = cache.start_refresher(config.database_url.clone(), config.refresh);
         Delivery {
             cache,
+            refresher,
             reporter: Reporter::start(ReportSettings::from(config)),
             prefix: config.prefix.clone(),
             counts: PerThread::new(config.workers),
         }
+    }
+
+    /// Stops the refresher and the report's flusher (without a last flush), and waits until
+    /// they have stopped: the snapshot is served as it is.
+    pub fn stop(&self) {
+        self.refresher.stop();
+        self.reporter.stop();
     }
 
     pub fn handle(&self, request: &Request) -> Response {

@@ -133,8 +133,9 @@ pub struct Watchdog {
 }
 
 impl Watchdog {
-    /// Starts the sweeping thread; it lives as long as the process. It sweeps often enough for
-    /// `timeouts`, and no connection may be given shorter ones.
+    /// Starts the sweeping thread. It sweeps often enough for `timeouts` (no connection may be
+    /// given shorter ones), and returns once it alone holds the watchdog and every socket has
+    /// been dropped: a server shut down leaves nothing running.
     pub fn start(timeouts: Timeouts) -> Arc<Watchdog> {
         let watchdog = Arc::new(Watchdog {
             registry: Mutex::new(Registry::default()),
@@ -151,6 +152,10 @@ impl Watchdog {
             .spawn(move || loop {
                 std::thread::sleep(period);
                 sweeper.sweep(Instant::now());
+                // Nobody else holds it: no connection can be watched any more.
+                if Arc::strong_count(&sweeper) == 1 && sweeper.is_empty() {
+                    return;
+                }
             })
             .expect("cannot start the connection watchdog at startup");
         watchdog
@@ -265,6 +270,12 @@ impl Watchdog {
     /// Connections open now.
     pub fn open_connections(&self) -> usize {
         self.registry.lock().connections.len()
+    }
+
+    /// No connection open, no socket waiting to be dropped.
+    fn is_empty(&self) -> bool {
+        let registry = self.registry.lock();
+        registry.connections.is_empty() && registry.retired.is_empty()
     }
 
     fn sweep(&self, now: Instant) {

@@ -8,10 +8,11 @@
 
 use super::counters::{Counts, MemoryBounds};
 use super::{ReportSettings, Slots};
+use crate::background::{Background, Stop, Woken};
 use crate::db::reports::{self, Applied, Flush};
 use crate::failure_log::FailureLog;
 use crate::{db, ids};
-use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender};
+use crossbeam::channel::{self, Receiver, Sender};
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -43,10 +44,11 @@ pub struct FlushStatus {
     pub database_down: bool,
 }
 
-/// The service's side of the flusher.
+/// The service's side of the flusher; dropping it stops the thread (what waits is lost).
 pub struct FlusherHandle {
     status: Arc<Mutex<FlushStatus>>,
     finish: Sender<Sender<()>>,
+    thread: Background,
 }
 
 impl FlusherHandle {
@@ -58,6 +60,11 @@ impl FlusherHandle {
     pub fn finish(&self, within: Duration) -> bool {
         let (done, finished) = channel::bounded(1);
         self.finish.send(done).is_ok() && finished.recv_timeout(within).is_ok()
+    }
+
+    /// Stops the thread, and waits until it has stopped.
+    pub fn stop(&self) {
+        self.thread.stop();
     }
 }
 
@@ -108,25 +115,28 @@ impl Flusher {
             outage: FailureLog::new("the report's flush"),
             status: Arc::clone(&status),
         };
-        std::thread::Builder::new()
-            .name("report-flusher".into())
-            .spawn(move || flusher.run(&finish_requests))
-            .expect("cannot start the report flusher at startup");
-        FlusherHandle { status, finish }
+        let thread = Background::spawn("report-flusher", move |stop| {
+            flusher.run(&stop, &finish_requests);
+        });
+        FlusherHandle {
+            status,
+            finish,
+            thread,
+        }
     }
 
-    fn run(mut self, finish_requests: &Receiver<Sender<()>>) {
+    fn run(mut self, stop: &Stop, finish_requests: &Receiver<Sender<()>>) {
         let mut rolled_up: Option<Instant> = None;
         loop {
-            let finish = match finish_requests.recv_timeout(self.settings.flush_every) {
-                Ok(done) => Some(done),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => return,
+            let finish = match stop.next_within(finish_requests, self.settings.flush_every) {
+                Woken::Message(done) => Some(done),
+                Woken::Period => None,
+                Woken::Stop => return,
             };
             self.harvest();
             self.flush();
             if let Some(done) = finish {
-                return self.finish(&done);
+                return self.finish(stop, &done);
             }
             if self.client.is_some() && rolled_up.is_none_or(|at| at.elapsed() >= ROLL_UP_EVERY) {
                 self.roll_up();
@@ -135,12 +145,15 @@ impl Flusher {
         }
     }
 
-    /// Flushes until nothing is left, then says so; the caller stops waiting when it must.
-    fn finish(mut self, done: &Sender<()>) {
+    /// Flushes until nothing is left, then says so; the caller stops waiting when it must, and
+    /// the stop ends the attempts.
+    fn finish(mut self, stop: &Stop, done: &Sender<()>) {
         self.finishing = true;
         self.flush();
         while !self.is_empty() {
-            std::thread::sleep(FINAL_RETRY_EVERY);
+            if stop.wait(FINAL_RETRY_EVERY) {
+                return;
+            }
             self.flush();
         }
         let _ = done.send(());

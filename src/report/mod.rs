@@ -206,6 +206,11 @@ impl Reporter {
     pub fn finish(&self, within: Duration) -> bool {
         self.flusher.finish(within)
     }
+
+    /// Stops the flusher without a last flush, and waits until it has stopped.
+    pub fn stop(&self) {
+        self.flusher.stop();
+    }
 }
 
 impl Slot {

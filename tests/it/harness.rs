@@ -27,10 +27,12 @@ pub const REPORT_FLUSH_MS: u64 = 100;
 pub struct TestServer {
     pub addr: SocketAddr,
     pub database_url: String,
-    pub app: std::sync::Arc<agentcard::app::App>,
+    running: agentcard::Running,
 }
 
-/// The shared server of this test run, started on first use.
+/// The shared server of this test run, started on first use. It serves every test of the
+/// binary, so it runs until the process ends; a server a test starts for itself
+/// ([`start_server`]) stops when that test drops it.
 pub fn server() -> &'static TestServer {
     static SERVER: OnceLock<TestServer> = OnceLock::new();
     SERVER.get_or_init(|| {
@@ -43,21 +45,33 @@ pub fn server() -> &'static TestServer {
                 ("AGENTCARD_TRUSTED_PROXIES", "127.0.0.0/8"),
             ],
         );
-        let addr = running.server.local_addr();
         TestServer {
-            addr,
+            addr: running.server.local_addr(),
             database_url,
-            app: running.app,
+            running,
         }
     })
 }
 
-/// Starts another in-process server on the same database with extra settings.
-pub fn start_server(database_url: &str, extra: &[(&str, &str)]) -> SocketAddr {
-    let running = start_running(database_url, extra);
-    let addr = running.server.local_addr();
-    std::mem::forget(running);
-    addr
+/// An in-process server a test started for itself: it stops (its listeners, its connections,
+/// its threads) when the test drops it, at the latest when the test ends.
+pub struct OwnServer {
+    pub addr: SocketAddr,
+    _running: agentcard::Running,
+}
+
+impl OwnServer {
+    fn of(running: agentcard::Running) -> OwnServer {
+        OwnServer {
+            addr: running.server.local_addr(),
+            _running: running,
+        }
+    }
+}
+
+/// Starts another in-process server on the database at `database_url`, with extra settings.
+pub fn start_server(database_url: &str, extra: &[(&str, &str)]) -> OwnServer {
+    OwnServer::of(start_running(database_url, extra))
 }
 
 fn start_running(database_url: &str, extra: &[(&str, &str)]) -> agentcard::Running {
@@ -96,6 +110,7 @@ fn start_running(database_url: &str, extra: &[(&str, &str)]) -> agentcard::Runni
 /// waiting for its notification or refresh period).
 pub fn sync_cache() {
     server()
+        .running
         .app
         .delivery
         .cache
@@ -432,17 +447,14 @@ pub fn parse_responses(mut bytes: &[u8]) -> Vec<Resp> {
 }
 
 /// A server whose database is unreachable: built without the migration step of `start`.
-pub fn start_server_without_migrations(database_url: &str) -> SocketAddr {
+pub fn start_server_without_migrations(database_url: &str) -> OwnServer {
     let config = Config::from_lookup(|name| match name {
         "DATABASE_URL" => Some(database_url.to_string()),
         "AGENTCARD_LISTEN" => Some("127.0.0.1:0".into()),
         _ => None,
     })
     .expect("test configuration");
-    let running = agentcard::serve_without_migrating(config).expect("start test server");
-    let addr = running.server.local_addr();
-    std::mem::forget(running);
-    addr
+    OwnServer::of(agentcard::serve_without_migrating(config).expect("start test server"))
 }
 
 /// A program of the project's Python environment, `.venv/` (scripts/test.sh makes it), else the

@@ -92,10 +92,11 @@ fn an_ip_presenting_well_formed_tokens_gets_600_requests() {
 fn the_client_header_counts_only_from_a_trusted_proxy() {
     // A second server on the same database that trusts no proxy: every request is 127.0.0.1,
     // whatever the header says, so 30 failures from "different" addresses fill one counter.
-    let addr = harness::start_server(
+    let own = harness::start_server(
         &server().database_url,
         &[("AGENTCARD_CLIENT_IP_HEADER", "X-Test-Client-IP")],
     );
+    let addr = own.addr;
     for i in 0..30 {
         let client = Client::new(addr).ip(&next_client_ip());
         assert_eq!(client.get("/v1/me").status, 401, "attempt {}", i + 1);
@@ -107,13 +108,14 @@ fn the_client_header_counts_only_from_a_trusted_proxy() {
 fn forwarded_for_takes_the_right_most_untrusted_address() {
     // Through the shared server (loopback trusted): failures spread over the first address of
     // X-Forwarded-For would be spoofable; the right-most untrusted one is what counts.
-    let addr = harness::start_server(
+    let own = harness::start_server(
         &server().database_url,
         &[
             ("AGENTCARD_CLIENT_IP_HEADER", "X-Forwarded-For"),
             ("AGENTCARD_TRUSTED_PROXIES", "127.0.0.0/8, 10.255.0.0/16"),
         ],
     );
+    let addr = own.addr;
     let real = next_client_ip();
     for i in 0..30 {
         let spoofed = format!("192.0.2.{i}, {real}, 10.255.0.1");

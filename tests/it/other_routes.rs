@@ -1,4 +1,4 @@
-//! `/health`, `/ready` and `/contact`.
+//! `/health`, `/ready` and `/contact`; a server that stops leaves nothing open.
 
 use crate::fixtures::World;
 use crate::harness::{self, next_client_ip, server, Client, LEGACY_HOST};
@@ -38,7 +38,8 @@ fn ready_answers_200_when_the_database_answers() {
 #[test]
 fn ready_answers_503_until_the_snapshot_has_loaded_and_says_the_database_is_down() {
     // A server whose database does not answer (nothing listens on port 1): no snapshot ever.
-    let addr = harness::start_server_without_migrations("postgres://postgres@127.0.0.1:1/none");
+    let own = harness::start_server_without_migrations("postgres://postgres@127.0.0.1:1/none");
+    let addr = own.addr;
     let ready = || Client::new(addr).get("/ready");
     wait_until("/ready says the database is down", || {
         ready().json()["database"] == "down"
@@ -55,7 +56,8 @@ fn ready_answers_503_until_the_snapshot_has_loaded_and_says_the_database_is_down
 fn ready_answers_from_memory_while_the_pool_is_taken() {
     // A server whose one pooled connection is held by a management request waiting on a lock.
     let database_url = harness::fresh_database();
-    let addr = harness::start_server(&database_url, &[("AGENTCARD_DB_POOL", "1")]);
+    let own = harness::start_server(&database_url, &[("AGENTCARD_DB_POOL", "1")]);
+    let addr = own.addr;
     let token = World::on(&database_url, addr).management_token();
     let ready = || Client::new(addr).get("/ready");
     wait_until("the snapshot loaded", || ready().status == 200);
@@ -85,6 +87,28 @@ fn ready_answers_from_memory_while_the_pool_is_taken() {
     );
     lock.commit().unwrap();
     assert_eq!(me.join().unwrap().status, 200);
+}
+
+#[test]
+fn a_stopped_server_closes_its_listener_and_every_database_connection() {
+    let database_url = harness::fresh_database();
+    let own = harness::start_server(&database_url, &[]);
+    let addr = own.addr;
+    wait_until("the snapshot loaded", || {
+        Client::new(addr).get("/ready").status == 200
+    });
+    let mut watcher = agentcard::db::connect(&database_url).unwrap();
+    let mut others = || -> i64 {
+        let sql = "SELECT count(*) FROM pg_stat_activity \
+                   WHERE datname = current_database() AND pid <> pg_backend_pid()";
+        watcher.query_one(sql, &[]).unwrap().get(0)
+    };
+    assert!(others() > 0, "the server's cache refresher listens");
+    drop(own);
+    wait_until("the listener closed", || {
+        std::net::TcpStream::connect(addr).is_err()
+    });
+    wait_until("the server's database connections closed", || others() == 0);
 }
 
 #[test]

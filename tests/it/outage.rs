@@ -324,13 +324,14 @@ fn fragment_serves_through_a_database_outage_and_everything_recovers() {
     let cluster = PrivateCluster::start_new();
     let database_url = cluster.create_database("agentcard_outage");
     let metrics = free_local_addr();
-    let addr = harness::start_server(
+    let own = harness::start_server(
         &database_url,
         &[
             ("AGENTCARD_REFRESH_MS", REFRESH_MS),
             ("AGENTCARD_METRICS_LISTEN", &metrics.to_string()),
         ],
     );
+    let addr = own.addr;
     let mut s = Scene::new(&database_url, addr, metrics);
 
     // Before: the card is served (its rows came by notification or the first load) and the
