@@ -59,7 +59,7 @@ impl CanonicalPath {
         }
         canonicalize(trimmed, PREFIX_LIMITS)
             .map(CanonicalPath)
-            .map_err(|refusal| Invalid::new(field, refusal.message()))
+            .map_err(|why| Invalid::new(field, why.message()))
     }
 
     pub fn as_str(&self) -> &str {
@@ -117,7 +117,7 @@ const PAGE_LIMITS: Limits = Limits {
 
 /// Why a path has no canonical form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Refusal {
+enum NotCanonical {
     InputTooLong,
     QueryOrFragment,
     Backslash,
@@ -129,48 +129,48 @@ enum Refusal {
     OutputTooLong,
 }
 
-impl Refusal {
+impl NotCanonical {
     fn message(self) -> &'static str {
         match self {
-            Refusal::InputTooLong => "path prefix must be at most 512 characters",
-            Refusal::QueryOrFragment => "path prefix must not contain a query (?) or a fragment (#)",
-            Refusal::Backslash => "path prefix must not contain a backslash (\\)",
-            Refusal::SpaceOrControl => {
+            NotCanonical::InputTooLong => "path prefix must be at most 512 characters",
+            NotCanonical::QueryOrFragment => "path prefix must not contain a query (?) or a fragment (#)",
+            NotCanonical::Backslash => "path prefix must not contain a backslash (\\)",
+            NotCanonical::SpaceOrControl => {
                 "path prefix must not contain spaces or control characters (write a space as %20)"
             }
-            Refusal::BadEscape => {
+            NotCanonical::BadEscape => {
                 "path prefix has an invalid percent escape: % must be followed by two hex digits"
             }
-            Refusal::NotUtf8 => "path prefix has percent escapes that do not decode to UTF-8",
-            Refusal::EmptySegment => "path prefix must not contain empty segments (//)",
-            Refusal::DotSegment => "path prefix must not contain . or .. segments",
-            Refusal::OutputTooLong => {
+            NotCanonical::NotUtf8 => "path prefix has percent escapes that do not decode to UTF-8",
+            NotCanonical::EmptySegment => "path prefix must not contain empty segments (//)",
+            NotCanonical::DotSegment => "path prefix must not contain . or .. segments",
+            NotCanonical::OutputTooLong => {
                 "path prefix must be at most 200 characters once normalised (lowercased, percent-encoded, ending in /)"
             }
         }
     }
 }
 
-impl From<DecodeError> for Refusal {
+impl From<DecodeError> for NotCanonical {
     fn from(error: DecodeError) -> Self {
         match error {
-            DecodeError::BadEscape => Refusal::BadEscape,
-            DecodeError::NotUtf8 => Refusal::NotUtf8,
+            DecodeError::BadEscape => NotCanonical::BadEscape,
+            DecodeError::NotUtf8 => NotCanonical::NotUtf8,
         }
     }
 }
 
 /// The canonical-path rule, shared by route prefixes and served pages.
-fn canonicalize(path: &str, limits: Limits) -> Result<String, Refusal> {
+fn canonicalize(path: &str, limits: Limits) -> Result<String, NotCanonical> {
     if let Some(max) = limits.max_input_utf16 {
         // UTF-16 never takes more units than UTF-8 takes bytes: skip counting when short.
         if path.len() > max && path.encode_utf16().count() > max {
-            return Err(Refusal::InputTooLong);
+            return Err(NotCanonical::InputTooLong);
         }
     }
     match already_canonical(path) {
         Some(canonical) if limits.max_output.is_some_and(|max| canonical.len() > max) => {
-            Err(Refusal::OutputTooLong)
+            Err(NotCanonical::OutputTooLong)
         }
         Some(canonical) => Ok(canonical),
         None => canonical_steps(path, limits),
@@ -178,7 +178,7 @@ fn canonicalize(path: &str, limits: Limits) -> Result<String, Refusal> {
 }
 
 /// Steps 2 and on: characters, then segment by segment.
-fn canonical_steps(path: &str, limits: Limits) -> Result<String, Refusal> {
+fn canonical_steps(path: &str, limits: Limits) -> Result<String, NotCanonical> {
     check_characters(path)?;
     let body = path.strip_prefix('/').unwrap_or(path);
     let mut out = String::with_capacity(body.len() + 2);
@@ -189,14 +189,14 @@ fn canonical_steps(path: &str, limits: Limits) -> Result<String, Refusal> {
             // Only the part after a trailing slash may be empty.
             return match segments.peek() {
                 None => Ok(out),
-                Some(_) => Err(Refusal::EmptySegment),
+                Some(_) => Err(NotCanonical::EmptySegment),
             };
         }
         push_segment(&mut out, segment)?;
         out.push('/');
         // The output only grows: stop as soon as it is over the limit.
         if limits.max_output.is_some_and(|max| out.len() > max) {
-            return Err(Refusal::OutputTooLong);
+            return Err(NotCanonical::OutputTooLong);
         }
     }
     Ok(out)
@@ -234,16 +234,18 @@ fn already_canonical(path: &str) -> Option<String> {
 /// Step 2 on the raw text: characters that cannot be part of a path, and
 /// `%` not starting a well-formed escape. Works on bytes so the ASCII most
 /// paths are made of needs no char decoding.
-fn check_characters(path: &str) -> Result<(), Refusal> {
+fn check_characters(path: &str) -> Result<(), NotCanonical> {
     for (at, b) in path.bytes().enumerate() {
         match b {
-            b'?' | b'#' => return Err(Refusal::QueryOrFragment),
-            b'\\' => return Err(Refusal::Backslash),
-            b'%' if !is_escape_at(path, at) => return Err(Refusal::BadEscape),
+            b'?' | b'#' => return Err(NotCanonical::QueryOrFragment),
+            b'\\' => return Err(NotCanonical::Backslash),
+            b'%' if !is_escape_at(path, at) => return Err(NotCanonical::BadEscape),
             // ASCII whitespace is the space plus control characters.
-            0..=0x20 | 0x7F => return Err(Refusal::SpaceOrControl),
+            0..=0x20 | 0x7F => return Err(NotCanonical::SpaceOrControl),
             // In a &str a byte from 0xC0 up starts a char: check that char.
-            0xC0.. if starts_space_or_control(path, at) => return Err(Refusal::SpaceOrControl),
+            0xC0.. if starts_space_or_control(path, at) => {
+                return Err(NotCanonical::SpaceOrControl)
+            }
             _ => {}
         }
     }
@@ -258,9 +260,9 @@ fn starts_space_or_control(path: &str, at: usize) -> bool {
 }
 
 /// Decodes, lowercases and re-encodes one non-empty segment onto `out`.
-fn push_segment(out: &mut String, segment: &str) -> Result<(), Refusal> {
+fn push_segment(out: &mut String, segment: &str) -> Result<(), NotCanonical> {
     if is_dot_segment(segment) {
-        return Err(Refusal::DotSegment);
+        return Err(NotCanonical::DotSegment);
     }
     if segment.bytes().all(|b| b.is_ascii() && b != b'%') {
         push_plain_ascii(out, segment);
@@ -305,7 +307,7 @@ fn push_plain_ascii(out: &mut String, segment: &str) {
 }
 
 /// Slow path of [`push_segment`]: lowercases the whole decoded segment at once.
-fn push_segment_contextual(out: &mut String, segment: &str) -> Result<(), Refusal> {
+fn push_segment_contextual(out: &mut String, segment: &str) -> Result<(), NotCanonical> {
     let decoded: String = DecodedChars::new(segment).collect::<Result<_, _>>()?;
     decoded
         .to_lowercase()
@@ -397,7 +399,7 @@ const fn is_literal(c: char) -> bool {
 mod tests {
     use super::*;
 
-    fn check(input: &str, expected: Result<&str, Refusal>) {
+    fn check(input: &str, expected: Result<&str, NotCanonical>) {
         let got = CanonicalPath::parse(input, "path_prefix");
         match expected {
             Ok(path) => assert_eq!(
@@ -405,9 +407,9 @@ mod tests {
                 Ok(path),
                 "{input:?}"
             ),
-            Err(refusal) => assert_eq!(
+            Err(why) => assert_eq!(
                 got,
-                Err(Invalid::new("path_prefix", refusal.message())),
+                Err(Invalid::new("path_prefix", why.message())),
                 "{input:?}"
             ),
         }
@@ -415,8 +417,8 @@ mod tests {
 
     #[test]
     fn canonicalizes_prefixes() {
-        use Refusal::*;
-        let cases: &[(&str, Result<&str, Refusal>)] = &[
+        use NotCanonical::*;
+        let cases: &[(&str, Result<&str, NotCanonical>)] = &[
             ("Actualite/", Ok("/actualite/")),
             ("/Été", Ok("/%C3%A9t%C3%A9/")),
             ("/%C3%89t%C3%A9", Ok("/%C3%A9t%C3%A9/")),
@@ -493,37 +495,43 @@ mod tests {
     fn applies_length_limits() {
         let escaped_a = "%61".repeat(170);
         let short = || Ok(format!("/{}/", "a".repeat(170)));
-        let cases: Vec<(String, Result<String, Refusal>)> = vec![
+        let cases: Vec<(String, Result<String, NotCanonical>)> = vec![
             // 512 UTF-16 units of input whose canonical form is short: accepted.
             (format!("/{escaped_a}/"), short()),
             // 513 units, canonical form still short: refused for the input length.
-            (format!("/{escaped_a}a/"), Err(Refusal::InputTooLong)),
+            (format!("/{escaped_a}a/"), Err(NotCanonical::InputTooLong)),
             // Surrounding whitespace does not count.
             (format!("   /{escaped_a}/   "), short()),
             // 258 chars but 514 UTF-16 units: the input limit counts UTF-16.
             (
                 format!("/{}/", "😀".repeat(256)),
-                Err(Refusal::InputTooLong),
+                Err(NotCanonical::InputTooLong),
             ),
             // 302 UTF-16 units but 602 bytes: within the input limit, too long once encoded.
             (
                 format!("/{}/", "é".repeat(300)),
-                Err(Refusal::OutputTooLong),
+                Err(NotCanonical::OutputTooLong),
             ),
             // Canonical result of exactly 200 characters, then 201.
             (
                 format!("/{}/", "a".repeat(198)),
                 Ok(format!("/{}/", "a".repeat(198))),
             ),
-            (format!("/{}", "a".repeat(199)), Err(Refusal::OutputTooLong)),
+            (
+                format!("/{}", "a".repeat(199)),
+                Err(NotCanonical::OutputTooLong),
+            ),
             (
                 format!("/{}", "é".repeat(33)),
                 Ok(format!("/{}/", "%C3%A9".repeat(33))),
             ),
-            (format!("/{}", "é".repeat(34)), Err(Refusal::OutputTooLong)),
+            (
+                format!("/{}", "é".repeat(34)),
+                Err(NotCanonical::OutputTooLong),
+            ),
         ];
         for (input, expected) in cases {
-            check(&input, expected.as_deref().map_err(|refusal| *refusal));
+            check(&input, expected.as_deref().map_err(|why| *why));
         }
     }
 
@@ -584,11 +592,11 @@ mod tests {
         let long = format!("/{}", "a".repeat(200));
         assert_eq!(
             canonicalize(&long, PREFIX_LIMITS),
-            Err(Refusal::OutputTooLong)
+            Err(NotCanonical::OutputTooLong)
         );
         assert_eq!(
             canonical_steps(&long, PREFIX_LIMITS),
-            Err(Refusal::OutputTooLong)
+            Err(NotCanonical::OutputTooLong)
         );
     }
 
