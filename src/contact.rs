@@ -6,7 +6,7 @@ use crate::app::App;
 use crate::error::ApiError;
 use crate::html::escape_html;
 use crate::http::{media_type, method_not_allowed, Body, Request, Response};
-use crate::limits::Counter;
+use crate::limits::Limit;
 use crate::wire::{self, ContactMessage};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -36,7 +36,7 @@ fn post(app: &Arc<App>, request: Request) -> Response {
         .is_some_and(media_type::is_json);
     let client_ip = app.client_ip(&request);
     let outcome = parse(&request).and_then(|message| {
-        if !app.limiter.try_charge(&[Counter::Contact(client_ip)]) {
+        if !app.limiter.try_charge(&[Limit::Contact(client_ip)]) {
             return Err(ApiError::RateLimited);
         }
         let pool = app.pool.clone();

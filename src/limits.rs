@@ -1,8 +1,9 @@
 //! The management API's rate limits, kept in the process over a sliding 60-second window.
 //!
-//! Each counter is the log of its recent hits (at most `limit` instants), so "the 121st
-//! request within 60 seconds" is exact on one instance. Several counters can be checked and
-//! charged together: a request charges its token and its write counter only if both have room.
+//! Each limit keeps the log of its recent hits (at most its `max` instants), so "the 121st
+//! request within 60 seconds" is exact on one instance. Several limits can be checked and
+//! charged together: a request charges its token's and its writes' limits only if both have
+//! room.
 
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
@@ -19,11 +20,12 @@ pub const CONTACT_PER_IP: usize = 5;
 /// The header every management response carries.
 pub const POLICY_HEADER: &str = "\"token\";q=120;w=60, \"write\";q=60;w=60";
 
-/// Sweep idle counters after this many charges, so memory follows the active clients only.
+/// Sweep idle limits' logs after this many charges, so memory follows the active clients only.
 const SWEEP_EVERY: u32 = 1024;
 
+/// A rate limit and what it applies to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Counter {
+pub enum Limit {
     Token(String),
     TokenWrites(String),
     FailedAuth(IpAddr),
@@ -31,14 +33,15 @@ pub enum Counter {
     Contact(IpAddr),
 }
 
-impl Counter {
-    pub fn limit(&self) -> usize {
+impl Limit {
+    /// The most hits it allows within the window.
+    pub fn max(&self) -> usize {
         match self {
-            Counter::Token(_) => REQUESTS_PER_TOKEN,
-            Counter::TokenWrites(_) => WRITES_PER_TOKEN,
-            Counter::FailedAuth(_) => FAILED_AUTH_PER_IP,
-            Counter::IpWithToken(_) => REQUESTS_PER_IP_WITH_TOKEN,
-            Counter::Contact(_) => CONTACT_PER_IP,
+            Limit::Token(_) => REQUESTS_PER_TOKEN,
+            Limit::TokenWrites(_) => WRITES_PER_TOKEN,
+            Limit::FailedAuth(_) => FAILED_AUTH_PER_IP,
+            Limit::IpWithToken(_) => REQUESTS_PER_IP_WITH_TOKEN,
+            Limit::Contact(_) => CONTACT_PER_IP,
         }
     }
 }
@@ -50,34 +53,30 @@ pub struct RateLimiter {
 
 #[derive(Default)]
 struct State {
-    logs: HashMap<Counter, VecDeque<Instant>>,
+    logs: HashMap<Limit, VecDeque<Instant>>,
     charges_since_sweep: u32,
     /// Checks answered "no room" since start: each is a `429` (operator metrics).
     refusals: u64,
 }
 
 impl RateLimiter {
-    /// Is there room in every counter? Charges none. `false` is answered `429`.
-    pub fn has_room(&self, counters: &[Counter]) -> bool {
+    /// Is there room in every limit? Charges none. `false` is answered `429`.
+    pub fn has_room(&self, limits: &[Limit]) -> bool {
         let now = Instant::now();
         let mut state = self.state.lock();
-        state.room_in_all(counters, now)
+        state.room_in_all(limits, now)
     }
 
-    /// Charges every counter if each has room; otherwise charges none and returns false,
+    /// Charges every limit if each has room; otherwise charges none and returns false,
     /// which is answered `429`.
-    pub fn try_charge(&self, counters: &[Counter]) -> bool {
+    pub fn try_charge(&self, limits: &[Limit]) -> bool {
         let now = Instant::now();
         let mut state = self.state.lock();
-        if !state.room_in_all(counters, now) {
+        if !state.room_in_all(limits, now) {
             return false;
         }
-        for counter in counters {
-            state
-                .logs
-                .entry(counter.clone())
-                .or_default()
-                .push_back(now);
+        for limit in limits {
+            state.logs.entry(limit.clone()).or_default().push_back(now);
         }
         state.after_charge(now);
         true
@@ -85,13 +84,13 @@ impl RateLimiter {
 
     /// Records a hit whatever the count (failed authentications are counted, never refused
     /// here; the refusal comes from `has_room` on the next attempt).
-    pub fn charge(&self, counter: Counter) {
+    pub fn charge(&self, limit: Limit) {
         let now = Instant::now();
         let mut state = self.state.lock();
-        let limit = counter.limit();
-        let log = state.logs.entry(counter).or_default();
+        let max = limit.max();
+        let log = state.logs.entry(limit).or_default();
         log.push_back(now);
-        while log.len() > limit {
+        while log.len() > max {
             log.pop_front();
         }
         state.after_charge(now);
@@ -104,19 +103,19 @@ impl RateLimiter {
 }
 
 impl State {
-    fn room_in_all(&mut self, counters: &[Counter], now: Instant) -> bool {
-        let room = counters.iter().all(|c| self.room(c, now));
+    fn room_in_all(&mut self, limits: &[Limit], now: Instant) -> bool {
+        let room = limits.iter().all(|limit| self.room(limit, now));
         if !room {
             self.refusals += 1;
         }
         room
     }
 
-    fn room(&mut self, counter: &Counter, now: Instant) -> bool {
-        match self.logs.get_mut(counter) {
+    fn room(&mut self, limit: &Limit, now: Instant) -> bool {
+        match self.logs.get_mut(limit) {
             Some(log) => {
                 prune(log, now);
-                log.len() < counter.limit()
+                log.len() < limit.max()
             }
             None => true,
         }
@@ -150,8 +149,8 @@ mod tests {
     #[test]
     fn the_121st_request_and_the_61st_write_are_refused() {
         let limiter = RateLimiter::default();
-        let token = || Counter::Token("mgt_a".into());
-        let writes = || Counter::TokenWrites("mgt_a".into());
+        let token = || Limit::Token("mgt_a".into());
+        let writes = || Limit::TokenWrites("mgt_a".into());
         for _ in 0..60 {
             assert!(limiter.try_charge(&[token(), writes()]));
         }
@@ -160,18 +159,18 @@ mod tests {
             assert!(limiter.try_charge(&[token()]));
         }
         assert!(!limiter.try_charge(&[token()]));
-        assert!(limiter.try_charge(&[Counter::Token("mgt_b".into())]));
+        assert!(limiter.try_charge(&[Limit::Token("mgt_b".into())]));
         assert_eq!(limiter.refusals(), 2);
     }
 
     #[test]
     fn a_refused_charge_charges_nothing() {
         let limiter = RateLimiter::default();
-        let writes = Counter::TokenWrites("t".into());
+        let writes = Limit::TokenWrites("t".into());
         for _ in 0..60 {
             limiter.charge(writes.clone());
         }
-        let token = Counter::Token("t".into());
+        let token = Limit::Token("t".into());
         assert!(!limiter.try_charge(&[token.clone(), writes]));
         assert!(limiter.has_room(&[token]));
     }
@@ -181,9 +180,9 @@ mod tests {
         let limiter = RateLimiter::default();
         let ip: IpAddr = "192.0.2.1".parse().unwrap();
         for _ in 0..30 {
-            assert!(limiter.has_room(&[Counter::FailedAuth(ip)]));
-            limiter.charge(Counter::FailedAuth(ip));
+            assert!(limiter.has_room(&[Limit::FailedAuth(ip)]));
+            limiter.charge(Limit::FailedAuth(ip));
         }
-        assert!(!limiter.has_room(&[Counter::FailedAuth(ip)]));
+        assert!(!limiter.has_room(&[Limit::FailedAuth(ip)]));
     }
 }

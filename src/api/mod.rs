@@ -19,7 +19,7 @@ use crate::auth::{self, Presented};
 use crate::db::{self, orgs::TokenOwner};
 use crate::error::{ApiError, DATABASE_ACCESS, RETRY_AFTER_SECONDS};
 use crate::http::{media_type, Body, Request, Response, BODY_LIMIT};
-use crate::limits::{Counter, POLICY_HEADER};
+use crate::limits::{Limit, POLICY_HEADER};
 use crate::pool::Conn;
 use crate::router::{self, Matched, Op};
 use crate::wire;
@@ -80,9 +80,9 @@ fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, Api
     let token = owner.token_id.clone();
     let charged = if is_write {
         app.limiter
-            .try_charge(&[Counter::Token(token.clone()), Counter::TokenWrites(token)])
+            .try_charge(&[Limit::Token(token.clone()), Limit::TokenWrites(token)])
     } else {
-        app.limiter.try_charge(&[Counter::Token(token)])
+        app.limiter.try_charge(&[Limit::Token(token)])
     };
     if !charged {
         return Err(ApiError::RateLimited);
@@ -115,14 +115,14 @@ fn refresh_fragment_cache(ctx: &mut Ctx) {
 /// limits on failed authentications and on requests presenting a well-formed token.
 fn authenticate(app: &App, request: &Request, ip: IpAddr) -> Result<(TokenOwner, Conn), ApiError> {
     let token = well_formed_token(app, request, ip)?;
-    if !app.limiter.try_charge(&[Counter::IpWithToken(ip)]) {
+    if !app.limiter.try_charge(&[Limit::IpWithToken(ip)]) {
         return Err(ApiError::RateLimited);
     }
     let mut db = app.pool.get()?;
     match db::orgs::live_token_owner(&mut *db, &auth::hash(token))? {
         Some(owner) => Ok((owner, db)),
         None => {
-            app.limiter.charge(Counter::FailedAuth(ip));
+            app.limiter.charge(Limit::FailedAuth(ip));
             Err(ApiError::InvalidToken)
         }
     }
@@ -131,13 +131,13 @@ fn authenticate(app: &App, request: &Request, ip: IpAddr) -> Result<(TokenOwner,
 /// The first checks of step 1, on the head alone: the failed-authentication limit of the
 /// client address, then a well-formed bearer token (its absence counts as a failure).
 fn well_formed_token<'r>(app: &App, request: &'r Request, ip: IpAddr) -> Result<&'r str, ApiError> {
-    if !app.limiter.has_room(&[Counter::FailedAuth(ip)]) {
+    if !app.limiter.has_room(&[Limit::FailedAuth(ip)]) {
         return Err(ApiError::RateLimited);
     }
     match auth::presented_token(request, &app.config.prefix) {
         Presented::WellFormed(token) => Ok(token),
         refused => {
-            app.limiter.charge(Counter::FailedAuth(ip));
+            app.limiter.charge(Limit::FailedAuth(ip));
             Err(auth::refusal(&refused))
         }
     }
