@@ -80,7 +80,7 @@ impl Delivery {
                 .reporter
                 .record(&request_facts(&decision, &params, request));
             let counts = self.counts.slot();
-            counts.add(|c| &c.endings[decision.outcome.ending()], 1);
+            counts.add(|c| &c.endings[decision.outcome.ending().index()], 1);
             counts.add(|c| &c.purposes[purpose.index()], 1);
             response
         })
@@ -141,7 +141,7 @@ fn request_facts<'r>(
     request: &'r Request,
 ) -> RequestFacts<'r> {
     let trace = &decision.trace;
-    let (outcome, reason) = ENDINGS[decision.outcome.ending()];
+    let (outcome, reason) = decision.outcome.ending().names();
     let card_id = match &decision.outcome {
         Outcome::Served(card) => Some(&*card.id),
         Outcome::NoFill(_) | Outcome::Refused(_) => None,

@@ -33,13 +33,13 @@ impl Refusal {
         }
     }
     pub fn code(self) -> &'static str {
-        ENDINGS[self.ending()].1
+        self.ending().names().1
     }
-    fn ending(self) -> usize {
+    fn ending(self) -> Ending {
         match self {
-            Refusal::InvalidRequest(_) => 4,
-            Refusal::InvalidKey => 5,
-            Refusal::Forbidden(_) => 6,
+            Refusal::InvalidRequest(_) => Ending::InvalidRequest,
+            Refusal::InvalidKey => Ending::InvalidKey,
+            Refusal::Forbidden(_) => Ending::Forbidden,
         }
     }
     pub fn message(self) -> &'static str {
@@ -60,28 +60,69 @@ pub enum NoFill {
 
 impl NoFill {
     pub fn reason(self) -> &'static str {
-        ENDINGS[self.ending()].1
+        self.ending().names().1
     }
-    fn ending(self) -> usize {
+    fn ending(self) -> Ending {
         match self {
-            NoFill::NoEligibleCard => 1,
-            NoFill::FragmentPaused => 2,
-            NoFill::ServingError => 3,
+            NoFill::NoEligibleCard => Ending::NoEligibleCard,
+            NoFill::FragmentPaused => Ending::FragmentPaused,
+            NoFill::ServingError => Ending::ServingError,
         }
     }
 }
 
-/// Every way a decision ends, as the report and the operator metrics name it: (outcome,
-/// reason), the reason of a refusal being its error code. [`Outcome::ending`] gives the index.
-pub const ENDINGS: [(&str, &str); 7] = [
-    ("served", "served"),
-    ("no_fill", "no_eligible_card"),
-    ("no_fill", "fragment_paused"),
-    ("no_fill", "serving_error"),
-    ("refused", "invalid_request"),
-    ("refused", "invalid_key"),
-    ("refused", "forbidden"),
-];
+/// Declares [`Ending`] from one table: its variants in order (each one's index), and their
+/// names. A new ending is one line of the table.
+macro_rules! endings {
+    ($($ending:ident: $outcome:literal, $reason:literal;)*) => {
+        /// Every way a decision ends.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Ending {
+            $($ending,)*
+        }
+
+        impl Ending {
+            /// Every ending, each at its index.
+            pub const ALL: [Ending; [$(Ending::$ending),*].len()] = [$(Ending::$ending),*];
+
+            /// (outcome, reason) as the report and the operator metrics name it, the reason of
+            /// a refusal being its error code.
+            pub const fn names(self) -> (&'static str, &'static str) {
+                match self {
+                    $(Ending::$ending => ($outcome, $reason),)*
+                }
+            }
+        }
+    };
+}
+
+endings! {
+    Served: "served", "served";
+    NoEligibleCard: "no_fill", "no_eligible_card";
+    FragmentPaused: "no_fill", "fragment_paused";
+    ServingError: "no_fill", "serving_error";
+    InvalidRequest: "refused", "invalid_request";
+    InvalidKey: "refused", "invalid_key";
+    Forbidden: "refused", "forbidden";
+}
+
+impl Ending {
+    /// Its place in [`Ending::ALL`] and [`ENDINGS`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The names of every ending, each at its index.
+pub const ENDINGS: [(&str, &str); Ending::ALL.len()] = {
+    let mut names = [("", ""); Ending::ALL.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = Ending::ALL[i].names();
+        i += 1;
+    }
+    names
+};
 
 #[derive(Debug)]
 pub enum Outcome<'s> {
@@ -91,10 +132,9 @@ pub enum Outcome<'s> {
 }
 
 impl Outcome<'_> {
-    /// The index of this outcome's (outcome, reason) in [`ENDINGS`].
-    pub fn ending(&self) -> usize {
+    pub fn ending(&self) -> Ending {
         match self {
-            Outcome::Served(_) => 0,
+            Outcome::Served(_) => Ending::Served,
             Outcome::NoFill(no_fill) => no_fill.ending(),
             Outcome::Refused(refusal) => refusal.ending(),
         }
@@ -311,12 +351,13 @@ mod tests {
             Refusal::InvalidKey,
             Refusal::Forbidden(""),
         ];
-        let mut endings = vec![ENDINGS[0]];
-        endings.extend(no_fills.map(|n| ENDINGS[Outcome::NoFill(n).ending()]));
-        endings.extend(refusals.map(|r| ENDINGS[Outcome::Refused(r).ending()]));
-        assert_eq!(
-            endings, ENDINGS,
-            "every ending once, in its outcome's place"
-        );
+        let mut endings = vec![Ending::Served];
+        endings.extend(no_fills.map(|n| Outcome::NoFill(n).ending()));
+        endings.extend(refusals.map(|r| Outcome::Refused(r).ending()));
+        assert_eq!(endings, Ending::ALL, "every ending once");
+        for (index, ending) in Ending::ALL.into_iter().enumerate() {
+            assert_eq!(ending.index(), index);
+            assert_eq!(ENDINGS[index], ending.names());
+        }
     }
 }
