@@ -28,6 +28,7 @@ pub mod http;
 pub mod ids;
 mod limits;
 mod metrics;
+mod password;
 mod pool;
 pub mod report;
 mod router;
