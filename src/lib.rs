@@ -12,6 +12,7 @@ pub mod app;
 pub mod auth;
 mod blocking;
 pub mod config;
+mod console;
 mod contact;
 pub mod db;
 pub mod delivery;

@@ -1,0 +1,94 @@
+//! The console: the web pages where an organisation's people sign in and do what the contract
+//! reserves to them, served on the console host only (`router::area`).
+//!
+//! A request goes: `routes` (hand-parsed path and method, `404`/`405`) → the blocking pool →
+//! the page's handler (reads its form with `form`, works with `db` and `password`, renders a
+//! template of `pages`) → `secured`, which gives every answer its security headers.
+
+mod pages;
+mod routes;
+
+use crate::app::App;
+use crate::error::ApiError;
+use crate::http::{Request, Response};
+use crate::password::Busy;
+use routes::Route;
+use std::sync::Arc;
+
+/// The Content-Security-Policy of every answer: nothing but our own style sheet (and, later,
+/// our own files); no script at all, no framing, forms posted only here.
+const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
+                   frame-ancestors 'none'; base-uri 'none'";
+
+/// Why a console request is refused, as its error page says.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// Not found, method not allowed, rate limited, a bad body, an internal error: the
+    /// contract's status and wording.
+    Api(ApiError),
+    /// `400`: a body the console's forms never send.
+    BadRequest(&'static str),
+    /// `403`: a check of the console (origin, form token, owners only) refused the request.
+    Forbidden(&'static str),
+    /// `503`: too many passwords are being checked; nothing was done.
+    Busy,
+}
+
+impl From<ApiError> for Refusal {
+    fn from(error: ApiError) -> Self {
+        Refusal::Api(error)
+    }
+}
+
+impl From<postgres::Error> for Refusal {
+    fn from(error: postgres::Error) -> Self {
+        Refusal::Api(error.into())
+    }
+}
+
+impl From<r2d2::Error> for Refusal {
+    fn from(error: r2d2::Error) -> Self {
+        Refusal::Api(error.into())
+    }
+}
+
+impl From<Busy> for Refusal {
+    fn from(_: Busy) -> Self {
+        Refusal::Busy
+    }
+}
+
+/// Answers one request to the console host.
+pub fn handle(app: &Arc<App>, request: Request) -> Response {
+    let response = match routes::route(request.method(), request.path()) {
+        Ok(Route::Stylesheet) => pages::stylesheet(),
+        Ok(route) => {
+            let app_for_job = Arc::clone(app);
+            app.blocking
+                .run(move || serve(&app_for_job, &request, route))
+                .unwrap_or_else(|_| Err(Refusal::Busy))
+                .unwrap_or_else(|refusal| pages::refusal(&refusal))
+        }
+        Err(refusal) => pages::refusal(&refusal),
+    };
+    secured(response)
+}
+
+/// The page of a route, on a blocking-pool thread.
+fn serve(_app: &App, _request: &Request, route: Route) -> Result<Response, Refusal> {
+    match route {
+        Route::Home => Ok(pages::redirect("/sign-in")),
+        Route::SignInForm => Ok(pages::sign_in(pages::SignIn::empty())),
+        Route::Stylesheet => Ok(pages::stylesheet()),
+    }
+}
+
+/// The headers of every console answer: never stored, never framed, no script, no referrer.
+fn secured(response: Response) -> Response {
+    response
+        .replace_header("Cache-Control", "no-store")
+        .header("Content-Security-Policy", CSP)
+        .header("Referrer-Policy", "no-referrer")
+        .header("X-Content-Type-Options", "nosniff")
+        .header("X-Frame-Options", "DENY")
+}

@@ -1,0 +1,145 @@
+//! What the console shows: one askama template per page (`templates/console/`), compiled and
+//! checked with the binary, HTML escaping on by default; and the answers that carry them.
+
+use super::Refusal;
+use crate::error::RETRY_AFTER_SECONDS;
+use crate::http::Response;
+use askama::Template;
+
+const STYLESHEET: &str = include_str!("../../templates/console/console.css");
+
+/// A form field: its label, its value as sent back, and the refusal shown next to it.
+#[derive(Debug, Clone)]
+pub struct Field {
+    pub name: &'static str,
+    pub label: &'static str,
+    /// The input's `type`.
+    pub kind: &'static str,
+    pub autocomplete: &'static str,
+    pub value: String,
+    pub error: Option<String>,
+}
+
+impl Field {
+    pub fn new(name: &'static str, label: &'static str, kind: &'static str) -> Field {
+        Field {
+            name,
+            label,
+            kind,
+            autocomplete: "off",
+            value: String::new(),
+            error: None,
+        }
+    }
+
+    pub fn autocomplete(mut self, autocomplete: &'static str) -> Field {
+        self.autocomplete = autocomplete;
+        self
+    }
+}
+
+/// What every page of a signed-in person shows in its header.
+#[derive(Debug, Clone)]
+pub struct Nav {
+    pub email: String,
+    pub support: bool,
+    pub org_id: String,
+    pub org_name: String,
+    pub orgs: Vec<crate::db::people::OrgAccess>,
+    pub owner: bool,
+    /// The form token of the session, for the header's forms.
+    pub csrf: String,
+}
+
+#[derive(Template)]
+#[template(path = "console/sign_in.html")]
+pub struct SignIn {
+    pub nav: Option<Nav>,
+    pub email: Field,
+    pub password: Field,
+    pub notice: Option<String>,
+}
+
+impl SignIn {
+    pub fn empty() -> SignIn {
+        SignIn {
+            nav: None,
+            email: Field::new("email", "Email", "email").autocomplete("username"),
+            password: Field::new("password", "Password", "password")
+                .autocomplete("current-password"),
+            notice: None,
+        }
+    }
+}
+
+pub fn sign_in(page: SignIn) -> Response {
+    html(200, &page)
+}
+
+#[derive(Template)]
+#[template(path = "console/error.html")]
+struct ErrorPage {
+    nav: Option<Nav>,
+    title: &'static str,
+    message: String,
+    next_href: &'static str,
+    next_label: &'static str,
+}
+
+/// The page of a refusal, with its status (and `Allow`, `Retry-After` where they belong).
+pub fn refusal(refusal: &Refusal) -> Response {
+    let (status, title, message) = match refusal {
+        Refusal::Api(error) => (error.status(), "Not done", error.message()),
+        Refusal::BadRequest(message) => (400, "Not done", message.to_string()),
+        Refusal::Forbidden(message) => (403, "Not allowed", message.to_string()),
+        Refusal::Busy => (
+            503,
+            "Busy",
+            "Too many sign-ins at this moment: nothing was done. Try again in a few seconds."
+                .into(),
+        ),
+    };
+    let page = ErrorPage {
+        nav: None,
+        title,
+        message,
+        next_href: "/",
+        next_label: "Back to the console",
+    };
+    let response = html(status, &page);
+    match refusal {
+        Refusal::Api(crate::error::ApiError::MethodNotAllowed { allow }) => {
+            response.header("Allow", allow.clone())
+        }
+        Refusal::Api(crate::error::ApiError::RateLimited) | Refusal::Busy => {
+            response.header("Retry-After", RETRY_AFTER_SECONDS.to_string())
+        }
+        _ => response,
+    }
+}
+
+/// `303 See Other` to a page of the console: after a write, the browser reads the result
+/// with a `GET` (post/redirect/get).
+pub fn redirect(location: &str) -> Response {
+    Response::new(303).header("Location", location.to_string())
+}
+
+pub fn stylesheet() -> Response {
+    Response::new(200)
+        .header("Content-Type", "text/css; charset=utf-8")
+        .body(STYLESHEET.as_bytes().to_vec())
+}
+
+fn html(status: u16, page: &impl Template) -> Response {
+    match page.render() {
+        Ok(body) => Response::new(status)
+            .header("Content-Type", "text/html; charset=utf-8")
+            .body(body.into_bytes()),
+        Err(error) => {
+            log::error!("console page not rendered: {error}");
+            Response::new(500)
+                .header("Content-Type", "text/plain; charset=utf-8")
+                .body(b"internal error\n".to_vec())
+        }
+    }
+}
