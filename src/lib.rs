@@ -29,7 +29,7 @@ pub mod http;
 pub mod ids;
 mod limits;
 mod metrics;
-mod password;
+pub mod password;
 mod pool;
 pub mod report;
 mod router;

@@ -5,14 +5,21 @@
 //! the page's handler (reads its form with `form`, works with `db` and `password`, renders a
 //! template of `pages`) → `secured`, which gives every answer its security headers.
 
+mod account;
+mod form;
 mod pages;
 mod routes;
+mod session;
+mod sign_in;
 
 use crate::app::App;
 use crate::error::ApiError;
 use crate::http::{Request, Response};
 use crate::password::Busy;
+use form::Form;
+use postgres::Client;
 use routes::Route;
+use session::Visit;
 use std::sync::Arc;
 
 /// The Content-Security-Policy of every answer: nothing but our own style sheet (and, later,
@@ -74,12 +81,54 @@ pub fn handle(app: &Arc<App>, request: Request) -> Response {
     secured(response)
 }
 
-/// The page of a route, on a blocking-pool thread.
-fn serve(_app: &App, _request: &Request, route: Route) -> Result<Response, Refusal> {
+/// The page of a route, on a blocking-pool thread. A write (`POST`) from another origin is
+/// refused before its body is read.
+fn serve(app: &App, request: &Request, route: Route) -> Result<Response, Refusal> {
+    let writes = request.method() == "POST";
+    if writes && !session::from_own_origin(app, request) {
+        return Err(Refusal::Forbidden(
+            "this form was not sent from the console's own pages: nothing was changed",
+        ));
+    }
+    let form = if writes {
+        Form::read(request)?
+    } else {
+        Form::default()
+    };
+    let mut connection = app.pool.get()?;
+    let db = &mut *connection;
+    let visit = Visit::of(db, request)?;
     match route {
-        Route::Home => Ok(pages::redirect("/sign-in")),
-        Route::SignInForm => Ok(pages::sign_in(pages::SignIn::empty())),
-        Route::Stylesheet => Ok(pages::stylesheet()),
+        Route::SignInForm => Ok(sign_in::form(visit.as_ref())),
+        Route::SignIn => sign_in::sign_in(app, db, request, &form, visit),
+        route => match visit {
+            Some(visit) => signed_in(app, db, request, route, &form, &visit),
+            None if writes => Err(Refusal::Forbidden(
+                "your session has ended: sign in again (nothing was changed)",
+            )),
+            None => Ok(pages::redirect("/sign-in")),
+        },
+    }
+}
+
+/// The pages of a signed-in person.
+fn signed_in(
+    app: &App,
+    db: &mut Client,
+    request: &Request,
+    route: Route,
+    form: &Form,
+    visit: &Visit,
+) -> Result<Response, Refusal> {
+    match route {
+        Route::Home => Ok(account::home(visit, request)),
+        Route::SignOut => sign_in::sign_out(db, visit, app),
+        Route::Sessions => account::sessions_page(db, visit, request),
+        Route::EndOtherSessions => account::end_others(db, visit),
+        Route::PasswordForm => Ok(account::password_page(visit)),
+        Route::ChangePassword => account::change_password(app, db, request, form, visit),
+        Route::ChooseOrg => account::choose_org(db, form, visit),
+        Route::SignInForm | Route::SignIn | Route::Stylesheet => Err(ApiError::NotFound.into()),
     }
 }
 

@@ -2,8 +2,10 @@
 //! checked with the binary, HTML escaping on by default; and the answers that carry them.
 
 use super::Refusal;
+use crate::db::people::OrgAccess;
+use crate::db::sessions::SessionListed;
 use crate::error::RETRY_AFTER_SECONDS;
-use crate::http::Response;
+use crate::http::{Request, Response};
 use askama::Template;
 
 const STYLESHEET: &str = include_str!("../../templates/console/console.css");
@@ -45,7 +47,7 @@ pub struct Nav {
     pub support: bool,
     pub org_id: String,
     pub org_name: String,
-    pub orgs: Vec<crate::db::people::OrgAccess>,
+    pub orgs: Vec<OrgAccess>,
     pub owner: bool,
     /// The form token of the session, for the header's forms.
     pub csrf: String,
@@ -72,8 +74,54 @@ impl SignIn {
     }
 }
 
-pub fn sign_in(page: SignIn) -> Response {
-    html(200, &page)
+pub fn sign_in(status: u16, page: SignIn) -> Response {
+    html(status, &page)
+}
+
+/// What a page says after the write that led to it (post/redirect/get): the redirect names the
+/// notice by a key, never with text of its own.
+pub fn notice(request: &Request) -> Option<&'static str> {
+    let key = url::form_urlencoded::parse(request.query()?.as_bytes())
+        .find(|(name, _)| name == "notice")?
+        .1;
+    NOTICES
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, text)| *text)
+}
+
+const NOTICES: &[(&str, &str)] = &[
+    (
+        "password-changed",
+        "Your password was changed. Every other session has ended.",
+    ),
+    ("others-ended", "Your other sessions have ended."),
+];
+
+#[derive(Template)]
+#[template(path = "console/home.html")]
+pub struct Home {
+    pub nav: Option<Nav>,
+    pub notice: Option<&'static str>,
+    pub org: Option<OrgAccess>,
+}
+
+#[derive(Template)]
+#[template(path = "console/sessions.html")]
+pub struct SessionsPage {
+    pub nav: Option<Nav>,
+    pub notice: Option<&'static str>,
+    /// The session of this request.
+    pub current: i64,
+    pub sessions: Vec<SessionListed>,
+}
+
+#[derive(Template)]
+#[template(path = "console/password.html")]
+pub struct PasswordPage {
+    pub nav: Option<Nav>,
+    pub current: Field,
+    pub new: Field,
 }
 
 #[derive(Template)]
@@ -130,7 +178,7 @@ pub fn stylesheet() -> Response {
         .body(STYLESHEET.as_bytes().to_vec())
 }
 
-fn html(status: u16, page: &impl Template) -> Response {
+pub fn html(status: u16, page: &impl Template) -> Response {
     match page.render() {
         Ok(body) => Response::new(status)
             .header("Content-Type", "text/html; charset=utf-8")

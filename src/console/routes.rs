@@ -8,6 +8,13 @@ use crate::error::ApiError;
 pub enum Route {
     Home,
     SignInForm,
+    SignIn,
+    SignOut,
+    Sessions,
+    EndOtherSessions,
+    PasswordForm,
+    ChangePassword,
+    ChooseOrg,
     Stylesheet,
 }
 
@@ -15,7 +22,12 @@ pub fn route(method: &str, path: &str) -> Result<Route, Refusal> {
     let segments: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
     let (read, write): (Option<Route>, Option<Route>) = match segments.as_slice() {
         [""] => (Some(Route::Home), None),
-        ["sign-in"] => (Some(Route::SignInForm), None),
+        ["sign-in"] => (Some(Route::SignInForm), Some(Route::SignIn)),
+        ["sign-out"] => (None, Some(Route::SignOut)),
+        ["sessions"] => (Some(Route::Sessions), None),
+        ["sessions", "end-others"] => (None, Some(Route::EndOtherSessions)),
+        ["password"] => (Some(Route::PasswordForm), Some(Route::ChangePassword)),
+        ["org"] => (None, Some(Route::ChooseOrg)),
         ["console.css"] => (Some(Route::Stylesheet), None),
         _ => return Err(ApiError::NotFound.into()),
     };
@@ -49,9 +61,14 @@ mod tests {
             route("GET", "/sign-in/"),
             Err(Refusal::Api(ApiError::NotFound))
         ));
+        assert_eq!(route("POST", "/sign-in").unwrap(), Route::SignIn);
         assert!(matches!(
             route("DELETE", "/sign-in"),
-            Err(Refusal::Api(ApiError::MethodNotAllowed { allow })) if allow == "GET, HEAD"
+            Err(Refusal::Api(ApiError::MethodNotAllowed { allow })) if allow == "GET, HEAD, POST"
+        ));
+        assert!(matches!(
+            route("GET", "/sign-out"),
+            Err(Refusal::Api(ApiError::MethodNotAllowed { allow })) if allow == "POST"
         ));
     }
 }

@@ -1,7 +1,18 @@
 //! The web console over real HTTP: hosts, security headers, sign-in and sessions, the form
 //! token and origin checks, one-time links, members and their owners-only rules.
 
-use crate::harness::{server, Client, Resp, CONSOLE_HOST, LEGACY_HOST};
+use crate::harness::{db, server, start_server, tenant, Client, Resp, CONSOLE_HOST, LEGACY_HOST};
+use agentcard::db::{self, people};
+use agentcard::domain::{Email, NewPassword, Role};
+use agentcard::password::Passwords;
+use agentcard::{auth, ids};
+use std::sync::OnceLock;
+
+/// The session cookie's name.
+const COOKIE: &str = "agentcard_session";
+/// The limits on failed sign-ins: per email, and per address (shared with `/v1`).
+const FAILED_SIGN_IN_PER_EMAIL: usize = 10;
+const FAILED_AUTH_PER_IP: usize = 30;
 
 fn console() -> Client {
     Client::new(server().addr)
@@ -95,4 +106,394 @@ fn pages_label_every_input() {
         assert!(page.contains(&format!("<input id=\"{id}\"")), "{id}");
     }
     assert!(!page.contains("<script"), "no script: {page}");
+}
+
+/// The console's origin on the shared test server (made from its console host).
+const ORIGIN: &str = "https://console.test";
+const PASSWORD: &str = "correct horse battery";
+
+/// A person with a password, member of `org` as `role` (none: no membership).
+fn person(org: Option<&str>, role: Role) -> String {
+    let mut db = db();
+    let email = format!("{}@example.org", ids::new_id("p_"));
+    let made = people::create_person(&mut db, &Email::parse(&email).unwrap(), false)
+        .unwrap()
+        .unwrap();
+    let hash = hashing()
+        .hash(&NewPassword::parse(PASSWORD, "password").unwrap())
+        .unwrap();
+    people::set_password(&mut db, &made.id, &hash).unwrap();
+    if let Some(org) = org {
+        people::add_membership(&mut db, org, &made.id, role).unwrap();
+    }
+    email
+}
+
+fn hashing() -> &'static Passwords {
+    static PASSWORDS: OnceLock<Passwords> = OnceLock::new();
+    PASSWORDS.get_or_init(|| Passwords::new(2, 8))
+}
+
+fn new_org() -> String {
+    db::orgs::create_org(&mut db(), "Console Publisher")
+        .unwrap()
+        .id
+}
+
+/// A browser of the console: its client address, its session cookie once signed in.
+struct Browser {
+    client: Client,
+    cookie: Option<String>,
+}
+
+impl Browser {
+    fn new() -> Browser {
+        Browser {
+            client: console(),
+            cookie: None,
+        }
+    }
+
+    /// A browser of this person, signed in.
+    fn signed_in(email: &str) -> Browser {
+        let mut browser = Browser::new();
+        let resp = browser.sign_in(email, PASSWORD);
+        assert_eq!(resp.status, 303, "{}", resp.text());
+        browser
+    }
+
+    fn headers(&self) -> Vec<(&str, String)> {
+        let mut headers = vec![("User-Agent", "ConsoleTest/1.0".to_string())];
+        if let Some(cookie) = &self.cookie {
+            headers.push(("Cookie", format!("{COOKIE}={cookie}")));
+        }
+        headers
+    }
+
+    fn get(&self, path: &str) -> Resp {
+        let headers = self.headers();
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        self.client.request("GET", path, &headers, None)
+    }
+
+    /// A form posted from the console's origin, as a browser sends it.
+    fn post(&self, path: &str, fields: &[(&str, &str)]) -> Resp {
+        self.post_with(path, fields, &[("Origin", ORIGIN)])
+    }
+
+    fn post_with(&self, path: &str, fields: &[(&str, &str)], extra: &[(&str, &str)]) -> Resp {
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(fields)
+            .finish();
+        let mut headers = self.headers();
+        headers.push((
+            "Content-Type",
+            "application/x-www-form-urlencoded".to_string(),
+        ));
+        let mut headers: Vec<(&str, &str)> =
+            headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        headers.extend_from_slice(extra);
+        self.client
+            .request("POST", path, &headers, Some(body.as_bytes()))
+    }
+
+    /// Signs in; keeps the session cookie it is given.
+    fn sign_in(&mut self, email: &str, password: &str) -> Resp {
+        let resp = self.post("/sign-in", &[("email", email), ("password", password)]);
+        if let Some(secret) = session_cookie(&resp) {
+            self.cookie = Some(secret);
+        }
+        resp
+    }
+
+    /// The form token of this browser's session, as its pages carry it.
+    fn token(&self) -> String {
+        let page = self.get("/password").text();
+        let at = page.find("name=\"csrf\" value=\"").expect("a form token") + 19;
+        page[at..at + 64].to_string()
+    }
+
+    /// A write with this session's form token.
+    fn write(&self, path: &str, fields: &[(&str, &str)]) -> Resp {
+        let token = self.token();
+        let mut all = vec![("csrf", token.as_str())];
+        all.extend_from_slice(fields);
+        self.post(path, &all)
+    }
+
+    fn is_signed_in(&self) -> bool {
+        self.get("/").status == 200
+    }
+}
+
+/// The value a response sets the session cookie to.
+fn session_cookie(resp: &Resp) -> Option<String> {
+    let set = resp.header("Set-Cookie")?;
+    let value = set.strip_prefix(&format!("{COOKIE}="))?.split(';').next()?;
+    Some(value.to_string())
+}
+
+/// The person's sessions in the database, oldest first.
+fn sessions_of(email: &str) -> Vec<i64> {
+    db().query(
+        "SELECT s.id FROM sessions s JOIN persons p ON p.id = s.person_id
+          WHERE lower(p.email) = lower($1) ORDER BY s.id",
+        &[&email],
+    )
+    .unwrap()
+    .iter()
+    .map(|r| r.get(0))
+    .collect()
+}
+
+#[test]
+fn sign_in_sets_a_safe_cookie_stored_as_a_hash_and_sign_out_ends_it() {
+    let org = new_org();
+    let email = person(Some(&org), Role::Member);
+    let mut browser = Browser::new();
+    let signed = browser.sign_in(&email, PASSWORD);
+    assert_secured(&signed, "sign-in");
+    assert_eq!((signed.status, signed.header("Location")), (303, Some("/")));
+    let cookie = signed.header("Set-Cookie").unwrap();
+    for attribute in [
+        "Path=/",
+        "HttpOnly",
+        "SameSite=Lax",
+        "Secure",
+        "Max-Age=2592000",
+    ] {
+        assert!(cookie.contains(attribute), "{cookie} lacks {attribute}");
+    }
+    let secret = browser.cookie.clone().unwrap();
+    let stored: Vec<u8> = db()
+        .query_one(
+            "SELECT secret_hash FROM sessions s JOIN persons p ON p.id = s.person_id
+              WHERE p.email = $1",
+            &[&email],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(stored, auth::hash(&secret).to_vec());
+
+    let home = browser.get("/");
+    assert_eq!(home.status, 200);
+    assert!(home.text().contains(&email) && home.text().contains("Your role: member"));
+    assert_eq!(browser.get("/sign-in").header("Location"), Some("/"));
+
+    let out = browser.write("/sign-out", &[]);
+    assert_eq!(
+        (out.status, out.header("Location")),
+        (303, Some("/sign-in"))
+    );
+    assert!(out.header("Set-Cookie").unwrap().contains("Max-Age=0"));
+    assert!(sessions_of(&email).is_empty());
+    assert_eq!(browser.get("/").header("Location"), Some("/sign-in"));
+}
+
+#[test]
+fn a_wrong_password_and_an_unknown_email_get_the_same_answer() {
+    let email = person(None, Role::Member);
+    let answers: Vec<Resp> = [
+        (email.as_str(), "wrong password!"),
+        ("nobody@example.org", PASSWORD),
+    ]
+    .iter()
+    .map(|(e, p)| {
+        let mut browser = Browser::new();
+        let resp = browser.sign_in(e, p);
+        assert!(resp.header("Set-Cookie").is_none());
+        resp
+    })
+    .collect();
+    let shown = |r: &Resp| {
+        r.text()
+            .replace(&email, "EMAIL")
+            .replace("nobody@example.org", "EMAIL")
+    };
+    assert_eq!(answers[0].status, 422);
+    assert_eq!(answers[0].status, answers[1].status);
+    assert_eq!(shown(&answers[0]), shown(&answers[1]));
+    let page = answers[0].text();
+    assert!(
+        page.contains("aria-describedby=\"password-error\""),
+        "{page}"
+    );
+    assert!(page.contains("id=\"password-error\">wrong email or password<"));
+    assert!(sessions_of(&email).is_empty());
+}
+
+#[test]
+fn failed_sign_ins_are_limited_per_email_from_any_address() {
+    let email = person(None, Role::Member);
+    for _ in 0..FAILED_SIGN_IN_PER_EMAIL {
+        assert_eq!(
+            Browser::new().sign_in(&email, "wrong password!").status,
+            422
+        );
+    }
+    // From yet another address, even with the right password: refused without a check.
+    let refused = Browser::new().sign_in(&email.to_uppercase(), PASSWORD);
+    assert_eq!(
+        (refused.status, refused.header("Retry-After")),
+        (429, Some("60"))
+    );
+    assert_secured(&refused, "429");
+    let other = person(None, Role::Member);
+    assert_eq!(Browser::new().sign_in(&other, PASSWORD).status, 303);
+}
+
+#[test]
+fn failed_sign_ins_count_toward_the_address_failed_authentications_of_v1() {
+    let mut browser = Browser::new();
+    for n in 0..FAILED_AUTH_PER_IP {
+        let resp = browser.sign_in(&format!("nobody{n}@example.org"), "wrong password!");
+        assert_eq!(resp.status, 422);
+    }
+    assert_eq!(browser.sign_in("else@example.org", PASSWORD).status, 429);
+    // The same address on /v1, with a token of the right form, is refused as well.
+    let api = browser
+        .client
+        .clone()
+        .host("api.test")
+        .token(&format!("svc_mgmt_{}", "0".repeat(40)));
+    assert_eq!(api.get("/v1/me").code(), "rate_limited");
+}
+
+#[test]
+fn a_session_ends_after_12_hours_idle_or_30_days_in_all() {
+    let org = new_org();
+    for (column, age, ends) in [
+        ("last_seen_at", "11 hours 58 minutes", false),
+        ("last_seen_at", "12 hours 1 minute", true),
+        ("created_at", "29 days 23 hours", false),
+        ("created_at", "30 days 1 minute", true),
+    ] {
+        let email = person(Some(&org), Role::Member);
+        let browser = Browser::signed_in(&email);
+        db().execute(
+            &format!(
+                "UPDATE sessions SET {column} = now() - interval '{age}'
+                  WHERE person_id = (SELECT id FROM persons WHERE email = $1)"
+            ),
+            &[&email],
+        )
+        .unwrap();
+        assert_eq!(browser.is_signed_in(), !ends, "{column} {age}");
+    }
+}
+
+#[test]
+fn a_person_lists_their_sessions_and_signs_out_the_others() {
+    let org = new_org();
+    let email = person(Some(&org), Role::Member);
+    let (here, elsewhere, third) = (
+        Browser::signed_in(&email),
+        Browser::signed_in(&email),
+        Browser::signed_in(&email),
+    );
+    let page = here.get("/sessions").text();
+    assert_eq!(page.matches("ConsoleTest/1.0").count(), 3, "{page}");
+    assert_eq!(page.matches("this session").count(), 1);
+    let done = here.write("/sessions/end-others", &[]);
+    assert_eq!(
+        done.header("Location"),
+        Some("/sessions?notice=others-ended")
+    );
+    assert!(here.is_signed_in());
+    assert!(!elsewhere.is_signed_in() && !third.is_signed_in());
+    assert_eq!(sessions_of(&email).len(), 1);
+    assert!(here
+        .get("/sessions?notice=others-ended")
+        .text()
+        .contains("Your other sessions have ended."));
+}
+
+#[test]
+fn a_password_change_ends_every_session() {
+    let org = new_org();
+    let email = person(Some(&org), Role::Member);
+    let mut here = Browser::signed_in(&email);
+    let elsewhere = Browser::signed_in(&email);
+    let new = "a brand new password";
+
+    let wrong = here.write(
+        "/password",
+        &[("current_password", "not it at all"), ("new_password", new)],
+    );
+    assert_eq!(wrong.status, 422);
+    assert!(wrong
+        .text()
+        .contains("aria-describedby=\"current_password-error\""));
+    let short = here.write(
+        "/password",
+        &[("current_password", PASSWORD), ("new_password", "short")],
+    );
+    assert_eq!(short.status, 422);
+    assert!(short
+        .text()
+        .contains("id=\"new_password-error\">a password has 10 to 128 characters<"));
+    assert!(elsewhere.is_signed_in(), "a refused change changes nothing");
+
+    let old_cookie = here.cookie.clone();
+    let changed = here.write(
+        "/password",
+        &[("current_password", PASSWORD), ("new_password", new)],
+    );
+    assert_eq!(changed.status, 303, "{}", changed.text());
+    here.cookie = session_cookie(&changed);
+    assert_ne!(here.cookie, old_cookie);
+    assert!(here.is_signed_in());
+    assert!(!elsewhere.is_signed_in());
+    assert_eq!(sessions_of(&email).len(), 1);
+    assert_eq!(Browser::new().sign_in(&email, PASSWORD).status, 422);
+    assert_eq!(Browser::new().sign_in(&email, new).status, 303);
+}
+
+#[test]
+fn v1_never_reads_the_console_cookie() {
+    let t = tenant();
+    let email = person(Some(&t.org_id), Role::Owner);
+    let browser = Browser::signed_in(&email);
+    let cookie = format!("{COOKIE}={}", browser.cookie.clone().unwrap());
+    let api = Client::new(server().addr).ip(&crate::harness::next_client_ip());
+    let resp = api.request("GET", "/v1/me", &[("Cookie", &cookie)], None);
+    assert_eq!(resp.code(), "missing_token");
+    // With a token of another organisation, the cookie's person changes nothing either.
+    let other = tenant();
+    let resp = other
+        .client
+        .request("GET", "/v1/me", &[("Cookie", &cookie)], None);
+    assert_eq!(resp.status, 200);
+    assert_eq!(resp.json()["account"]["id"], other.org_id.as_str());
+}
+
+#[test]
+fn the_cookie_is_not_secure_on_a_plain_http_localhost_console_only() {
+    let addr = start_server(
+        &server().database_url,
+        &[
+            ("AGENTCARD_CONSOLE_HOST", "console.localhost"),
+            ("AGENTCARD_CONSOLE_URL", "http://console.localhost:8080"),
+        ],
+    );
+    let email = person(None, Role::Member);
+    let form = format!(
+        "email={}&password={}",
+        email.replace('@', "%40"),
+        PASSWORD.replace(' ', "+")
+    );
+    let resp = Client::new(addr).host("console.localhost").request(
+        "POST",
+        "/sign-in",
+        &[
+            ("Origin", "http://console.localhost:8080"),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ],
+        Some(form.as_bytes()),
+    );
+    let cookie = resp.header("Set-Cookie").unwrap();
+    assert!(
+        cookie.contains("HttpOnly") && !cookie.contains("Secure"),
+        "{cookie}"
+    );
 }
