@@ -94,7 +94,7 @@ fn every_console_answer_is_secured() {
     assert!(unknown.text().contains("<h1>"));
     assert_eq!(
         (wrong.status, wrong.header("Allow")),
-        (405, Some("GET, HEAD"))
+        (405, Some("GET, HEAD, POST"))
     );
 }
 
