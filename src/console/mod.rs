@@ -111,7 +111,7 @@ fn serve(app: &App, request: &Request, route: Route) -> Result<Response, Refusal
     }
 }
 
-/// The pages of a signed-in person.
+/// The pages of a signed-in person. Every write carries the session's form token.
 fn signed_in(
     app: &App,
     db: &mut Client,
@@ -120,6 +120,12 @@ fn signed_in(
     form: &Form,
     visit: &Visit,
 ) -> Result<Response, Refusal> {
+    if request.method() == "POST" && !visit.token_matches(form.get("csrf")) {
+        return Err(Refusal::Forbidden(
+            "this form is out of date or not from your session: reload the page and send it \
+             again (nothing was changed)",
+        ));
+    }
     match route {
         Route::Home => Ok(account::home(visit, request)),
         Route::SignOut => sign_in::sign_out(db, visit, app),

@@ -497,3 +497,96 @@ fn the_cookie_is_not_secure_on_a_plain_http_localhost_console_only() {
         "{cookie}"
     );
 }
+
+/// Whether the browsers' sessions are still there: what a refused write must not change.
+fn still_signed_in(browsers: &[&Browser]) -> bool {
+    browsers.iter().all(|b| b.is_signed_in())
+}
+
+#[test]
+fn a_write_without_this_session_form_token_is_refused_and_changes_nothing() {
+    let org = new_org();
+    let email = person(Some(&org), Role::Member);
+    let here = Browser::signed_in(&email);
+    let elsewhere = Browser::signed_in(&email);
+    let other_person = Browser::signed_in(&person(Some(&org), Role::Member));
+    let foreign_token = other_person.token();
+    let cases: [(&str, Vec<(&str, &str)>); 4] = [
+        ("no token", vec![]),
+        ("empty token", vec![("csrf", "")]),
+        ("another session's token", vec![("csrf", &foreign_token)]),
+        (
+            "a token of the wrong length",
+            vec![("csrf", &foreign_token[..63])],
+        ),
+    ];
+    for (what, fields) in cases {
+        let resp = here.post("/sessions/end-others", &fields);
+        assert_eq!(resp.status, 403, "{what}");
+        assert_secured(&resp, what);
+        assert!(still_signed_in(&[&here, &elsewhere]), "{what}");
+    }
+    // Even the own session's token of another browser of the same person.
+    let resp = here.post("/sessions/end-others", &[("csrf", &elsewhere.token())]);
+    assert_eq!(resp.status, 403);
+    assert!(still_signed_in(&[&here, &elsewhere]));
+    // A password change, refused likewise, leaves the password as it was.
+    let fields = [
+        ("current_password", PASSWORD),
+        ("new_password", "another new password"),
+    ];
+    assert_eq!(here.post("/password", &fields).status, 403);
+    assert_eq!(Browser::new().sign_in(&email, PASSWORD).status, 303);
+}
+
+#[test]
+fn a_write_from_another_origin_is_refused_and_changes_nothing() {
+    let org = new_org();
+    let email = person(Some(&org), Role::Member);
+    let here = Browser::signed_in(&email);
+    let elsewhere = Browser::signed_in(&email);
+    let token = here.token();
+    let fields = [("csrf", token.as_str())];
+    let refused: [&[(&str, &str)]; 5] = [
+        &[("Origin", "https://evil.example")],
+        &[("Origin", "http://console.test")],
+        &[("Origin", "null")],
+        &[],
+        &[("Sec-Fetch-Site", "cross-site")],
+    ];
+    for headers in refused {
+        let resp = here.post_with("/sessions/end-others", &fields, headers);
+        assert_eq!(resp.status, 403, "{headers:?}");
+        assert!(still_signed_in(&[&here, &elsewhere]), "{headers:?}");
+    }
+    // A foreign origin cannot sign anyone in either (login CSRF).
+    let resp = Browser::new().post_with(
+        "/sign-in",
+        &[("email", &email), ("password", PASSWORD)],
+        &[("Origin", "https://evil.example")],
+    );
+    assert_eq!((resp.status, resp.header("Set-Cookie")), (403, None));
+    // A browser that sends no Origin but says the request is same-origin is let through.
+    let resp = here.post_with(
+        "/sessions/end-others",
+        &fields,
+        &[("Sec-Fetch-Site", "same-origin")],
+    );
+    assert_eq!(resp.status, 303);
+    assert!(!elsewhere.is_signed_in());
+}
+
+#[test]
+fn writes_are_posts_only() {
+    let email = person(Some(&new_org()), Role::Member);
+    let browser = Browser::signed_in(&email);
+    for path in ["/sign-out", "/sessions/end-others", "/org"] {
+        let resp = browser.get(path);
+        assert_eq!(
+            (resp.status, resp.header("Allow")),
+            (405, Some("POST")),
+            "{path}"
+        );
+    }
+    assert!(browser.is_signed_in());
+}
