@@ -30,6 +30,7 @@ pub mod ids;
 mod limits;
 mod metrics;
 pub mod password;
+pub mod people;
 mod pool;
 pub mod report;
 mod router;

@@ -94,7 +94,7 @@ pub fn change_password(
     };
     let hash = app.passwords.hash(&new)?;
     people::set_password(db, &person.id, &hash)?;
-    let secret = session::start(db, &person, request)?;
+    let secret = session::start(db, &person, None, request)?;
     Ok(signed_in(app, &secret, "/sessions?notice=password-changed"))
 }
 

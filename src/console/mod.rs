@@ -7,6 +7,8 @@
 
 mod account;
 mod form;
+mod links;
+mod members;
 mod pages;
 mod routes;
 mod session;
@@ -37,6 +39,8 @@ pub(crate) enum Refusal {
     BadRequest(&'static str),
     /// `403`: a check of the console (origin, form token, owners only) refused the request.
     Forbidden(&'static str),
+    /// `410`: a one-time link that is unknown, used or expired.
+    Gone(&'static str),
     /// `503`: too many passwords are being checked; nothing was done.
     Busy,
 }
@@ -44,6 +48,12 @@ pub(crate) enum Refusal {
 impl From<ApiError> for Refusal {
     fn from(error: ApiError) -> Self {
         Refusal::Api(error)
+    }
+}
+
+impl From<crate::domain::Invalid> for Refusal {
+    fn from(invalid: crate::domain::Invalid) -> Self {
+        Refusal::Api(invalid.into())
     }
 }
 
@@ -101,6 +111,9 @@ fn serve(app: &App, request: &Request, route: Route) -> Result<Response, Refusal
     match route {
         Route::SignInForm => Ok(sign_in::form(visit.as_ref())),
         Route::SignIn => sign_in::sign_in(app, db, request, &form, visit),
+        // The link's secret stands for the form token: a link is used before any session.
+        Route::LinkPage(secret) => links::page(db, &secret),
+        Route::UseLink(secret) => links::use_link(app, db, request, &form, &secret),
         route => match visit {
             Some(visit) => signed_in(app, db, request, route, &form, &visit),
             None if writes => Err(Refusal::Forbidden(
@@ -134,7 +147,16 @@ fn signed_in(
         Route::PasswordForm => Ok(account::password_page(visit)),
         Route::ChangePassword => account::change_password(app, db, request, form, visit),
         Route::ChooseOrg => account::choose_org(db, form, visit),
-        Route::SignInForm | Route::SignIn | Route::Stylesheet => Err(ApiError::NotFound.into()),
+        Route::Members => members::members_page(db, visit, request),
+        Route::Invite => members::invite(app, db, request, form, visit),
+        Route::ChangeRole(person) => members::change(db, form, visit, &person, false),
+        Route::RemoveMember(person) => members::change(db, form, visit, &person, true),
+        Route::RevokeInvitation(id) => members::revoke_invitation(db, visit, id),
+        Route::SignInForm
+        | Route::SignIn
+        | Route::LinkPage(_)
+        | Route::UseLink(_)
+        | Route::Stylesheet => Err(ApiError::NotFound.into()),
     }
 }
 

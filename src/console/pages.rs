@@ -2,10 +2,11 @@
 //! checked with the binary, HTML escaping on by default; and the answers that carry them.
 
 use super::Refusal;
-use crate::db::people::OrgAccess;
+use crate::db::people::{Member, OrgAccess, PendingInvitation};
 use crate::db::sessions::SessionListed;
 use crate::error::RETRY_AFTER_SECONDS;
 use crate::http::{Request, Response};
+use crate::ids::PersonId;
 use askama::Template;
 
 const STYLESHEET: &str = include_str!("../../templates/console/console.css");
@@ -96,7 +97,46 @@ const NOTICES: &[(&str, &str)] = &[
         "Your password was changed. Every other session has ended.",
     ),
     ("others-ended", "Your other sessions have ended."),
+    ("password-set", "Your password is set: you are signed in."),
+    (
+        "joined",
+        "You have joined the organisation: sign in with your password.",
+    ),
+    ("removed", "The member was removed."),
+    ("role-changed", "The member's role was changed."),
+    (
+        "invitation-revoked",
+        "The invitation was revoked: its link no longer works.",
+    ),
 ];
+
+#[derive(Template)]
+#[template(path = "console/members.html")]
+pub struct MembersPage {
+    pub nav: Option<Nav>,
+    pub notice: Option<&'static str>,
+    /// The person looking: their own row says so.
+    pub me: PersonId,
+    pub members: Vec<Member>,
+    pub invitations: Vec<PendingInvitation>,
+    /// The invite form's email field, and the refusal of its role.
+    pub email: Field,
+    pub role_error: Option<String>,
+    /// An invitation's link, on the answer that made it only.
+    pub new_link: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "console/link.html")]
+pub struct LinkPage {
+    pub nav: Option<Nav>,
+    pub intro: String,
+    /// Where the form posts: the link itself.
+    pub action: String,
+    pub button: &'static str,
+    /// The new password's field; `None`: the link only asks to join.
+    pub password: Option<Field>,
+}
 
 #[derive(Template)]
 #[template(path = "console/home.html")]
@@ -140,6 +180,7 @@ pub fn refusal(refusal: &Refusal) -> Response {
         Refusal::Api(error) => (error.status(), "Not done", error.message()),
         Refusal::BadRequest(message) => (400, "Not done", message.to_string()),
         Refusal::Forbidden(message) => (403, "Not allowed", message.to_string()),
+        Refusal::Gone(message) => (410, "Link not valid", message.to_string()),
         Refusal::Busy => (
             503,
             "Busy",

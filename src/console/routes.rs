@@ -3,6 +3,7 @@
 
 use super::Refusal;
 use crate::error::ApiError;
+use crate::ids::PersonId;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
@@ -15,6 +16,13 @@ pub enum Route {
     PasswordForm,
     ChangePassword,
     ChooseOrg,
+    Members,
+    Invite,
+    ChangeRole(PersonId),
+    RemoveMember(PersonId),
+    RevokeInvitation(i64),
+    LinkPage(String),
+    UseLink(String),
     Stylesheet,
 }
 
@@ -28,6 +36,15 @@ pub fn route(method: &str, path: &str) -> Result<Route, Refusal> {
         ["sessions", "end-others"] => (None, Some(Route::EndOtherSessions)),
         ["password"] => (Some(Route::PasswordForm), Some(Route::ChangePassword)),
         ["org"] => (None, Some(Route::ChooseOrg)),
+        ["members"] => (Some(Route::Members), None),
+        ["members", "invite"] => (None, Some(Route::Invite)),
+        ["members", id, "role"] => (None, Some(Route::ChangeRole(person(id)?))),
+        ["members", id, "remove"] => (None, Some(Route::RemoveMember(person(id)?))),
+        ["invitations", id, "revoke"] => (None, Some(Route::RevokeInvitation(number(id)?))),
+        ["link", secret] => (
+            Some(Route::LinkPage(secret.to_string())),
+            Some(Route::UseLink(secret.to_string())),
+        ),
         ["console.css"] => (Some(Route::Stylesheet), None),
         _ => return Err(ApiError::NotFound.into()),
     };
@@ -49,6 +66,19 @@ pub fn route(method: &str, path: &str) -> Result<Route, Refusal> {
     })
 }
 
+fn person(segment: &str) -> Result<PersonId, Refusal> {
+    PersonId::parse(segment).ok_or(Refusal::Api(ApiError::NotFound))
+}
+
+/// A positive decimal number, written without sign or leading zero.
+fn number(segment: &str) -> Result<i64, Refusal> {
+    let canonical = !segment.starts_with('0') && segment.bytes().all(|b| b.is_ascii_digit());
+    match segment.parse() {
+        Ok(n) if canonical => Ok(n),
+        _ => Err(ApiError::NotFound.into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,6 +96,17 @@ mod tests {
             route("DELETE", "/sign-in"),
             Err(Refusal::Api(ApiError::MethodNotAllowed { allow })) if allow == "GET, HEAD, POST"
         ));
+        assert!(matches!(
+            route("POST", "/members/prs_x/role"),
+            Err(Refusal::Api(ApiError::NotFound))
+        ));
+        assert_eq!(
+            route("POST", "/invitations/12/revoke").unwrap(),
+            Route::RevokeInvitation(12)
+        );
+        for bad in ["012", "+1", "-1", "", "99999999999999999999"] {
+            assert!(route("POST", &format!("/invitations/{bad}/revoke")).is_err());
+        }
         assert!(matches!(
             route("GET", "/sign-out"),
             Err(Refusal::Api(ApiError::MethodNotAllowed { allow })) if allow == "POST"

@@ -12,7 +12,6 @@ use crate::db::sessions::{self, Session};
 use crate::domain::Role;
 use crate::http::Request;
 use postgres::Client;
-use rand::RngCore;
 use sha2::{Digest, Sha256};
 
 pub const COOKIE: &str = "agentcard_session";
@@ -34,9 +33,7 @@ impl std::fmt::Debug for Secret {
 
 impl Secret {
     fn generate() -> Secret {
-        let mut random = [0u8; SECRET_BYTES];
-        rand::thread_rng().fill_bytes(&mut random);
-        Secret(hex::encode(random))
+        Secret(auth::random_hex(SECRET_BYTES))
     }
 
     /// The cookie's value, if it has the form of a secret (anything else names no session).
@@ -92,8 +89,14 @@ fn cookie_with(url: &ConsoleUrl, value: &str, max_age: u32) -> String {
     format!("{COOKIE}={value}; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}")
 }
 
-/// Starts a session for `person` in this browser; returns its secret for the cookie.
-pub fn start(db: &mut Client, person: &Person, request: &Request) -> Result<Secret, Refusal> {
+/// Starts a session for `person` in this browser, looking at `org` (`None`: their first);
+/// returns its secret for the cookie.
+pub fn start(
+    db: &mut Client,
+    person: &Person,
+    org: Option<&str>,
+    request: &Request,
+) -> Result<Secret, Refusal> {
     let secret = Secret::generate();
     let user_agent: String = request
         .header("user-agent")
@@ -103,7 +106,7 @@ pub fn start(db: &mut Client, person: &Person, request: &Request) -> Result<Secr
         .take(USER_AGENT_CHARS)
         .collect();
     sessions::delete_expired(db, &person.id)?;
-    sessions::create_session(db, &secret.hash(), &person.id, &user_agent)?;
+    sessions::create_session(db, &secret.hash(), &person.id, org, &user_agent)?;
     Ok(secret)
 }
 

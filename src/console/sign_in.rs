@@ -45,7 +45,7 @@ pub fn sign_in(
     if let Some(visit) = visit {
         sessions::end_session(db, visit.session.id)?;
     }
-    let secret = session::start(db, &person, request)?;
+    let secret = session::start(db, &person, None, request)?;
     Ok(signed_in(app, &secret, "/"))
 }
 

@@ -26,12 +26,13 @@ pub fn create_session(
     db: &mut impl GenericClient,
     secret_hash: &[u8],
     person: &PersonId,
+    org_id: Option<&str>,
     user_agent: &str,
 ) -> Result<i64, postgres::Error> {
     let row = db.query_one(
-        "INSERT INTO sessions (secret_hash, person_id, user_agent) VALUES ($1, $2, $3)
+        "INSERT INTO sessions (secret_hash, person_id, org_id, user_agent) VALUES ($1, $2, $3, $4)
          RETURNING id",
-        &[&secret_hash, &person.as_str(), &user_agent],
+        &[&secret_hash, &person.as_str(), &org_id, &user_agent],
     )?;
     Ok(row.get(0))
 }

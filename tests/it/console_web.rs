@@ -590,3 +590,438 @@ fn writes_are_posts_only() {
     }
     assert!(browser.is_signed_in());
 }
+
+/// The secret of a link (the last segment of its URL).
+fn link_secret(link: &str) -> String {
+    let origin_and_path = format!("{ORIGIN}/link/");
+    link.strip_prefix(&origin_and_path)
+        .unwrap_or_else(|| panic!("a console link: {link}"))
+        .to_string()
+}
+
+/// The link an answer shows in its "shown once" box.
+fn shown_link(resp: &Resp) -> String {
+    let page = resp.text();
+    let at = page.find("id=\"new-link\">").expect("a link shown") + 14;
+    let end = page[at..].find('<').unwrap();
+    page[at..at + end].to_string()
+}
+
+fn console_url() -> agentcard::config::ConsoleUrl {
+    server().app.config.console_url.clone().unwrap()
+}
+
+fn role_of(org: &str, email: &str) -> Option<String> {
+    db().query_opt(
+        "SELECT m.role FROM memberships m JOIN persons p ON p.id = m.person_id
+          WHERE m.org_id = $1 AND lower(p.email) = lower($2)",
+        &[&org, &email],
+    )
+    .unwrap()
+    .map(|r| r.get(0))
+}
+
+fn person_id(email: &str) -> String {
+    db().query_one(
+        "SELECT id FROM persons WHERE lower(email) = lower($1)",
+        &[&email],
+    )
+    .unwrap()
+    .get(0)
+}
+
+#[test]
+fn an_owner_invites_and_the_link_works_once_for_a_new_person() {
+    let org = new_org();
+    let owner = Browser::signed_in(&person(Some(&org), Role::Owner));
+    let newcomer = format!("{}@example.org", ids::new_id("new_"));
+    let made = owner.write(
+        "/members/invite",
+        &[("email", &newcomer), ("role", "member")],
+    );
+    assert_eq!(made.status, 200, "{}", made.text());
+    assert_secured(&made, "invitation shown");
+    let link = shown_link(&made);
+    let secret = link_secret(&link);
+    // Shown once: the members page lists the invitation, never its link; only a hash is kept.
+    let members = owner.get("/members").text();
+    assert!(members.contains(&newcomer) && !members.contains(&secret));
+    let stored: Vec<u8> = db()
+        .query_one(
+            "SELECT secret_hash FROM one_time_links WHERE email = $1",
+            &[&newcomer],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(stored, auth::hash(&secret).to_vec());
+
+    let visitor = Browser::new();
+    let path = format!("/link/{secret}");
+    let form = visitor.get(&path);
+    assert_eq!(form.status, 200);
+    assert!(form.text().contains("<label for=\"new_password\">"));
+    assert_eq!(
+        visitor.get(&path).status,
+        200,
+        "reading the page uses nothing"
+    );
+    let short = visitor.post(&path, &[("new_password", "short")]);
+    assert_eq!(short.status, 422);
+    assert!(short
+        .text()
+        .contains("aria-describedby=\"new_password-error\""));
+    let used = visitor.post(&path, &[("new_password", "my own new password")]);
+    assert_eq!(used.status, 303, "{}", used.text());
+    let mut joined = Browser::new();
+    joined.cookie = session_cookie(&used);
+    let home = joined.get("/");
+    assert!(home.text().contains("Your role: member"), "{}", home.text());
+    assert_eq!(role_of(&org, &newcomer).as_deref(), Some("member"));
+
+    for resp in [
+        visitor.get(&path),
+        visitor.post(&path, &[("new_password", "another password!")]),
+    ] {
+        assert_eq!(resp.status, 410, "used twice");
+    }
+    assert_eq!(
+        Browser::new()
+            .sign_in(&newcomer, "my own new password")
+            .status,
+        303
+    );
+}
+
+#[test]
+fn an_invited_person_who_has_a_password_just_joins() {
+    let (first, second) = (new_org(), new_org());
+    let email = person(Some(&first), Role::Member);
+    let link = agentcard::people::invite(
+        &mut db(),
+        &console_url(),
+        &second,
+        &Email::parse(&email.to_uppercase()).unwrap(),
+        Role::Owner,
+        "cli",
+    )
+    .unwrap();
+    let path = format!("/link/{}", link_secret(&link));
+    let visitor = Browser::new();
+    let page = visitor.get(&path).text();
+    assert!(
+        page.contains(">Join<") && !page.contains("new_password"),
+        "{page}"
+    );
+    let joined = visitor.post(&path, &[]);
+    assert_eq!(joined.header("Location"), Some("/sign-in?notice=joined"));
+    assert_eq!(role_of(&second, &email).as_deref(), Some("owner"));
+    // Their password is theirs still; both organisations are open to them now.
+    let browser = Browser::signed_in(&email);
+    let home = browser.get("/").text();
+    assert!(home.contains("id=\"org-switch\""), "{home}");
+    assert_eq!(visitor.post(&path, &[]).status, 410);
+}
+
+#[test]
+fn links_expire_after_7_days() {
+    let org = new_org();
+    let url = console_url();
+    let address = format!("{}@example.org", ids::new_id("later_"));
+    let email = Email::parse(&address).unwrap();
+    for (age, works) in [("7 days 1 minute", false), ("6 days 23 hours", true)] {
+        let link =
+            agentcard::people::invite(&mut db(), &url, &org, &email, Role::Member, "cli").unwrap();
+        let secret = link_secret(&link);
+        let hash = auth::hash(&secret).to_vec();
+        let lifetime: String = db()
+            .query_one(
+                "UPDATE one_time_links SET created_at = created_at - $2::text::interval,
+                        expires_at = expires_at - $2::text::interval
+                  WHERE secret_hash = $1 RETURNING (expires_at - created_at)::text",
+                &[&hash, &age],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(lifetime, "7 days");
+        let page = Browser::new().get(&format!("/link/{secret}"));
+        assert_eq!(page.status == 200, works, "{age}");
+        let used = Browser::new().post(
+            &format!("/link/{secret}"),
+            &[("new_password", "a password of mine")],
+        );
+        assert_eq!(used.status == 303, works, "{age}");
+    }
+    assert_eq!(role_of(&org, &address).as_deref(), Some("member"));
+}
+
+#[test]
+fn a_reset_link_sets_a_new_password_and_ends_every_session() {
+    let org = new_org();
+    let email = person(Some(&org), Role::Member);
+    let before = Browser::signed_in(&email);
+    let link = agentcard::people::password_link(
+        &mut db(),
+        &console_url(),
+        &agentcard::ids::PersonId::parse(&person_id(&email)).unwrap(),
+        "cli",
+    )
+    .unwrap();
+    let path = format!("/link/{}", link_secret(&link));
+    let used = Browser::new().post(&path, &[("new_password", "the reset password")]);
+    assert_eq!(used.header("Location"), Some("/?notice=password-set"));
+    assert!(!before.is_signed_in());
+    assert_eq!(Browser::new().sign_in(&email, PASSWORD).status, 422);
+    assert_eq!(
+        Browser::new().sign_in(&email, "the reset password").status,
+        303
+    );
+    assert_eq!(
+        Browser::new()
+            .post(&path, &[("new_password", "x1234567890")])
+            .status,
+        410
+    );
+    assert_eq!(Browser::new().get("/link/not-a-secret").status, 410);
+}
+
+#[test]
+fn members_manage_nothing_of_the_members_even_by_direct_post() {
+    let org = new_org();
+    let owner_email = person(Some(&org), Role::Owner);
+    let owner = Browser::signed_in(&owner_email);
+    let member = Browser::signed_in(&person(Some(&org), Role::Member));
+    let invited = owner.write(
+        "/members/invite",
+        &[("email", "pending@example.org"), ("role", "member")],
+    );
+    assert_eq!(invited.status, 200);
+    let invitation: i64 = db()
+        .query_one("SELECT id FROM one_time_links WHERE org_id = $1", &[&org])
+        .unwrap()
+        .get(0);
+    let owner_id = person_id(&owner_email);
+    assert!(!member.get("/").text().contains("href=\"/members\""));
+    assert_eq!(member.get("/members").status, 403);
+    let refused = [
+        (
+            "/members/invite".to_string(),
+            vec![("email", "x@example.org"), ("role", "owner")],
+        ),
+        (
+            format!("/members/{owner_id}/role"),
+            vec![("role", "member")],
+        ),
+        (format!("/members/{owner_id}/remove"), vec![]),
+        (format!("/invitations/{invitation}/revoke"), vec![]),
+    ];
+    for (path, fields) in &refused {
+        let resp = member.write(path, fields);
+        assert_eq!(resp.status, 403, "{path}");
+        assert_secured(&resp, path);
+    }
+    assert_eq!(role_of(&org, &owner_email).as_deref(), Some("owner"));
+    let links: i64 = db()
+        .query_one(
+            "SELECT count(*) FROM one_time_links WHERE org_id = $1",
+            &[&org],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(links, 1, "no invitation made, none revoked");
+}
+
+#[test]
+fn an_organisation_keeps_its_last_owner() {
+    let org = new_org();
+    let owner_email = person(Some(&org), Role::Owner);
+    let owner = Browser::signed_in(&owner_email);
+    let me = person_id(&owner_email);
+    for (path, fields) in [
+        (format!("/members/{me}/role"), vec![("role", "member")]),
+        (format!("/members/{me}/remove"), vec![]),
+    ] {
+        let resp = owner.write(&path, &fields);
+        assert_eq!(resp.status, 409, "{path}");
+        assert!(resp.text().contains("keeps at least one owner"));
+    }
+    assert_eq!(role_of(&org, &owner_email).as_deref(), Some("owner"));
+
+    // Two owners demoting each other at once: one of them stays owner.
+    let other_email = person(Some(&org), Role::Owner);
+    let other = Browser::signed_in(&other_email);
+    let other_id = person_id(&other_email);
+    let (a, b) = (owner.token(), other.token());
+    let demote = |browser: &Browser, token: &str, whom: &str| {
+        browser.post(
+            &format!("/members/{whom}/role"),
+            &[("csrf", token), ("role", "member")],
+        )
+    };
+    std::thread::scope(|scope| {
+        let first = scope.spawn(|| demote(&owner, &a, &other_id).status);
+        let second = scope.spawn(|| demote(&other, &b, &me).status);
+        let mut statuses = [first.join().unwrap(), second.join().unwrap()];
+        statuses.sort();
+        assert!(
+            statuses == [303, 403] || statuses == [303, 409],
+            "{statuses:?}"
+        );
+    });
+    let owners: i64 = db()
+        .query_one(
+            "SELECT count(*) FROM memberships WHERE org_id = $1 AND role = 'owner'",
+            &[&org],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(owners, 1);
+}
+
+#[test]
+fn an_owner_changes_roles_removes_members_and_revokes_invitations() {
+    let org = new_org();
+    let owner = Browser::signed_in(&person(Some(&org), Role::Owner));
+    let member_email = person(Some(&org), Role::Member);
+    let member = Browser::signed_in(&member_email);
+    let member_id = person_id(&member_email);
+
+    let promoted = owner.write(&format!("/members/{member_id}/role"), &[("role", "owner")]);
+    assert_eq!(
+        promoted.header("Location"),
+        Some("/members?notice=role-changed")
+    );
+    assert_eq!(role_of(&org, &member_email).as_deref(), Some("owner"));
+    assert_eq!(member.get("/members").status, 200, "an owner now");
+    let bad_role = owner.write(&format!("/members/{member_id}/role"), &[("role", "admin")]);
+    assert_eq!(bad_role.status, 422);
+
+    let removed = owner.write(&format!("/members/{member_id}/remove"), &[]);
+    assert_eq!(removed.header("Location"), Some("/members?notice=removed"));
+    assert_eq!(role_of(&org, &member_email), None);
+    assert_eq!(
+        member.get("/members").status,
+        403,
+        "no organisation left to them"
+    );
+    let again = owner.write(&format!("/members/{member_id}/remove"), &[]);
+    assert_eq!(again.status, 404);
+
+    let made = owner.write(
+        "/members/invite",
+        &[("email", "revoked@example.org"), ("role", "owner")],
+    );
+    let secret = link_secret(&shown_link(&made));
+    let id: i64 = db()
+        .query_one(
+            "SELECT id FROM one_time_links WHERE email = 'revoked@example.org' AND org_id = $1",
+            &[&org],
+        )
+        .unwrap()
+        .get(0);
+    let revoked = owner.write(&format!("/invitations/{id}/revoke"), &[]);
+    assert_eq!(
+        revoked.header("Location"),
+        Some("/members?notice=invitation-revoked")
+    );
+    assert_eq!(Browser::new().get(&format!("/link/{secret}")).status, 410);
+    assert_eq!(
+        owner
+            .write(&format!("/invitations/{id}/revoke"), &[])
+            .status,
+        404
+    );
+}
+
+#[test]
+fn the_invite_form_shows_each_refusal_next_to_its_field() {
+    let org = new_org();
+    let owner_email = person(Some(&org), Role::Owner);
+    let owner = Browser::signed_in(&owner_email);
+    for (email, role, field, message) in [
+        (
+            "not an email",
+            "member",
+            "email",
+            "enter an email address, like name@example.com",
+        ),
+        (
+            "x@example.org",
+            "boss",
+            "role",
+            "role must be &#34;owner&#34; or &#34;member&#34;",
+        ),
+        (
+            owner_email.as_str(),
+            "member",
+            "email",
+            "this person is already a member of the organisation",
+        ),
+    ] {
+        let resp = owner.write("/members/invite", &[("email", email), ("role", role)]);
+        assert_eq!(resp.status, 422, "{email} {role}");
+        let page = resp.text();
+        assert!(
+            page.contains(&format!("aria-describedby=\"{field}-error\"")),
+            "{page}"
+        );
+        assert!(
+            page.contains(&format!("id=\"{field}-error\">{message}<")),
+            "{page}"
+        );
+    }
+}
+
+#[test]
+fn a_person_in_several_organisations_switches_between_them() {
+    let (first, second, foreign) = (new_org(), new_org(), new_org());
+    let email = person(Some(&first), Role::Member);
+    people::add_membership(
+        &mut db(),
+        &second,
+        &agentcard::ids::PersonId::parse(&person_id(&email)).unwrap(),
+        Role::Owner,
+    )
+    .unwrap();
+    let browser = Browser::signed_in(&email);
+    let chosen = browser.write("/org", &[("org", &second)]);
+    assert_eq!(chosen.header("Location"), Some("/"));
+    let home = browser.get("/").text();
+    assert!(home.contains(&format!("<code>{second}</code>")) && home.contains("Your role: owner"));
+    assert_eq!(browser.write("/org", &[("org", &foreign)]).status, 404);
+    assert!(browser.get("/").text().contains(&second));
+}
+
+#[test]
+fn support_staff_open_every_organisation_as_owners() {
+    let org = new_org();
+    let owner_email = person(Some(&org), Role::Owner);
+    let mut db = db();
+    let email = format!("{}@support.example", ids::new_id("s_"));
+    let support = people::create_person(&mut db, &Email::parse(&email).unwrap(), true)
+        .unwrap()
+        .unwrap();
+    let hash = hashing()
+        .hash(&NewPassword::parse(PASSWORD, "password").unwrap())
+        .unwrap();
+    people::set_password(&mut db, &support.id, &hash).unwrap();
+    let browser = Browser::signed_in(&email);
+    assert_eq!(browser.write("/org", &[("org", &org)]).status, 303);
+    let home = browser.get("/").text();
+    assert!(home.contains("as the service's support"), "{home}");
+    let members = browser.get("/members");
+    assert_eq!(members.status, 200);
+    assert!(members.text().contains(&owner_email));
+    let invited = browser.write(
+        "/members/invite",
+        &[("email", "by-support@example.org"), ("role", "member")],
+    );
+    assert_eq!(invited.status, 200);
+    let by: String = db
+        .query_one(
+            "SELECT created_by FROM one_time_links WHERE email = 'by-support@example.org'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(by, email);
+}
