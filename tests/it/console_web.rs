@@ -1025,3 +1025,113 @@ fn support_staff_open_every_organisation_as_owners() {
         .get(0);
     assert_eq!(by, email);
 }
+
+/// `agentcard admin ARGS…` with the shared server's console host, so its links point there.
+fn admin_people(args: &[&str]) -> (bool, serde_json::Value, String) {
+    let (ok, stdout, stderr) = crate::fixtures::agentcard(
+        &[&["admin"], args].concat(),
+        &[("AGENTCARD_CONSOLE_HOST", CONSOLE_HOST)],
+    );
+    (
+        ok,
+        serde_json::from_str(&stdout).unwrap_or_default(),
+        stderr,
+    )
+}
+
+#[test]
+fn the_cli_makes_people_and_prints_their_links() {
+    let org = new_org();
+    let owner = format!("{}@example.org", ids::new_id("cli_"));
+    let (ok, made, err) = admin_people(&[
+        "user", "create", "--email", &owner, "--org", &org, "--role", "owner",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        (made["email"].as_str(), made["role"].as_str()),
+        (Some(owner.as_str()), Some("owner"))
+    );
+    let path = format!("/link/{}", link_secret(made["link"].as_str().unwrap()));
+    let set = Browser::new().post(&path, &[("new_password", "the owner's password")]);
+    assert_eq!(set.status, 303, "{}", set.text());
+    assert_eq!(role_of(&org, &owner).as_deref(), Some("owner"));
+
+    let newcomer = format!("{}@example.org", ids::new_id("cli_"));
+    let (ok, invited, err) =
+        admin_people(&["member", "invite", "--org", &org, "--email", &newcomer]);
+    assert!(ok, "{err}");
+    assert_eq!(invited["role"], "member");
+    let path = format!("/link/{}", link_secret(invited["link"].as_str().unwrap()));
+    assert_eq!(
+        Browser::new()
+            .post(&path, &[("new_password", "the member's password")])
+            .status,
+        303
+    );
+    assert_eq!(role_of(&org, &newcomer).as_deref(), Some("member"));
+
+    let (ok, reset, err) = admin_people(&["user", "reset", "--email", &owner.to_uppercase()]);
+    assert!(ok, "{err}");
+    let path = format!("/link/{}", link_secret(reset["link"].as_str().unwrap()));
+    assert_eq!(
+        Browser::new()
+            .post(&path, &[("new_password", "a reset password")])
+            .status,
+        303
+    );
+    assert_eq!(
+        Browser::new().sign_in(&owner, "a reset password").status,
+        303
+    );
+
+    let support = format!("{}@support.example", ids::new_id("cli_"));
+    let (ok, staff, err) = admin_people(&["user", "create", "--email", &support, "--support"]);
+    assert!(ok, "{err}");
+    assert_eq!(staff["support"], true);
+}
+
+#[test]
+fn the_cli_refuses_what_the_console_refuses() {
+    let org = new_org();
+    let member = person(Some(&org), Role::Member);
+    let cases: [(Vec<&str>, &str); 6] = [
+        (
+            vec!["user", "create", "--email", &member, "--support"],
+            "exists already",
+        ),
+        (
+            vec!["user", "create", "--email", "nope", "--support"],
+            "enter an email address",
+        ),
+        (
+            vec!["user", "create", "--email", "a@example.org"],
+            "required",
+        ),
+        (
+            vec!["user", "create", "--email", "a@example.org", "--org", &org],
+            "--role",
+        ),
+        (
+            vec!["member", "invite", "--org", &org, "--email", &member],
+            "already a member",
+        ),
+        (
+            vec![
+                "member",
+                "invite",
+                "--org",
+                "acc_none",
+                "--email",
+                "a@example.org",
+            ],
+            "not found",
+        ),
+    ];
+    for (args, said) in cases {
+        let (ok, _, err) = admin_people(&args);
+        assert!(!ok && err.contains(said), "{args:?}: {err}");
+    }
+    let (ok, _, err) =
+        crate::fixtures::agentcard(&["admin", "user", "reset", "--email", &member], &[]);
+    assert!(!ok && err.contains("AGENTCARD_CONSOLE_HOST"), "{err}");
+}
