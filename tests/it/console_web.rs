@@ -1135,3 +1135,60 @@ fn the_cli_refuses_what_the_console_refuses() {
         crate::fixtures::agentcard(&["admin", "user", "reset", "--email", &member], &[]);
     assert!(!ok && err.contains("AGENTCARD_CONSOLE_HOST"), "{err}");
 }
+
+/// Every visible input and select of a page has an id that a `<label for>` names.
+fn assert_labelled(page: &str, what: &str) {
+    for tag in ["<input ", "<select "] {
+        for (at, _) in page.match_indices(tag) {
+            let element = &page[at..at + page[at..].find('>').unwrap()];
+            if element.contains("type=\"hidden\"") {
+                continue;
+            }
+            let id_at = element
+                .find(" id=\"")
+                .unwrap_or_else(|| panic!("{what}: {element}"))
+                + 5;
+            let id = &element[id_at..id_at + element[id_at..].find('"').unwrap()];
+            assert!(
+                page.contains(&format!("<label for=\"{id}\"")),
+                "{what}: {id} has no label"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_page_is_secured_labelled_and_scriptless() {
+    let org = new_org();
+    let owner = Browser::signed_in(&person(Some(&org), Role::Owner));
+    let invited = owner.write(
+        "/members/invite",
+        &[("email", "pages@example.org"), ("role", "member")],
+    );
+    let link = format!("/link/{}", link_secret(&shown_link(&invited)));
+    let pages = [
+        ("home", owner.get("/")),
+        ("sessions", owner.get("/sessions")),
+        ("password", owner.get("/password")),
+        ("members", owner.get("/members")),
+        ("invitation shown", invited),
+        ("link", Browser::new().get(&link)),
+        ("sign-in", Browser::new().get("/sign-in")),
+        (
+            "refused form",
+            owner.write("/members/invite", &[("email", "x"), ("role", "member")]),
+        ),
+        ("forbidden", owner.post("/sessions/end-others", &[])),
+        ("gone", Browser::new().get("/link/0")),
+    ];
+    for (what, resp) in &pages {
+        assert_secured(resp, what);
+        let page = resp.text();
+        assert!(
+            !page.contains("<script") && !page.contains(" style="),
+            "{what}"
+        );
+        assert!(page.contains("<main id=\"main\""), "{what}");
+        assert_labelled(&page, what);
+    }
+}
