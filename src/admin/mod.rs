@@ -158,7 +158,8 @@ pub fn run(command: AdminCommand, config: &Config) -> Result<Output, AdminError>
             } else {
                 demo::Format::Json
             });
-            return demo::run(&mut db, prefix, &base_url, format);
+            let console = config.console_url.as_ref();
+            return demo::run(&mut db, prefix, &base_url, console, format);
         }
         AdminCommand::Report(args) => return report::run(&mut db, args),
         AdminCommand::AbcTxt { org, format } => return abc_txt_line(&mut db, config, &org, format),

@@ -1192,3 +1192,29 @@ fn every_page_is_secured_labelled_and_scriptless() {
         assert_labelled(&page, what);
     }
 }
+
+#[test]
+fn the_demo_makes_its_owner_with_a_link_to_sign_in() {
+    let (ok, demo, err) = admin_people(&["demo", "--format", "json"]);
+    assert!(ok, "{err}");
+    let console = &demo["console"];
+    assert_eq!(console["url"], ORIGIN);
+    let owner = console["owner"].as_str().unwrap();
+    let link = console["set_password_link"].as_str().unwrap();
+    let path = format!("/link/{}", link_secret(link));
+    let set = Browser::new().post(&path, &[("new_password", "the demo owner's password")]);
+    assert_eq!(set.status, 303);
+    let org = demo["organisation"]["id"].as_str().unwrap();
+    assert_eq!(role_of(org, owner).as_deref(), Some("owner"));
+    let mut browser = Browser::new();
+    assert_eq!(
+        browser.sign_in(owner, "the demo owner's password").status,
+        303
+    );
+    assert_eq!(browser.get("/members").status, 200);
+    // A second demo organisation has the same owner, and a new link.
+    let (ok, again, err) = admin_people(&["demo", "--format", "json"]);
+    assert!(ok, "{err}");
+    assert_eq!(again["console"]["owner"], owner);
+    assert_ne!(again["console"]["set_password_link"], link);
+}
