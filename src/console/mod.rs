@@ -15,6 +15,7 @@ mod session;
 mod sign_in;
 
 use crate::app::App;
+use crate::blocking::BlockingError;
 use crate::error::ApiError;
 use crate::http::{Request, Response};
 use crate::password::Busy;
@@ -41,7 +42,8 @@ pub(crate) enum Refusal {
     Forbidden(&'static str),
     /// `410`: a one-time link that is unknown, used or expired.
     Gone(&'static str),
-    /// `503`: too many passwords are being checked; nothing was done.
+    /// `503`: too many passwords are being checked (or requests waiting for a thread);
+    /// nothing was done.
     Busy,
 }
 
@@ -83,7 +85,10 @@ pub fn handle(app: &Arc<App>, request: Request) -> Response {
             let app_for_job = Arc::clone(app);
             app.blocking
                 .run(move || serve(&app_for_job, &request, route))
-                .unwrap_or_else(|_| Err(Refusal::Busy))
+                .unwrap_or_else(|error| match error {
+                    BlockingError::Busy => Err(Refusal::Busy),
+                    BlockingError::Panicked => Err(ApiError::internal(error).into()),
+                })
                 .unwrap_or_else(|refusal| pages::refusal(&refusal))
         }
         Err(refusal) => pages::refusal(&refusal),
