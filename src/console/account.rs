@@ -5,8 +5,7 @@ use super::form::Form;
 use super::pages::{self, Field, Home, PasswordPage, SessionsPage};
 use super::session::{self, Visit};
 use super::sign_in::{check_password, signed_in};
-use super::Refusal;
-use crate::app::App;
+use super::{Call, Refusal};
 use crate::db::{people, sessions};
 use crate::domain::NewPassword;
 use crate::http::{Request, Response};
@@ -61,13 +60,8 @@ fn password_form(visit: &Visit) -> PasswordPage {
 
 /// `POST /password`: the current password checked (a failure counts as a failed sign-in), the
 /// new one set; every session of the person ends, and this browser gets a new one.
-pub fn change_password(
-    app: &App,
-    db: &mut Client,
-    request: &Request,
-    form: &Form,
-    visit: &Visit,
-) -> Result<Response, Refusal> {
+pub fn change_password(db: &mut Client, call: &Call, visit: &Visit) -> Result<Response, Refusal> {
+    let (app, form) = (call.app, &call.form);
     let mut page = password_form(visit);
     let new = NewPassword::parse(form.get("new_password"), "new_password");
     let person = people::find_person(db, &visit.session.person)?;
@@ -75,13 +69,7 @@ pub fn change_password(
         return Err(crate::error::ApiError::NotFound.into());
     };
     let stored = person.password_hash.as_deref();
-    if !check_password(
-        app,
-        request,
-        &person.email,
-        stored,
-        form.get("current_password"),
-    )? {
+    if !check_password(call, &person.email, stored, form.get("current_password"))? {
         page.current.error = Some("this is not your current password".into());
         return Ok(pages::html(422, &page));
     }
@@ -94,7 +82,7 @@ pub fn change_password(
     };
     let hash = app.passwords.hash(&new)?;
     people::set_password(db, &person.id, &hash)?;
-    let secret = session::start(db, &person, None, request)?;
+    let secret = session::start(db, &person, None, call.request)?;
     Ok(signed_in(app, &secret, "/sessions?notice=password-changed"))
 }
 

@@ -2,16 +2,14 @@
 //! or join an organisation (an invitation for a person who has a password). Reading the page
 //! changes nothing; the `POST` uses the link, once, in the transaction that does what it says.
 
-use super::form::Form;
 use super::pages::{self, Field, LinkPage};
 use super::session;
 use super::sign_in::signed_in;
-use super::Refusal;
-use crate::app::App;
+use super::{Call, Refusal};
 use crate::db::people::{self, Link, LinkPurpose, Person};
 use crate::domain::{Email, NewPassword};
 use crate::error::ApiError;
-use crate::http::{Request, Response};
+use crate::http::Response;
 use crate::people::{live_link, LINK_PATH};
 use postgres::Client;
 
@@ -84,13 +82,8 @@ fn link_page(db: &mut Client, secret: &str, link: &Link, step: &Step) -> Result<
 
 /// `POST /link/{secret}`: the link used, and what it says done, in one transaction; then the
 /// person is signed in (a new password) or sent to sign in (joined with their own).
-pub fn use_link(
-    app: &App,
-    db: &mut Client,
-    request: &Request,
-    form: &Form,
-    secret: &str,
-) -> Result<Response, Refusal> {
+pub fn use_link(db: &mut Client, call: &Call, secret: &str) -> Result<Response, Refusal> {
+    let (app, form) = (call.app, &call.form);
     let link = live_link(db, secret)?.ok_or_else(dead_link)?;
     let step = step(db, &link)?;
     let hash = match step {
@@ -133,7 +126,7 @@ pub fn use_link(
         LinkPurpose::Invitation { org_id, .. } => Some(org_id.as_str()),
         LinkPurpose::Reset { .. } => None,
     };
-    let secret = session::start(db, &person, org, request)?;
+    let secret = session::start(db, &person, org, call.request)?;
     Ok(signed_in(app, &secret, "/?notice=password-set"))
 }
 

@@ -6,8 +6,7 @@
 use super::form::Form;
 use super::pages::{self, Field, MembersPage};
 use super::session::{console_url, Visit};
-use super::Refusal;
-use crate::app::App;
+use super::{Call, Refusal};
 use crate::db::people::{self, MembershipChange};
 use crate::domain::{Email, Role};
 use crate::error::ApiError;
@@ -39,14 +38,9 @@ pub fn members_page(
 
 /// `POST /members/invite`: the link is shown on the answer itself, once (it is not stored, so
 /// no later page can show it).
-pub fn invite(
-    app: &App,
-    db: &mut Client,
-    request: &Request,
-    form: &Form,
-    visit: &Visit,
-) -> Result<Response, Refusal> {
-    let mut page = page(db, visit, request)?;
+pub fn invite(db: &mut Client, call: &Call, visit: &Visit) -> Result<Response, Refusal> {
+    let (app, form) = (call.app, &call.form);
+    let mut page = page(db, visit, call.request)?;
     page.email.value = form.get("email").to_string();
     let org_id = &visit.require_owner()?.org_id;
     let invited = Email::parse(form.get("email"))

@@ -77,6 +77,14 @@ impl From<Busy> for Refusal {
     }
 }
 
+/// What a page's handler reads of the request it answers: the service, the request, its form
+/// (empty for a `GET`).
+pub(crate) struct Call<'a> {
+    pub app: &'a App,
+    pub request: &'a Request,
+    pub form: Form,
+}
+
 /// Answers one request to the console host.
 pub fn handle(app: &Arc<App>, request: Request) -> Response {
     let response = match routes::route(request.method(), request.path()) {
@@ -110,17 +118,18 @@ fn serve(app: &App, request: &Request, route: Route) -> Result<Response, Refusal
     } else {
         Form::default()
     };
+    let call = Call { app, request, form };
     let mut connection = app.pool.get()?;
     let db = &mut *connection;
     let visit = Visit::of(db, request)?;
     match route {
         Route::SignInForm => Ok(sign_in::form(visit.as_ref())),
-        Route::SignIn => sign_in::sign_in(app, db, request, &form, visit),
+        Route::SignIn => sign_in::sign_in(db, &call, visit),
         // The link's secret stands for the form token: a link is used before any session.
         Route::LinkPage(secret) => links::page(db, &secret),
-        Route::UseLink(secret) => links::use_link(app, db, request, &form, &secret),
+        Route::UseLink(secret) => links::use_link(db, &call, &secret),
         route => match visit {
-            Some(visit) => signed_in(app, db, request, route, &form, &visit),
+            Some(visit) => signed_in(db, &call, route, &visit),
             None if writes => Err(Refusal::Forbidden(
                 "your session has ended: sign in again (nothing was changed)",
             )),
@@ -131,13 +140,12 @@ fn serve(app: &App, request: &Request, route: Route) -> Result<Response, Refusal
 
 /// The pages of a signed-in person. Every write carries the session's form token.
 fn signed_in(
-    app: &App,
     db: &mut Client,
-    request: &Request,
+    call: &Call,
     route: Route,
-    form: &Form,
     visit: &Visit,
 ) -> Result<Response, Refusal> {
+    let (request, form) = (call.request, &call.form);
     if request.method() == "POST" && !visit.token_matches(form.get("csrf")) {
         return Err(Refusal::Forbidden(
             "this form is out of date or not from your session: reload the page and send it \
@@ -146,14 +154,14 @@ fn signed_in(
     }
     match route {
         Route::Home => Ok(account::home(visit, request)),
-        Route::SignOut => sign_in::sign_out(db, visit, app),
+        Route::SignOut => sign_in::sign_out(db, visit, call.app),
         Route::Sessions => account::sessions_page(db, visit, request),
         Route::EndOtherSessions => account::end_others(db, visit),
         Route::PasswordForm => Ok(account::password_page(visit)),
-        Route::ChangePassword => account::change_password(app, db, request, form, visit),
+        Route::ChangePassword => account::change_password(db, call, visit),
         Route::ChooseOrg => account::choose_org(db, form, visit),
         Route::Members => members::members_page(db, visit, request),
-        Route::Invite => members::invite(app, db, request, form, visit),
+        Route::Invite => members::invite(db, call, visit),
         Route::ChangeRole(person) => members::change(db, form, visit, &person, false),
         Route::RemoveMember(person) => members::change(db, form, visit, &person, true),
         Route::RevokeInvitation(id) => members::revoke_invitation(db, visit, id),

@@ -2,14 +2,13 @@
 //! failed attempts (per client address, shared with `/v1`'s failed authentications, and per
 //! email address).
 
-use super::form::Form;
 use super::pages::{self, SignIn};
 use super::session::{self, Visit};
-use super::Refusal;
+use super::{Call, Refusal};
 use crate::app::App;
 use crate::db::{people, sessions};
 use crate::error::ApiError;
-use crate::http::{Request, Response};
+use crate::http::Response;
 use crate::limits::Counter;
 use postgres::Client;
 
@@ -25,17 +24,11 @@ pub fn form(visit: Option<&Visit>) -> Response {
 
 /// `POST /sign-in`: a new session and its cookie, or the form again with one answer for every
 /// failure, after the same work (an unknown email is checked against a dummy hash).
-pub fn sign_in(
-    app: &App,
-    db: &mut Client,
-    request: &Request,
-    form: &Form,
-    visit: Option<Visit>,
-) -> Result<Response, Refusal> {
-    let email = form.get("email").trim();
+pub fn sign_in(db: &mut Client, call: &Call, visit: Option<Visit>) -> Result<Response, Refusal> {
+    let email = call.form.get("email").trim();
     let person = people::find_by_email(db, email)?;
     let stored = person.as_ref().and_then(|p| p.password_hash.as_deref());
-    let matches = check_password(app, request, email, stored, form.get("password"))?;
+    let matches = check_password(call, email, stored, call.form.get("password"))?;
     let (Some(person), true) = (person, matches) else {
         let mut page = SignIn::empty();
         page.email.value = email.to_string();
@@ -45,8 +38,8 @@ pub fn sign_in(
     if let Some(visit) = visit {
         sessions::end_session(db, visit.session.id)?;
     }
-    let secret = session::start(db, &person, None, request)?;
-    Ok(signed_in(app, &secret, "/"))
+    let secret = session::start(db, &person, None, call.request)?;
+    Ok(signed_in(call.app, &secret, "/"))
 }
 
 /// The redirect that gives the browser its new session cookie.
@@ -65,12 +58,12 @@ pub fn sign_out(db: &mut Client, visit: &Visit, app: &App) -> Result<Response, R
 /// failed authentications and the email's failed sign-ins; either one full refuses at once
 /// (`429`) without checking.
 pub fn check_password(
-    app: &App,
-    request: &Request,
+    call: &Call,
     email: &str,
     stored: Option<&str>,
     candidate: &str,
 ) -> Result<bool, Refusal> {
+    let (app, request) = (call.app, call.request);
     let counters = [
         Counter::FailedAuth(app.client_ip(request)),
         Counter::FailedSignIn(email.trim().to_lowercase()),
