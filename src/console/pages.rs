@@ -184,7 +184,7 @@ pub fn refusal(refusal: &Refusal) -> Response {
         Refusal::Busy => (
             503,
             "Busy",
-            "Too many sign-ins at this moment: nothing was done. Try again in a few seconds."
+            "The console is busy at this moment: nothing was done. Try again in a few seconds."
                 .into(),
         ),
     };
