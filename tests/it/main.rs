@@ -32,6 +32,8 @@
 //!   services: heads read one way or refused, upstream connections pooled only clean, no status
 //!   line after a head, no upgrades, framing toward the client its own.
 //! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
+//! - `console_web`: the web console: hosts, security headers, sign-in and sessions, form tokens
+//!   and origins, one-time links, members and the owners-only rules.
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
 //! - `logging`: the operator's log at the default filter (no line per request).
@@ -50,6 +52,7 @@ mod auth;
 mod cards;
 mod client;
 mod console;
+mod console_web;
 mod conventions;
 mod counting;
 mod delivery;
