@@ -204,13 +204,19 @@ impl Visit {
 }
 
 /// Whether a write comes from the console's own pages: its `Origin` is the console's, or the
-/// browser says `Sec-Fetch-Site: same-origin`. A request with neither is refused: every
-/// browser the console supports sends `Origin` with a form's `POST`.
+/// browser hides the origin and says `Sec-Fetch-Site: same-origin`. A request with neither is
+/// refused: every browser the console supports sends one of them with a form's `POST`.
+///
+/// Under the console's `Referrer-Policy: no-referrer`, browsers send a form's `POST` with
+/// `Origin: null` (the Fetch standard's origin serialisation), so `null` counts as hidden;
+/// `Sec-Fetch-Site` is set by the browser alone, and a page of another site cannot make it
+/// `same-origin`.
 pub fn from_own_origin(app: &App, request: &Request) -> bool {
     let url = console_url(app);
     let origin = request.header("origin").map(str::trim);
     let fetch_site = request.header("sec-fetch-site").map(str::trim);
-    origin == Some(url.origin()) || (origin.is_none() && fetch_site == Some("same-origin"))
+    let hidden = matches!(origin, None | Some("null"));
+    origin == Some(url.origin()) || (hidden && fetch_site == Some("same-origin"))
 }
 
 #[cfg(test)]

@@ -547,12 +547,17 @@ fn a_write_from_another_origin_is_refused_and_changes_nothing() {
     let elsewhere = Browser::signed_in(&email);
     let token = here.token();
     let fields = [("csrf", token.as_str())];
-    let refused: [&[(&str, &str)]; 5] = [
+    let refused: [&[(&str, &str)]; 7] = [
         &[("Origin", "https://evil.example")],
         &[("Origin", "http://console.test")],
         &[("Origin", "null")],
         &[],
         &[("Sec-Fetch-Site", "cross-site")],
+        &[("Origin", "null"), ("Sec-Fetch-Site", "cross-site")],
+        &[
+            ("Origin", "https://evil.example"),
+            ("Sec-Fetch-Site", "same-origin"),
+        ],
     ];
     for headers in refused {
         let resp = here.post_with("/sessions/end-others", &fields, headers);
@@ -566,14 +571,16 @@ fn a_write_from_another_origin_is_refused_and_changes_nothing() {
         &[("Origin", "https://evil.example")],
     );
     assert_eq!((resp.status, resp.header("Set-Cookie")), (403, None));
-    // A browser that sends no Origin but says the request is same-origin is let through.
-    let resp = here.post_with(
-        "/sessions/end-others",
-        &fields,
-        &[("Sec-Fetch-Site", "same-origin")],
-    );
-    assert_eq!(resp.status, 303);
-    assert!(!elsewhere.is_signed_in());
+    // A browser that hides the origin (none, or `null` as Chromium sends under the console's
+    // `Referrer-Policy: no-referrer`) but says the request is same-origin is let through.
+    for hidden in [None, Some("null")] {
+        let elsewhere = Browser::signed_in(&email);
+        let mut headers = vec![("Sec-Fetch-Site", "same-origin")];
+        headers.extend(hidden.map(|origin| ("Origin", origin)));
+        let resp = here.post_with("/sessions/end-others", &fields, &headers);
+        assert_eq!(resp.status, 303, "{headers:?}");
+        assert!(!elsewhere.is_signed_in(), "{headers:?}");
+    }
 }
 
 #[test]
