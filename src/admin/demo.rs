@@ -6,19 +6,25 @@
 
 use super::{AdminError, Output};
 use crate::auth::{self, SecretKind};
+use crate::config::ConsoleUrl;
 use crate::db::cards::{self, NewCard};
 use crate::db::fragments::{self, FragmentFields};
+use crate::db::people as stored;
 use crate::db::routes::{self, NewRoute};
 use crate::db::{keys, orgs, sites};
 use crate::domain::{
     CanonicalPath, CardStatus, DomainName, FragmentName, FragmentRef, FragmentStatus, KeyValues,
     Lang, MatchMode,
 };
+use crate::domain::{Email, Role};
+use crate::people;
 use postgres::{Client, Transaction};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 const NEWS_SITE: &str = "lequotidien.example";
+/// The demonstration organisation's owner in the console.
+const DEMO_OWNER: &str = "owner@lequotidien.example";
 const SPORT_SITE: &str = "sport.lequotidien.example";
 
 /// Fragments to create: (site, ref, name, lang, active).
@@ -58,10 +64,12 @@ pub fn run(
     db: &mut Client,
     service_prefix: &str,
     base_url: &str,
+    console: Option<&ConsoleUrl>,
     format: Format,
 ) -> Result<Output, AdminError> {
     let mut tx = db.transaction()?;
     let org = orgs::create_org(&mut tx, "Le Quotidien (demo)")?;
+    let owner_link = demo_owner(&mut tx, &org.id, console)?;
     let token = auth::generate(SecretKind::ManagementToken, service_prefix);
     orgs::create_token(&mut tx, &org.id, "demo", &token.hash, &token.prefix, false)?;
     let key = auth::generate(SecretKind::DeliveryKey, service_prefix);
@@ -79,9 +87,17 @@ pub fn run(
         home: &fragment_ids[&(NEWS_SITE, "/home")],
     };
     let examples = made.examples();
+    let console_json = console.map(
+        |url| json!({"url": url.origin(), "owner": DEMO_OWNER, "set_password_link": owner_link}),
+    );
     Ok(match format {
-        Format::Text => Output::Text(made.script(&org.name, &examples)),
+        Format::Text => Output::Text(format!(
+            "{}{}",
+            console_lines(console, owner_link.as_deref()),
+            made.script(&org.name, &examples)
+        )),
         Format::Json => Output::Json(json!({
+            "console": console_json,
             "organisation": {"id": org.id, "name": org.name},
             "management_token": token.value,
             "delivery_key": key.value,
@@ -91,6 +107,40 @@ pub fn run(
             "try": examples.iter().map(|e| json!({"expect": e.expect, "command": e.command})).collect::<Vec<_>>(),
         })),
     })
+}
+
+/// The organisation's owner in the console, `DEMO_OWNER` (made once, an owner of every demo
+/// organisation), and a link to set their password when the console's address is known.
+fn demo_owner(
+    tx: &mut Transaction,
+    org_id: &str,
+    console: Option<&ConsoleUrl>,
+) -> Result<Option<String>, AdminError> {
+    // Made here, or found when it exists (an insert meeting another demo's waits for it).
+    let email = Email::parse(DEMO_OWNER)?;
+    let person = match stored::create_person(tx, &email, false)? {
+        Some(person) => person,
+        None => stored::find_by_email(tx, DEMO_OWNER)?
+            .ok_or_else(|| AdminError::NotFound(DEMO_OWNER.into()))?,
+    };
+    stored::add_membership(tx, org_id, &person.id, Role::Owner)?;
+    console
+        .map(|url| people::password_link(tx, url, &person.id, people::BY_CLI))
+        .transpose()
+        .map_err(|error| AdminError::Invalid(error.message()))
+}
+
+/// The text form's lines about the console: where it is, and how the owner signs in.
+fn console_lines(console: Option<&ConsoleUrl>, link: Option<&str>) -> String {
+    match (console, link) {
+        (Some(url), Some(link)) => format!(
+            "# Console: {url}/ (the demo organisation's owner is {DEMO_OWNER}).\n\
+             # Sign in: open this link once, within 7 days, to set the owner's password:\n\
+             #   {link}\n",
+            url = url.origin()
+        ),
+        _ => "# Console: not served (set AGENTCARD_CONSOLE_HOST to serve it).\n".into(),
+    }
 }
 
 type FragmentIds = BTreeMap<(&'static str, &'static str), String>;

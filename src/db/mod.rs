@@ -9,9 +9,11 @@ pub mod fragments;
 pub mod keys;
 pub mod migrate;
 pub mod orgs;
+pub mod people;
 pub mod report_summary;
 pub mod reports;
 pub mod routes;
+pub mod sessions;
 pub mod sites;
 pub mod snapshot;
 

@@ -27,7 +27,8 @@ pub const REPORT_FLUSH_MS: u64 = 100;
 pub struct TestServer {
     pub addr: SocketAddr,
     pub database_url: String,
-    running: agentcard::Running,
+    pub app: std::sync::Arc<agentcard::app::App>,
+    _running: agentcard::Running,
 }
 
 /// The shared server of this test run, started on first use. It serves every test of the
@@ -48,7 +49,8 @@ pub fn server() -> &'static TestServer {
         TestServer {
             addr: running.server.local_addr(),
             database_url,
-            running,
+            app: std::sync::Arc::clone(&running.app),
+            _running: running,
         }
     })
 }
@@ -110,7 +112,6 @@ fn start_running(database_url: &str, extra: &[(&str, &str)]) -> agentcard::Runni
 /// waiting for its notification or refresh period).
 pub fn sync_cache() {
     server()
-        .running
         .app
         .delivery
         .cache

@@ -32,6 +32,9 @@
 //!   services: heads read one way or refused, upstream connections pooled only clean, no status
 //!   line after a head, no upgrades, framing toward the client its own.
 //! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
+//! - `console_web`: the web console: hosts, security headers, sign-in and sessions, form tokens
+//!   and origins, one-time links, members and the owners-only rules.
+//! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
 //! - `logging`: the operator's log at the default filter (no line per request).
@@ -47,9 +50,11 @@ mod harness;
 
 mod admin_cli;
 mod auth;
+mod browser;
 mod cards;
 mod client;
 mod console;
+mod console_web;
 mod conventions;
 mod counting;
 mod delivery;
