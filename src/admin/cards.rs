@@ -1,13 +1,12 @@
 //! `admin card …`: create, set the status of and delete cards (console only), and set one
 //! organisation's eligibility list of a platform card, which the API refuses to write.
 
-use super::AdminError;
-use crate::db::cards::{self, NewCard, Resolved};
-use crate::db::orgs;
+use super::{existing_org, named, AdminError};
+use crate::db::cards::{self, CardContent, Link, Resolved};
 use crate::domain::{
     CardStatus, CardText, DomainName, FragmentRef, Invalid, KeyValues, Lang, LinkUrl,
-    CARD_BODY_MAX, CARD_TEXT_MAX,
 };
+use crate::ids::{CardId, FragmentId};
 use crate::wire;
 use clap::{ArgGroup, Args, Subcommand};
 use postgres::Client;
@@ -79,11 +78,12 @@ pub fn run(db: &mut Client, command: CardCommand) -> Result<Value, AdminError> {
         CardCommand::Create(args) => create(db, *args),
         CardCommand::SetStatus { id, status } => {
             let status = CardStatus::parse(&status)?;
-            let card = cards::set_card_status(db, &id, status)?.ok_or(AdminError::NotFound(id))?;
+            let card = cards::set_card_status(db, &named(CardId::parse, &id)?, status)?
+                .ok_or(AdminError::NotFound(id))?;
             Ok(wire::card_json(&card))
         }
         CardCommand::Delete { id } => {
-            if !cards::delete_card(db, &id)? {
+            if !cards::delete_card(db, &named(CardId::parse, &id)?)? {
                 return Err(AdminError::NotFound(id));
             }
             Ok(json!({"id": id, "deleted": true}))
@@ -95,39 +95,43 @@ pub fn run(db: &mut Client, command: CardCommand) -> Result<Value, AdminError> {
 }
 
 fn create(db: &mut Client, args: CreateCard) -> Result<Value, AdminError> {
-    let card = new_card(args)?;
-    if let Some(org) = &card.org_id {
-        orgs::find_org(db, org)?.ok_or_else(|| AdminError::NotFound(org.clone()))?;
-    }
-    Ok(wire::card_json(&cards::create_card(db, &card)?))
+    let status = CardStatus::parse(&args.status)?;
+    let content = card_content(&args)?;
+    let org = match &args.org {
+        Some(org) => Some(existing_org(db, org)?.id),
+        None => None,
+    };
+    Ok(wire::card_json(&cards::create_card(
+        db,
+        org.as_ref(),
+        status,
+        &content,
+    )?))
 }
 
 /// Every flag checked, before anything is read or written.
-fn new_card(args: CreateCard) -> Result<NewCard, AdminError> {
-    let link = match (args.link_url, args.link_label) {
-        (Some(url), Some(label)) => Some((
-            LinkUrl::parse(&url, "--link-url")?,
-            CardText::parse(&label, "--link-label", CARD_TEXT_MAX)?,
-        )),
+fn card_content(args: &CreateCard) -> Result<CardContent, AdminError> {
+    let link = match (&args.link_url, &args.link_label) {
+        (Some(url), Some(label)) => Some(Link {
+            url: LinkUrl::parse(url)?,
+            label: CardText::parse(label, "link_label")?,
+        }),
         _ => None,
     };
     let brand_domain = args
         .brand_domain
-        .map(|domain| {
-            DomainName::parse(&domain).map_err(|e| Invalid::new("--brand-domain", e.message))
-        })
+        .as_deref()
+        .map(|domain| DomainName::parse(domain).map_err(|e| e.on("brand_domain")))
         .transpose()?;
-    Ok(NewCard {
-        org_id: args.org,
-        status: CardStatus::parse(&args.status)?,
-        name: CardText::parse(&args.name, "--name", CARD_TEXT_MAX)?,
-        lang: Lang::parse(&args.lang, "--lang")?,
-        brand: CardText::parse(&args.brand, "--brand", CARD_TEXT_MAX)?,
+    Ok(CardContent {
+        name: CardText::parse(&args.name, "name")?,
+        lang: Lang::parse(&args.lang, "lang")?,
+        brand: CardText::parse(&args.brand, "brand")?,
         brand_domain,
-        title: CardText::parse(&args.title, "--title", CARD_TEXT_MAX)?,
-        body: CardText::parse(&args.body, "--body", CARD_BODY_MAX)?,
+        title: CardText::parse(&args.title, "title")?,
+        body: CardText::parse_body(&args.body)?,
         link,
-        key_values: KeyValues::from_pairs(split_all(&args.kv, '=', "--kv", "KEY=VALUE")?)?,
+        key_values: KeyValues::from_pairs(split_all(&args.kv, '=', "key_values", "KEY=VALUE")?)?,
     })
 }
 
@@ -157,19 +161,21 @@ fn set_platform_eligibility(
     fragments: &[String],
 ) -> Result<Value, AdminError> {
     let wanted = fragment_addresses(fragments)?;
+    let card_id = named(CardId::parse, id)?;
     let mut tx = db.transaction()?;
-    let card = cards::lock_card(&mut tx, id)?.ok_or_else(|| AdminError::NotFound(id.into()))?;
+    let card =
+        cards::lock_card(&mut tx, &card_id)?.ok_or_else(|| AdminError::NotFound(id.into()))?;
     if !card.is_platform() {
         return Err(AdminError::Invalid(format!(
             "card {id} belongs to an organisation, which sets its eligibility through \
              PUT /v1/cards/{id}/eligibility; this command is for platform cards only"
         )));
     }
-    orgs::find_org(&mut tx, org)?.ok_or_else(|| AdminError::NotFound(org.into()))?;
-    let resolved = cards::resolve_fragments(&mut tx, org, &wanted)?;
+    let org = existing_org(&mut tx, org)?.id;
+    let resolved = cards::resolve_fragments(&mut tx, &org, &wanted)?;
     let fragment_ids = fragment_ids_or_refusal(fragments, resolved)?;
-    cards::replace_eligibility(&mut tx, id, org, &fragment_ids)?;
-    let items = cards::list_eligibility(&mut tx, id, org)?;
+    cards::replace_eligibility(&mut tx, &card_id, &org, &fragment_ids)?;
+    let items = cards::list_eligibility(&mut tx, &card_id, &org)?;
     tx.commit()?;
     let mut out = wire::eligibility_json(&items);
     out["card_id"] = json!(id);
@@ -193,7 +199,7 @@ fn fragment_addresses(fragments: &[String]) -> Result<Vec<(DomainName, FragmentR
 fn fragment_ids_or_refusal(
     fragments: &[String],
     resolved: Vec<Resolved>,
-) -> Result<Vec<String>, AdminError> {
+) -> Result<Vec<FragmentId>, AdminError> {
     fragments
         .iter()
         .zip(resolved)

@@ -3,10 +3,11 @@
 //! Deletes cascade: rules, eligibility entries and a site default go with the fragment, and
 //! the output's `warnings` name what went (as the contract asks of a console delete).
 
-use super::AdminError;
+use super::{existing_org, named, AdminError};
 use crate::db::fragments::FragmentFields;
-use crate::db::{self, console, orgs};
+use crate::db::{self, console};
 use crate::domain::{DomainName, FragmentName, FragmentRef};
+use crate::ids::{CardId, FragmentId};
 use crate::wire;
 use clap::Subcommand;
 use postgres::Client;
@@ -65,13 +66,15 @@ pub fn run_fragment(db: &mut Client, command: FragmentCommand) -> Result<Value, 
             create_fragment(db, &org, &domain, fragment_ref.as_ref(), &name)
         }
         FragmentCommand::Delete { org, fragment } => {
+            let org = existing_org(db, &org)?.id;
+            let fragment = named(FragmentId::parse, &fragment)?;
             let mut tx = db.transaction()?;
             let default_of = console::site_defaulting_to(&mut tx, &org, &fragment)?;
             let rules = db::routes::count_targeting(&mut tx, &fragment)?;
             let widened =
                 console::cards_eligible_only_on(&mut tx, &org, std::slice::from_ref(&fragment))?;
             if !console::delete_fragment(&mut tx, &org, &fragment)? {
-                return Err(AdminError::NotFound(fragment));
+                return Err(AdminError::NotFound(fragment.to_string()));
             }
             tx.commit()?;
             let mut warnings = deleted_fragment_warnings(default_of.as_deref(), rules);
@@ -85,6 +88,7 @@ pub fn run_site(db: &mut Client, command: SiteCommand) -> Result<Value, AdminErr
     match command {
         SiteCommand::Delete { org, domain } => {
             let domain = DomainName::parse(&domain)?;
+            let org = existing_org(db, &org)?.id;
             let mut tx = db.transaction()?;
             let ids = console::site_fragment_ids(&mut tx, &org, &domain)?;
             let widened = console::cards_eligible_only_on(&mut tx, &org, &ids)?;
@@ -105,9 +109,9 @@ fn create_fragment(
     fragment_ref: Option<&FragmentRef>,
     name: &FragmentName,
 ) -> Result<Value, AdminError> {
-    orgs::find_org(db, org)?.ok_or_else(|| AdminError::NotFound(org.into()))?;
+    let org = existing_org(db, org)?.id;
     let mut tx = db.transaction()?;
-    let (site, site_created) = db::sites::ensure_site(&mut tx, org, domain)?;
+    let (site, site_created) = db::sites::ensure_site(&mut tx, &org, domain)?;
     let fields = FragmentFields::named(name.clone());
     let fragment = db::fragments::insert_fragment(&mut tx, site.id, fragment_ref, &fields)
         .map_err(|e| {
@@ -140,7 +144,7 @@ fn deleted_fragment_warnings(default_of: Option<&str>, rules: i64) -> Vec<String
 }
 
 /// Emptying an organisation card's list makes it eligible everywhere: say so.
-fn widened_warnings(card_ids: &[String]) -> Vec<String> {
+fn widened_warnings(card_ids: &[CardId]) -> Vec<String> {
     card_ids
         .iter()
         .map(|id| {

@@ -6,14 +6,16 @@
 
 use super::{AdminError, Output};
 use crate::auth::{self, SecretKind};
-use crate::db::cards::{self, NewCard};
+use crate::db::cards::{self, CardContent, Link};
 use crate::db::fragments::{self, FragmentFields};
+use crate::db::orgs::{self, Creator};
 use crate::db::routes::{self, NewRoute};
-use crate::db::{keys, orgs, sites};
+use crate::db::{keys, sites};
 use crate::domain::{
-    CanonicalPath, CardStatus, DomainName, FragmentName, FragmentRef, FragmentStatus, KeyValues,
-    Lang, MatchMode,
+    CanonicalPath, CardStatus, CardText, DomainName, FragmentName, FragmentRef, FragmentStatus,
+    KeyName, KeyValues, Lang, LinkUrl, MatchMode, OrgName, SiteName, TokenName,
 };
+use crate::ids::{CardId, FragmentId, OrgId};
 use postgres::{Client, Transaction};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -61,11 +63,20 @@ pub fn run(
     format: Format,
 ) -> Result<Output, AdminError> {
     let mut tx = db.transaction()?;
-    let org = orgs::create_org(&mut tx, "Le Quotidien (demo)")?;
+    let org = orgs::create_org(&mut tx, &OrgName::parse("Le Quotidien (demo)")?)?;
     let token = auth::generate(SecretKind::ManagementToken, service_prefix);
-    orgs::create_token(&mut tx, &org.id, "demo", &token.hash, &token.prefix, false)?;
+    let token_name = TokenName::parse("demo")?;
+    orgs::create_token(
+        &mut tx,
+        &org.id,
+        &token_name,
+        &token.hash,
+        &token.prefix,
+        Creator::Owner,
+    )?;
     let key = auth::generate(SecretKind::DeliveryKey, service_prefix);
-    keys::create_key(&mut tx, &org.id, Some("demo edge"), &key.hash, &key.prefix)?;
+    let key_name = KeyName::parse("demo edge")?;
+    keys::create_key(&mut tx, &org.id, key_name.as_ref(), &key.hash, &key.prefix)?;
 
     let fragment_ids = create_sites_and_fragments(&mut tx, &org.id)?;
     let card_ids = create_cards(&mut tx, &org.id, &fragment_ids)?;
@@ -93,11 +104,11 @@ pub fn run(
     })
 }
 
-type FragmentIds = BTreeMap<(&'static str, &'static str), String>;
+type FragmentIds = BTreeMap<(&'static str, &'static str), FragmentId>;
 
 fn create_sites_and_fragments(
     tx: &mut Transaction,
-    org_id: &str,
+    org_id: &OrgId,
 ) -> Result<FragmentIds, AdminError> {
     let mut ids = FragmentIds::new();
     let mut site_ids = BTreeMap::new();
@@ -142,11 +153,13 @@ fn create_sites_and_fragments(
         })
         .collect();
     routes::insert_routes(tx, news, &rules)?;
-    sites::update_site(tx, news, "Le Quotidien", Some(&ids[&(NEWS_SITE, "/home")]))?;
+    let name = SiteName::parse("Le Quotidien")?;
+    sites::update_site(tx, news, Some(&name), Some(&ids[&(NEWS_SITE, "/home")]))?;
+    let name = SiteName::parse("Le Quotidien Sport")?;
     sites::update_site(
         tx,
         site_ids[SPORT_SITE],
-        "Le Quotidien Sport",
+        Some(&name),
         Some(&ids[&(SPORT_SITE, "/live")]),
     )?;
     Ok(ids)
@@ -154,54 +167,55 @@ fn create_sites_and_fragments(
 
 fn create_cards(
     tx: &mut Transaction,
-    org_id: &str,
+    org_id: &OrgId,
     fragments: &FragmentIds,
 ) -> Result<Value, AdminError> {
-    let card = |org: Option<&str>,
-                lang,
-                brand: &str,
-                title: &str,
-                body: &str,
-                kv: &[(&str, &str)]|
-     -> Result<NewCard, AdminError> {
-        Ok(NewCard {
-            org_id: org.map(str::to_string),
-            status: CardStatus::Active,
-            name: title.to_string(),
+    let content = |brand_domain: Option<&str>,
+                   lang,
+                   brand: &str,
+                   title: &str,
+                   body: &str,
+                   kv: &[(&str, &str)]|
+     -> Result<CardContent, AdminError> {
+        Ok(CardContent {
+            name: CardText::parse(title, "name")?,
             lang,
-            brand: brand.to_string(),
-            brand_domain: org.map(|_| DomainName::parse(NEWS_SITE)).transpose()?,
-            title: title.to_string(),
-            body: body.to_string(),
-            link: Some((
-                format!("https://{NEWS_SITE}/licence"),
-                "Licensing terms".to_string(),
-            )),
+            brand: CardText::parse(brand, "brand")?,
+            brand_domain: brand_domain.map(DomainName::parse).transpose()?,
+            title: CardText::parse(title, "title")?,
+            body: CardText::parse_body(body)?,
+            link: Some(Link {
+                url: LinkUrl::parse(&format!("https://{NEWS_SITE}/licence"))?,
+                label: CardText::parse("Licensing terms", "link_label")?,
+            }),
             key_values: KeyValues::from_pairs(
                 kv.iter().map(|(k, v)| (k.to_string(), v.to_string())),
             )?,
         })
     };
+    let active = CardStatus::Active;
+    let own = Some(org_id);
     // Without a brand domain, so that on the sport site the platform card can win by its
     // key-values (a brand match would outrank them): the demo shows both sides of the pick.
     let everywhere = cards::create_card(
         tx,
-        &NewCard {
-            brand_domain: None,
-            ..card(
-                Some(org_id),
-                Lang::Fr,
-                "Le Quotidien",
-                "Contenu sous licence",
-                "Ce contenu est publié par Le Quotidien. Réutilisation soumise à licence.",
-                &[],
-            )?
-        },
+        own,
+        active,
+        &content(
+            None,
+            Lang::Fr,
+            "Le Quotidien",
+            "Contenu sous licence",
+            "Ce contenu est publié par Le Quotidien. Réutilisation soumise à licence.",
+            &[],
+        )?,
     )?;
     let politics = cards::create_card(
         tx,
-        &card(
-            Some(org_id),
+        own,
+        active,
+        &content(
+            Some(NEWS_SITE),
             Lang::Fr,
             "Le Quotidien",
             "Politique : citez vos sources",
@@ -211,8 +225,10 @@ fn create_cards(
     )?;
     let english = cards::create_card(
         tx,
-        &card(
-            Some(org_id),
+        own,
+        active,
+        &content(
+            Some(NEWS_SITE),
             Lang::En,
             "Le Quotidien",
             "Licensed content",
@@ -222,7 +238,9 @@ fn create_cards(
     )?;
     let platform = cards::create_card(
         tx,
-        &card(
+        None,
+        active,
+        &content(
             None,
             Lang::Fr,
             "Presse indépendante",
@@ -231,20 +249,15 @@ fn create_cards(
             &[("topic", "sport")],
         )?,
     )?;
-    let politique = fragments[&(NEWS_SITE, "/politique")].clone();
-    cards::replace_eligibility(tx, &politics.id, org_id, std::slice::from_ref(&politique))?;
-    cards::replace_eligibility(
-        tx,
-        &english.id,
-        org_id,
-        &[fragments[&(NEWS_SITE, "/world")].clone()],
-    )?;
-    cards::replace_eligibility(
-        tx,
-        &platform.id,
-        org_id,
-        &[fragments[&(SPORT_SITE, "/live")].clone()],
-    )?;
+    let lists: [(&CardId, (&str, &str)); 3] = [
+        (&politics.id, (NEWS_SITE, "/politique")),
+        (&english.id, (NEWS_SITE, "/world")),
+        (&platform.id, (SPORT_SITE, "/live")),
+    ];
+    for (card, fragment) in lists {
+        let on = std::slice::from_ref(&fragments[&fragment]);
+        cards::replace_eligibility(tx, card, org_id, on)?;
+    }
     Ok(json!([
         {"id": everywhere.id, "lang": "fr", "eligible": "everywhere in the organisation"},
         {"id": politics.id, "lang": "fr", "eligible": format!("{NEWS_SITE} /politique")},
@@ -263,10 +276,10 @@ struct Example {
 /// What the requests of the examples need of the data made.
 struct Made<'a> {
     base: &'a str,
-    org_id: &'a str,
+    org_id: &'a OrgId,
     token: &'a str,
     key: &'a str,
-    home: &'a str,
+    home: &'a FragmentId,
 }
 
 impl Made<'_> {

@@ -47,6 +47,20 @@ impl std::fmt::Display for Output {
     }
 }
 
+/// The id named on the command line; one of another shape names nothing.
+fn named<T>(parse: fn(&str) -> Option<T>, text: &str) -> Result<T, AdminError> {
+    parse(text).ok_or_else(|| AdminError::NotFound(text.to_owned()))
+}
+
+/// The organisation named on the command line, which must exist.
+fn existing_org(
+    db: &mut impl postgres::GenericClient,
+    text: &str,
+) -> Result<crate::db::orgs::Org, AdminError> {
+    let id = named(crate::ids::OrgId::parse, text)?;
+    crate::db::orgs::find_org(db, &id)?.ok_or_else(|| AdminError::NotFound(text.to_owned()))
+}
+
 impl From<crate::domain::Invalid> for AdminError {
     fn from(invalid: crate::domain::Invalid) -> Self {
         AdminError::Invalid(invalid.to_string())
@@ -160,7 +174,7 @@ fn abc_txt_line(
             "set AGENTCARD_BASE_HOST to the service's domain (its abc.txt line names it)".into(),
         )
     })?;
-    crate::db::orgs::find_org(db, org)?.ok_or_else(|| AdminError::NotFound(org.into()))?;
+    existing_org(db, org)?;
     let record = crate::abc_txt::Record {
         domain: domain.to_string(),
         account_id: org.to_string(),

@@ -1,8 +1,10 @@
 //! `admin org …` and `admin token …`.
 
-use super::AdminError;
+use super::{existing_org, named, AdminError};
 use crate::auth::{self, SecretKind};
-use crate::db::orgs::{self, TokenRow};
+use crate::db::orgs::{self, Creator, TokenRow};
+use crate::domain::{OrgName, TokenName};
+use crate::ids::TokenId;
 use clap::Subcommand;
 use postgres::Client;
 use serde_json::{json, Value};
@@ -42,13 +44,7 @@ pub enum TokenCommand {
 pub fn run_org(db: &mut Client, command: OrgCommand) -> Result<Value, AdminError> {
     match command {
         OrgCommand::Create { name } => {
-            let name = name.trim();
-            if name.is_empty() || name.chars().count() > 200 {
-                return Err(AdminError::Invalid(
-                    "--name must be 1 to 200 characters".into(),
-                ));
-            }
-            let org = orgs::create_org(db, name)?;
+            let org = orgs::create_org(db, &OrgName::parse(&name)?)?;
             Ok(json!({"id": org.id, "name": org.name}))
         }
     }
@@ -61,25 +57,32 @@ pub fn run_token(
 ) -> Result<Value, AdminError> {
     match command {
         TokenCommand::Create { org, name, support } => {
-            orgs::find_org(db, &org)?.ok_or_else(|| AdminError::NotFound(org.clone()))?;
+            let org = existing_org(db, &org)?.id;
+            let name = TokenName::parse(&name)?;
+            let creator = if support {
+                Creator::Support
+            } else {
+                Creator::Owner
+            };
             let secret = auth::generate(SecretKind::ManagementToken, prefix);
-            let row =
-                orgs::create_token(db, &org, name.trim(), &secret.hash, &secret.prefix, support)?;
+            let row = orgs::create_token(db, &org, &name, &secret.hash, &secret.prefix, creator)?;
             let mut out = token_json(&row);
             out["token"] = json!(secret.value);
             Ok(out)
         }
         TokenCommand::Revoke { id } => {
-            let row = orgs::revoke_token(db, &id)?.ok_or(AdminError::NotFound(id))?;
+            let row = orgs::revoke_token(db, &named(TokenId::parse, &id)?)?
+                .ok_or(AdminError::NotFound(id))?;
             Ok(token_json(&row))
         }
         TokenCommand::Delete { id } => {
-            if !orgs::delete_token(db, &id)? {
+            if orgs::delete_token(db, &named(TokenId::parse, &id)?)?.is_none() {
                 return Err(AdminError::NotFound(id));
             }
             Ok(json!({"id": id, "deleted": true}))
         }
         TokenCommand::List { org } => {
+            let org = existing_org(db, &org)?.id;
             let items: Vec<Value> = orgs::list_tokens(db, &org)?
                 .iter()
                 .map(token_json)
@@ -95,7 +98,7 @@ fn token_json(row: &TokenRow) -> Value {
         "org_id": row.org_id,
         "name": row.name,
         "prefix": row.prefix,
-        "creator": row.creator,
+        "creator": row.creator.as_str(),
         "created_at": row.created_at,
         "expires_at": row.expires_at,
         "revoked_at": row.revoked_at,

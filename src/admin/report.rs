@@ -165,16 +165,16 @@ pub fn run(db: &mut Client, args: ReportArgs) -> Result<Output, AdminError> {
             bounds.since()
         )));
     }
-    let org = orgs::find_org(db, &args.org)?.ok_or_else(|| AdminError::NotFound(args.org))?;
+    let org = super::existing_org(db, &args.org)?;
     let window = Window {
         since: bounds.since().into(),
         until: bounds.until().into(),
     };
     let (total, groups) = if args.by == Some(By::Page) {
-        by_page(report_summary::page_counts(db, &org.id, window)?)
+        by_page(report_summary::page_counts(db, org.id.as_str(), window)?)
     } else {
         let dimension = args.by.and_then(By::dimension);
-        let counts = report_summary::request_counts(db, &org.id, window, dimension)?;
+        let counts = report_summary::request_counts(db, org.id.as_str(), window, dimension)?;
         by_key(&counts, args.by)
     };
     let report = Report {
@@ -472,7 +472,7 @@ impl Report {
             })),
             None => {
                 let mut cells = vec![
-                    self.org.id.clone(),
+                    self.org.id.to_string(),
                     self.org.name.clone(),
                     self.bounds.since().to_string(),
                     self.bounds.until().to_string(),

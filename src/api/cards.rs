@@ -9,6 +9,7 @@ use crate::db::{
     cards::{self, CardRow, Resolved},
 };
 use crate::error::ApiError;
+use crate::ids::{CardId, FragmentId};
 use crate::wire::{self, FRAGMENTS};
 use serde_json::Value;
 
@@ -19,7 +20,8 @@ pub fn list_cards(ctx: &mut Ctx) -> Result<Reply, ApiError> {
 
 pub fn get_eligibility(ctx: &mut Ctx, id: &str) -> Result<Reply, ApiError> {
     let org_id = &ctx.owner.org.id;
-    let card = cards::find_visible_card(&mut *ctx.db, org_id, id)?.ok_or(ApiError::NotFound)?;
+    let id = CardId::parse(id).ok_or(ApiError::NotFound)?;
+    let card = cards::find_visible_card(&mut *ctx.db, org_id, &id)?.ok_or(ApiError::NotFound)?;
     let items = cards::list_eligibility(&mut *ctx.db, &card.id, org_id)?;
     Ok(Reply::ok(wire::eligibility_json(&items)))
 }
@@ -30,8 +32,9 @@ pub fn get_eligibility(ctx: &mut Ctx, id: &str) -> Result<Reply, ApiError> {
 pub fn replace_eligibility(ctx: &mut Ctx, id: &str, body: &Value) -> Result<Reply, ApiError> {
     let wanted = wire::eligibility_write(body)?;
     let org_id = ctx.owner.org.id.clone();
+    let id = CardId::parse(id).ok_or(ApiError::NotFound)?;
     let mut tx = ctx.db.transaction()?;
-    let card = cards::lock_visible_card(&mut tx, &org_id, id)?.ok_or(ApiError::NotFound)?;
+    let card = cards::lock_visible_card(&mut tx, &org_id, &id)?.ok_or(ApiError::NotFound)?;
     refuse_platform_card(&card)?;
     let resolved = cards::resolve_fragments(&mut tx, &org_id, &wanted)?;
     let fragment_ids = fragment_ids_or_refusal(resolved)?;
@@ -51,7 +54,7 @@ fn refuse_platform_card(card: &CardRow) -> Result<(), ApiError> {
 
 /// The fragment ids, or the `422` of the first entry that names no fragment of the
 /// organisation.
-fn fragment_ids_or_refusal(resolved: Vec<Resolved>) -> Result<Vec<String>, ApiError> {
+fn fragment_ids_or_refusal(resolved: Vec<Resolved>) -> Result<Vec<FragmentId>, ApiError> {
     resolved
         .into_iter()
         .enumerate()

@@ -7,6 +7,7 @@ use super::{Ctx, Reply};
 use crate::db::{self, fragments::FragmentRow, sites::SiteRow};
 use crate::domain::{FragmentRef, FragmentStatus};
 use crate::error::ApiError;
+use crate::ids::SiteId;
 use crate::wire::{self, FragmentWrite};
 use postgres::GenericClient;
 use serde_json::Value;
@@ -39,13 +40,13 @@ pub fn put_fragment(
 /// Replaces the fragment with this reference, or creates it; the boolean tells which.
 fn write_fragment(
     db: &mut impl GenericClient,
-    site_id: i64,
+    site_id: SiteId,
     fragment_ref: &FragmentRef,
     write: FragmentWrite,
 ) -> Result<(FragmentRow, bool), ApiError> {
     match db::fragments::find_by_ref(db, site_id, fragment_ref)? {
         Some(current) => {
-            let fields = write.into_fields(FragmentStatus::parse(&current.status)?);
+            let fields = write.into_fields(current.status);
             Ok((
                 db::fragments::update_fragment(db, &current.id, &fields)?,
                 false,
@@ -69,7 +70,7 @@ fn pause_warnings(
     if fragment.is_active() {
         return Ok(Vec::new());
     }
-    let is_default = site.default_fragment_id.as_deref() == Some(fragment.id.as_str());
+    let is_default = site.default_fragment_id.as_ref() == Some(&fragment.id);
     let rules = db::routes::count_targeting(db, &fragment.id)?;
     Ok(warnings(is_default, rules))
 }

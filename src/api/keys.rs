@@ -5,6 +5,7 @@ use super::{Ctx, Reply};
 use crate::auth::{self, SecretKind};
 use crate::db::keys;
 use crate::error::ApiError;
+use crate::ids::KeyId;
 use crate::wire;
 use serde_json::Value;
 
@@ -19,7 +20,7 @@ pub fn create_key(ctx: &mut Ctx, body: &Value) -> Result<Reply, ApiError> {
     let key = keys::create_key(
         &mut *ctx.db,
         &ctx.owner.org.id,
-        name.as_deref(),
+        name.as_ref(),
         &secret.hash,
         &secret.prefix,
     )?;
@@ -29,6 +30,7 @@ pub fn create_key(ctx: &mut Ctx, body: &Value) -> Result<Reply, ApiError> {
 /// Repeatable: revoking a revoked key answers the same record, first revocation date kept.
 pub fn revoke_key(ctx: &mut Ctx, id: &str, body: &Value) -> Result<Reply, ApiError> {
     wire::empty_write(body)?;
-    let key = keys::revoke_key(&mut *ctx.db, &ctx.owner.org.id, id)?.ok_or(ApiError::NotFound)?;
+    let id = KeyId::parse(id).ok_or(ApiError::NotFound)?;
+    let key = keys::revoke_key(&mut *ctx.db, &ctx.owner.org.id, &id)?.ok_or(ApiError::NotFound)?;
     Ok(Reply::ok(wire::key_json(&key)))
 }

@@ -77,7 +77,7 @@ pub fn not_served(app: &App) -> Response {
 fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, ApiError> {
     let (owner, db) = authenticate(app, request, client_ip)?;
     let is_write = matches!(request.method(), "PUT" | "POST" | "DELETE");
-    let token = owner.token_id.clone();
+    let token = owner.token_id.to_string();
     let charged = if is_write {
         app.limiter
             .try_charge(&[Counter::Token(token.clone()), Counter::TokenWrites(token)])
@@ -106,7 +106,12 @@ fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, Api
 /// snapshot is reloaded before the write is answered. Failing that, the refresher catches up.
 fn refresh_fragment_cache(ctx: &mut Ctx) {
     let org_id = ctx.owner.org.id.clone();
-    if let Err(error) = ctx.app.delivery.cache.reload_org(&mut ctx.db, &org_id) {
+    if let Err(error) = ctx
+        .app
+        .delivery
+        .cache
+        .reload_org(&mut ctx.db, org_id.as_str())
+    {
         log::warn!("fragment cache not reloaded after a write of {org_id}: {error}");
     }
 }

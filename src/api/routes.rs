@@ -5,7 +5,9 @@
 use super::site_scope::{conflict_on_unique, lock_site_in_path, site_in_path, CHANGED_MEANWHILE};
 use super::{Ctx, Reply};
 use crate::db::{self, routes::NewRoute};
+use crate::domain::FragmentRef;
 use crate::error::ApiError;
+use crate::ids::{FragmentId, RouteId, SiteId};
 use crate::wire::{self, RouteWrite, MAX_ROUTES_PER_SITE};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -67,24 +69,26 @@ pub fn delete_route(
 ) -> Result<Reply, ApiError> {
     wire::empty_write(body)?;
     let site = site_in_path(&mut *ctx.db, &ctx.owner.org.id, domain)?;
-    let removed = db::routes::delete_route(&mut *ctx.db, site.id, id)?.ok_or(ApiError::NotFound)?;
+    let id = RouteId::parse(id).ok_or(ApiError::NotFound)?;
+    let removed =
+        db::routes::delete_route(&mut *ctx.db, site.id, &id)?.ok_or(ApiError::NotFound)?;
     Ok(Reply::ok(wire::route_json(&removed)))
 }
 
 /// The fragment ids of the rules' targets, by reference, in one query.
 fn target_ids(
     db: &mut impl postgres::GenericClient,
-    site_id: i64,
+    site_id: SiteId,
     routes: &[RouteWrite],
-) -> Result<HashMap<String, String>, ApiError> {
-    let refs: Vec<&str> = routes.iter().map(|r| r.fragment_ref.as_str()).collect();
+) -> Result<HashMap<String, FragmentId>, ApiError> {
+    let refs: Vec<&FragmentRef> = routes.iter().map(|r| &r.fragment_ref).collect();
     Ok(db::fragments::ids_by_ref(db, site_id, &refs)?)
 }
 
 /// The rule to store, or `422` on `field` when no fragment of the site has its reference.
 fn resolve<'a>(
     route: &'a RouteWrite,
-    targets: &'a HashMap<String, String>,
+    targets: &'a HashMap<String, FragmentId>,
     field: &str,
 ) -> Result<NewRoute<'a>, ApiError> {
     let fragment_id = targets.get(route.fragment_ref.as_str()).ok_or_else(|| {

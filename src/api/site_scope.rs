@@ -4,6 +4,7 @@
 use crate::db::{self, sites::SiteRow};
 use crate::domain::DomainName;
 use crate::error::ApiError;
+use crate::ids::OrgId;
 use postgres::GenericClient;
 
 /// The `409` message of a write that collided with a concurrent one.
@@ -13,22 +14,20 @@ pub const CHANGED_MEANWHILE: &str = "changed by another request meanwhile: read 
 /// and invalid all answer the same `404`.
 pub fn site_in_path(
     db: &mut impl GenericClient,
-    org_id: &str,
+    org_id: &OrgId,
     raw_domain: &str,
 ) -> Result<SiteRow, ApiError> {
-    db::sites::find_site(db, org_id, domain_in_path(raw_domain)?.as_str())?
-        .ok_or(ApiError::NotFound)
+    db::sites::find_site(db, org_id, &domain_in_path(raw_domain)?)?.ok_or(ApiError::NotFound)
 }
 
 /// Like [`site_in_path`], and locks the site for the rest of the transaction, so that the
 /// writers of one site run one after the other.
 pub fn lock_site_in_path(
     db: &mut impl GenericClient,
-    org_id: &str,
+    org_id: &OrgId,
     raw_domain: &str,
 ) -> Result<SiteRow, ApiError> {
-    db::sites::lock_site(db, org_id, domain_in_path(raw_domain)?.as_str())?
-        .ok_or(ApiError::NotFound)
+    db::sites::lock_site(db, org_id, &domain_in_path(raw_domain)?)?.ok_or(ApiError::NotFound)
 }
 
 /// The `{domain}` path parameter; an invalid one names no site: `404`.

@@ -4,8 +4,9 @@
 use super::site_scope::{lock_site_in_path, CHANGED_MEANWHILE};
 use super::{Ctx, Reply};
 use crate::db::{self, fragments::FragmentRow, sites::SiteRow};
-use crate::domain::{DomainName, FragmentRef};
+use crate::domain::{DomainName, FragmentRef, SiteName};
 use crate::error::ApiError;
+use crate::ids::OrgId;
 use crate::wire::{self, SiteWrite};
 use postgres::GenericClient;
 use serde_json::Value;
@@ -22,7 +23,7 @@ pub fn put_site(ctx: &mut Ctx, domain: &str, body: &Value) -> Result<Reply, ApiE
     let domain = DomainName::from_path_segment(domain)?;
     let org_id = &ctx.owner.org.id;
     let mut tx = ctx.db.transaction()?;
-    let (site, created) = match db::sites::lock_site(&mut tx, org_id, domain.as_str())? {
+    let (site, created) = match db::sites::lock_site(&mut tx, org_id, &domain)? {
         Some(site) => (update_site(&mut tx, &site, write)?, false),
         None => create_site(&mut tx, org_id, &domain, write)?,
     };
@@ -34,18 +35,21 @@ pub fn put_site(ctx: &mut Ctx, domain: &str, body: &Value) -> Result<Reply, ApiE
 /// The boolean tells whether this call created it.
 fn create_site(
     db: &mut impl GenericClient,
-    org_id: &str,
+    org_id: &OrgId,
     domain: &DomainName,
     write: SiteWrite,
 ) -> Result<(SiteRow, bool), ApiError> {
     if write.default_fragment_ref.is_some() {
         return Err(not_an_active_fragment("default_fragment_ref"));
     }
-    let name = write.name.as_deref().unwrap_or_default();
-    if let Some(id) = db::sites::insert_site(db, org_id, domain, name)? {
+    let name = match &write.name {
+        Some(name) => name.clone(),
+        None => SiteName::parse("")?,
+    };
+    if let Some(id) = db::sites::insert_site(db, org_id, domain, &name)? {
         return Ok((db::sites::site_by_id(db, id)?, true));
     }
-    let site = db::sites::lock_site(db, org_id, domain.as_str())?
+    let site = db::sites::lock_site(db, org_id, domain)?
         .ok_or_else(|| ApiError::conflict("domain", CHANGED_MEANWHILE))?;
     Ok((update_site(db, &site, write)?, false))
 }
@@ -61,8 +65,7 @@ fn update_site(
         }
         None => site.default_fragment_id.clone(),
     };
-    let name = write.name.unwrap_or_else(|| site.name.clone());
-    db::sites::update_site(db, site.id, &name, default_id.as_deref())?;
+    db::sites::update_site(db, site.id, write.name.as_ref(), default_id.as_ref())?;
     Ok(db::sites::site_by_id(db, site.id)?)
 }
 
@@ -72,7 +75,7 @@ pub fn put_default_fragment(ctx: &mut Ctx, domain: &str, body: &Value) -> Result
     let mut tx = ctx.db.transaction()?;
     let site = lock_site_in_path(&mut tx, &ctx.owner.org.id, domain)?;
     let fragment = active_fragment(&mut tx, &site, &fragment_ref, "ref")?;
-    db::sites::update_site(&mut tx, site.id, &site.name, Some(&fragment.id))?;
+    db::sites::update_site(&mut tx, site.id, None, Some(&fragment.id))?;
     let site = db::sites::site_by_id(&mut tx, site.id)?;
     tx.commit()?;
     Ok(Reply::ok(wire::site_json(&site)))
@@ -87,7 +90,7 @@ pub fn delete_default_fragment(
     wire::empty_write(body)?;
     let mut tx = ctx.db.transaction()?;
     let site = lock_site_in_path(&mut tx, &ctx.owner.org.id, domain)?;
-    db::sites::update_site(&mut tx, site.id, &site.name, None)?;
+    db::sites::update_site(&mut tx, site.id, None, None)?;
     let site = db::sites::site_by_id(&mut tx, site.id)?;
     tx.commit()?;
     Ok(Reply::ok(wire::site_json(&site)))

@@ -6,6 +6,23 @@
 
 use std::fmt;
 
+/// `as_str` and `Display` for newtypes over a validated `String`.
+macro_rules! text_value {
+    ($($name:ident),+) => {$(
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    )+};
+}
+
 pub mod card;
 pub mod domain_name;
 pub mod fragment_ref;
@@ -21,7 +38,7 @@ pub use key_values::KeyValues;
 pub use path::{CanonicalPath, MatchMode};
 pub use values::{
     refuse_controls, CardStatus, Description, FragmentName, FragmentStatus, KeyName, Lang, Lines,
-    SiteName,
+    OrgName, SiteName, TokenName,
 };
 
 /// A refused value: `field` is the JSON member (or path parameter) at fault, as the API reports it.
@@ -36,6 +53,14 @@ impl Invalid {
         Invalid {
             field: field.into(),
             message: message.into(),
+        }
+    }
+
+    /// The same refusal reported on another field (a domain read as a card's `brand_domain`).
+    pub fn on(self, field: impl Into<String>) -> Self {
+        Invalid {
+            field: field.into(),
+            ..self
         }
     }
 }

@@ -42,9 +42,9 @@ pub fn card_json(card: &CardRow) -> Value {
     json!({
         "id": card.id,
         "account_id": card.org_id,
-        "status": card.status,
+        "status": card.status.as_str(),
         "name": card.name,
-        "lang": card.lang,
+        "lang": card.lang.as_str(),
         "brand": card.brand,
         "brand_domain": card.brand_domain,
         "title": card.title,

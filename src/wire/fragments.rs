@@ -15,7 +15,7 @@ const MEMBERS: &[&str] = &["name", "lang", "description", "key_values", "status"
 pub struct FragmentWrite {
     pub name: FragmentName,
     pub lang: Lang,
-    pub description: Option<String>,
+    pub description: Option<Description>,
     pub key_values: KeyValues,
     /// `None`: active on creation, unchanged on update.
     pub status: Option<FragmentStatus>,
@@ -67,10 +67,10 @@ pub fn fragment_json(fragment: &FragmentRow) -> Value {
         "id": fragment.id,
         "ref": fragment.fragment_ref,
         "name": fragment.name,
-        "lang": fragment.lang,
+        "lang": fragment.lang.as_str(),
         "description": fragment.description,
         "key_values": fragment.key_values,
-        "status": fragment.status,
+        "status": fragment.status.as_str(),
         "created_at": fragment.created_at,
         "updated_at": fragment.updated_at,
     })

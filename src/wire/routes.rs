@@ -91,7 +91,7 @@ pub fn route_json(route: &RouteRow) -> Value {
     json!({
         "id": route.id,
         "path_prefix": route.path,
-        "match": route.match_mode,
+        "match": route.match_mode.as_str(),
         "fragment_ref": route.fragment_ref,
         "fragment_id": route.fragment_id,
     })

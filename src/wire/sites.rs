@@ -13,7 +13,7 @@ const DEFAULT_FRAGMENT_REF: &str = "default_fragment_ref";
 /// `PUT /v1/sites/{domain}`: each member absent (or null) keeps the current value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SiteWrite {
-    pub name: Option<String>,
+    pub name: Option<SiteName>,
     pub default_fragment_ref: Option<FragmentRef>,
 }
 
