@@ -18,7 +18,7 @@ pub mod delivery;
 mod dispatch;
 pub mod domain;
 pub mod edge;
-mod error;
+pub mod error;
 mod failure_log;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -28,6 +28,7 @@ pub mod http;
 pub mod ids;
 mod limits;
 mod metrics;
+pub mod ops;
 mod pool;
 pub mod report;
 mod router;

@@ -2,20 +2,21 @@
 //! token, two sites, fragments of which one paused, rules of both kinds, a default fragment,
 //! cards in two languages including a platform card, eligibility and a delivery key), printed
 //! with `curl` requests to paste, each after the answer it gets. Written in one transaction
-//! through the data layer.
+//! through the operations the console makes them with (the audit log names the CLI).
 
-use super::{AdminError, Output};
-use crate::auth::{self, SecretKind};
-use crate::db::cards::{self, CardContent, Link};
-use crate::db::fragments::{self, FragmentFields};
-use crate::db::orgs::{self, Creator};
-use crate::db::routes::{self, NewRoute};
-use crate::db::{keys, sites};
+use super::Output;
+use crate::db::cards::{CardContent, CardRow, Link};
+use crate::db::orgs::Creator;
 use crate::domain::{
-    CanonicalPath, CardStatus, CardText, DomainName, FragmentName, FragmentRef, FragmentStatus,
-    KeyName, KeyValues, Lang, LinkUrl, MatchMode, OrgName, SiteName, TokenName,
+    CanonicalPath, CardStatus, CardText, Description, DomainName, FragmentName, FragmentRef,
+    FragmentStatus, KeyName, KeyValues, Lang, LinkUrl, MatchMode, OrgName, SiteName, TokenName,
 };
+use crate::error::ApiError;
 use crate::ids::{CardId, FragmentId, OrgId};
+use crate::ops::fragments::FragmentWrite;
+use crate::ops::routes::RouteWrite;
+use crate::ops::sites::SiteWrite;
+use crate::ops::{self, Actor, Caller, Scope};
 use postgres::{Client, Transaction};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -61,32 +62,31 @@ pub fn run(
     service_prefix: &str,
     base_url: &str,
     format: Format,
-) -> Result<Output, AdminError> {
+) -> Result<Output, ApiError> {
     let mut tx = db.transaction()?;
-    let org = orgs::create_org(&mut tx, &OrgName::parse("Le Quotidien (demo)")?)?;
-    let token = auth::generate(SecretKind::ManagementToken, service_prefix);
+    let name = OrgName::parse("Le Quotidien (demo)")?;
+    let org = ops::orgs::create_org(&mut tx, &Actor::Cli, &name)?;
+    let caller = ops::orgs::open(&mut tx, &org.id, Actor::Cli)?;
     let token_name = TokenName::parse("demo")?;
-    orgs::create_token(
+    let token = ops::tokens::create_token(
         &mut tx,
-        &org.id,
+        &caller,
         &token_name,
-        &token.hash,
-        &token.prefix,
         Creator::Owner,
+        service_prefix,
     )?;
-    let key = auth::generate(SecretKind::DeliveryKey, service_prefix);
     let key_name = KeyName::parse("demo edge")?;
-    keys::create_key(&mut tx, &org.id, key_name.as_ref(), &key.hash, &key.prefix)?;
+    let key = ops::keys::create_key(&mut tx, &caller, key_name.as_ref(), service_prefix)?;
 
-    let fragment_ids = create_sites_and_fragments(&mut tx, &org.id)?;
-    let card_ids = create_cards(&mut tx, &org.id, &fragment_ids)?;
+    let fragment_ids = create_sites_and_fragments(&mut tx, &caller)?;
+    let card_ids = create_cards(&mut tx, &caller)?;
     tx.commit()?;
 
     let made = Made {
         base: base_url,
         org_id: &org.id,
-        token: &token.value,
-        key: &key.value,
+        token: &token.secret,
+        key: &key.secret,
         home: &fragment_ids[&(NEWS_SITE, "/home")],
     };
     let examples = made.examples();
@@ -94,8 +94,8 @@ pub fn run(
         Format::Text => Output::Text(made.script(&org.name, &examples)),
         Format::Json => Output::Json(json!({
             "organisation": {"id": org.id, "name": org.name},
-            "management_token": token.value,
-            "delivery_key": key.value,
+            "management_token": token.secret,
+            "delivery_key": key.secret,
             "sites": [NEWS_SITE, SPORT_SITE],
             "fragments": fragment_ids.iter().map(|((site, r), id)| json!({"site": site, "ref": r, "id": id})).collect::<Vec<_>>(),
             "cards": card_ids,
@@ -108,155 +108,107 @@ type FragmentIds = BTreeMap<(&'static str, &'static str), FragmentId>;
 
 fn create_sites_and_fragments(
     tx: &mut Transaction,
-    org_id: &OrgId,
-) -> Result<FragmentIds, AdminError> {
-    let mut ids = FragmentIds::new();
-    let mut site_ids = BTreeMap::new();
-    for &(site, reference, name, lang, active) in FRAGMENTS {
-        let site_id = match site_ids.get(site) {
-            Some(&id) => id,
-            None => {
-                let (row, _) = sites::ensure_site(tx, org_id, &DomainName::parse(site)?)?;
-                site_ids.insert(site, row.id);
-                row.id
-            }
+    caller: &Caller,
+) -> Result<FragmentIds, ApiError> {
+    let sites = [
+        (NEWS_SITE, "Le Quotidien", "/home"),
+        (SPORT_SITE, "Le Quotidien Sport", "/live"),
+    ];
+    for (site, name, _) in sites {
+        let write = SiteWrite {
+            name: Some(SiteName::parse(name)?),
+            default_fragment_ref: None,
         };
-        let fields = FragmentFields {
+        ops::sites::put_site(tx, caller, &DomainName::parse(site)?, write)?;
+    }
+    let mut ids = FragmentIds::new();
+    for &(site, reference, name, lang, active) in FRAGMENTS {
+        let write = FragmentWrite {
+            name: FragmentName::parse(name)?,
             lang,
-            status: if active {
+            description: Description::parse("")?,
+            key_values: KeyValues::default(),
+            status: Some(if active {
                 FragmentStatus::Active
             } else {
                 FragmentStatus::Paused
-            },
-            ..FragmentFields::named(FragmentName::parse(name)?)
+            }),
         };
-        let row = fragments::insert_fragment(
-            tx,
-            site_id,
-            Some(&FragmentRef::parse(reference)?),
-            &fields,
-        )?;
-        ids.insert((site, reference), row.id);
+        let domain = DomainName::parse(site)?;
+        let fragment_ref = FragmentRef::parse(reference)?;
+        let put = ops::fragments::put_fragment(tx, caller, &domain, &fragment_ref, write)?;
+        ids.insert((site, reference), put.fragment.record.id);
     }
-    let news = site_ids[NEWS_SITE];
-    let paths: Vec<CanonicalPath> = RULES
+    let rules = RULES
         .iter()
-        .map(|(path, _, _)| CanonicalPath::parse(path, "path_prefix"))
-        .collect::<Result<_, _>>()?;
-    let rules: Vec<NewRoute> = RULES
-        .iter()
-        .zip(&paths)
-        .map(|((_, mode, target), path)| NewRoute {
-            path,
-            mode: *mode,
-            fragment_id: &ids[&(NEWS_SITE, *target)],
+        .map(|&(path, mode, target)| {
+            Ok(RouteWrite {
+                path: CanonicalPath::parse(path, "path_prefix")?,
+                mode,
+                fragment_ref: FragmentRef::parse(target)?,
+            })
         })
-        .collect();
-    routes::insert_routes(tx, news, &rules)?;
-    let name = SiteName::parse("Le Quotidien")?;
-    sites::update_site(tx, news, Some(&name), Some(&ids[&(NEWS_SITE, "/home")]))?;
-    let name = SiteName::parse("Le Quotidien Sport")?;
-    sites::update_site(
-        tx,
-        site_ids[SPORT_SITE],
-        Some(&name),
-        Some(&ids[&(SPORT_SITE, "/live")]),
-    )?;
+        .collect::<Result<Vec<_>, ApiError>>()?;
+    ops::routes::replace_routes(tx, caller, &DomainName::parse(NEWS_SITE)?, &rules)?;
+    for (site, _, home) in sites {
+        let (domain, home) = (DomainName::parse(site)?, FragmentRef::parse(home)?);
+        ops::sites::put_default_fragment(tx, caller, &domain, &home)?;
+    }
     Ok(ids)
 }
 
-fn create_cards(
-    tx: &mut Transaction,
-    org_id: &OrgId,
-    fragments: &FragmentIds,
-) -> Result<Value, AdminError> {
-    let content = |brand_domain: Option<&str>,
-                   lang,
-                   brand: &str,
-                   title: &str,
-                   body: &str,
-                   kv: &[(&str, &str)]|
-     -> Result<CardContent, AdminError> {
-        Ok(CardContent {
-            name: CardText::parse(title, "name")?,
-            lang,
-            brand: CardText::parse(brand, "brand")?,
-            brand_domain: brand_domain.map(DomainName::parse).transpose()?,
-            title: CardText::parse(title, "title")?,
-            body: CardText::parse_body(body)?,
-            link: Some(Link {
-                url: LinkUrl::parse(&format!("https://{NEWS_SITE}/licence"))?,
-                label: CardText::parse("Licensing terms", "link_label")?,
-            }),
-            key_values: KeyValues::from_pairs(
-                kv.iter().map(|(k, v)| (k.to_string(), v.to_string())),
-            )?,
-        })
-    };
-    let active = CardStatus::Active;
-    let own = Some(org_id);
+fn create_cards(tx: &mut Transaction, caller: &Caller) -> Result<Value, ApiError> {
+    let own = Scope::Org(caller);
     // Without a brand domain, so that on the sport site the platform card can win by its
     // key-values (a brand match would outrank them): the demo shows both sides of the pick.
-    let everywhere = cards::create_card(
+    let everywhere = create_card(
         tx,
         own,
-        active,
-        &content(
-            None,
-            Lang::Fr,
-            "Le Quotidien",
-            "Contenu sous licence",
-            "Ce contenu est publié par Le Quotidien. Réutilisation soumise à licence.",
-            &[],
-        )?,
-    )?;
-    let politics = cards::create_card(
-        tx,
-        own,
-        active,
-        &content(
-            Some(NEWS_SITE),
-            Lang::Fr,
-            "Le Quotidien",
-            "Politique : citez vos sources",
-            "Les articles politiques du Quotidien peuvent être cités avec un lien.",
-            &[("section", "politique")],
-        )?,
-    )?;
-    let english = cards::create_card(
-        tx,
-        own,
-        active,
-        &content(
-            Some(NEWS_SITE),
-            Lang::En,
-            "Le Quotidien",
-            "Licensed content",
-            "This article is published by Le Quotidien. Reuse requires a licence.",
-            &[],
-        )?,
-    )?;
-    let platform = cards::create_card(
-        tx,
         None,
-        active,
-        &content(
-            None,
-            Lang::Fr,
-            "Presse indépendante",
-            "Soutenez la presse",
-            "Un service de la plateforme pour les éditeurs indépendants.",
-            &[("topic", "sport")],
-        )?,
+        Lang::Fr,
+        ("Le Quotidien", "Contenu sous licence"),
+        "Ce contenu est publié par Le Quotidien. Réutilisation soumise à licence.",
+        &[],
+    )?;
+    let politics = create_card(
+        tx,
+        own,
+        Some(NEWS_SITE),
+        Lang::Fr,
+        ("Le Quotidien", "Politique : citez vos sources"),
+        "Les articles politiques du Quotidien peuvent être cités avec un lien.",
+        &[("section", "politique")],
+    )?;
+    let english = create_card(
+        tx,
+        own,
+        Some(NEWS_SITE),
+        Lang::En,
+        ("Le Quotidien", "Licensed content"),
+        "This article is published by Le Quotidien. Reuse requires a licence.",
+        &[],
+    )?;
+    let platform = create_card(
+        tx,
+        Scope::Operator(&Actor::Cli),
+        None,
+        Lang::Fr,
+        ("Presse indépendante", "Soutenez la presse"),
+        "Un service de la plateforme pour les éditeurs indépendants.",
+        &[("topic", "sport")],
     )?;
     let lists: [(&CardId, (&str, &str)); 3] = [
         (&politics.id, (NEWS_SITE, "/politique")),
         (&english.id, (NEWS_SITE, "/world")),
         (&platform.id, (SPORT_SITE, "/live")),
     ];
-    for (card, fragment) in lists {
-        let on = std::slice::from_ref(&fragments[&fragment]);
-        cards::replace_eligibility(tx, card, org_id, on)?;
+    for (card, (site, reference)) in lists {
+        let on = [(DomainName::parse(site)?, FragmentRef::parse(reference)?)];
+        if card == &platform.id {
+            ops::cards::set_platform_eligibility(tx, caller, card, &on)?;
+        } else {
+            ops::cards::replace_eligibility(tx, caller, card, &on)?;
+        }
     }
     Ok(json!([
         {"id": everywhere.id, "lang": "fr", "eligible": "everywhere in the organisation"},
@@ -264,6 +216,32 @@ fn create_cards(
         {"id": english.id, "lang": "en", "eligible": format!("{NEWS_SITE} /world")},
         {"id": platform.id, "lang": "fr", "platform": true, "eligible": format!("{SPORT_SITE} /live")},
     ]))
+}
+
+/// An active card titled and named `title`, linking to the news site's licence.
+fn create_card(
+    tx: &mut Transaction,
+    scope: Scope,
+    brand_domain: Option<&str>,
+    lang: Lang,
+    (brand, title): (&str, &str),
+    body: &str,
+    kv: &[(&str, &str)],
+) -> Result<CardRow, ApiError> {
+    let content = CardContent {
+        name: CardText::parse(title, "name")?,
+        lang,
+        brand: CardText::parse(brand, "brand")?,
+        brand_domain: brand_domain.map(DomainName::parse).transpose()?,
+        title: CardText::parse(title, "title")?,
+        body: CardText::parse_body(body)?,
+        link: Some(Link {
+            url: LinkUrl::parse(&format!("https://{NEWS_SITE}/licence"))?,
+            label: CardText::parse("Licensing terms", "link_label")?,
+        }),
+        key_values: KeyValues::from_pairs(kv.iter().map(|(k, v)| (k.to_string(), v.to_string())))?,
+    };
+    ops::cards::create_card(tx, scope, CardStatus::Active, &content)
 }
 
 /// A request to paste and what it answers: `<status>, <what>`, every `"…"` quoted in `what`

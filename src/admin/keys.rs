@@ -2,11 +2,12 @@
 //! operator without a management token at hand), and deleting one, a console action allowed on
 //! revoked keys only (a live key is revoked first, through `DELETE /v1/keys/{id}`).
 
-use super::{existing_org, named, AdminError};
-use crate::auth::{self, SecretKind};
-use crate::db::keys;
+use super::{named, org};
 use crate::domain::KeyName;
+use crate::error::ApiError;
 use crate::ids::KeyId;
+use crate::ops::{self, Actor, Scope};
+use crate::wire;
 use clap::Subcommand;
 use postgres::Client;
 use serde_json::{json, Value};
@@ -17,6 +18,7 @@ pub enum KeyCommand {
     Create {
         #[arg(long)]
         org: String,
+        /// At most 100 characters; blank for none.
         #[arg(long, default_value = "")]
         name: String,
     },
@@ -24,24 +26,17 @@ pub enum KeyCommand {
     Delete { id: String },
 }
 
-pub fn run(db: &mut Client, command: KeyCommand, prefix: &str) -> Result<Value, AdminError> {
+pub fn run(db: &mut Client, command: KeyCommand, prefix: &str) -> Result<Value, ApiError> {
     match command {
-        KeyCommand::Create { org, name } => {
-            let org = existing_org(db, &org)?.id;
+        KeyCommand::Create { org: id, name } => {
             let name = KeyName::parse(&name)?;
-            let secret = auth::generate(SecretKind::DeliveryKey, prefix);
-            let key = keys::create_key(db, &org, name.as_ref(), &secret.hash, &secret.prefix)?;
-            Ok(crate::wire::created_key_json(&key, &secret.value))
+            let caller = org(db, &id)?;
+            let created = ops::keys::create_key(db, &caller, name.as_ref(), prefix)?;
+            Ok(wire::created_key_json(&created.key, &created.secret))
         }
         KeyCommand::Delete { id } => {
-            let key_id = named(KeyId::parse, &id)?;
-            let key =
-                keys::lock_key(db, &key_id)?.ok_or_else(|| AdminError::NotFound(id.clone()))?;
-            if !key.is_revoked() || !keys::delete_revoked_key(db, &key_id)? {
-                return Err(AdminError::Invalid(format!(
-                    "key {id} is live: revoke it first (DELETE /v1/keys/{id}), then delete it"
-                )));
-            }
+            let id = named(KeyId::parse, &id)?;
+            ops::keys::delete_revoked_key(db, Scope::Operator(&Actor::Cli), &id)?;
             Ok(json!({"id": id, "deleted": true}))
         }
     }

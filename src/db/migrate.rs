@@ -30,6 +30,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "005_report_aggregates.sql",
         include_str!("../../sql/005_report_aggregates.sql"),
     ),
+    (
+        6,
+        "006_audit_log.sql",
+        include_str!("../../sql/006_audit_log.sql"),
+    ),
 ];
 
 /// Arbitrary constant naming our advisory lock.

@@ -111,8 +111,7 @@ pub fn ensure_site(
     org_id: &OrgId,
     domain: &DomainName,
 ) -> Result<(SiteRow, bool), postgres::Error> {
-    let no_name = SiteName::parse("").expect("the empty name is a site name");
-    let created = insert_site(db, org_id, domain, &no_name)?.is_some();
+    let created = insert_site(db, org_id, domain, &SiteName::default())?.is_some();
     let sql = format!("{SITE_SELECT} {BY_DOMAIN}");
     let site = site_row(&db.query_one(&sql, &[org_id, domain])?)?;
     Ok((site, created))

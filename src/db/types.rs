@@ -2,6 +2,7 @@
 //! a row gives typed values or a [`postgres::Error`] naming the bad value (an internal error,
 //! never a refusal of the client's input).
 
+use super::audit::ActorKind;
 use super::orgs::Creator;
 use crate::domain::{
     CanonicalPath, CardStatus, CardText, Description, DomainName, FragmentName, FragmentRef,
@@ -73,6 +74,8 @@ stored_as_text! {
         |text| one_of("match mode", &[MatchMode::Exact, MatchMode::Prefix], MatchMode::as_str, text);
     Creator => |creator| creator.as_str(),
         |text| one_of("token creator", &Creator::ALL, Creator::as_str, text);
+    ActorKind => |kind| kind.as_str(),
+        |text| one_of("actor kind", &ActorKind::ALL, ActorKind::as_str, text);
 }
 
 /// The value of `all` whose name is `text`.

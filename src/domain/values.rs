@@ -184,8 +184,8 @@ impl Description {
     }
 }
 
-/// A site's display name: trimmed, 0 to 200 characters (`""` clears it).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A site's display name: trimmed, 0 to 200 characters (`""`, the default, is none).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SiteName(String);
 
 impl SiteName {

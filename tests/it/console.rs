@@ -252,7 +252,7 @@ fn platform_card_eligibility_is_set_per_organisation() {
         ("b.example:/b", "no site"),
         ("a.example:/nothing", "no fragment"),
         ("a.example", "DOMAIN:REF"),
-        ("a.example:a/../b", "--fragment"),
+        ("a.example:a/../b", "fragments[0].ref"),
     ];
     for (named, expected) in refusals {
         let stderr = refused(&[
