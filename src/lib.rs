@@ -19,7 +19,7 @@ pub mod delivery;
 mod dispatch;
 pub mod domain;
 pub mod edge;
-mod error;
+pub mod error;
 mod failure_log;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -29,6 +29,7 @@ pub mod http;
 pub mod ids;
 mod limits;
 mod metrics;
+pub mod ops;
 pub mod password;
 pub mod people;
 mod pool;

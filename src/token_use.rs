@@ -3,6 +3,7 @@
 
 use crate::db;
 use crate::failure_log::FailureLog;
+use crate::ids::TokenId;
 use crate::pool::Pool;
 use crossbeam::channel::{self, Sender};
 use parking_lot::Mutex;
@@ -14,14 +15,14 @@ const TOKEN_USE_PERIOD: Duration = Duration::from_secs(60);
 const PENDING_UPDATES: usize = 1024;
 
 pub struct TokenUse {
-    last_sent: Mutex<HashMap<String, Instant>>,
-    updates: Sender<String>,
+    last_sent: Mutex<HashMap<TokenId, Instant>>,
+    updates: Sender<TokenId>,
 }
 
 impl TokenUse {
     /// Starts the writer thread, which updates `last_used_at` with its own pooled connection.
     pub fn start(pool: Pool) -> TokenUse {
-        let (updates, pending) = channel::bounded::<String>(PENDING_UPDATES);
+        let (updates, pending) = channel::bounded::<TokenId>(PENDING_UPDATES);
         std::thread::Builder::new()
             .name("token-use".into())
             .spawn(move || {
@@ -43,14 +44,14 @@ impl TokenUse {
         }
     }
 
-    pub fn touch(&self, token_id: &str) {
+    pub fn touch(&self, token_id: &TokenId) {
         let now = Instant::now();
         let mut last_sent = self.last_sent.lock();
         let due = last_sent
             .get(token_id)
             .is_none_or(|at| now.duration_since(*at) >= TOKEN_USE_PERIOD);
-        if due && self.updates.try_send(token_id.to_string()).is_ok() {
-            last_sent.insert(token_id.to_string(), now);
+        if due && self.updates.try_send(token_id.clone()).is_ok() {
+            last_sent.insert(token_id.clone(), now);
         }
     }
 }
