@@ -120,7 +120,7 @@ impl ApiError {
         }
     }
 
-    fn field(&self) -> Option<&str> {
+    pub fn field(&self) -> Option<&str> {
         match self {
             ApiError::UnknownField(field)
             | ApiError::Conflict { field, .. }

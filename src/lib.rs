@@ -20,7 +20,7 @@ pub mod delivery;
 mod dispatch;
 pub mod domain;
 pub mod edge;
-mod error;
+pub mod error;
 mod failure_log;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -30,6 +30,7 @@ pub mod http;
 pub mod ids;
 mod limits;
 mod metrics;
+pub mod ops;
 pub mod password;
 pub mod people;
 mod pool;

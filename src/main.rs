@@ -123,7 +123,7 @@ fn run(command: Command) -> Result<(), String> {
         }
         Command::Admin { command } => {
             let config = Config::from_env().map_err(|e| e.to_string())?;
-            let output = admin::run(command, &config).map_err(|e| e.to_string())?;
+            let output = admin::run(command, &config).map_err(|e| admin::error_line(&e))?;
             print(&output.to_string())
         }
     }

@@ -8,7 +8,7 @@ use crate::config::ConsoleUrl;
 use crate::db::people::{self, Link, LinkPurpose, Person};
 use crate::domain::{Email, Role};
 use crate::error::ApiError;
-use crate::ids::PersonId;
+use crate::ids::{OrgId, PersonId};
 use postgres::GenericClient;
 
 /// 256 random bits.
@@ -35,7 +35,7 @@ fn new_link(
 pub fn invite(
     db: &mut impl GenericClient,
     url: &ConsoleUrl,
-    org_id: &str,
+    org_id: &OrgId,
     email: &Email,
     role: Role,
     created_by: &str,
@@ -52,7 +52,7 @@ pub fn invite(
     }
     let purpose = LinkPurpose::Invitation {
         email: email.to_string(),
-        org_id: org_id.to_string(),
+        org_id: org_id.clone(),
         role,
     };
     new_link(db, url, &purpose, created_by)
@@ -74,7 +74,7 @@ pub fn password_link(
 /// Where a new person belongs: an organisation, or the service's support staff.
 #[derive(Debug, Clone)]
 pub enum Access {
-    Member { org_id: String, role: Role },
+    Member { org_id: OrgId, role: Role },
     Support,
 }
 

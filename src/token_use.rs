@@ -4,6 +4,7 @@
 use crate::background::Background;
 use crate::db;
 use crate::failure_log::FailureLog;
+use crate::ids::TokenId;
 use crate::pool::Pool;
 use crossbeam::channel::{self, Sender};
 use parking_lot::Mutex;
@@ -15,8 +16,8 @@ const TOKEN_USE_PERIOD: Duration = Duration::from_secs(60);
 const PENDING_UPDATES: usize = 1024;
 
 pub struct TokenUse {
-    last_sent: Mutex<HashMap<String, Instant>>,
-    updates: Sender<String>,
+    last_sent: Mutex<HashMap<TokenId, Instant>>,
+    updates: Sender<TokenId>,
     writer: Background,
 }
 
@@ -24,7 +25,7 @@ impl TokenUse {
     /// Starts the writer thread, which updates `last_used_at` with its own pooled connection;
     /// it stops with this (dropped, or [`TokenUse::stop`]).
     pub fn start(pool: Pool) -> TokenUse {
-        let (updates, pending) = channel::bounded::<String>(PENDING_UPDATES);
+        let (updates, pending) = channel::bounded::<TokenId>(PENDING_UPDATES);
         let writer = Background::spawn("token-use", move |stop| {
             let outage = FailureLog::new("recording a management token's last use");
             while let Some(token_id) = stop.next(&pending) {
@@ -49,14 +50,14 @@ impl TokenUse {
         self.writer.stop();
     }
 
-    pub fn touch(&self, token_id: &str) {
+    pub fn touch(&self, token_id: &TokenId) {
         let now = Instant::now();
         let mut last_sent = self.last_sent.lock();
         let due = last_sent
             .get(token_id)
             .is_none_or(|at| now.duration_since(*at) >= TOKEN_USE_PERIOD);
-        if due && self.updates.try_send(token_id.to_string()).is_ok() {
-            last_sent.insert(token_id.to_string(), now);
+        if due && self.updates.try_send(token_id.clone()).is_ok() {
+            last_sent.insert(token_id.clone(), now);
         }
     }
 }

@@ -24,6 +24,8 @@ use agentcard::db::cards::CardRow;
 use agentcard::db::snapshot::{
     EligibilityRow, FragmentRow, KeyRow, RouteRow, Rows, SiteRow, Versions,
 };
+use agentcard::domain::{CardStatus, Lang};
+use agentcard::ids::{CardId, OrgId};
 use serde_json::json;
 
 /// The service prefix of the delivery keys.
@@ -227,13 +229,13 @@ fn card_row(sizes: &Sizes, n: u64) -> CardRow {
     let brand = format!("Le Quotidien {}", n % 50);
     let link = roll(n, Trait::Link, 4) != 0;
     CardRow {
-        id: card_id(n),
-        org_id: (!is_platform(n)).then(|| org_id(home)),
-        status: "active".to_string(),
+        id: CardId::parse(&card_id(n)).expect("a card id"),
+        org_id: (!is_platform(n)).then(|| OrgId::parse(&org_id(home)).expect("an org id")),
+        status: CardStatus::Active,
         name: format!("card {n}"),
         created_at: "2026-11-22T00:00:00.000000Z".to_string(),
         updated_at: "2026-11-22T00:00:00.000000Z".to_string(),
-        lang: LANGS[roll(n, Trait::Lang, 5) as usize].to_string(),
+        lang: Lang::ALL[roll(n, Trait::Lang, 5) as usize],
         brand_domain: (roll(n, Trait::BrandDomain, 3) == 0)
             .then(|| domain(sizes.card_site(n, home))),
         title: format!("Lisez notre dossier complet n°{n} sur les marchés de l'énergie"),

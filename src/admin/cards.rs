@@ -1,13 +1,12 @@
-//! `admin card …`: create, set the status of and delete cards (console only), and set one
+//! `admin card …`: create, edit, set the status of and delete cards (console only), and set one
 //! organisation's eligibility list of a platform card, which the API refuses to write.
 
-use super::AdminError;
-use crate::db::cards::{self, NewCard, Resolved};
-use crate::db::orgs;
-use crate::domain::{
-    CardStatus, CardText, DomainName, FragmentRef, Invalid, KeyValues, Lang, LinkUrl,
-    CARD_BODY_MAX, CARD_TEXT_MAX,
-};
+use super::{named, org, split_all};
+use crate::domain::{CardStatus, DomainName, FragmentRef};
+use crate::error::ApiError;
+use crate::ids::CardId;
+use crate::ops::cards::{entry_domain, entry_ref, CardForm, FRAGMENTS};
+use crate::ops::{self, Actor, Scope};
 use crate::wire;
 use clap::{ArgGroup, Args, Subcommand};
 use postgres::Client;
@@ -17,6 +16,13 @@ use serde_json::{json, Value};
 pub enum CardCommand {
     /// Create a card, a draft unless --status says otherwise.
     Create(Box<CreateCard>),
+    /// Replace a card's content (name, lang, brand, title, body, brand domain, link,
+    /// key-values); its owner, status and eligibility stay.
+    Edit {
+        id: String,
+        #[command(flatten)]
+        content: Box<CardFlags>,
+    },
     /// Set a card's status.
     SetStatus {
         id: String,
@@ -46,6 +52,15 @@ pub struct CreateCard {
     /// A platform card, managed by the service operator, visible to every organisation.
     #[arg(long)]
     platform: bool,
+    #[command(flatten)]
+    content: CardFlags,
+    #[arg(long, default_value = "draft", value_parser = ["draft", "active"])]
+    status: String,
+}
+
+/// A card's content as flags.
+#[derive(Debug, Args)]
+pub struct CardFlags {
     /// 1 to 200 characters, like --brand, --title and --link-label.
     #[arg(long)]
     name: String,
@@ -70,22 +85,46 @@ pub struct CreateCard {
     /// A targeting value; repeat the flag for more, repeating a key adds a value to it.
     #[arg(long = "kv", value_name = "KEY=VALUE")]
     kv: Vec<String>,
-    #[arg(long, default_value = "draft", value_parser = ["draft", "active"])]
-    status: String,
 }
 
-pub fn run(db: &mut Client, command: CardCommand) -> Result<Value, AdminError> {
+impl CardFlags {
+    /// The content, checked as the console's form is.
+    fn content(&self) -> Result<crate::db::cards::CardContent, ApiError> {
+        let pairs = split_all(&self.kv, '=', "key_values", "KEY=VALUE")?;
+        let form = CardForm {
+            name: &self.name,
+            lang: &self.lang,
+            brand: &self.brand,
+            brand_domain: self.brand_domain.as_deref(),
+            title: &self.title,
+            body: &self.body,
+            link_url: self.link_url.as_deref(),
+            link_label: self.link_label.as_deref(),
+            key_values: &pairs,
+        };
+        Ok(form.parse()?)
+    }
+}
+
+pub fn run(db: &mut Client, command: CardCommand) -> Result<Value, ApiError> {
+    let operator = Scope::Operator(&Actor::Cli);
     match command {
-        CardCommand::Create(args) => create(db, *args),
+        CardCommand::Create(args) => create(db, &args),
+        CardCommand::Edit { id, content } => {
+            let content = content.content()?;
+            let id = named(CardId::parse, &id)?;
+            let card = ops::cards::edit_card(db, operator, &id, &content)?;
+            Ok(wire::card_json(&card))
+        }
         CardCommand::SetStatus { id, status } => {
             let status = CardStatus::parse(&status)?;
-            let card = cards::set_card_status(db, &id, status)?.ok_or(AdminError::NotFound(id))?;
+            let id = named(CardId::parse, &id)?;
+            let card = ops::cards::set_card_status(db, operator, &id, status)?;
             Ok(wire::card_json(&card))
         }
         CardCommand::Delete { id } => {
-            if !cards::delete_card(db, &id)? {
-                return Err(AdminError::NotFound(id));
-            }
+            let id = named(CardId::parse, &id)?;
+            ops::cards::delete_card(db, operator, &id)?;
             Ok(json!({"id": id, "deleted": true}))
         }
         CardCommand::Eligibility { id, org, fragments } => {
@@ -94,117 +133,48 @@ pub fn run(db: &mut Client, command: CardCommand) -> Result<Value, AdminError> {
     }
 }
 
-fn create(db: &mut Client, args: CreateCard) -> Result<Value, AdminError> {
-    let card = new_card(args)?;
-    if let Some(org) = &card.org_id {
-        orgs::find_org(db, org)?.ok_or_else(|| AdminError::NotFound(org.clone()))?;
-    }
-    Ok(wire::card_json(&cards::create_card(db, &card)?))
-}
-
-/// Every flag checked, before anything is read or written.
-fn new_card(args: CreateCard) -> Result<NewCard, AdminError> {
-    let link = match (args.link_url, args.link_label) {
-        (Some(url), Some(label)) => Some((
-            LinkUrl::parse(&url, "--link-url")?,
-            CardText::parse(&label, "--link-label", CARD_TEXT_MAX)?,
-        )),
-        _ => None,
+/// Every flag checked, then the owner, then the write.
+fn create(db: &mut Client, args: &CreateCard) -> Result<Value, ApiError> {
+    let status = CardStatus::parse(&args.status)?;
+    let content = args.content.content()?;
+    let card = match &args.org {
+        Some(id) => {
+            let caller = org(db, id)?;
+            ops::cards::create_card(db, Scope::Org(&caller), status, &content)?
+        }
+        None => ops::cards::create_card(db, Scope::Operator(&Actor::Cli), status, &content)?,
     };
-    let brand_domain = args
-        .brand_domain
-        .map(|domain| {
-            DomainName::parse(&domain).map_err(|e| Invalid::new("--brand-domain", e.message))
-        })
-        .transpose()?;
-    Ok(NewCard {
-        org_id: args.org,
-        status: CardStatus::parse(&args.status)?,
-        name: CardText::parse(&args.name, "--name", CARD_TEXT_MAX)?,
-        lang: Lang::parse(&args.lang, "--lang")?,
-        brand: CardText::parse(&args.brand, "--brand", CARD_TEXT_MAX)?,
-        brand_domain,
-        title: CardText::parse(&args.title, "--title", CARD_TEXT_MAX)?,
-        body: CardText::parse(&args.body, "--body", CARD_BODY_MAX)?,
-        link,
-        key_values: KeyValues::from_pairs(split_all(&args.kv, '=', "--kv", "KEY=VALUE")?)?,
-    })
+    Ok(wire::card_json(&card))
 }
 
-/// Splits each `a<sep>b` at the first separator.
-fn split_all(
-    values: &[String],
-    separator: char,
-    flag: &str,
-    form: &str,
-) -> Result<Vec<(String, String)>, Invalid> {
-    values
-        .iter()
-        .map(|value| {
-            value
-                .split_once(separator)
-                .map(|(a, b)| (a.to_owned(), b.to_owned()))
-                .ok_or_else(|| Invalid::new(flag, format!("{value:?} is not of the form {form}")))
-        })
-        .collect()
-}
-
-/// Replaces `org`'s list of a platform card in one transaction, the card row locked.
+/// Replaces `org`'s list of a platform card.
 fn set_platform_eligibility(
     db: &mut Client,
     id: &str,
-    org: &str,
+    org_text: &str,
     fragments: &[String],
-) -> Result<Value, AdminError> {
+) -> Result<Value, ApiError> {
     let wanted = fragment_addresses(fragments)?;
-    let mut tx = db.transaction()?;
-    let card = cards::lock_card(&mut tx, id)?.ok_or_else(|| AdminError::NotFound(id.into()))?;
-    if !card.is_platform() {
-        return Err(AdminError::Invalid(format!(
-            "card {id} belongs to an organisation, which sets its eligibility through \
-             PUT /v1/cards/{id}/eligibility; this command is for platform cards only"
-        )));
-    }
-    orgs::find_org(&mut tx, org)?.ok_or_else(|| AdminError::NotFound(org.into()))?;
-    let resolved = cards::resolve_fragments(&mut tx, org, &wanted)?;
-    let fragment_ids = fragment_ids_or_refusal(fragments, resolved)?;
-    cards::replace_eligibility(&mut tx, id, org, &fragment_ids)?;
-    let items = cards::list_eligibility(&mut tx, id, org)?;
-    tx.commit()?;
+    let caller = org(db, org_text)?;
+    let id = named(CardId::parse, id)?;
+    let items = ops::cards::set_platform_eligibility(db, &caller, &id, &wanted)?;
     let mut out = wire::eligibility_json(&items);
     out["card_id"] = json!(id);
-    out["org_id"] = json!(org);
+    out["org_id"] = json!(caller.org.id);
     Ok(out)
 }
 
-/// `DOMAIN:REF` values: the domain ends at the first colon (a reference may hold colons).
-fn fragment_addresses(fragments: &[String]) -> Result<Vec<(DomainName, FragmentRef)>, AdminError> {
-    split_all(fragments, ':', "--fragment", "DOMAIN:REF")?
-        .into_iter()
-        .map(|(domain, fragment_ref)| {
-            let domain =
-                DomainName::parse(&domain).map_err(|e| Invalid::new("--fragment", e.message))?;
-            let fragment_ref = FragmentRef::parse_with_field(&fragment_ref, "--fragment")?;
-            Ok((domain, fragment_ref))
-        })
-        .collect()
-}
-
-fn fragment_ids_or_refusal(
-    fragments: &[String],
-    resolved: Vec<Resolved>,
-) -> Result<Vec<String>, AdminError> {
-    fragments
+/// `DOMAIN:REF` values, the list's entries as `/v1` names them (`fragments[i].domain`,
+/// `fragments[i].ref`): the domain ends at the first colon (a reference may hold colons).
+fn fragment_addresses(fragments: &[String]) -> Result<Vec<(DomainName, FragmentRef)>, ApiError> {
+    split_all(fragments, ':', FRAGMENTS, "DOMAIN:REF")?
         .iter()
-        .zip(resolved)
-        .map(|(named, found)| match found {
-            Resolved::Fragment(id) => Ok(id),
-            Resolved::NoSite => Err(AdminError::Invalid(format!(
-                "--fragment {named}: the organisation has no site with this domain"
-            ))),
-            Resolved::NoFragment => Err(AdminError::Invalid(format!(
-                "--fragment {named}: the site has no fragment with this reference"
-            ))),
+        .enumerate()
+        .map(|(index, (domain, fragment_ref))| {
+            Ok((
+                entry_domain(index, domain)?,
+                entry_ref(index, fragment_ref)?,
+            ))
         })
         .collect()
 }

@@ -3,10 +3,13 @@
 //! Deletes cascade: rules, eligibility entries and a site default go with the fragment, and
 //! the output's `warnings` name what went (as the contract asks of a console delete).
 
-use super::AdminError;
-use crate::db::fragments::FragmentFields;
-use crate::db::{self, console, orgs};
-use crate::domain::{DomainName, FragmentName, FragmentRef};
+use super::{named, org, split_all};
+use crate::domain::{
+    Description, DomainName, FragmentName, FragmentRef, FragmentStatus, KeyValues, Lang,
+};
+use crate::error::ApiError;
+use crate::ids::FragmentId;
+use crate::ops::{self, fragments::FragmentWrite};
 use crate::wire;
 use clap::Subcommand;
 use postgres::Client;
@@ -14,8 +17,9 @@ use serde_json::{json, Value};
 
 #[derive(Debug, Subcommand)]
 pub enum FragmentCommand {
-    /// Create an active `fr` fragment. The site is created in the organisation first if it
-    /// does not exist yet (the output says so in `site_created`).
+    /// Create a fragment, active unless --status says otherwise, with the members of a `PUT
+    /// /v1/sites/{domain}/fragments/{ref}` (checked alike). The site is created in the
+    /// organisation first if it does not exist yet (the output says so in `site_created`).
     Create {
         #[arg(long)]
         org: String,
@@ -24,8 +28,21 @@ pub enum FragmentCommand {
         /// The fragment's reference; leave it out for a fragment without one.
         #[arg(long = "ref", value_name = "REF")]
         fragment_ref: Option<String>,
+        /// 1 to 200 characters.
         #[arg(long)]
         name: String,
+        /// fr, en, de, es or it.
+        #[arg(long, default_value = "fr")]
+        lang: String,
+        /// At most 2000 characters.
+        #[arg(long)]
+        description: Option<String>,
+        /// A targeting value; repeat the flag for more, repeating a key adds a value to it.
+        #[arg(long = "kv", value_name = "KEY=VALUE")]
+        kv: Vec<String>,
+        /// active or paused.
+        #[arg(long, default_value = "active")]
+        status: String,
     },
     /// Delete a fragment, with the rules that target it and its eligibility entries; a site
     /// whose default it is has none after. `warnings` names each.
@@ -48,103 +65,64 @@ pub enum SiteCommand {
     },
 }
 
-pub fn run_fragment(db: &mut Client, command: FragmentCommand) -> Result<Value, AdminError> {
+pub fn run_fragment(db: &mut Client, command: FragmentCommand) -> Result<Value, ApiError> {
     match command {
         FragmentCommand::Create {
-            org,
+            org: id,
             domain,
             fragment_ref,
             name,
+            lang,
+            description,
+            kv,
+            status,
         } => {
             let domain = DomainName::parse(&domain)?;
             let fragment_ref = fragment_ref
                 .as_deref()
                 .map(FragmentRef::parse)
                 .transpose()?;
-            let name = FragmentName::parse(&name)?;
-            create_fragment(db, &org, &domain, fragment_ref.as_ref(), &name)
+            let write = FragmentWrite {
+                name: FragmentName::parse(&name)?,
+                lang: Lang::parse(&lang, "lang")?,
+                description: description
+                    .as_deref()
+                    .map(Description::parse)
+                    .transpose()?
+                    .flatten(),
+                key_values: KeyValues::from_pairs(split_all(&kv, '=', "key_values", "KEY=VALUE")?)?,
+                status: Some(FragmentStatus::parse(&status)?),
+            };
+            let caller = org(db, &id)?;
+            let created = ops::fragments::create_fragment(
+                db,
+                &caller,
+                &domain,
+                fragment_ref.as_ref(),
+                write,
+            )?;
+            let mut record = wire::fragment_json(&created.fragment);
+            record["domain"] = json!(created.domain.as_str());
+            record["site_created"] = json!(created.site_created);
+            Ok(record)
         }
-        FragmentCommand::Delete { org, fragment } => {
-            let mut tx = db.transaction()?;
-            let default_of = console::site_defaulting_to(&mut tx, &org, &fragment)?;
-            let rules = db::routes::count_targeting(&mut tx, &fragment)?;
-            let widened =
-                console::cards_eligible_only_on(&mut tx, &org, std::slice::from_ref(&fragment))?;
-            if !console::delete_fragment(&mut tx, &org, &fragment)? {
-                return Err(AdminError::NotFound(fragment));
-            }
-            tx.commit()?;
-            let mut warnings = deleted_fragment_warnings(default_of.as_deref(), rules);
-            warnings.extend(widened_warnings(&widened));
-            Ok(json!({"id": fragment, "deleted": true, "warnings": warnings}))
+        FragmentCommand::Delete { org: id, fragment } => {
+            let caller = org(db, &id)?;
+            let fragment = named(FragmentId::parse, &fragment)?;
+            let deleted = ops::fragments::delete_fragment(db, &caller, &fragment)?;
+            Ok(json!({"id": deleted.id, "deleted": true, "warnings": deleted.warnings}))
         }
     }
 }
 
-pub fn run_site(db: &mut Client, command: SiteCommand) -> Result<Value, AdminError> {
+pub fn run_site(db: &mut Client, command: SiteCommand) -> Result<Value, ApiError> {
     match command {
-        SiteCommand::Delete { org, domain } => {
+        SiteCommand::Delete { org: id, domain } => {
             let domain = DomainName::parse(&domain)?;
-            let mut tx = db.transaction()?;
-            let ids = console::site_fragment_ids(&mut tx, &org, &domain)?;
-            let widened = console::cards_eligible_only_on(&mut tx, &org, &ids)?;
-            if !console::delete_site(&mut tx, &org, &domain)? {
-                return Err(AdminError::NotFound(format!("site {domain} in {org}")));
-            }
-            tx.commit()?;
-            Ok(json!({"domain": domain.as_str(), "deleted": true,
-                      "warnings": widened_warnings(&widened)}))
+            let caller = org(db, &id)?;
+            let deleted = ops::sites::delete_site(db, &caller, &domain)?;
+            Ok(json!({"domain": deleted.domain.as_str(), "deleted": true,
+                      "warnings": deleted.warnings}))
         }
     }
-}
-
-fn create_fragment(
-    db: &mut Client,
-    org: &str,
-    domain: &DomainName,
-    fragment_ref: Option<&FragmentRef>,
-    name: &FragmentName,
-) -> Result<Value, AdminError> {
-    orgs::find_org(db, org)?.ok_or_else(|| AdminError::NotFound(org.into()))?;
-    let mut tx = db.transaction()?;
-    let (site, site_created) = db::sites::ensure_site(&mut tx, org, domain)?;
-    let fields = FragmentFields::named(name.clone());
-    let fragment = db::fragments::insert_fragment(&mut tx, site.id, fragment_ref, &fields)
-        .map_err(|e| {
-            if db::is_unique_violation(&e) {
-                AdminError::Invalid(format!(
-                    "site {domain} already has a fragment with this --ref"
-                ))
-            } else {
-                e.into()
-            }
-        })?;
-    tx.commit()?;
-    let mut record = wire::fragment_json(&fragment);
-    record["domain"] = json!(domain.as_str());
-    record["site_created"] = json!(site_created);
-    Ok(record)
-}
-
-/// What went with a deleted fragment, led by the words of the API's pause warnings (`site
-/// default`, `target of N rules`) so that scripts match both alike.
-fn deleted_fragment_warnings(default_of: Option<&str>, rules: i64) -> Vec<String> {
-    let default = default_of.map(|domain| {
-        format!(
-            "site default: {domain} has no default fragment now; its pages that no rule \
-             matches get the fragment_id of the request"
-        )
-    });
-    let targeted = (rules > 0).then(|| format!("target of {rules} rules: deleted with it"));
-    default.into_iter().chain(targeted).collect()
-}
-
-/// Emptying an organisation card's list makes it eligible everywhere: say so.
-fn widened_warnings(card_ids: &[String]) -> Vec<String> {
-    card_ids
-        .iter()
-        .map(|id| {
-            format!("card {id} was eligible only on deleted fragments: it is now eligible everywhere in the organisation")
-        })
-        .collect()
 }

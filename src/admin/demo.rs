@@ -2,30 +2,33 @@
 //! token, two sites, fragments of which one paused, rules of both kinds, a default fragment,
 //! cards in two languages including a platform card, eligibility and a delivery key), printed
 //! with `curl` requests to paste, each after the answer it gets. Written in one transaction
-//! through the data layer.
+//! through the operations the console makes them with (the audit log names the CLI).
 
-use super::{AdminError, Output};
-use crate::auth::{self, SecretKind};
+use super::Output;
 use crate::config::ConsoleUrl;
-use crate::db::cards::{self, NewCard};
-use crate::db::fragments::{self, FragmentFields};
+use crate::db::cards::{CardContent, CardRow, Link};
+use crate::db::orgs::Creator;
 use crate::db::people as stored;
-use crate::db::routes::{self, NewRoute};
-use crate::db::{keys, orgs, sites};
 use crate::domain::{
-    CanonicalPath, CardStatus, DomainName, FragmentName, FragmentRef, FragmentStatus, KeyValues,
-    Lang, MatchMode,
+    CanonicalPath, CardStatus, CardText, Description, DomainName, FragmentName, FragmentRef,
+    FragmentStatus, KeyName, KeyValues, Lang, LinkUrl, MatchMode, OrgName, SiteName, TokenName,
 };
 use crate::domain::{Email, Role};
+use crate::error::ApiError;
+use crate::ids::{CardId, FragmentId, OrgId};
+use crate::ops::fragments::FragmentWrite;
+use crate::ops::routes::RouteWrite;
+use crate::ops::sites::SiteWrite;
+use crate::ops::{self, Actor, Caller, Scope};
 use crate::people;
 use postgres::{Client, Transaction};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 const NEWS_SITE: &str = "lequotidien.example";
+const SPORT_SITE: &str = "sport.lequotidien.example";
 /// The demonstration organisation's owner in the console.
 const DEMO_OWNER: &str = "owner@lequotidien.example";
-const SPORT_SITE: &str = "sport.lequotidien.example";
 
 /// Fragments to create: (site, ref, name, lang, active).
 const FRAGMENTS: &[(&str, &str, &str, Lang, bool)] = &[
@@ -66,24 +69,32 @@ pub fn run(
     base_url: &str,
     console: Option<&ConsoleUrl>,
     format: Format,
-) -> Result<Output, AdminError> {
+) -> Result<Output, ApiError> {
     let mut tx = db.transaction()?;
-    let org = orgs::create_org(&mut tx, "Le Quotidien (demo)")?;
+    let name = OrgName::parse("Le Quotidien (demo)")?;
+    let org = ops::orgs::create_org(&mut tx, &Actor::Cli, &name)?;
+    let caller = ops::orgs::open(&mut tx, &org.id, Actor::Cli)?;
     let owner_link = demo_owner(&mut tx, &org.id, console)?;
-    let token = auth::generate(SecretKind::ManagementToken, service_prefix);
-    orgs::create_token(&mut tx, &org.id, "demo", &token.hash, &token.prefix, false)?;
-    let key = auth::generate(SecretKind::DeliveryKey, service_prefix);
-    keys::create_key(&mut tx, &org.id, Some("demo edge"), &key.hash, &key.prefix)?;
+    let token_name = TokenName::parse("demo")?;
+    let token = ops::tokens::create_token(
+        &mut tx,
+        &caller,
+        &token_name,
+        Creator::Owner,
+        service_prefix,
+    )?;
+    let key_name = KeyName::parse("demo edge")?;
+    let key = ops::keys::create_key(&mut tx, &caller, key_name.as_ref(), service_prefix)?;
 
-    let fragment_ids = create_sites_and_fragments(&mut tx, &org.id)?;
-    let card_ids = create_cards(&mut tx, &org.id, &fragment_ids)?;
+    let fragment_ids = create_sites_and_fragments(&mut tx, &caller)?;
+    let card_ids = create_cards(&mut tx, &caller)?;
     tx.commit()?;
 
     let made = Made {
         base: base_url,
         org_id: &org.id,
-        token: &token.value,
-        key: &key.value,
+        token: &token.secret,
+        key: &key.secret,
         home: &fragment_ids[&(NEWS_SITE, "/home")],
     };
     let examples = made.examples();
@@ -99,8 +110,8 @@ pub fn run(
         Format::Json => Output::Json(json!({
             "console": console_json,
             "organisation": {"id": org.id, "name": org.name},
-            "management_token": token.value,
-            "delivery_key": key.value,
+            "management_token": token.secret,
+            "delivery_key": key.secret,
             "sites": [NEWS_SITE, SPORT_SITE],
             "fragments": fragment_ids.iter().map(|((site, r), id)| json!({"site": site, "ref": r, "id": id})).collect::<Vec<_>>(),
             "cards": card_ids,
@@ -113,21 +124,20 @@ pub fn run(
 /// organisation), and a link to set their password when the console's address is known.
 fn demo_owner(
     tx: &mut Transaction,
-    org_id: &str,
+    org_id: &OrgId,
     console: Option<&ConsoleUrl>,
-) -> Result<Option<String>, AdminError> {
+) -> Result<Option<String>, ApiError> {
     // Made here, or found when it exists (an insert meeting another demo's waits for it).
     let email = Email::parse(DEMO_OWNER)?;
     let person = match stored::create_person(tx, &email, false)? {
         Some(person) => person,
         None => stored::find_by_email(tx, DEMO_OWNER)?
-            .ok_or_else(|| AdminError::NotFound(DEMO_OWNER.into()))?,
+            .ok_or_else(|| ApiError::internal(format!("{DEMO_OWNER}: neither made nor found")))?,
     };
     stored::add_membership(tx, org_id, &person.id, Role::Owner)?;
     console
         .map(|url| people::password_link(tx, url, &person.id, people::BY_CLI))
         .transpose()
-        .map_err(|error| AdminError::Invalid(error.message()))
 }
 
 /// The text form's lines about the console: where it is, and how the owner signs in.
@@ -143,164 +153,144 @@ fn console_lines(console: Option<&ConsoleUrl>, link: Option<&str>) -> String {
     }
 }
 
-type FragmentIds = BTreeMap<(&'static str, &'static str), String>;
+type FragmentIds = BTreeMap<(&'static str, &'static str), FragmentId>;
 
 fn create_sites_and_fragments(
     tx: &mut Transaction,
-    org_id: &str,
-) -> Result<FragmentIds, AdminError> {
-    let mut ids = FragmentIds::new();
-    let mut site_ids = BTreeMap::new();
-    for &(site, reference, name, lang, active) in FRAGMENTS {
-        let site_id = match site_ids.get(site) {
-            Some(&id) => id,
-            None => {
-                let (row, _) = sites::ensure_site(tx, org_id, &DomainName::parse(site)?)?;
-                site_ids.insert(site, row.id);
-                row.id
-            }
+    caller: &Caller,
+) -> Result<FragmentIds, ApiError> {
+    let sites = [
+        (NEWS_SITE, "Le Quotidien", "/home"),
+        (SPORT_SITE, "Le Quotidien Sport", "/live"),
+    ];
+    for (site, name, _) in sites {
+        let write = SiteWrite {
+            name: Some(SiteName::parse(name)?),
+            default_fragment_ref: None,
         };
-        let fields = FragmentFields {
+        ops::sites::put_site(tx, caller, &DomainName::parse(site)?, write)?;
+    }
+    let mut ids = FragmentIds::new();
+    for &(site, reference, name, lang, active) in FRAGMENTS {
+        let write = FragmentWrite {
+            name: FragmentName::parse(name)?,
             lang,
-            status: if active {
+            description: Description::parse("")?,
+            key_values: KeyValues::default(),
+            status: Some(if active {
                 FragmentStatus::Active
             } else {
                 FragmentStatus::Paused
-            },
-            ..FragmentFields::named(FragmentName::parse(name)?)
+            }),
         };
-        let row = fragments::insert_fragment(
-            tx,
-            site_id,
-            Some(&FragmentRef::parse(reference)?),
-            &fields,
-        )?;
-        ids.insert((site, reference), row.id);
+        let domain = DomainName::parse(site)?;
+        let fragment_ref = FragmentRef::parse(reference)?;
+        let put = ops::fragments::put_fragment(tx, caller, &domain, &fragment_ref, write)?;
+        ids.insert((site, reference), put.fragment.record.id);
     }
-    let news = site_ids[NEWS_SITE];
-    let paths: Vec<CanonicalPath> = RULES
+    let rules = RULES
         .iter()
-        .map(|(path, _, _)| CanonicalPath::parse(path, "path_prefix"))
-        .collect::<Result<_, _>>()?;
-    let rules: Vec<NewRoute> = RULES
-        .iter()
-        .zip(&paths)
-        .map(|((_, mode, target), path)| NewRoute {
-            path,
-            mode: *mode,
-            fragment_id: &ids[&(NEWS_SITE, *target)],
+        .map(|&(path, mode, target)| {
+            Ok(RouteWrite {
+                path: CanonicalPath::parse(path, "path_prefix")?,
+                mode,
+                fragment_ref: FragmentRef::parse(target)?,
+            })
         })
-        .collect();
-    routes::insert_routes(tx, news, &rules)?;
-    sites::update_site(tx, news, "Le Quotidien", Some(&ids[&(NEWS_SITE, "/home")]))?;
-    sites::update_site(
-        tx,
-        site_ids[SPORT_SITE],
-        "Le Quotidien Sport",
-        Some(&ids[&(SPORT_SITE, "/live")]),
-    )?;
+        .collect::<Result<Vec<_>, ApiError>>()?;
+    ops::routes::replace_routes(tx, caller, &DomainName::parse(NEWS_SITE)?, &rules)?;
+    for (site, _, home) in sites {
+        let (domain, home) = (DomainName::parse(site)?, FragmentRef::parse(home)?);
+        ops::sites::put_default_fragment(tx, caller, &domain, &home)?;
+    }
     Ok(ids)
 }
 
-fn create_cards(
-    tx: &mut Transaction,
-    org_id: &str,
-    fragments: &FragmentIds,
-) -> Result<Value, AdminError> {
-    let card = |org: Option<&str>,
-                lang,
-                brand: &str,
-                title: &str,
-                body: &str,
-                kv: &[(&str, &str)]|
-     -> Result<NewCard, AdminError> {
-        Ok(NewCard {
-            org_id: org.map(str::to_string),
-            status: CardStatus::Active,
-            name: title.to_string(),
-            lang,
-            brand: brand.to_string(),
-            brand_domain: org.map(|_| DomainName::parse(NEWS_SITE)).transpose()?,
-            title: title.to_string(),
-            body: body.to_string(),
-            link: Some((
-                format!("https://{NEWS_SITE}/licence"),
-                "Licensing terms".to_string(),
-            )),
-            key_values: KeyValues::from_pairs(
-                kv.iter().map(|(k, v)| (k.to_string(), v.to_string())),
-            )?,
-        })
-    };
+fn create_cards(tx: &mut Transaction, caller: &Caller) -> Result<Value, ApiError> {
+    let own = Scope::Org(caller);
     // Without a brand domain, so that on the sport site the platform card can win by its
     // key-values (a brand match would outrank them): the demo shows both sides of the pick.
-    let everywhere = cards::create_card(
+    let everywhere = create_card(
         tx,
-        &NewCard {
-            brand_domain: None,
-            ..card(
-                Some(org_id),
-                Lang::Fr,
-                "Le Quotidien",
-                "Contenu sous licence",
-                "Ce contenu est publié par Le Quotidien. Réutilisation soumise à licence.",
-                &[],
-            )?
-        },
+        own,
+        None,
+        Lang::Fr,
+        ("Le Quotidien", "Contenu sous licence"),
+        "Ce contenu est publié par Le Quotidien. Réutilisation soumise à licence.",
+        &[],
     )?;
-    let politics = cards::create_card(
+    let politics = create_card(
         tx,
-        &card(
-            Some(org_id),
-            Lang::Fr,
-            "Le Quotidien",
-            "Politique : citez vos sources",
-            "Les articles politiques du Quotidien peuvent être cités avec un lien.",
-            &[("section", "politique")],
-        )?,
+        own,
+        Some(NEWS_SITE),
+        Lang::Fr,
+        ("Le Quotidien", "Politique : citez vos sources"),
+        "Les articles politiques du Quotidien peuvent être cités avec un lien.",
+        &[("section", "politique")],
     )?;
-    let english = cards::create_card(
+    let english = create_card(
         tx,
-        &card(
-            Some(org_id),
-            Lang::En,
-            "Le Quotidien",
-            "Licensed content",
-            "This article is published by Le Quotidien. Reuse requires a licence.",
-            &[],
-        )?,
+        own,
+        Some(NEWS_SITE),
+        Lang::En,
+        ("Le Quotidien", "Licensed content"),
+        "This article is published by Le Quotidien. Reuse requires a licence.",
+        &[],
     )?;
-    let platform = cards::create_card(
+    let platform = create_card(
         tx,
-        &card(
-            None,
-            Lang::Fr,
-            "Presse indépendante",
-            "Soutenez la presse",
-            "Un service de la plateforme pour les éditeurs indépendants.",
-            &[("topic", "sport")],
-        )?,
+        Scope::Operator(&Actor::Cli),
+        None,
+        Lang::Fr,
+        ("Presse indépendante", "Soutenez la presse"),
+        "Un service de la plateforme pour les éditeurs indépendants.",
+        &[("topic", "sport")],
     )?;
-    let politique = fragments[&(NEWS_SITE, "/politique")].clone();
-    cards::replace_eligibility(tx, &politics.id, org_id, std::slice::from_ref(&politique))?;
-    cards::replace_eligibility(
-        tx,
-        &english.id,
-        org_id,
-        &[fragments[&(NEWS_SITE, "/world")].clone()],
-    )?;
-    cards::replace_eligibility(
-        tx,
-        &platform.id,
-        org_id,
-        &[fragments[&(SPORT_SITE, "/live")].clone()],
-    )?;
+    let lists: [(&CardId, (&str, &str)); 3] = [
+        (&politics.id, (NEWS_SITE, "/politique")),
+        (&english.id, (NEWS_SITE, "/world")),
+        (&platform.id, (SPORT_SITE, "/live")),
+    ];
+    for (card, (site, reference)) in lists {
+        let on = [(DomainName::parse(site)?, FragmentRef::parse(reference)?)];
+        if card == &platform.id {
+            ops::cards::set_platform_eligibility(tx, caller, card, &on)?;
+        } else {
+            ops::cards::replace_eligibility(tx, caller, card, &on)?;
+        }
+    }
     Ok(json!([
         {"id": everywhere.id, "lang": "fr", "eligible": "everywhere in the organisation"},
         {"id": politics.id, "lang": "fr", "eligible": format!("{NEWS_SITE} /politique")},
         {"id": english.id, "lang": "en", "eligible": format!("{NEWS_SITE} /world")},
         {"id": platform.id, "lang": "fr", "platform": true, "eligible": format!("{SPORT_SITE} /live")},
     ]))
+}
+
+/// An active card titled and named `title`, linking to the news site's licence.
+fn create_card(
+    tx: &mut Transaction,
+    scope: Scope,
+    brand_domain: Option<&str>,
+    lang: Lang,
+    (brand, title): (&str, &str),
+    body: &str,
+    kv: &[(&str, &str)],
+) -> Result<CardRow, ApiError> {
+    let content = CardContent {
+        name: CardText::parse(title, "name")?,
+        lang,
+        brand: CardText::parse(brand, "brand")?,
+        brand_domain: brand_domain.map(DomainName::parse).transpose()?,
+        title: CardText::parse(title, "title")?,
+        body: CardText::parse_body(body)?,
+        link: Some(Link {
+            url: LinkUrl::parse(&format!("https://{NEWS_SITE}/licence"))?,
+            label: CardText::parse("Licensing terms", "link_label")?,
+        }),
+        key_values: KeyValues::from_pairs(kv.iter().map(|(k, v)| (k.to_string(), v.to_string())))?,
+    };
+    ops::cards::create_card(tx, scope, CardStatus::Active, &content)
 }
 
 /// A request to paste and what it answers: `<status>, <what>`, every `"…"` quoted in `what`
@@ -313,10 +303,10 @@ struct Example {
 /// What the requests of the examples need of the data made.
 struct Made<'a> {
     base: &'a str,
-    org_id: &'a str,
+    org_id: &'a OrgId,
     token: &'a str,
     key: &'a str,
-    home: &'a str,
+    home: &'a FragmentId,
 }
 
 impl Made<'_> {

@@ -2,10 +2,12 @@
 //! operator without a management token at hand), and deleting one, a console action allowed on
 //! revoked keys only (a live key is revoked first, through `DELETE /v1/keys/{id}`).
 
-use super::AdminError;
-use crate::auth::{self, SecretKind};
-use crate::db::{keys, orgs};
+use super::{named, org};
 use crate::domain::KeyName;
+use crate::error::ApiError;
+use crate::ids::KeyId;
+use crate::ops::{self, Actor, Scope};
+use crate::wire;
 use clap::Subcommand;
 use postgres::Client;
 use serde_json::{json, Value};
@@ -16,6 +18,7 @@ pub enum KeyCommand {
     Create {
         #[arg(long)]
         org: String,
+        /// At most 100 characters; blank for none.
         #[arg(long, default_value = "")]
         name: String,
     },
@@ -23,22 +26,17 @@ pub enum KeyCommand {
     Delete { id: String },
 }
 
-pub fn run(db: &mut Client, command: KeyCommand, prefix: &str) -> Result<Value, AdminError> {
+pub fn run(db: &mut Client, command: KeyCommand, prefix: &str) -> Result<Value, ApiError> {
     match command {
-        KeyCommand::Create { org, name } => {
-            orgs::find_org(db, &org)?.ok_or_else(|| AdminError::NotFound(org.clone()))?;
-            let name = Some(KeyName::parse(&name)?).filter(|name| !name.is_empty());
-            let secret = auth::generate(SecretKind::DeliveryKey, prefix);
-            let key = keys::create_key(db, &org, name.as_deref(), &secret.hash, &secret.prefix)?;
-            Ok(crate::wire::created_key_json(&key, &secret.value))
+        KeyCommand::Create { org: id, name } => {
+            let name = KeyName::parse(&name)?;
+            let caller = org(db, &id)?;
+            let created = ops::keys::create_key(db, &caller, name.as_ref(), prefix)?;
+            Ok(wire::created_key_json(&created.key, &created.secret))
         }
         KeyCommand::Delete { id } => {
-            let key = keys::find_key(db, &id)?.ok_or_else(|| AdminError::NotFound(id.clone()))?;
-            if key.revoked_at.is_none() || !keys::delete_revoked_key(db, &id)? {
-                return Err(AdminError::Invalid(format!(
-                    "key {id} is live: revoke it first (DELETE /v1/keys/{id}), then delete it"
-                )));
-            }
+            let id = named(KeyId::parse, &id)?;
+            ops::keys::delete_revoked_key(db, Scope::Operator(&Actor::Cli), &id)?;
             Ok(json!({"id": id, "deleted": true}))
         }
     }

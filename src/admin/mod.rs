@@ -1,8 +1,10 @@
 //! `agentcard admin`: what service.md reserves to the console, from a shell. Each command
-//! returns one JSON object (printed by `main`), or an error for stderr and a non-zero exit;
-//! only `report --format table|csv`, `demo --format text` and `abc-txt --format text` return
-//! text instead.
+//! parses its flags into the typed input of an operation of `ops` (through the same `parse`s
+//! as `/v1`), calls it as the CLI actor and returns one JSON object (printed by `main`), or the
+//! operation's `ApiError` for stderr ([`error_line`]) and a non-zero exit; only `report
+//! --format table|csv`, `demo --format text` and `abc-txt --format text` return text instead.
 
+mod audit;
 mod cards;
 mod content;
 mod demo;
@@ -12,19 +14,14 @@ mod people;
 mod report;
 
 use crate::config::Config;
+use crate::db;
+use crate::error::ApiError;
+use crate::ids::OrgId;
+use crate::ops::{self, Actor, Caller};
 use clap::Subcommand;
+use postgres::GenericClient;
 use serde_json::Value;
 use std::io::IsTerminal;
-
-#[derive(Debug, thiserror::Error)]
-pub enum AdminError {
-    #[error("{0}")]
-    Invalid(String),
-    #[error("not found: {0}")]
-    NotFound(String),
-    #[error("database: {}", crate::db::describe(.0))]
-    Database(#[from] postgres::Error),
-}
 
 /// What a command prints on standard output.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,10 +45,45 @@ impl std::fmt::Display for Output {
     }
 }
 
-impl From<crate::domain::Invalid> for AdminError {
-    fn from(invalid: crate::domain::Invalid) -> Self {
-        AdminError::Invalid(invalid.to_string())
+/// How a refusal is printed on standard error, after `agentcard: `: `<field>: <message>` for a
+/// refused value, with the `field` and `message` `/v1` gives for the same value, else the
+/// message alone (an internal error with its cause).
+pub fn error_line(error: &ApiError) -> String {
+    match (error, error.field()) {
+        (ApiError::Internal(cause), _) => format!("internal error: {cause}"),
+        (_, Some(field)) => format!("{field}: {}", error.message()),
+        (_, None) => error.message(),
     }
+}
+
+/// The id named on the command line; one of another shape names nothing, as on `/v1`.
+fn named<T>(parse: fn(&str) -> Option<T>, text: &str) -> Result<T, ApiError> {
+    parse(text).ok_or(ApiError::NotFound)
+}
+
+/// The organisation named by `--org`, which the CLI works in.
+fn org(db: &mut impl GenericClient, text: &str) -> Result<Caller, ApiError> {
+    ops::orgs::open(db, &named(OrgId::parse, text)?, Actor::Cli)
+}
+
+/// Splits each `a<sep>b` at the first separator; a value without one is refused on `field`.
+fn split_all(
+    values: &[String],
+    separator: char,
+    field: &str,
+    form: &str,
+) -> Result<Vec<(String, String)>, ApiError> {
+    values
+        .iter()
+        .map(|value| {
+            value
+                .split_once(separator)
+                .map(|(a, b)| (a.to_owned(), b.to_owned()))
+                .ok_or_else(|| {
+                    ApiError::validation(field, format!("{value:?} is not of the form {form}"))
+                })
+        })
+        .collect()
 }
 
 #[derive(Debug, Subcommand)]
@@ -87,6 +119,9 @@ pub enum AdminCommand {
         #[command(subcommand)]
         command: keys::KeyCommand,
     },
+    /// An organisation's audit log: every write through the API, the console or the CLI, newest
+    /// first.
+    Audit(audit::AuditArgs),
     /// Create a demonstration organisation (token, sites, fragments, rules, cards, key) and
     /// print it with curl requests to paste, each after a comment saying what it answers.
     Demo {
@@ -135,8 +170,9 @@ pub enum LineFormat {
 }
 
 /// Runs one command against the database of `config`.
-pub fn run(command: AdminCommand, config: &Config) -> Result<Output, AdminError> {
-    let mut db = crate::db::connect(&config.database_url)?;
+pub fn run(command: AdminCommand, config: &Config) -> Result<Output, ApiError> {
+    let mut db = db::connect(&config.database_url)
+        .map_err(|error| ApiError::Internal(format!("database: {}", db::describe(&error))))?;
     let prefix = &config.prefix;
     let json = match command {
         AdminCommand::Org { command } => orgs::run_org(&mut db, command),
@@ -151,6 +187,7 @@ pub fn run(command: AdminCommand, config: &Config) -> Result<Output, AdminError>
         AdminCommand::Member { command } => {
             people::run_member(&mut db, command, config.console_url.as_ref())
         }
+        AdminCommand::Audit(args) => audit::run(&mut db, args),
         AdminCommand::Demo { format } => {
             let base_url = format!("http://{}", config.listen);
             let format = format.unwrap_or(if std::io::stdout().is_terminal() {
@@ -171,18 +208,19 @@ pub fn run(command: AdminCommand, config: &Config) -> Result<Output, AdminError>
 fn abc_txt_line(
     db: &mut postgres::Client,
     config: &Config,
-    org: &str,
+    org_text: &str,
     format: LineFormat,
-) -> Result<Output, AdminError> {
+) -> Result<Output, ApiError> {
     let domain = config.base_host.as_deref().ok_or_else(|| {
-        AdminError::Invalid(
-            "set AGENTCARD_BASE_HOST to the service's domain (its abc.txt line names it)".into(),
+        ApiError::validation(
+            "AGENTCARD_BASE_HOST",
+            "set AGENTCARD_BASE_HOST to the service's domain (its abc.txt line names it)",
         )
     })?;
-    crate::db::orgs::find_org(db, org)?.ok_or_else(|| AdminError::NotFound(org.into()))?;
+    let caller = org(db, org_text)?;
     let record = crate::abc_txt::Record {
         domain: domain.to_string(),
-        account_id: org.to_string(),
+        account_id: caller.org.id.to_string(),
         relationship: crate::abc_txt::Relationship::Direct,
     };
     Ok(match format {

@@ -1,8 +1,11 @@
 //! `admin org …` and `admin token …`.
 
-use super::AdminError;
-use crate::auth::{self, SecretKind};
-use crate::db::orgs::{self, TokenRow};
+use super::{named, org};
+use crate::db::orgs::{Creator, TokenRow};
+use crate::domain::{OrgName, TokenName};
+use crate::error::ApiError;
+use crate::ids::TokenId;
+use crate::ops::{self, Actor, Scope};
 use clap::Subcommand;
 use postgres::Client;
 use serde_json::{json, Value};
@@ -11,6 +14,7 @@ use serde_json::{json, Value};
 pub enum OrgCommand {
     /// Create an organisation.
     Create {
+        /// 1 to 200 characters.
         #[arg(long)]
         name: String,
     },
@@ -22,6 +26,7 @@ pub enum TokenCommand {
     Create {
         #[arg(long)]
         org: String,
+        /// At most 100 characters.
         #[arg(long, default_value = "")]
         name: String,
         /// Created by service support: expires after 90 days.
@@ -39,48 +44,48 @@ pub enum TokenCommand {
     },
 }
 
-pub fn run_org(db: &mut Client, command: OrgCommand) -> Result<Value, AdminError> {
+pub fn run_org(db: &mut Client, command: OrgCommand) -> Result<Value, ApiError> {
     match command {
         OrgCommand::Create { name } => {
-            let name = name.trim();
-            if name.is_empty() || name.chars().count() > 200 {
-                return Err(AdminError::Invalid(
-                    "--name must be 1 to 200 characters".into(),
-                ));
-            }
-            let org = orgs::create_org(db, name)?;
+            let name = OrgName::parse(&name)?;
+            let org = ops::orgs::create_org(db, &Actor::Cli, &name)?;
             Ok(json!({"id": org.id, "name": org.name}))
         }
     }
 }
 
-pub fn run_token(
-    db: &mut Client,
-    command: TokenCommand,
-    prefix: &str,
-) -> Result<Value, AdminError> {
+pub fn run_token(db: &mut Client, command: TokenCommand, prefix: &str) -> Result<Value, ApiError> {
+    let operator = Scope::Operator(&Actor::Cli);
     match command {
-        TokenCommand::Create { org, name, support } => {
-            orgs::find_org(db, &org)?.ok_or_else(|| AdminError::NotFound(org.clone()))?;
-            let secret = auth::generate(SecretKind::ManagementToken, prefix);
-            let row =
-                orgs::create_token(db, &org, name.trim(), &secret.hash, &secret.prefix, support)?;
-            let mut out = token_json(&row);
-            out["token"] = json!(secret.value);
+        TokenCommand::Create {
+            org: id,
+            name,
+            support,
+        } => {
+            let name = TokenName::parse(&name)?;
+            let caller = org(db, &id)?;
+            let creator = if support {
+                Creator::Support
+            } else {
+                Creator::Owner
+            };
+            let created = ops::tokens::create_token(db, &caller, &name, creator, prefix)?;
+            let mut out = token_json(&created.token);
+            out["token"] = json!(created.secret);
             Ok(out)
         }
         TokenCommand::Revoke { id } => {
-            let row = orgs::revoke_token(db, &id)?.ok_or(AdminError::NotFound(id))?;
-            Ok(token_json(&row))
+            let id = named(TokenId::parse, &id)?;
+            Ok(token_json(&ops::tokens::revoke_token(db, operator, &id)?))
         }
         TokenCommand::Delete { id } => {
-            if !orgs::delete_token(db, &id)? {
-                return Err(AdminError::NotFound(id));
-            }
+            let id = named(TokenId::parse, &id)?;
+            ops::tokens::delete_token(db, operator, &id)?;
             Ok(json!({"id": id, "deleted": true}))
         }
-        TokenCommand::List { org } => {
-            let items: Vec<Value> = orgs::list_tokens(db, &org)?
+        TokenCommand::List { org: id } => {
+            let caller = org(db, &id)?;
+            let items: Vec<Value> = ops::tokens::list_tokens(db, &caller)?
                 .iter()
                 .map(token_json)
                 .collect();
@@ -95,7 +100,7 @@ fn token_json(row: &TokenRow) -> Value {
         "org_id": row.org_id,
         "name": row.name,
         "prefix": row.prefix,
-        "creator": row.creator,
+        "creator": row.creator.as_str(),
         "created_at": row.created_at,
         "expires_at": row.expires_at,
         "revoked_at": row.revoked_at,

@@ -1,8 +1,8 @@
 //! `admin user …` and `admin member …`: the console's people from a shell. Each prints one
 //! JSON object with the `link` to pass on (shown once; only its hash is stored).
 
-use super::AdminError;
 use crate::config::ConsoleUrl;
+use crate::ids::OrgId;
 use crate::db::{orgs, people as stored};
 use crate::domain::{Email, Role};
 use crate::error::ApiError;
@@ -67,7 +67,7 @@ pub fn run_user(
     db: &mut Client,
     command: UserCommand,
     url: Option<&ConsoleUrl>,
-) -> Result<Value, AdminError> {
+) -> Result<Value, ApiError> {
     let url = console_url(url)?;
     match command {
         UserCommand::Create {
@@ -78,18 +78,15 @@ pub fn run_user(
         } => {
             let email = Email::parse(&email)?;
             let access = match (org, role) {
-                (Some(org_id), Some(role)) if !support => {
-                    existing_org(db, &org_id)?;
-                    Access::Member {
-                        org_id,
-                        role: role.into(),
-                    }
-                }
+                (Some(org), Some(role)) if !support => Access::Member {
+                    org_id: existing_org(db, &org)?,
+                    role: role.into(),
+                },
                 _ => Access::Support,
             };
             let mut tx = db.transaction()?;
             let (person, link) =
-                people::create_person(&mut tx, url, &email, &access).map_err(refused)?;
+                people::create_person(&mut tx, url, &email, &access)?;
             tx.commit()?;
             let mut out = json!({"id": person.id.as_str(), "email": person.email, "support": person.support, "link": link});
             if let Access::Member { org_id, role } = access {
@@ -100,8 +97,8 @@ pub fn run_user(
         }
         UserCommand::Reset { email } => {
             let person = stored::find_by_email(db, &email)?
-                .ok_or_else(|| AdminError::NotFound(email.clone()))?;
-            let link = people::password_link(db, url, &person.id, BY_CLI).map_err(refused)?;
+                .ok_or(ApiError::NotFound)?;
+            let link = people::password_link(db, url, &person.id, BY_CLI)?;
             Ok(json!({"id": person.id.as_str(), "email": person.email, "link": link}))
         }
     }
@@ -111,40 +108,31 @@ pub fn run_member(
     db: &mut Client,
     command: MemberCommand,
     url: Option<&ConsoleUrl>,
-) -> Result<Value, AdminError> {
+) -> Result<Value, ApiError> {
     let url = console_url(url)?;
     match command {
         MemberCommand::Invite { org, email, role } => {
-            existing_org(db, &org)?;
+            let org = existing_org(db, &org)?;
             let email = Email::parse(&email)?;
             let role = Role::from(role);
-            let link = people::invite(db, url, &org, &email, role, BY_CLI).map_err(refused)?;
+            let link = people::invite(db, url, &org, &email, role, BY_CLI)?;
             Ok(json!({"org_id": org, "email": email.as_str(), "role": role.as_str(), "link": link}))
         }
     }
 }
 
-fn console_url(url: Option<&ConsoleUrl>) -> Result<&ConsoleUrl, AdminError> {
+fn console_url(url: Option<&ConsoleUrl>) -> Result<&ConsoleUrl, ApiError> {
     url.ok_or_else(|| {
-        AdminError::Invalid(
+        ApiError::internal(
             "set AGENTCARD_CONSOLE_HOST (and AGENTCARD_CONSOLE_URL unless the console is at \
-             https://HOST): the link points to the console"
-                .into(),
+             https://HOST): the link points to the console",
         )
     })
 }
 
-fn existing_org(db: &mut Client, org: &str) -> Result<(), AdminError> {
-    orgs::find_org(db, org)?.ok_or_else(|| AdminError::NotFound(org.to_string()))?;
-    Ok(())
-}
-
-/// A refusal of the people's rules, worded as the console words it.
-fn refused(error: ApiError) -> AdminError {
-    match error {
-        ApiError::Validation { field, message } | ApiError::Conflict { field, message } => {
-            AdminError::Invalid(format!("--{field}: {message}"))
-        }
-        other => AdminError::Invalid(other.message()),
-    }
+/// The organisation `--org` names, which must exist.
+fn existing_org(db: &mut Client, org: &str) -> Result<OrgId, ApiError> {
+    let id = OrgId::parse(org).ok_or(ApiError::NotFound)?;
+    orgs::find_org(db, &id)?.ok_or(ApiError::NotFound)?;
+    Ok(id)
 }

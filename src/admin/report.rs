@@ -7,11 +7,12 @@
 //! or a fragment not of the organisation) are counted apart: they are the edge's settings to
 //! fix, not a page without a card.
 
-use super::{AdminError, Output};
+use super::Output;
 use crate::agents::Purpose;
 use crate::db::orgs;
 use crate::db::report_summary::{self, Dimension, GroupKey, PageCount, RequestCount, Window};
 use crate::delivery::select::ENDINGS;
+use crate::error::ApiError;
 use clap::{Args, ValueEnum};
 use jiff::{SignedDuration, Timestamp};
 use postgres::Client;
@@ -135,46 +136,49 @@ fn parse_ago(text: &str) -> Option<SignedDuration> {
 }
 
 impl TimeArg {
-    fn resolve(self, now: Timestamp, flag: &str) -> Result<Timestamp, AdminError> {
+    fn resolve(self, now: Timestamp, field: &str) -> Result<Timestamp, ApiError> {
         match self {
             TimeArg::At(at) => Ok(at),
             TimeArg::Ago(ago) => now
                 .checked_sub(ago)
-                .map_err(|_| AdminError::Invalid(format!("{flag}: too far back"))),
+                .map_err(|_| ApiError::validation(field, "too far back")),
         }
     }
 }
 
-pub fn run(db: &mut Client, args: ReportArgs) -> Result<Output, AdminError> {
+pub fn run(db: &mut Client, args: ReportArgs) -> Result<Output, ApiError> {
     // Whole seconds, so that the printed `until` is the bound that was used.
     let now = Timestamp::now();
     let now = Timestamp::from_second(now.as_second()).unwrap_or(now);
     let since = args
         .since
-        .map(|since| since.resolve(now, "--since"))
+        .map(|since| since.resolve(now, "since"))
         .transpose()?;
     let until = args
         .until
-        .map(|until| until.resolve(now, "--until"))
+        .map(|until| until.resolve(now, "until"))
         .transpose()?;
     let bounds = Bounds { since, until, now };
     if bounds.until() < bounds.since() {
-        return Err(AdminError::Invalid(format!(
-            "--until {} is before --since {}",
-            bounds.until(),
-            bounds.since()
-        )));
+        return Err(ApiError::validation(
+            "until",
+            format!(
+                "until {} is before since {}",
+                bounds.until(),
+                bounds.since()
+            ),
+        ));
     }
-    let org = orgs::find_org(db, &args.org)?.ok_or_else(|| AdminError::NotFound(args.org))?;
+    let org = super::org(db, &args.org)?.org;
     let window = Window {
         since: bounds.since().into(),
         until: bounds.until().into(),
     };
     let (total, groups) = if args.by == Some(By::Page) {
-        by_page(report_summary::page_counts(db, &org.id, window)?)
+        by_page(report_summary::page_counts(db, org.id.as_str(), window)?)
     } else {
         let dimension = args.by.and_then(By::dimension);
-        let counts = report_summary::request_counts(db, &org.id, window, dimension)?;
+        let counts = report_summary::request_counts(db, org.id.as_str(), window, dimension)?;
         by_key(&counts, args.by)
     };
     let report = Report {
@@ -472,7 +476,7 @@ impl Report {
             })),
             None => {
                 let mut cells = vec![
-                    self.org.id.clone(),
+                    self.org.id.to_string(),
                     self.org.name.clone(),
                     self.bounds.since().to_string(),
                     self.bounds.until().to_string(),

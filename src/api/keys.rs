@@ -1,34 +1,30 @@
-//! `/v1/keys`: delivery API keys. `POST` makes a new key each call and shows it once; `GET`
-//! lists them newest first, never the key; `DELETE` revokes, keeping the first revocation date.
+//! `/v1/keys`: delivery API keys.
 
 use super::{Ctx, Reply};
-use crate::auth::{self, SecretKind};
-use crate::db::keys;
 use crate::error::ApiError;
+use crate::ids::KeyId;
+use crate::ops;
 use crate::wire;
 use serde_json::Value;
 
 pub fn list_keys(ctx: &mut Ctx) -> Result<Reply, ApiError> {
-    let keys = keys::list_keys(&mut *ctx.db, &ctx.owner.org.id)?;
+    let keys = ops::keys::list_keys(&mut *ctx.db, &ctx.caller)?;
     Ok(Reply::ok(wire::key_list_json(&keys)))
 }
 
 pub fn create_key(ctx: &mut Ctx, body: &Value) -> Result<Reply, ApiError> {
     let name = wire::key_write(body)?;
-    let secret = auth::generate(SecretKind::DeliveryKey, &ctx.app.config.prefix);
-    let key = keys::create_key(
-        &mut *ctx.db,
-        &ctx.owner.org.id,
-        name.as_deref(),
-        &secret.hash,
-        &secret.prefix,
-    )?;
-    Ok(Reply::created(wire::created_key_json(&key, &secret.value)))
+    let prefix = &ctx.app.config.prefix;
+    let created = ops::keys::create_key(&mut *ctx.db, &ctx.caller, name.as_ref(), prefix)?;
+    Ok(Reply::created(wire::created_key_json(
+        &created.key,
+        &created.secret,
+    )))
 }
 
-/// Repeatable: revoking a revoked key answers the same record, first revocation date kept.
 pub fn revoke_key(ctx: &mut Ctx, id: &str, body: &Value) -> Result<Reply, ApiError> {
     wire::empty_write(body)?;
-    let key = keys::revoke_key(&mut *ctx.db, &ctx.owner.org.id, id)?.ok_or(ApiError::NotFound)?;
+    let id = KeyId::parse(id).ok_or(ApiError::NotFound)?;
+    let key = ops::keys::revoke_key(&mut *ctx.db, &ctx.caller, &id)?;
     Ok(Reply::ok(wire::key_json(&key)))
 }

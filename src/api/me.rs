@@ -2,8 +2,9 @@
 
 use super::{Ctx, Reply};
 use crate::error::ApiError;
+use crate::ops;
 use crate::wire;
 
 pub fn get_me(ctx: &mut Ctx) -> Result<Reply, ApiError> {
-    Ok(Reply::ok(wire::me_json(&ctx.owner)))
+    Ok(Reply::ok(wire::me_json(&ops::orgs::get_me(&ctx.caller)?)))
 }

@@ -20,6 +20,7 @@ use crate::db::{self, orgs::TokenOwner};
 use crate::error::{ApiError, DATABASE_ACCESS, RETRY_AFTER_SECONDS};
 use crate::http::{media_type, Body, Request, Response, BODY_LIMIT};
 use crate::limits::{Limit, POLICY_HEADER};
+use crate::ops::Caller;
 use crate::pool::Conn;
 use crate::router::{self, Matched, Op};
 use crate::wire;
@@ -50,10 +51,11 @@ impl Reply {
     }
 }
 
-/// What a handler works with: the caller's organisation and a database connection.
+/// What a handler works with: the caller (the token and its organisation) and a database
+/// connection.
 pub struct Ctx<'a> {
     pub app: &'a App,
-    pub owner: TokenOwner,
+    pub caller: Caller,
     pub db: Conn,
 }
 
@@ -77,7 +79,7 @@ pub fn not_served(app: &App) -> Response {
 fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, ApiError> {
     let (owner, db) = authenticate(app, request, client_ip)?;
     let is_write = matches!(request.method(), "PUT" | "POST" | "DELETE");
-    let token = owner.token_id.clone();
+    let token = owner.token_id.to_string();
     let charged = if is_write {
         app.limiter
             .try_charge(&[Limit::Token(token.clone()), Limit::TokenWrites(token)])
@@ -94,7 +96,8 @@ fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, Api
     } else {
         None
     };
-    let mut ctx = Ctx { app, owner, db };
+    let caller = Caller::token(owner);
+    let mut ctx = Ctx { app, caller, db };
     let reply = dispatch(&mut ctx, &matched, body)?;
     if is_write {
         refresh_fragment_cache(&mut ctx);
@@ -105,8 +108,13 @@ fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, Api
 /// A write is visible to this instance's next `/fragment` call: the organisation's part of the
 /// snapshot is reloaded before the write is answered. Failing that, the refresher catches up.
 fn refresh_fragment_cache(ctx: &mut Ctx) {
-    let org_id = ctx.owner.org.id.clone();
-    if let Err(error) = ctx.app.delivery.cache.reload_org(&mut ctx.db, &org_id) {
+    let org_id = ctx.caller.org.id.clone();
+    if let Err(error) = ctx
+        .app
+        .delivery
+        .cache
+        .reload_org(&mut ctx.db, org_id.as_str())
+    {
         log::warn!("fragment cache not reloaded after a write of {org_id}: {error}");
     }
 }

@@ -8,6 +8,8 @@ use super::sign_in::{check_password, signed_in};
 use super::{Call, Refusal};
 use crate::db::{people, sessions};
 use crate::domain::NewPassword;
+use crate::error::ApiError;
+use crate::ids::OrgId;
 use crate::http::{Request, Response};
 use postgres::Client;
 
@@ -88,10 +90,10 @@ pub fn change_password(db: &mut Client, call: &Call, visit: &Visit) -> Result<Re
 
 /// `POST /org`: the organisation this session looks at from now on (one open to the person).
 pub fn choose_org(db: &mut Client, form: &Form, visit: &Visit) -> Result<Response, Refusal> {
-    let chosen = form.get("org");
+    let chosen = OrgId::parse(form.get("org")).ok_or(ApiError::NotFound)?;
     if !visit.orgs.iter().any(|o| o.org_id == chosen) {
-        return Err(crate::error::ApiError::NotFound.into());
+        return Err(ApiError::NotFound.into());
     }
-    sessions::choose_org(db, visit.session.id, chosen)?;
+    sessions::choose_org(db, visit.session.id, &chosen)?;
     Ok(pages::redirect("/"))
 }

@@ -123,7 +123,7 @@ pub fn use_link(db: &mut Client, call: &Call, secret: &str) -> Result<Response, 
         return Ok(pages::redirect("/sign-in?notice=joined"));
     }
     let org = match &link.purpose {
-        LinkPurpose::Invitation { org_id, .. } => Some(org_id.as_str()),
+        LinkPurpose::Invitation { org_id, .. } => Some(org_id),
         LinkPurpose::Reset { .. } => None,
     };
     let secret = session::start(db, &person, org, call.request)?;

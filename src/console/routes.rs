@@ -97,7 +97,7 @@ mod tests {
             Err(Refusal::Api(ApiError::MethodNotAllowed { allow })) if allow == "GET, HEAD, POST"
         ));
         assert!(matches!(
-            route("POST", "/members/prs_x/role"),
+            route("POST", "/members/acc_0123456789/role"),
             Err(Refusal::Api(ApiError::NotFound))
         ));
         assert_eq!(

@@ -10,6 +10,7 @@ use crate::config::ConsoleUrl;
 use crate::db::people::{self, OrgAccess, Person};
 use crate::db::sessions::{self, Session};
 use crate::domain::Role;
+use crate::ids::OrgId;
 use crate::http::Request;
 use postgres::Client;
 use sha2::{Digest, Sha256};
@@ -94,7 +95,7 @@ fn cookie_with(url: &ConsoleUrl, value: &str, max_age: u32) -> String {
 pub fn start(
     db: &mut Client,
     person: &Person,
-    org: Option<&str>,
+    org: Option<&OrgId>,
     request: &Request,
 ) -> Result<Secret, Refusal> {
     let secret = Secret::generate();
@@ -194,7 +195,7 @@ impl Visit {
             org_id: self
                 .org
                 .as_ref()
-                .map_or(String::new(), |o| o.org_id.clone()),
+                .map_or(String::new(), |o| o.org_id.to_string()),
             org_name: self.org.as_ref().map_or(String::new(), |o| o.name.clone()),
             orgs: self.orgs.clone(),
             owner: self.is_owner(),

@@ -1,8 +1,9 @@
 //! Fragments of a site. Through the API a fragment is found by its reference only, so one
-//! made in the console without a reference (`ref` null) is listed but never written here.
+//! made in the console without a reference (`ref` null) is listed but never written there.
 
-use crate::domain::{FragmentName, FragmentRef, FragmentStatus, KeyValues, Lang};
-use crate::ids;
+use super::{read_all, read_opt};
+use crate::domain::{Description, FragmentName, FragmentRef, FragmentStatus, KeyValues, Lang};
+use crate::ids::{FragmentId, SiteId};
 use postgres::types::ToSql;
 use postgres::GenericClient;
 use serde_json::Value;
@@ -11,20 +12,20 @@ use std::collections::HashMap;
 /// A fragment as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FragmentRow {
-    pub id: String,
+    pub id: FragmentId,
     pub fragment_ref: Option<String>,
     pub name: String,
-    pub lang: String,
+    pub lang: Lang,
     pub description: Option<String>,
     pub key_values: Value,
-    pub status: String,
+    pub status: FragmentStatus,
     pub created_at: String,
     pub updated_at: String,
 }
 
 impl FragmentRow {
     pub fn is_active(&self) -> bool {
-        self.status == FragmentStatus::Active.as_str()
+        self.status == FragmentStatus::Active
     }
 }
 
@@ -33,7 +34,7 @@ impl FragmentRow {
 pub struct FragmentFields {
     pub name: FragmentName,
     pub lang: Lang,
-    pub description: Option<String>,
+    pub description: Option<Description>,
     pub key_values: KeyValues,
     pub status: FragmentStatus,
 }
@@ -54,77 +55,73 @@ impl FragmentFields {
 const COLUMNS: &str = "id, ref, name, lang, description, key_values, status,
      rfc3339(created_at), rfc3339(updated_at)";
 
-fn fragment_row(r: &postgres::Row) -> FragmentRow {
-    FragmentRow {
-        id: r.get(0),
-        fragment_ref: r.get(1),
-        name: r.get(2),
-        lang: r.get(3),
-        description: r.get(4),
-        key_values: r.get(5),
-        status: r.get(6),
-        created_at: r.get(7),
-        updated_at: r.get(8),
-    }
+fn fragment_row(r: &postgres::Row) -> Result<FragmentRow, postgres::Error> {
+    Ok(FragmentRow {
+        id: r.try_get(0)?,
+        fragment_ref: r.try_get(1)?,
+        name: r.try_get(2)?,
+        lang: r.try_get(3)?,
+        description: r.try_get(4)?,
+        key_values: r.try_get(5)?,
+        status: r.try_get(6)?,
+        created_at: r.try_get(7)?,
+        updated_at: r.try_get(8)?,
+    })
 }
 
 /// The site's fragments by reference in byte order (the column is `COLLATE "C"`), those
 /// without one last.
 pub fn list_fragments(
     db: &mut impl GenericClient,
-    site_id: i64,
+    site_id: SiteId,
 ) -> Result<Vec<FragmentRow>, postgres::Error> {
     let sql = format!(
         "SELECT {COLUMNS} FROM fragments WHERE site_id = $1
           ORDER BY ref NULLS LAST, created_at, id"
     );
-    Ok(db
-        .query(&sql, &[&site_id])?
-        .iter()
-        .map(fragment_row)
-        .collect())
+    read_all(&db.query(&sql, &[&site_id])?, fragment_row)
 }
 
 /// The site's fragment with this reference. `KEY SHARE` keeps it from being deleted before
 /// the transaction ends, so a default or a rule set to it next cannot lose its target.
 pub fn find_by_ref(
     db: &mut impl GenericClient,
-    site_id: i64,
+    site_id: SiteId,
     fragment_ref: &FragmentRef,
 ) -> Result<Option<FragmentRow>, postgres::Error> {
     let sql =
         format!("SELECT {COLUMNS} FROM fragments WHERE site_id = $1 AND ref = $2 FOR KEY SHARE");
-    let row = db.query_opt(&sql, &[&site_id, &fragment_ref.as_str()])?;
-    Ok(row.as_ref().map(fragment_row))
+    read_opt(db.query_opt(&sql, &[&site_id, fragment_ref])?, fragment_row)
 }
 
 /// The ids of those of `refs` that name a fragment of the site, by reference (locked as in
 /// [`find_by_ref`]).
 pub fn ids_by_ref(
     db: &mut impl GenericClient,
-    site_id: i64,
-    refs: &[&str],
-) -> Result<HashMap<String, String>, postgres::Error> {
+    site_id: SiteId,
+    refs: &[&FragmentRef],
+) -> Result<HashMap<String, FragmentId>, postgres::Error> {
     let rows = db.query(
         "SELECT ref, id FROM fragments WHERE site_id = $1 AND ref = ANY($2) FOR KEY SHARE",
         &[&site_id, &refs],
     )?;
-    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    rows.iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect()
 }
 
 /// Inserts a fragment; `fragment_ref` is `None` only for console-made fragments.
 pub fn insert_fragment(
     db: &mut impl GenericClient,
-    site_id: i64,
+    site_id: SiteId,
     fragment_ref: Option<&FragmentRef>,
     fields: &FragmentFields,
 ) -> Result<FragmentRow, postgres::Error> {
-    let id = ids::new_id(ids::FRAGMENT);
+    let id = FragmentId::generate();
     let sql = format!(
         "INSERT INTO fragments (id, site_id, ref, name, lang, description, key_values, status)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING {COLUMNS}"
     );
-    let fragment_ref = fragment_ref.map(FragmentRef::as_str);
     write_fields(db, &sql, &[&id, &site_id, &fragment_ref], fields)
 }
 
@@ -132,7 +129,7 @@ pub fn insert_fragment(
 /// write leaves the same state.
 pub fn update_fragment(
     db: &mut impl GenericClient,
-    id: &str,
+    id: &FragmentId,
     fields: &FragmentFields,
 ) -> Result<FragmentRow, postgres::Error> {
     let sql = format!(
@@ -145,7 +142,7 @@ pub fn update_fragment(
                     THEN now() ELSE updated_at END
           WHERE id = $1 RETURNING {COLUMNS}"
     );
-    write_fields(db, &sql, &[&id], fields)
+    write_fields(db, &sql, &[id], fields)
 }
 
 /// Runs a write returning the fragment, binding `leading` then the five stored fields
@@ -156,13 +153,14 @@ fn write_fields(
     leading: &[&(dyn ToSql + Sync)],
     fields: &FragmentFields,
 ) -> Result<FragmentRow, postgres::Error> {
-    let (name, lang, status) = (
-        fields.name.as_str(),
-        fields.lang.as_str(),
-        fields.status.as_str(),
-    );
     let key_values = fields.key_values.to_json();
     let mut params = leading.to_vec();
-    params.extend_from_slice(&[&name, &lang, &fields.description, &key_values, &status]);
-    Ok(fragment_row(&db.query_one(sql, &params)?))
+    params.extend_from_slice(&[
+        &fields.name,
+        &fields.lang,
+        &fields.description,
+        &key_values,
+        &fields.status,
+    ]);
+    fragment_row(&db.query_one(sql, &params)?)
 }

@@ -31,6 +31,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         include_str!("../../sql/005_report_aggregates.sql"),
     ),
     (
+        6,
+        "006_audit_log.sql",
+        include_str!("../../sql/006_audit_log.sql"),
+    ),
+    (
         7,
         "007_people.sql",
         include_str!("../../sql/007_people.sql"),

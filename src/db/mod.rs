@@ -2,6 +2,7 @@
 //! SQL lives here and in `sql/`, nowhere else. Functions take a `GenericClient` so that the
 //! same query runs alone or inside a transaction.
 
+pub mod audit;
 pub mod cards;
 pub mod console;
 pub mod contact;
@@ -16,8 +17,9 @@ pub mod routes;
 pub mod sessions;
 pub mod sites;
 pub mod snapshot;
+pub mod types;
 
-use postgres::NoTls;
+use postgres::{NoTls, Row};
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -52,6 +54,9 @@ pub fn describe(error: &postgres::Error) -> String {
 
 /// Is this the error of a database that is not there (down, restarting, unreachable)?
 pub fn is_unavailable(error: &postgres::Error) -> bool {
+    if types::is_bad_stored_value(error) {
+        return false;
+    }
     match error.code() {
         Some(code) => {
             code.code().starts_with("08")
@@ -70,4 +75,20 @@ pub fn is_unique_violation(error: &postgres::Error) -> bool {
 /// Is this error a foreign-key violation (a row it points to was deleted meanwhile)?
 pub fn is_foreign_key_violation(error: &postgres::Error) -> bool {
     error.code() == Some(&postgres::error::SqlState::FOREIGN_KEY_VIOLATION)
+}
+
+/// Every row read by `read`, which fails on the first value that does not read.
+fn read_all<T>(
+    rows: &[Row],
+    read: fn(&Row) -> Result<T, postgres::Error>,
+) -> Result<Vec<T>, postgres::Error> {
+    rows.iter().map(read).collect()
+}
+
+/// The row, if there is one, read by `read`.
+fn read_opt<T>(
+    row: Option<Row>,
+    read: fn(&Row) -> Result<T, postgres::Error>,
+) -> Result<Option<T>, postgres::Error> {
+    row.as_ref().map(read).transpose()
 }

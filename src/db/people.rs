@@ -2,7 +2,7 @@
 //! keeps an owner), and the one-time links that invite them or let them set a password.
 
 use crate::domain::{Email, Role};
-use crate::ids::PersonId;
+use crate::ids::{OrgId, PersonId};
 use postgres::{GenericClient, Row, Transaction};
 
 #[derive(Debug, Clone)]
@@ -75,7 +75,7 @@ pub fn set_password(
 /// membership, who act as an owner).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OrgAccess {
-    pub org_id: String,
+    pub org_id: OrgId,
     pub name: String,
     pub role: Option<Role>,
 }
@@ -119,7 +119,7 @@ pub struct Member {
     pub role: Role,
 }
 
-pub fn members(db: &mut impl GenericClient, org_id: &str) -> Result<Vec<Member>, postgres::Error> {
+pub fn members(db: &mut impl GenericClient, org_id: &OrgId) -> Result<Vec<Member>, postgres::Error> {
     let rows = db.query(
         "SELECT p.id, p.email, m.role FROM memberships m JOIN persons p ON p.id = m.person_id
           WHERE m.org_id = $1 ORDER BY lower(p.email)",
@@ -138,7 +138,7 @@ pub fn members(db: &mut impl GenericClient, org_id: &str) -> Result<Vec<Member>,
 /// Adds a membership; `false` when the person is already a member (their role unchanged).
 pub fn add_membership(
     db: &mut impl GenericClient,
-    org_id: &str,
+    org_id: &OrgId,
     person: &PersonId,
     role: Role,
 ) -> Result<bool, postgres::Error> {
@@ -164,7 +164,7 @@ pub enum MembershipChange {
 /// at once cannot each leave the other owner alone and together leave none.
 pub fn change_membership(
     tx: &mut Transaction,
-    org_id: &str,
+    org_id: &OrgId,
     person: &PersonId,
     to: Option<Role>,
 ) -> Result<MembershipChange, postgres::Error> {
@@ -203,7 +203,7 @@ pub enum LinkPurpose {
     /// Join `org_id` as `role` under this email (a new person sets a password first).
     Invitation {
         email: String,
-        org_id: String,
+        org_id: OrgId,
         role: Role,
     },
     /// Set the password of this person.
@@ -231,7 +231,7 @@ pub fn create_link(
         } => (
             "invitation",
             Some(email.as_str()),
-            Some(org_id.as_str()),
+            Some(org_id),
             Some(role.as_str()),
             None,
         ),
@@ -301,7 +301,7 @@ pub struct PendingInvitation {
 
 pub fn pending_invitations(
     db: &mut impl GenericClient,
-    org_id: &str,
+    org_id: &OrgId,
 ) -> Result<Vec<PendingInvitation>, postgres::Error> {
     let sql = format!(
         "SELECT id, email, role, created_by, rfc3339(expires_at) FROM one_time_links
@@ -324,7 +324,7 @@ pub fn pending_invitations(
 /// Deletes a pending invitation of the organisation; `false`: none with this id.
 pub fn revoke_invitation(
     db: &mut impl GenericClient,
-    org_id: &str,
+    org_id: &OrgId,
     id: i64,
 ) -> Result<bool, postgres::Error> {
     let sql = format!(

@@ -2,17 +2,18 @@
 //! the site lock (`sites::lock_site`) while they check and write, so the ceiling and the
 //! uniqueness checks cannot race.
 
+use super::{read_all, read_opt};
 use crate::domain::{CanonicalPath, MatchMode};
-use crate::ids;
+use crate::ids::{FragmentId, RouteId, SiteId};
 use postgres::GenericClient;
 
 /// A rule with its target's reference (null when that fragment has none).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteRow {
-    pub id: String,
+    pub id: RouteId,
     pub path: String,
-    pub match_mode: String,
-    pub fragment_id: String,
+    pub match_mode: MatchMode,
+    pub fragment_id: FragmentId,
     pub fragment_ref: Option<String>,
 }
 
@@ -21,23 +22,23 @@ pub struct RouteRow {
 pub struct NewRoute<'a> {
     pub path: &'a CanonicalPath,
     pub mode: MatchMode,
-    pub fragment_id: &'a str,
+    pub fragment_id: &'a FragmentId,
 }
 
-fn route_row(r: &postgres::Row) -> RouteRow {
-    RouteRow {
-        id: r.get(0),
-        path: r.get(1),
-        match_mode: r.get(2),
-        fragment_id: r.get(3),
-        fragment_ref: r.get(4),
-    }
+fn route_row(r: &postgres::Row) -> Result<RouteRow, postgres::Error> {
+    Ok(RouteRow {
+        id: r.try_get(0)?,
+        path: r.try_get(1)?,
+        match_mode: r.try_get(2)?,
+        fragment_id: r.try_get(3)?,
+        fragment_ref: r.try_get(4)?,
+    })
 }
 
 /// The site's rules by path, then match mode (`exact` before `prefix`), in byte order.
 pub fn list_routes(
     db: &mut impl GenericClient,
-    site_id: i64,
+    site_id: SiteId,
 ) -> Result<Vec<RouteRow>, postgres::Error> {
     let rows = db.query(
         "SELECT r.id, r.path, r.match, r.fragment_id, f.ref
@@ -46,38 +47,38 @@ pub fn list_routes(
           ORDER BY r.path, r.match COLLATE \"C\"",
         &[&site_id],
     )?;
-    Ok(rows.iter().map(route_row).collect())
+    read_all(&rows, route_row)
 }
 
-pub fn count_routes(db: &mut impl GenericClient, site_id: i64) -> Result<i64, postgres::Error> {
+pub fn count_routes(db: &mut impl GenericClient, site_id: SiteId) -> Result<i64, postgres::Error> {
     let row = db.query_one(
         "SELECT count(*) FROM routes WHERE site_id = $1",
         &[&site_id],
     )?;
-    Ok(row.get(0))
+    row.try_get(0)
 }
 
 /// How many rules of the site target this fragment.
 pub fn count_targeting(
     db: &mut impl GenericClient,
-    fragment_id: &str,
+    fragment_id: &FragmentId,
 ) -> Result<i64, postgres::Error> {
     let row = db.query_one(
         "SELECT count(*) FROM routes WHERE fragment_id = $1",
-        &[&fragment_id],
+        &[fragment_id],
     )?;
-    Ok(row.get(0))
+    row.try_get(0)
 }
 
 pub fn route_exists(
     db: &mut impl GenericClient,
-    site_id: i64,
+    site_id: SiteId,
     path: &CanonicalPath,
     mode: MatchMode,
 ) -> Result<bool, postgres::Error> {
     let row = db.query_opt(
         "SELECT 1 FROM routes WHERE site_id = $1 AND path = $2 AND match = $3",
-        &[&site_id, &path.as_str(), &mode.as_str()],
+        &[&site_id, path, &mode],
     )?;
     Ok(row.is_some())
 }
@@ -85,13 +86,13 @@ pub fn route_exists(
 /// Inserts the rules with new ids, in one statement.
 pub fn insert_routes(
     db: &mut impl GenericClient,
-    site_id: i64,
+    site_id: SiteId,
     routes: &[NewRoute],
 ) -> Result<(), postgres::Error> {
-    let ids: Vec<String> = routes.iter().map(|_| ids::new_id(ids::ROUTE)).collect();
-    let paths: Vec<&str> = routes.iter().map(|r| r.path.as_str()).collect();
-    let modes: Vec<&str> = routes.iter().map(|r| r.mode.as_str()).collect();
-    let targets: Vec<&str> = routes.iter().map(|r| r.fragment_id).collect();
+    let ids: Vec<RouteId> = routes.iter().map(|_| RouteId::generate()).collect();
+    let paths: Vec<&CanonicalPath> = routes.iter().map(|r| r.path).collect();
+    let modes: Vec<MatchMode> = routes.iter().map(|r| r.mode).collect();
+    let targets: Vec<&FragmentId> = routes.iter().map(|r| r.fragment_id).collect();
     db.execute(
         "INSERT INTO routes (id, site_id, path, match, fragment_id)
          SELECT id, $2, path, mode, fragment_id
@@ -105,7 +106,7 @@ pub fn insert_routes(
 /// Inserts one rule with a new id and returns it.
 pub fn insert_route(
     db: &mut impl GenericClient,
-    site_id: i64,
+    site_id: SiteId,
     route: &NewRoute,
 ) -> Result<RouteRow, postgres::Error> {
     let row = db.query_one(
@@ -115,21 +116,21 @@ pub fn insert_route(
          SELECT r.id, r.path, r.match, r.fragment_id, f.ref
            FROM r JOIN fragments f ON f.id = r.fragment_id",
         &[
-            &ids::new_id(ids::ROUTE),
+            &RouteId::generate(),
             &site_id,
-            &route.path.as_str(),
-            &route.mode.as_str(),
-            &route.fragment_id,
+            route.path,
+            &route.mode,
+            route.fragment_id,
         ],
     )?;
-    Ok(route_row(&row))
+    route_row(&row)
 }
 
 /// Deletes one rule of the site and returns it; `None` when the site has no such rule.
 pub fn delete_route(
     db: &mut impl GenericClient,
-    site_id: i64,
-    id: &str,
+    site_id: SiteId,
+    id: &RouteId,
 ) -> Result<Option<RouteRow>, postgres::Error> {
     let row = db.query_opt(
         "WITH r AS (
@@ -137,12 +138,15 @@ pub fn delete_route(
              RETURNING id, path, match, fragment_id)
          SELECT r.id, r.path, r.match, r.fragment_id, f.ref
            FROM r JOIN fragments f ON f.id = r.fragment_id",
-        &[&site_id, &id],
+        &[&site_id, id],
     )?;
-    Ok(row.as_ref().map(route_row))
+    read_opt(row, route_row)
 }
 
-pub fn delete_all_routes(db: &mut impl GenericClient, site_id: i64) -> Result<(), postgres::Error> {
+pub fn delete_all_routes(
+    db: &mut impl GenericClient,
+    site_id: SiteId,
+) -> Result<(), postgres::Error> {
     db.execute("DELETE FROM routes WHERE site_id = $1", &[&site_id])?;
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! without a request or 30 days after sign-in, whichever comes first: both limits are written
 //! here once, in `LIVE`.
 
-use crate::ids::PersonId;
+use crate::ids::{OrgId, PersonId};
 use postgres::GenericClient;
 
 /// A session still in force: seen within 12 hours, started within 30 days.
@@ -19,14 +19,14 @@ pub struct Session {
     pub email: String,
     pub support: bool,
     /// The organisation last chosen; `None`: the first one open to the person.
-    pub org_id: Option<String>,
+    pub org_id: Option<OrgId>,
 }
 
 pub fn create_session(
     db: &mut impl GenericClient,
     secret_hash: &[u8],
     person: &PersonId,
-    org_id: Option<&str>,
+    org_id: Option<&OrgId>,
     user_agent: &str,
 ) -> Result<i64, postgres::Error> {
     let row = db.query_one(
@@ -130,7 +130,7 @@ pub fn delete_expired(
 pub fn choose_org(
     db: &mut impl GenericClient,
     id: i64,
-    org_id: &str,
+    org_id: &OrgId,
 ) -> Result<(), postgres::Error> {
     db.execute(
         "UPDATE sessions SET org_id = $2 WHERE id = $1",

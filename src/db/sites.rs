@@ -4,19 +4,21 @@
 //! site row with [`lock_site`], so that concurrent writers of the same site run one after the
 //! other and a read-then-write never sees a half-applied change.
 
-use crate::domain::DomainName;
+use super::{read_all, read_opt};
+use crate::domain::{DomainName, SiteName};
+use crate::ids::{FragmentId, OrgId, SiteId};
 use postgres::GenericClient;
 
 /// A site as stored, with the reference of its default fragment (null when that fragment has
 /// none).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SiteRow {
-    pub id: i64,
-    pub org_id: String,
+    pub id: SiteId,
+    pub org_id: OrgId,
     pub domain: String,
     pub name: String,
     pub icon: Option<String>,
-    pub default_fragment_id: Option<String>,
+    pub default_fragment_id: Option<FragmentId>,
     pub default_fragment_ref: Option<String>,
     pub created_at: String,
     pub updated_at: String,
@@ -28,34 +30,34 @@ const SITE_SELECT: &str = "SELECT s.id, s.org_id, s.domain, s.name, s.icon,
 
 const BY_DOMAIN: &str = "WHERE s.org_id = $1 AND s.domain = $2";
 
-fn site_row(r: &postgres::Row) -> SiteRow {
-    SiteRow {
-        id: r.get(0),
-        org_id: r.get(1),
-        domain: r.get(2),
-        name: r.get(3),
-        icon: r.get(4),
-        default_fragment_id: r.get(5),
-        default_fragment_ref: r.get(6),
-        created_at: r.get(7),
-        updated_at: r.get(8),
-    }
+fn site_row(r: &postgres::Row) -> Result<SiteRow, postgres::Error> {
+    Ok(SiteRow {
+        id: r.try_get(0)?,
+        org_id: r.try_get(1)?,
+        domain: r.try_get(2)?,
+        name: r.try_get(3)?,
+        icon: r.try_get(4)?,
+        default_fragment_id: r.try_get(5)?,
+        default_fragment_ref: r.try_get(6)?,
+        created_at: r.try_get(7)?,
+        updated_at: r.try_get(8)?,
+    })
 }
 
 /// The organisation's sites, by domain in byte order.
 pub fn list_sites(
     db: &mut impl GenericClient,
-    org_id: &str,
+    org_id: &OrgId,
 ) -> Result<Vec<SiteRow>, postgres::Error> {
     let sql = format!("{SITE_SELECT} WHERE s.org_id = $1 ORDER BY s.domain COLLATE \"C\"");
-    Ok(db.query(&sql, &[&org_id])?.iter().map(site_row).collect())
+    read_all(&db.query(&sql, &[org_id])?, site_row)
 }
 
-/// The organisation's site with this (already canonical) domain.
+/// The organisation's site with this domain.
 pub fn find_site(
     db: &mut impl GenericClient,
-    org_id: &str,
-    domain: &str,
+    org_id: &OrgId,
+    domain: &DomainName,
 ) -> Result<Option<SiteRow>, postgres::Error> {
     site_by_domain(db, org_id, domain, "")
 }
@@ -65,74 +67,69 @@ pub fn find_site(
 /// it (a foreign key takes `KEY SHARE`).
 pub fn lock_site(
     db: &mut impl GenericClient,
-    org_id: &str,
-    domain: &str,
+    org_id: &OrgId,
+    domain: &DomainName,
 ) -> Result<Option<SiteRow>, postgres::Error> {
     site_by_domain(db, org_id, domain, "FOR NO KEY UPDATE OF s")
 }
 
 fn site_by_domain(
     db: &mut impl GenericClient,
-    org_id: &str,
-    domain: &str,
+    org_id: &OrgId,
+    domain: &DomainName,
     locking: &str,
 ) -> Result<Option<SiteRow>, postgres::Error> {
     let sql = format!("{SITE_SELECT} {BY_DOMAIN} {locking}");
-    Ok(db
-        .query_opt(&sql, &[&org_id, &domain])?
-        .as_ref()
-        .map(site_row))
+    read_opt(db.query_opt(&sql, &[org_id, domain])?, site_row)
 }
 
 /// The site by its row id.
-pub fn site_by_id(db: &mut impl GenericClient, id: i64) -> Result<SiteRow, postgres::Error> {
+pub fn site_by_id(db: &mut impl GenericClient, id: SiteId) -> Result<SiteRow, postgres::Error> {
     let sql = format!("{SITE_SELECT} WHERE s.id = $1");
-    db.query_one(&sql, &[&id]).map(|r| site_row(&r))
+    site_row(&db.query_one(&sql, &[&id])?)
 }
 
 /// Inserts the site unless the organisation already has this domain; `None` when it has.
 pub fn insert_site(
     db: &mut impl GenericClient,
-    org_id: &str,
+    org_id: &OrgId,
     domain: &DomainName,
-    name: &str,
-) -> Result<Option<i64>, postgres::Error> {
+    name: &SiteName,
+) -> Result<Option<SiteId>, postgres::Error> {
     let row = db.query_opt(
         "INSERT INTO sites (org_id, domain, name) VALUES ($1, $2, $3)
          ON CONFLICT (org_id, domain) DO NOTHING RETURNING id",
-        &[&org_id, &domain.as_str(), &name],
+        &[org_id, domain, name],
     )?;
-    Ok(row.map(|r| r.get(0)))
+    row.map(|r| r.try_get(0)).transpose()
 }
 
 /// Creates the site (with an empty name) if the organisation does not have it yet, and
-/// returns it either way, `true` when it was created. For callers outside the API, such as
-/// `agentcard admin`.
+/// returns it either way, `true` when it was created: a console-made fragment's site.
 pub fn ensure_site(
     db: &mut impl GenericClient,
-    org_id: &str,
+    org_id: &OrgId,
     domain: &DomainName,
 ) -> Result<(SiteRow, bool), postgres::Error> {
-    let created = insert_site(db, org_id, domain, "")?.is_some();
+    let created = insert_site(db, org_id, domain, &SiteName::default())?.is_some();
     let sql = format!("{SITE_SELECT} {BY_DOMAIN}");
-    let site = db
-        .query_one(&sql, &[&org_id, &domain.as_str()])
-        .map(|r| site_row(&r))?;
+    let site = site_row(&db.query_one(&sql, &[org_id, domain])?)?;
     Ok((site, created))
 }
 
-/// Sets the name and the default fragment. `updated_at` moves only when one of them changes,
-/// so that repeating a write leaves the same state.
+/// Sets the name (`None` keeps it) and the default fragment (`None` clears it). `updated_at`
+/// moves only when one of them changes, so that repeating a write leaves the same state.
 pub fn update_site(
     db: &mut impl GenericClient,
-    id: i64,
-    name: &str,
-    default_fragment_id: Option<&str>,
+    id: SiteId,
+    name: Option<&SiteName>,
+    default_fragment_id: Option<&FragmentId>,
 ) -> Result<(), postgres::Error> {
     db.execute(
-        "UPDATE sites SET name = $2::text, default_fragment_id = $3::text,
+        "UPDATE sites SET name = coalesce($2::text, name), default_fragment_id = $3::text,
                 updated_at = CASE
-                    WHEN (name, default_fragment_id) IS DISTINCT FROM ($2::text, $3::text)
+                    WHEN (name, default_fragment_id)
+                         IS DISTINCT FROM (coalesce($2::text, name), $3::text)
                     THEN now() ELSE updated_at END
           WHERE id = $1",
         &[&id, &name, &default_fragment_id],

@@ -131,7 +131,7 @@ pub fn load(db: &mut postgres::Client, scope: Scope) -> Result<(Rows, Versions),
         .start()?;
     let versions = versions(&mut tx)?;
     let rows = Rows {
-        org_ids: query(&mut tx, &format!("SELECT id FROM orgs {}", scope.filter("id")), scope, |r| r.get(0))?,
+        org_ids: query(&mut tx, &format!("SELECT id FROM orgs {}", scope.filter("id")), scope, |r| r.try_get(0))?,
         keys: query(
             &mut tx,
             &format!(
@@ -140,13 +140,13 @@ pub fn load(db: &mut postgres::Client, scope: Scope) -> Result<(Rows, Versions),
                 if matches!(scope, Scope::All) { "WHERE" } else { "AND" }
             ),
             scope,
-            |r| KeyRow { id: r.get(0), org_id: r.get(1), hash: r.get(2) },
+            |r| Ok(KeyRow { id: r.get(0), org_id: r.get(1), hash: r.get(2) }),
         )?,
         sites: query(
             &mut tx,
             &format!("SELECT id, org_id, domain, default_fragment_id FROM sites {}", scope.filter("org_id")),
             scope,
-            |r| SiteRow { id: r.get(0), org_id: r.get(1), domain: r.get(2), default_fragment_id: r.get(3) },
+            |r| Ok(SiteRow { id: r.get(0), org_id: r.get(1), domain: r.get(2), default_fragment_id: r.get(3) }),
         )?,
         fragments: query(
             &mut tx,
@@ -155,7 +155,7 @@ pub fn load(db: &mut postgres::Client, scope: Scope) -> Result<(Rows, Versions),
                 scope.filter("s.org_id")
             ),
             scope,
-            |r| FragmentRow { id: r.get(0), site_id: r.get(1), active: r.get(2) },
+            |r| Ok(FragmentRow { id: r.get(0), site_id: r.get(1), active: r.get(2) }),
         )?,
         routes: query(
             &mut tx,
@@ -164,7 +164,7 @@ pub fn load(db: &mut postgres::Client, scope: Scope) -> Result<(Rows, Versions),
                 scope.filter("s.org_id")
             ),
             scope,
-            |r| RouteRow { site_id: r.get(0), path: r.get(1), exact: r.get(2), fragment_id: r.get(3) },
+            |r| Ok(RouteRow { site_id: r.get(0), path: r.get(1), exact: r.get(2), fragment_id: r.get(3) }),
         )?,
         cards: query(
             &mut tx,
@@ -191,7 +191,7 @@ pub fn load(db: &mut postgres::Client, scope: Scope) -> Result<(Rows, Versions),
                 scope.filter("e.org_id")
             ),
             scope,
-            |r| EligibilityRow { card_id: r.get(0), org_id: r.get(1), fragment_id: r.get(2) },
+            |r| Ok(EligibilityRow { card_id: r.get(0), org_id: r.get(1), fragment_id: r.get(2) }),
         )?,
     };
     tx.commit()?;
@@ -203,10 +203,10 @@ fn query<T>(
     tx: &mut postgres::Transaction,
     sql: &str,
     scope: Scope,
-    map: impl Fn(&postgres::Row) -> T,
+    map: impl Fn(&postgres::Row) -> Result<T, postgres::Error>,
 ) -> Result<Vec<T>, postgres::Error> {
     use postgres::fallible_iterator::FallibleIterator;
     tx.query_raw(sql, scope.params())?
-        .map(|row| Ok(map(&row)))
+        .map(|row| map(&row))
         .collect()
 }

@@ -9,6 +9,7 @@ use crate::db::cards::CardRow;
 use crate::db::snapshot::{Rows, Versions};
 use crate::domain::path::prefixes_longest_first;
 use crate::domain::{KeyValues, Lang};
+use crate::ids::OrgId;
 use compact_str::CompactString;
 use hashbrown::{HashMap, HashSet};
 use std::sync::Arc;
@@ -230,12 +231,12 @@ fn build_orgs(rows: Rows) -> HashMap<Box<str>, Arc<OrgSnapshot>> {
     let cards: HashMap<&str, Candidate> = rows
         .cards
         .iter()
-        .filter_map(|row| Some((row.id.as_str(), candidate(row)?)))
+        .map(|row| (row.id.as_str(), candidate(row)))
         .collect();
     let card_orgs: HashMap<&str, Option<&str>> = rows
         .cards
         .iter()
-        .map(|row| (row.id.as_str(), row.org_id.as_deref()))
+        .map(|row| (row.id.as_str(), row.org_id.as_ref().map(OrgId::as_str)))
         .collect();
 
     let mut builders: HashMap<&str, OrgBuilder> = rows
@@ -301,11 +302,11 @@ fn build_orgs(rows: Rows) -> HashMap<Box<str>, Arc<OrgSnapshot>> {
         }
     }
     for row in &rows.cards {
-        let (Some(owner), Some(card)) = (row.org_id.as_deref(), cards.get(row.id.as_str())) else {
+        let (Some(owner), Some(card)) = (&row.org_id, cards.get(row.id.as_str())) else {
             continue;
         };
         if !listed_own_cards.contains(row.id.as_str()) {
-            if let Some(org) = builders.get_mut(owner) {
+            if let Some(org) = builders.get_mut(owner.as_str()) {
                 org.everywhere.push(card.clone());
             }
         }
@@ -398,24 +399,15 @@ fn by_lang(cards: Vec<Candidate>) -> HashMap<Lang, Box<[Candidate]>> {
         .collect()
 }
 
-/// A card row ready to serve, as the pick lists it; `None` (logged) for a row the database
-/// should never hold.
-fn candidate(row: &CardRow) -> Option<Candidate> {
-    let Ok(lang) = Lang::parse(&row.lang, "lang") else {
-        log::warn!(
-            "card {} has an unknown lang {:?}; not served",
-            row.id,
-            row.lang
-        );
-        return None;
-    };
+/// A card row ready to serve, as the pick lists it.
+fn candidate(row: &CardRow) -> Candidate {
     let key_values = KeyValues::parse(&row.key_values).unwrap_or_else(|invalid| {
         log::warn!("card {} key_values ignored: {invalid}", row.id);
         KeyValues::default()
     });
     let rendered = render(&CardContent {
-        id: &row.id,
-        lang: &row.lang,
+        id: row.id.as_str(),
+        lang: row.lang.as_str(),
         brand: &row.brand,
         title: &row.title,
         body: &row.body,
@@ -431,14 +423,14 @@ fn candidate(row: &CardRow) -> Option<Candidate> {
         key_values,
         rendered,
     };
-    Some(Candidate {
-        lang,
+    Candidate {
+        lang: row.lang,
         own: row.org_id.is_some(),
         has_brand: card.brand_domain.is_some(),
         has_key_values: !card.key_values.is_empty(),
         id_hash: xxh3_64(card.id.as_bytes()),
         card: Arc::new(card),
-    })
+    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,23 @@
 
 use std::fmt;
 
+/// `as_str` and `Display` for newtypes over a validated `String`.
+macro_rules! text_value {
+    ($($name:ident),+) => {$(
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    )+};
+}
+
 pub mod card;
 pub mod domain_name;
 pub mod fragment_ref;
@@ -23,7 +40,7 @@ pub use path::{CanonicalPath, MatchMode};
 pub use person::{Email, NewPassword, Role};
 pub use values::{
     refuse_controls, CardStatus, Description, FragmentName, FragmentStatus, KeyName, Lang, Lines,
-    SiteName,
+    OrgName, SiteName, TokenName,
 };
 
 /// A refused value: `field` is the JSON member (or path parameter) at fault, as the API reports it.
@@ -38,6 +55,14 @@ impl Invalid {
         Invalid {
             field: field.into(),
             message: message.into(),
+        }
+    }
+
+    /// The same refusal reported on another field (a domain read as a card's `brand_domain`).
+    pub fn on(self, field: impl Into<String>) -> Self {
+        Invalid {
+            field: field.into(),
+            ..self
         }
     }
 }

@@ -54,7 +54,7 @@ pub enum FragmentStatus {
 }
 
 impl FragmentStatus {
-    const ALL: [FragmentStatus; 2] = [FragmentStatus::Active, FragmentStatus::Paused];
+    pub const ALL: [FragmentStatus; 2] = [FragmentStatus::Active, FragmentStatus::Paused];
 
     /// Accepts exactly `active` or `paused`; field `"status"` on refusal.
     pub fn parse(input: &str) -> Result<FragmentStatus, Invalid> {
@@ -87,7 +87,7 @@ pub enum CardStatus {
 }
 
 impl CardStatus {
-    const ALL: [CardStatus; 3] = [CardStatus::Draft, CardStatus::Active, CardStatus::Archived];
+    pub const ALL: [CardStatus; 3] = [CardStatus::Draft, CardStatus::Active, CardStatus::Archived];
 
     /// Accepts exactly `draft`, `active` or `archived`; field `"status"` on refusal.
     pub fn parse(input: &str) -> Result<CardStatus, Invalid> {
@@ -156,66 +156,94 @@ pub struct FragmentName(String);
 
 impl FragmentName {
     pub fn parse(input: &str) -> Result<FragmentName, Invalid> {
-        refuse_controls(input.trim(), "name", Lines::One)?;
-        trimmed_within(input, 1, 200)
-            .map(|name| FragmentName(name.to_owned()))
-            .ok_or_else(|| {
-                Invalid::new(
-                    "name",
-                    "name must be 1 to 200 characters (spaces around it do not count)",
-                )
-            })
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
+        required_name(input, 200).map(FragmentName)
     }
 }
 
-impl fmt::Display for FragmentName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+/// An organisation's name: trimmed, 1 to 200 characters, as a fragment's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrgName(String);
+
+impl OrgName {
+    pub fn parse(input: &str) -> Result<OrgName, Invalid> {
+        required_name(input, 200).map(OrgName)
     }
 }
 
 /// A free-text description: at most 2000 characters; blank means none.
-#[derive(Debug)]
-pub struct Description;
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Description(String);
 
 impl Description {
-    pub fn parse(input: &str) -> Result<Option<String>, Invalid> {
+    pub fn parse(input: &str) -> Result<Option<Description>, Invalid> {
         refuse_controls(input.trim(), "description", Lines::Several)?;
         let text = trimmed_within(input, 0, 2000).ok_or_else(|| {
             Invalid::new("description", "description must be at most 2000 characters")
         })?;
-        Ok((!text.is_empty()).then(|| text.to_owned()))
+        Ok((!text.is_empty()).then(|| Description(text.to_owned())))
     }
 }
 
-/// A site's display name: trimmed, 0 to 200 characters (`""` clears it).
-#[derive(Debug)]
-pub struct SiteName;
+/// A site's display name: trimmed, 0 to 200 characters (`""`, the default, is none).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SiteName(String);
 
 impl SiteName {
-    pub fn parse(input: &str) -> Result<String, Invalid> {
-        refuse_controls(input.trim(), "name", Lines::One)?;
-        trimmed_within(input, 0, 200)
-            .map(str::to_owned)
-            .ok_or_else(|| Invalid::new("name", "name must be at most 200 characters"))
+    pub fn parse(input: &str) -> Result<SiteName, Invalid> {
+        optional_name(input, 200).map(SiteName)
     }
 }
 
-/// An API key's label: trimmed, at most 100 characters.
-#[derive(Debug)]
-pub struct KeyName;
+/// A delivery key's label: trimmed, at most 100 characters; blank means none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyName(String);
 
 impl KeyName {
-    pub fn parse(input: &str) -> Result<String, Invalid> {
-        refuse_controls(input.trim(), "name", Lines::One)?;
-        trimmed_within(input, 0, 100)
-            .map(str::to_owned)
-            .ok_or_else(|| Invalid::new("name", "name must be at most 100 characters"))
+    pub fn parse(input: &str) -> Result<Option<KeyName>, Invalid> {
+        let name = optional_name(input, 100)?;
+        Ok((!name.is_empty()).then_some(KeyName(name)))
     }
+}
+
+/// A management token's label, as the console lists it: trimmed, at most 100 characters
+/// (`""` for none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenName(String);
+
+impl TokenName {
+    pub fn parse(input: &str) -> Result<TokenName, Invalid> {
+        optional_name(input, 100).map(TokenName)
+    }
+}
+
+text_value!(
+    FragmentName,
+    OrgName,
+    Description,
+    SiteName,
+    KeyName,
+    TokenName
+);
+
+/// A `name` that must say something: one line, trimmed, 1 to `max` characters.
+fn required_name(input: &str, max: usize) -> Result<String, Invalid> {
+    refuse_controls(input.trim(), "name", Lines::One)?;
+    trimmed_within(input, 1, max)
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            Invalid::new(
+                "name",
+                format!("name must be 1 to {max} characters (spaces around it do not count)"),
+            )
+        })
+}
+
+/// A `name` that may be empty: one line, trimmed, at most `max` characters.
+fn optional_name(input: &str, max: usize) -> Result<String, Invalid> {
+    refuse_controls(input.trim(), "name", Lines::One)?;
+    trimmed_within(input, 0, max)
+        .map(str::to_owned)
+        .ok_or_else(|| Invalid::new("name", format!("name must be at most {max} characters")))
 }
 
 #[cfg(test)]
@@ -380,7 +408,7 @@ mod tests {
         for (input, expected) in cases {
             check(
                 input,
-                Description::parse(input),
+                Description::parse(input).map(|text| text.map(|text| text.as_str().to_owned())),
                 expected.map(|text| text.map(str::to_owned)),
             );
         }
@@ -399,7 +427,8 @@ mod tests {
             (&over, Err(("name", MSG))),
         ];
         for (input, expected) in cases {
-            check(input, SiteName::parse(input), expected.map(str::to_owned));
+            let got = SiteName::parse(input).map(|name| name.as_str().to_owned());
+            check(input, got, expected.map(str::to_owned));
         }
     }
 
@@ -408,14 +437,16 @@ mod tests {
         const MSG: &str = "name must be at most 100 characters";
         let max = "é".repeat(100);
         let over = "é".repeat(101);
-        let cases: Vec<(&str, Expected<&str>)> = vec![
-            ("", Ok("")),
-            (" ci key ", Ok("ci key")),
-            (&max, Ok(&max)),
+        let cases: Vec<(&str, Expected<Option<&str>>)> = vec![
+            ("", Ok(None)),
+            ("  ", Ok(None)),
+            (" ci key ", Ok(Some("ci key"))),
+            (&max, Ok(Some(&max))),
             (&over, Err(("name", MSG))),
         ];
         for (input, expected) in cases {
-            check(input, KeyName::parse(input), expected.map(str::to_owned));
+            let got = KeyName::parse(input).map(|name| name.map(|name| name.as_str().to_owned()));
+            check(input, got, expected.map(|name| name.map(str::to_owned)));
         }
     }
 }

@@ -7,10 +7,9 @@ use super::{required_str, Object};
 use crate::db::cards::{CardRow, EligibilityRow};
 use crate::domain::{DomainName, FragmentRef};
 use crate::error::ApiError;
+use crate::ops::cards::{entry_domain, entry_field, entry_ref, FRAGMENTS};
 use serde_json::{json, Value};
 
-/// The member of the eligibility body, and the start of its entries' field paths.
-pub const FRAGMENTS: &str = "fragments";
 const ENTRY_MEMBERS: &[&str] = &["domain", "ref"];
 
 /// `PUT /v1/cards/{id}/eligibility`'s `{fragments: [{domain, ref}]}`: every unknown member
@@ -22,29 +21,25 @@ pub fn eligibility_write(body: &Value) -> Result<Vec<(DomainName, FragmentRef)>,
     required_array(object, FRAGMENTS)?
         .iter()
         .enumerate()
-        .map(|(index, item)| eligibility_entry(item_object(item, FRAGMENTS, index)?, index))
+        .map(|(index, item)| entry(item_object(item, FRAGMENTS, index)?, index))
         .collect()
 }
 
-/// One entry: the domain trimmed and lowercased like `{domain}`, the reference exact.
-fn eligibility_entry(entry: &Object, index: usize) -> Result<(DomainName, FragmentRef), ApiError> {
-    let domain_field = format!("{FRAGMENTS}[{index}].domain");
-    let ref_field = format!("{FRAGMENTS}[{index}].ref");
-    let domain = required_str(entry, "domain", &domain_field)?;
-    let domain = DomainName::parse(domain)
-        .map_err(|invalid| ApiError::validation(&domain_field, invalid.message))?;
-    let fragment_ref = required_str(entry, "ref", &ref_field)?;
-    let fragment_ref = FragmentRef::parse_with_field(fragment_ref, &ref_field)?;
-    Ok((domain, fragment_ref))
+/// One entry: the domain, then the reference, each a string (`422` on its field path).
+fn entry(entry: &Object, index: usize) -> Result<(DomainName, FragmentRef), ApiError> {
+    let domain = required_str(entry, "domain", &entry_field(index, "domain"))?;
+    let domain = entry_domain(index, domain)?;
+    let fragment_ref = required_str(entry, "ref", &entry_field(index, "ref"))?;
+    Ok((domain, entry_ref(index, fragment_ref)?))
 }
 
 pub fn card_json(card: &CardRow) -> Value {
     json!({
         "id": card.id,
         "account_id": card.org_id,
-        "status": card.status,
+        "status": card.status.as_str(),
         "name": card.name,
-        "lang": card.lang,
+        "lang": card.lang.as_str(),
         "brand": card.brand,
         "brand_domain": card.brand_domain,
         "title": card.title,

@@ -3,36 +3,13 @@
 //! answers the same record plus `warnings`.
 
 use super::{as_object, deny_unknown, optional_str, required_str};
-use crate::db::fragments::{FragmentFields, FragmentRow};
+use crate::db::fragments::FragmentRow;
 use crate::domain::{Description, FragmentName, FragmentStatus, KeyValues, Lang};
 use crate::error::ApiError;
+use crate::ops::fragments::FragmentWrite;
 use serde_json::{json, Value};
 
 const MEMBERS: &[&str] = &["name", "lang", "description", "key_values", "status"];
-
-/// A fragment write: every member but `status` takes its default when left out.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FragmentWrite {
-    pub name: FragmentName,
-    pub lang: Lang,
-    pub description: Option<String>,
-    pub key_values: KeyValues,
-    /// `None`: active on creation, unchanged on update.
-    pub status: Option<FragmentStatus>,
-}
-
-impl FragmentWrite {
-    /// The fields to store, with `current` as the status when the write names none.
-    pub fn into_fields(self, current: FragmentStatus) -> FragmentFields {
-        FragmentFields {
-            name: self.name,
-            lang: self.lang,
-            description: self.description,
-            key_values: self.key_values,
-            status: self.status.unwrap_or(current),
-        }
-    }
-}
 
 pub fn fragment_write(body: &Value) -> Result<FragmentWrite, ApiError> {
     let object = as_object(body)?;
@@ -67,10 +44,10 @@ pub fn fragment_json(fragment: &FragmentRow) -> Value {
         "id": fragment.id,
         "ref": fragment.fragment_ref,
         "name": fragment.name,
-        "lang": fragment.lang,
+        "lang": fragment.lang.as_str(),
         "description": fragment.description,
         "key_values": fragment.key_values,
-        "status": fragment.status,
+        "status": fragment.status.as_str(),
         "created_at": fragment.created_at,
         "updated_at": fragment.updated_at,
     })

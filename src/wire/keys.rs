@@ -8,13 +8,13 @@ use crate::error::ApiError;
 use serde_json::{json, Value};
 
 /// `POST /v1/keys`'s `{name?}`: absent, `null` or blank means no name.
-pub fn key_write(body: &Value) -> Result<Option<String>, ApiError> {
+pub fn key_write(body: &Value) -> Result<Option<KeyName>, ApiError> {
     let object = as_object(body)?;
     deny_unknown(object, &["name"], "")?;
-    Ok(optional_str(object, "name", "name")?
-        .map(KeyName::parse)
-        .transpose()?
-        .filter(|name| !name.is_empty()))
+    match optional_str(object, "name", "name")? {
+        Some(name) => Ok(KeyName::parse(name)?),
+        None => Ok(None),
+    }
 }
 
 pub fn key_json(key: &KeyRow) -> Value {

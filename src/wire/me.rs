@@ -1,11 +1,11 @@
 //! `GET /v1/me`: `{account: {id, name}, token: {id, prefix}}`.
 
-use crate::db::orgs::TokenOwner;
+use crate::ops::orgs::Me;
 use serde_json::{json, Value};
 
-pub fn me_json(owner: &TokenOwner) -> Value {
+pub fn me_json(me: &Me) -> Value {
     json!({
-        "account": {"id": owner.org.id, "name": owner.org.name},
-        "token": {"id": owner.token_id, "prefix": owner.token_prefix},
+        "account": {"id": me.org.id, "name": me.org.name},
+        "token": {"id": me.token_id, "prefix": me.token_prefix},
     })
 }

@@ -17,18 +17,13 @@ mod me;
 mod routes;
 mod sites;
 
-pub use cards::{card_json, card_list_json, eligibility_json, eligibility_write, FRAGMENTS};
+pub use cards::{card_json, card_list_json, eligibility_json, eligibility_write};
 pub use contact::{contact_message, ContactMessage};
-pub use fragments::{
-    fragment_json, fragment_list_json, fragment_write, fragment_write_json, FragmentWrite,
-};
+pub use fragments::{fragment_json, fragment_list_json, fragment_write, fragment_write_json};
 pub use keys::{created_key_json, key_json, key_list_json, key_write};
 pub use me::me_json;
-pub use routes::{
-    route_json, route_list, route_list_json, route_write, too_many_routes, RouteWrite,
-    MAX_ROUTES_PER_SITE,
-};
-pub use sites::{default_fragment_write, site_json, site_list_json, site_write, SiteWrite};
+pub use routes::{route_json, route_list, route_list_json, route_write};
+pub use sites::{default_fragment_write, site_json, site_list_json, site_write};
 
 use crate::error::ApiError;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};

@@ -9,22 +9,12 @@ use super::{
 use crate::db::routes::RouteRow;
 use crate::domain::{CanonicalPath, FragmentRef, MatchMode};
 use crate::error::ApiError;
+use crate::ops::routes::{too_many_routes, RouteWrite, MAX_ROUTES_PER_SITE};
 use serde_json::{json, Value};
 use std::collections::HashSet;
 
-/// A site holds at most this many rules.
-pub const MAX_ROUTES_PER_SITE: usize = 200;
-
 const MEMBERS: &[&str] = &["path_prefix", "match", "ref"];
 const ROUTES: &str = "routes";
-
-/// One rule as written: canonical path, match mode and the target's reference.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RouteWrite {
-    pub path: CanonicalPath,
-    pub mode: MatchMode,
-    pub fragment_ref: FragmentRef,
-}
 
 /// The body of `POST …/routes`.
 pub fn route_write(body: &Value) -> Result<RouteWrite, ApiError> {
@@ -59,14 +49,6 @@ pub fn route_list(body: &Value) -> Result<Vec<RouteWrite>, ApiError> {
     Ok(routes)
 }
 
-/// The `422` of a site over its rule ceiling.
-pub fn too_many_routes() -> ApiError {
-    ApiError::validation(
-        ROUTES,
-        format!("a site holds at most {MAX_ROUTES_PER_SITE} rules"),
-    )
-}
-
 /// Reads one RouteWrite whose fields are named `{prefix}path_prefix` and so on.
 fn route_write_at(object: &Object, prefix: &str) -> Result<RouteWrite, ApiError> {
     let field = |name: &str| format!("{prefix}{name}");
@@ -91,7 +73,7 @@ pub fn route_json(route: &RouteRow) -> Value {
     json!({
         "id": route.id,
         "path_prefix": route.path,
-        "match": route.match_mode,
+        "match": route.match_mode.as_str(),
         "fragment_ref": route.fragment_ref,
         "fragment_id": route.fragment_id,
     })

@@ -6,17 +6,12 @@ use super::{as_object, deny_unknown, optional_str, required_str};
 use crate::db::sites::SiteRow;
 use crate::domain::{FragmentRef, SiteName};
 use crate::error::ApiError;
+use crate::ops::sites::SiteWrite;
 use serde_json::{json, Value};
 
 const DEFAULT_FRAGMENT_REF: &str = "default_fragment_ref";
 
 /// `PUT /v1/sites/{domain}`: each member absent (or null) keeps the current value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SiteWrite {
-    pub name: Option<String>,
-    pub default_fragment_ref: Option<FragmentRef>,
-}
-
 pub fn site_write(body: &Value) -> Result<SiteWrite, ApiError> {
     let object = as_object(body)?;
     deny_unknown(object, &["name", DEFAULT_FRAGMENT_REF], "")?;

@@ -65,7 +65,7 @@ fn errors_go_to_stderr_with_a_failing_exit() {
     assert_eq!(out, Value::Null);
     assert!(stderr.contains("not found"), "{stderr}");
     let (ok, _, stderr) = admin(&["org", "create", "--name", "  "]);
-    assert!(!ok && stderr.contains("--name"));
+    assert!(!ok && stderr.contains("name: "), "{stderr}");
     let _ = harness::db();
 }
 

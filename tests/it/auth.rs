@@ -95,7 +95,8 @@ fn scheme_is_case_insensitive() {
 fn a_revoked_token_answers_401_on_its_next_call() {
     let t = tenant();
     assert_eq!(t.client.get("/v1/me").status, 200);
-    db::orgs::revoke_token(&mut harness::db(), &t.token_id).unwrap();
+    let token = agentcard::ids::TokenId::parse(&t.token_id).unwrap();
+    db::orgs::revoke_token(&mut harness::db(), &token).unwrap();
     assert_401(&t.client.get("/v1/me"), "invalid_token");
 }
 

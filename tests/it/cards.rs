@@ -8,6 +8,7 @@ use crate::fixtures::{assert_error, card, fragment};
 use crate::harness::{db, tenant, Resp, Tenant};
 use agentcard::db::cards;
 use agentcard::domain::CardStatus;
+use agentcard::ids::{CardId, FragmentId, OrgId};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 
@@ -16,7 +17,13 @@ const ABSENT_CARD: &str = "crd_000000000000000000000000";
 /// Sets `org`'s list of a card directly, as the console does for platform cards.
 fn set_list(card_id: &str, org: &str, fragment_ids: &[String]) {
     let mut db = db();
-    cards::replace_eligibility(&mut db, card_id, org, fragment_ids).unwrap();
+    let card_id = CardId::parse(card_id).unwrap();
+    let org = OrgId::parse(org).unwrap();
+    let fragment_ids: Vec<FragmentId> = fragment_ids
+        .iter()
+        .map(|id| FragmentId::parse(id).unwrap())
+        .collect();
+    cards::replace_eligibility(&mut db, &card_id, &org, &fragment_ids).unwrap();
 }
 
 fn eligibility_path(card_id: &str) -> String {

@@ -135,25 +135,25 @@ fn card_create_refusals_write_nothing() {
         (with(&["--link-label", "Go"]), "--link-url"),
         (
             with(&["--link-url", "ftp://example.com/", "--link-label", "Go"]),
-            "--link-url",
+            "link_url",
         ),
         (
             with(&["--link-url", "/relative", "--link-label", "Go"]),
-            "--link-url",
+            "link_url",
         ),
         (
             with(&["--link-url", "https://e.com/", "--link-label", " "]),
-            "--link-label",
+            "link_label",
         ),
         (with(&["--kv", "section"]), "KEY=VALUE"),
         (with(&["--kv", "Section=x"]), "key_values.Section"),
         (with(&["--kv", "a=x,y"]), "key_values.a"),
         (
             with(&["--brand-domain", "https://example.com"]),
-            "--brand-domain",
+            "brand_domain",
         ),
-        (with(&["--name", "  "]), "--name"),
-        (with(&["--title", ""]), "--title"),
+        (with(&["--name", "  "]), "name: "),
+        (with(&["--title", ""]), "title: "),
         (with(&["--status", "archived"]), "archived"),
     ];
     for (args, expected) in cases {
@@ -252,7 +252,7 @@ fn platform_card_eligibility_is_set_per_organisation() {
         ("b.example:/b", "no site"),
         ("a.example:/nothing", "no fragment"),
         ("a.example", "DOMAIN:REF"),
-        ("a.example:a/../b", "--fragment"),
+        ("a.example:a/../b", "fragments[0].ref"),
     ];
     for (named, expected) in refusals {
         let stderr = refused(&[

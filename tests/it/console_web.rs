@@ -3,7 +3,8 @@
 
 use crate::harness::{db, server, start_server, tenant, Client, Resp, CONSOLE_HOST, LEGACY_HOST};
 use agentcard::db::{self, people};
-use agentcard::domain::{Email, NewPassword, Role};
+use agentcard::domain::{Email, NewPassword, OrgName, Role};
+use agentcard::ids::OrgId;
 use agentcard::password::Passwords;
 use agentcard::{auth, ids};
 use std::sync::OnceLock;
@@ -124,7 +125,7 @@ fn person(org: Option<&str>, role: Role) -> String {
         .unwrap();
     people::set_password(&mut db, &made.id, &hash).unwrap();
     if let Some(org) = org {
-        people::add_membership(&mut db, org, &made.id, role).unwrap();
+        people::add_membership(&mut db, &org_id(org), &made.id, role).unwrap();
     }
     email
 }
@@ -135,9 +136,13 @@ fn hashing() -> &'static Passwords {
 }
 
 fn new_org() -> String {
-    db::orgs::create_org(&mut db(), "Console Publisher")
-        .unwrap()
-        .id
+    let name = OrgName::parse("Console Publisher").unwrap();
+    db::orgs::create_org(&mut db(), &name).unwrap().id.to_string()
+}
+
+/// The typed id of an organisation the tests hold as text.
+fn org_id(text: &str) -> OrgId {
+    OrgId::parse(text).expect("an organisation id")
 }
 
 /// A browser of the console: its client address, its session cookie once signed in.
@@ -707,7 +712,7 @@ fn an_invited_person_who_has_a_password_just_joins() {
     let link = agentcard::people::invite(
         &mut db(),
         &console_url(),
-        &second,
+        &org_id(&second),
         &Email::parse(&email.to_uppercase()).unwrap(),
         Role::Owner,
         "cli",
@@ -738,7 +743,7 @@ fn links_expire_after_7_days() {
     let email = Email::parse(&address).unwrap();
     for (age, works) in [("7 days 1 minute", false), ("6 days 23 hours", true)] {
         let link =
-            agentcard::people::invite(&mut db(), &url, &org, &email, Role::Member, "cli").unwrap();
+            agentcard::people::invite(&mut db(), &url, &org_id(&org), &email, Role::Member, "cli").unwrap();
         let secret = link_secret(&link);
         let hash = auth::hash(&secret).to_vec();
         let lifetime: String = db()
@@ -985,7 +990,7 @@ fn a_person_in_several_organisations_switches_between_them() {
     let email = person(Some(&first), Role::Member);
     people::add_membership(
         &mut db(),
-        &second,
+        &org_id(&second),
         &agentcard::ids::PersonId::parse(&person_id(&email)).unwrap(),
         Role::Owner,
     )

@@ -376,9 +376,7 @@ fn pages_past_the_bound_of_an_hour_count_under_other_pages() {
 #[test]
 fn the_roll_up_replaces_old_minutes_by_their_hourly_sums() {
     let mut db = harness::db();
-    let org = agentcard::db::orgs::create_org(&mut db, "Rolled")
-        .unwrap()
-        .id;
+    let org = harness::new_org(&mut db, "Rolled").to_string();
     let hour = |hours_ago: u64| {
         let now = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
@@ -554,9 +552,7 @@ fn requests(counts: Vec<reports::RequestCount>) -> reports::Flush {
 #[test]
 fn a_flush_applied_twice_is_counted_once() {
     let mut db = harness::db();
-    let org = agentcard::db::orgs::create_org(&mut db, "Retried")
-        .unwrap()
-        .id;
+    let org = harness::new_org(&mut db, "Retried").to_string();
     let flush = requests(vec![no_fills(&org, "none", 3)]);
     let instance = agentcard::ids::new_id(agentcard::ids::INSTANCE);
     let first = reports::apply_flush(&mut db, &instance, 1, &flush, BOUNDS).unwrap();
@@ -574,9 +570,7 @@ fn a_flush_applied_twice_is_counted_once() {
 #[test]
 fn a_counter_postgres_refuses_is_handed_back_and_the_others_are_written() {
     let mut db = harness::db();
-    let org = agentcard::db::orgs::create_org(&mut db, "Refused")
-        .unwrap()
-        .id;
+    let org = harness::new_org(&mut db, "Refused").to_string();
     // PostgreSQL refuses NUL in text; the service never sends one (see above).
     let poisoned = no_fills(&org, "bad\0agent", 5);
     let flush = requests(vec![

@@ -514,7 +514,7 @@ fn a_platform_card_listed_for_an_organisation_survives_its_reloads() {
         .as_str()
         .unwrap()
         .to_string();
-    let platform = ids::new_id(ids::CARD);
+    let platform = ids::CardId::generate().to_string();
     let mut db = harness::db();
     db.execute(
         "INSERT INTO cards (id, org_id, status, name, lang, brand, title, body) VALUES ($1, NULL, 'active', 'p', 'fr', 'P', 'T', 'x')",
@@ -562,7 +562,7 @@ fn writes_through_the_api_are_seen_by_the_very_next_fragment_call() {
         .to_string();
     assert_eq!(put_fragment("%2Fb", json!({"name": "B"})).status, 201);
     let mut db = harness::db();
-    let card_on_b = ids::new_id(ids::CARD);
+    let card_on_b = ids::CardId::generate().to_string();
     db.execute(
         "INSERT INTO cards (id, org_id, status, name, lang, brand, title, body) VALUES ($1, $2, 'active', 'c', 'fr', 'B', 'T', 'x')",
         &[&card_on_b, &t.org_id],

@@ -10,9 +10,12 @@
 //!   `/metrics` with Prometheus's parsers.
 
 use crate::harness::{self, db, server, Client, Resp, Tenant};
-use agentcard::db::cards::{self, CardRow, NewCard};
+use agentcard::db::cards::{self, CardContent, Link};
 use agentcard::db::fragments::FragmentFields;
-use agentcard::domain::{CardStatus, DomainName, FragmentName, FragmentRef, KeyValues, Lang};
+use agentcard::domain::{
+    CardStatus, CardText, DomainName, FragmentName, FragmentRef, KeyValues, Lang, LinkUrl,
+};
+use agentcard::ids::OrgId;
 use agentcard::{auth, ids};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -98,17 +101,19 @@ pub fn get_items(t: &Tenant, path: &str) -> Vec<Value> {
 pub fn fragment(org: &str, domain: &str, fragment_ref: Option<&str>) -> String {
     let mut db = db();
     let domain = DomainName::parse(domain).unwrap();
-    let (site, _) = agentcard::db::sites::ensure_site(&mut db, org, &domain).unwrap();
+    let org = OrgId::parse(org).unwrap();
+    let (site, _) = agentcard::db::sites::ensure_site(&mut db, &org, &domain).unwrap();
     let fragment_ref = fragment_ref.map(|r| FragmentRef::parse(r).unwrap());
     let fields = FragmentFields::named(FragmentName::parse("Fixture").unwrap());
     agentcard::db::fragments::insert_fragment(&mut db, site.id, fragment_ref.as_ref(), &fields)
         .unwrap()
         .id
+        .to_string()
 }
 
 /// A fragment made in the console without a reference (the API cannot make one).
 pub fn fragment_without_ref(t: &Tenant, domain: &str, name: &str) -> String {
-    let id = ids::new_id(ids::FRAGMENT);
+    let id = ids::FragmentId::generate().to_string();
     harness::db()
         .execute(
             "INSERT INTO fragments (id, site_id, ref, name, lang, status)
@@ -120,22 +125,36 @@ pub fn fragment_without_ref(t: &Tenant, domain: &str, name: &str) -> String {
     id
 }
 
+/// A card the fixtures made: its id and times, as the API lists them.
+pub struct MadeCard {
+    pub id: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
 /// A card of `org` (`None`: a platform card) in `status`.
-pub fn card(org: Option<&str>, status: CardStatus) -> CardRow {
-    let new = NewCard {
-        org_id: org.map(str::to_owned),
-        status,
-        name: "Subscription offer".into(),
+pub fn card(org: Option<&str>, status: CardStatus) -> MadeCard {
+    let content = CardContent {
+        name: CardText::parse("Subscription offer", "name").unwrap(),
         lang: Lang::Fr,
-        brand: "Example News".into(),
+        brand: CardText::parse("Example News", "brand").unwrap(),
         brand_domain: Some(DomainName::parse("example.com").unwrap()),
-        title: "Read Example News".into(),
-        body: "Independent reporting since 1950.".into(),
-        link: Some(("https://example.com/subscribe".into(), "Subscribe".into())),
+        title: CardText::parse("Read Example News", "title").unwrap(),
+        body: CardText::parse_body("Independent reporting since 1950.").unwrap(),
+        link: Some(Link {
+            url: LinkUrl::parse("https://example.com/subscribe").unwrap(),
+            label: CardText::parse("Subscribe", "link_label").unwrap(),
+        }),
         key_values: KeyValues::from_pairs([("section".to_string(), "politics".to_string())])
             .unwrap(),
     };
-    cards::create_card(&mut db(), &new).unwrap()
+    let org = org.map(|org| OrgId::parse(org).unwrap());
+    let row = cards::create_card(&mut db(), org.as_ref(), status, &content).unwrap();
+    MadeCard {
+        id: row.id.to_string(),
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+    }
 }
 
 // ---- SQL, for the serving side ----
@@ -170,16 +189,16 @@ impl World {
     /// A world in the database at `database_url`, fetched from the server at `addr`.
     pub fn on(database_url: &str, addr: SocketAddr) -> World {
         let mut db = agentcard::db::connect(database_url).expect("connect to the database");
-        let org = agentcard::db::orgs::create_org(&mut db, "Test Publisher").unwrap();
+        let org = harness::new_org(&mut db, "Test Publisher");
         let secret = auth::generate(auth::SecretKind::DeliveryKey, "svc");
-        let key_id = ids::new_id(ids::KEY);
+        let key_id = ids::KeyId::generate().to_string();
         db.execute(
             "INSERT INTO delivery_keys (id, org_id, key_hash, prefix) VALUES ($1, $2, $3, $4)",
-            &[&key_id, &org.id, &secret.hash, &secret.prefix],
+            &[&key_id, &org.as_str(), &secret.hash, &secret.prefix],
         )
         .unwrap();
         World {
-            org_id: org.id,
+            org_id: org.to_string(),
             key: secret.value,
             key_id,
             database_url: database_url.to_string(),
@@ -214,7 +233,7 @@ impl World {
     }
 
     pub fn fragment(&mut self, site: i64, reference: &str, active: bool) -> String {
-        let id = ids::new_id(ids::FRAGMENT);
+        let id = ids::FragmentId::generate().to_string();
         let status = if active { "active" } else { "paused" };
         self.db
             .execute(
@@ -226,7 +245,7 @@ impl World {
     }
 
     pub fn route(&mut self, site: i64, path: &str, exact: bool, fragment: &str) {
-        let id = ids::new_id(ids::ROUTE);
+        let id = ids::RouteId::generate().to_string();
         let mode = if exact { "exact" } else { "prefix" };
         self.db
             .execute(
@@ -247,7 +266,7 @@ impl World {
 
     /// An active card of this organisation (`platform`: a platform card), eligible on `on`.
     pub fn card(&mut self, spec: CardSpec, on: &[&str]) -> String {
-        let id = ids::new_id(ids::CARD);
+        let id = ids::CardId::generate().to_string();
         let org: Option<&str> = (!spec.platform).then_some(self.org_id.as_str());
         self.db
             .execute(

@@ -6,7 +6,7 @@ use crate::fixtures::{
     assert_error, enc, fragment_without_ref, get_items, is_timestamp, members, new_fragment,
     new_site, put_fragment,
 };
-use crate::harness::{tenant, Tenant};
+use crate::harness::{self, tenant, Tenant};
 use serde_json::{json, Value};
 
 const SITE: &str = "example.com";
@@ -457,4 +457,24 @@ fn fragment_refs_are_plain_in_bodies_and_encoded_in_paths() {
         &json!({"ref": "/a/b"}),
     );
     assert_eq!(default.json()["default_fragment_ref"], "/a/b");
+}
+
+#[test]
+fn a_stored_value_none_of_its_types_is_an_internal_error_never_a_refusal() {
+    let t = tenant();
+    new_site(&t, "stored.example");
+    // Ids have no constraint in the schema: a row written around the service, with an id of
+    // no kind, reads as an internal error, on a read and on the write that reads it first.
+    harness::db()
+        .execute(
+            "INSERT INTO fragments (id, site_id, ref, name, lang, status)
+             SELECT 'fragment-1', id, '/x', 'X', 'fr', 'active' FROM sites
+              WHERE org_id = $1 AND domain = 'stored.example'",
+            &[&t.org_id],
+        )
+        .unwrap();
+    let listed = t.client.get("/v1/sites/stored.example/fragments");
+    assert_error(&listed, 500, "internal", None);
+    let written = put_fragment(&t, "stored.example", "/x", &json!({"name": "X"}));
+    assert_error(&written, 500, "internal", None);
 }

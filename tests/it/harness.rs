@@ -3,6 +3,9 @@
 //! its own client address, so that per-IP limits of one test never touch another).
 
 use agentcard::config::Config;
+use agentcard::db::orgs::Creator;
+use agentcard::domain::{OrgName, TokenName};
+use agentcard::ids::OrgId;
 use agentcard::{auth, db};
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -257,23 +260,38 @@ pub struct Tenant {
 
 pub fn tenant() -> Tenant {
     let mut db = db();
-    let org = db::orgs::create_org(&mut db, "Test Publisher").unwrap();
-    let (token_id, token) = new_token(&mut db, &org.id, false);
+    let org = new_org(&mut db, "Test Publisher");
+    let (token_id, token) = new_token(&mut db, org.as_str(), false);
     Tenant {
         client: Client::new(server().addr)
             .ip(&next_client_ip())
             .token(&token),
-        org_id: org.id,
+        org_id: org.to_string(),
         token_id,
         token,
     }
 }
 
+/// A new organisation named `name`.
+pub fn new_org(db: &mut postgres::Client, name: &str) -> OrgId {
+    let name = OrgName::parse(name).unwrap();
+    db::orgs::create_org(db, &name).unwrap().id
+}
+
+/// A management token of the organisation, by an owner or (`support`) by support: its id and
+/// the token.
 pub fn new_token(db: &mut postgres::Client, org_id: &str, support: bool) -> (String, String) {
+    let org_id = OrgId::parse(org_id).expect("an organisation id");
     let secret = auth::generate(auth::SecretKind::ManagementToken, "svc");
+    let creator = if support {
+        Creator::Support
+    } else {
+        Creator::Owner
+    };
+    let name = TokenName::parse("test").unwrap();
     let row =
-        db::orgs::create_token(db, org_id, "test", &secret.hash, &secret.prefix, support).unwrap();
-    (row.id, secret.value)
+        db::orgs::create_token(db, &org_id, &name, &secret.hash, &secret.prefix, creator).unwrap();
+    (row.id.to_string(), secret.value)
 }
 
 /// A response as received.

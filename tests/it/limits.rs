@@ -70,9 +70,9 @@ fn the_31st_failed_authentication_of_an_ip_is_refused() {
 fn an_ip_presenting_well_formed_tokens_gets_600_requests() {
     let ip = next_client_ip();
     let mut db = harness::db();
-    let org = agentcard::db::orgs::create_org(&mut db, "Busy").unwrap();
+    let org = harness::new_org(&mut db, "Busy");
     let tokens: Vec<String> = (0..6)
-        .map(|_| harness::new_token(&mut db, &org.id, false).1)
+        .map(|_| harness::new_token(&mut db, org.as_str(), false).1)
         .collect();
     for (n, token) in tokens.iter().take(5).enumerate() {
         let client = Client::new(server().addr).ip(&ip).token(token);

@@ -15,6 +15,7 @@
 //! - `counting`: every `/fragment` request counted once in the report (pages, agents, hostile
 //!   text, graceful stop, bounds, roll-up, the fold of the old per-request table).
 //! - `admin_cli`: the `agentcard admin` commands through the real binary.
+//! - `audit`: the audit log of writes through `/v1` and the CLI.
 //! - `report`: `agentcard admin report` over the report's aggregates (totals, groupings, window
 //!   edges, formats, bad values, isolation).
 //! - `sites`: sites, the default fragment, isolation between organisations.
@@ -49,6 +50,7 @@ mod fixtures;
 mod harness;
 
 mod admin_cli;
+mod audit;
 mod auth;
 mod browser;
 mod cards;

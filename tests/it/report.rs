@@ -5,8 +5,7 @@
 //! with every reason and purpose listed, refused requests apart, bad values.
 
 use crate::fixtures::{admin, admin_output, fragment};
-use crate::harness::db;
-use agentcard::db::orgs::create_org;
+use crate::harness::{self, db};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -172,12 +171,12 @@ fn add_pages(org: &str, at: Timestamp, table: &str) {
 }
 
 fn new_org(name: &str) -> String {
-    create_org(&mut db(), name).unwrap().id
+    harness::new_org(&mut db(), name).to_string()
 }
 
 /// An active card named `name`, of `org` or (`None`) of the platform.
 fn new_card(org: Option<&str>, name: &str) -> String {
-    let id = agentcard::ids::new_id(agentcard::ids::CARD);
+    let id = agentcard::ids::CardId::generate().to_string();
     db().execute(
         "INSERT INTO cards (id, org_id, status, name, lang, brand, title, body)
          VALUES ($1, $2, 'active', $3, 'fr', 'Brand', 'Title', 'Body')",

@@ -8,6 +8,7 @@ use crate::fixtures::{
 use crate::harness::{self, tenant, Resp, Tenant};
 use agentcard::db;
 use agentcard::domain::DomainName;
+use agentcard::ids::OrgId;
 use serde_json::{json, Value};
 
 fn sites(t: &Tenant) -> Vec<Value> {
@@ -239,19 +240,20 @@ fn ensure_site_creates_the_site_once_and_returns_it() {
     let t = tenant();
     let mut db = harness::db();
     let domain = DomainName::parse(" Example.com ").expect("valid domain");
-    let (created, was_created) =
-        db::sites::ensure_site(&mut db, &t.org_id, &domain).expect("ensure");
+    let org = OrgId::parse(&t.org_id).unwrap();
+    let (created, was_created) = db::sites::ensure_site(&mut db, &org, &domain).expect("ensure");
     assert!(was_created);
     assert_eq!(
         (created.domain.as_str(), created.name.as_str()),
         ("example.com", "")
     );
-    let again = db::sites::ensure_site(&mut db, &t.org_id, &domain).expect("ensure again");
+    let again = db::sites::ensure_site(&mut db, &org, &domain).expect("ensure again");
     assert_eq!(again, (created.clone(), false));
-    let found = db::sites::find_site(&mut db, &t.org_id, "example.com").expect("find");
+    let found = db::sites::find_site(&mut db, &org, &domain).expect("find");
     assert_eq!(found, Some(created));
+    let other = OrgId::parse(&tenant().org_id).unwrap();
     assert_eq!(
-        db::sites::find_site(&mut db, &tenant().org_id, "example.com").ok(),
+        db::sites::find_site(&mut db, &other, &domain).ok(),
         Some(None)
     );
     assert_eq!(sites(&t).len(), 1);

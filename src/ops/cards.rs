@@ -1,0 +1,290 @@
+//! Cards: the list an organisation sees and its eligibility lists (`/v1`), and the console's
+//! actions: create, edit, set the status of and delete cards, and set one organisation's list
+//! of a platform card.
+//!
+//! A platform card is visible to every organisation, but it and its lists are the service
+//! operator's business: each organisation reads only its own list of it, and cannot write it.
+
+use super::{record, record_for, Caller, Scope, Wrote};
+use crate::db::cards::{self, CardContent, CardRow, EligibilityRow, Link, Resolved};
+use crate::domain::{
+    CardStatus, CardText, DomainName, FragmentRef, Invalid, KeyValues, Lang, LinkUrl,
+};
+use crate::error::ApiError;
+use crate::ids::{CardId, FragmentId};
+use postgres::GenericClient;
+
+/// The member of an eligibility list's body, and the start of its entries' field paths.
+pub const FRAGMENTS: &str = "fragments";
+
+/// A card's content as a form sends it (the CLI's flags, the console's fields): texts as typed,
+/// blank optional members absent, key-values as `(key, value)` pairs.
+#[derive(Debug, Clone, Copy)]
+pub struct CardForm<'a> {
+    pub name: &'a str,
+    pub lang: &'a str,
+    pub brand: &'a str,
+    pub brand_domain: Option<&'a str>,
+    pub title: &'a str,
+    pub body: &'a str,
+    pub link_url: Option<&'a str>,
+    pub link_label: Option<&'a str>,
+    pub key_values: &'a [(String, String)],
+}
+
+impl CardForm<'_> {
+    /// The content, or the refusal of the first member at fault, in the form's order.
+    pub fn parse(&self) -> Result<CardContent, Invalid> {
+        let link = match (present(self.link_url), present(self.link_label)) {
+            (Some(url), Some(label)) => Some(Link {
+                url: LinkUrl::parse(url)?,
+                label: CardText::parse(label, "link_label")?,
+            }),
+            (Some(_), None) => return Err(goes_with("link_label", "link_url")),
+            (None, Some(_)) => return Err(goes_with("link_url", "link_label")),
+            (None, None) => None,
+        };
+        let brand_domain = present(self.brand_domain)
+            .map(|domain| DomainName::parse(domain).map_err(|e| e.on("brand_domain")))
+            .transpose()?;
+        Ok(CardContent {
+            name: CardText::parse(self.name, "name")?,
+            lang: Lang::parse(self.lang, "lang")?,
+            brand: CardText::parse(self.brand, "brand")?,
+            brand_domain,
+            title: CardText::parse(self.title, "title")?,
+            body: CardText::parse_body(self.body)?,
+            link,
+            key_values: KeyValues::from_pairs(self.key_values.iter().cloned())?,
+        })
+    }
+}
+
+/// An optional member, absent when blank (a form's empty field).
+fn present(text: Option<&str>) -> Option<&str> {
+    text.filter(|text| !text.trim().is_empty())
+}
+
+fn goes_with(missing: &str, given: &str) -> Invalid {
+    Invalid::new(missing, format!("{missing} is required with {given}"))
+}
+
+/// The field path of member `name` of entry `index` of an eligibility list
+/// (`fragments[3].domain`).
+pub fn entry_field(index: usize, name: &str) -> String {
+    format!("{FRAGMENTS}[{index}].{name}")
+}
+
+/// The domain of entry `index` of an eligibility list, read as `{domain}` is.
+pub fn entry_domain(index: usize, text: &str) -> Result<DomainName, Invalid> {
+    DomainName::parse(text).map_err(|invalid| invalid.on(entry_field(index, "domain")))
+}
+
+/// The reference of entry `index` of an eligibility list, exact.
+pub fn entry_ref(index: usize, text: &str) -> Result<FragmentRef, Invalid> {
+    FragmentRef::parse_with_field(text, &entry_field(index, "ref"))
+}
+
+pub fn list_cards(db: &mut impl GenericClient, caller: &Caller) -> Result<Vec<CardRow>, ApiError> {
+    Ok(cards::list_visible_cards(db, &caller.org.id)?)
+}
+
+/// The caller's list of a card it sees (its own or a platform card).
+pub fn get_eligibility(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    id: &CardId,
+) -> Result<Vec<EligibilityRow>, ApiError> {
+    let org_id = &caller.org.id;
+    let card = cards::find_visible_card(db, org_id, id)?.ok_or(ApiError::NotFound)?;
+    Ok(cards::list_eligibility(db, &card.id, org_id)?)
+}
+
+/// Replaces the caller's list of one of its cards at once (`403` for a platform card): the
+/// card row is locked for the whole check-and-write, so concurrent replacements serialise and
+/// nothing is written unless every entry names a fragment of the organisation.
+pub fn replace_eligibility(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    id: &CardId,
+    wanted: &[(DomainName, FragmentRef)],
+) -> Result<Vec<EligibilityRow>, ApiError> {
+    write_eligibility(db, caller, id, wanted, |card| {
+        if card.is_platform() {
+            return Err(ApiError::PlatformCard);
+        }
+        Ok("replace_eligibility")
+    })
+}
+
+/// Replaces the caller's list of a platform card, which only the service operator sets (a
+/// console action); an organisation's own card has its list set by the organisation.
+pub fn set_platform_eligibility(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    id: &CardId,
+    wanted: &[(DomainName, FragmentRef)],
+) -> Result<Vec<EligibilityRow>, ApiError> {
+    write_eligibility(db, caller, id, wanted, |card| {
+        if !card.is_platform() {
+            return Err(ApiError::validation(
+                "id",
+                "this card belongs to an organisation, which sets its list itself \
+                 (PUT /v1/cards/{id}/eligibility): this list is for platform cards only",
+            ));
+        }
+        Ok("set_platform_eligibility")
+    })
+}
+
+/// The checks and the write of both kinds of list: `allowed` refuses the card or names the
+/// operation.
+fn write_eligibility(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    id: &CardId,
+    wanted: &[(DomainName, FragmentRef)],
+    allowed: impl FnOnce(&CardRow) -> Result<&'static str, ApiError>,
+) -> Result<Vec<EligibilityRow>, ApiError> {
+    let org_id = &caller.org.id;
+    let mut tx = db.transaction()?;
+    let card = cards::lock_visible_card(&mut tx, org_id, id)?.ok_or(ApiError::NotFound)?;
+    let operation = allowed(&card)?;
+    let resolved = cards::resolve_fragments(&mut tx, org_id, wanted)?;
+    let fragment_ids = fragment_ids_or_refusal(resolved)?;
+    cards::replace_eligibility(&mut tx, id, org_id, &fragment_ids)
+        .map_err(conflict_if_fragment_gone)?;
+    let items = cards::list_eligibility(&mut tx, id, org_id)?;
+    record_for(&mut tx, caller, card_wrote(operation, id))?;
+    tx.commit()?;
+    Ok(items)
+}
+
+/// The fragment ids, or the `422` of the first entry that names no fragment of the
+/// organisation.
+fn fragment_ids_or_refusal(resolved: Vec<Resolved>) -> Result<Vec<FragmentId>, ApiError> {
+    resolved
+        .into_iter()
+        .enumerate()
+        .map(|(index, found)| match found {
+            Resolved::Fragment(id) => Ok(id),
+            Resolved::NoSite => Err(ApiError::validation(
+                entry_field(index, "domain"),
+                "no site of your organisation has this domain",
+            )),
+            Resolved::NoFragment => Err(ApiError::validation(
+                entry_field(index, "ref"),
+                "no fragment of this site has this reference",
+            )),
+        })
+        .collect()
+}
+
+/// A fragment deleted from the console between the check and the write: the contract's rare
+/// `409` of a write colliding with another (read again, then retry).
+fn conflict_if_fragment_gone(error: postgres::Error) -> ApiError {
+    if crate::db::is_foreign_key_violation(&error) {
+        return ApiError::conflict(
+            FRAGMENTS,
+            "a fragment was deleted meanwhile: read, then retry",
+        );
+    }
+    error.into()
+}
+
+/// Creates a card: the organisation's in an organisation's scope, a platform card in the
+/// operator's.
+pub fn create_card(
+    db: &mut impl GenericClient,
+    scope: Scope,
+    status: CardStatus,
+    content: &CardContent,
+) -> Result<CardRow, ApiError> {
+    let org = match scope {
+        Scope::Org(caller) => Some(&caller.org.id),
+        Scope::Operator(_) => None,
+    };
+    let mut tx = db.transaction()?;
+    let card = cards::create_card(&mut tx, org, status, content)?;
+    record(
+        &mut tx,
+        org,
+        scope.actor(),
+        card_wrote("create_card", &card.id),
+    )?;
+    tx.commit()?;
+    Ok(card)
+}
+
+/// Replaces a card's content; its owner, status and lists stay.
+pub fn edit_card(
+    db: &mut impl GenericClient,
+    scope: Scope,
+    id: &CardId,
+    content: &CardContent,
+) -> Result<CardRow, ApiError> {
+    change_card(db, scope, id, "edit_card", |tx| {
+        Ok(cards::update_card(tx, id, content)?)
+    })
+}
+
+pub fn set_card_status(
+    db: &mut impl GenericClient,
+    scope: Scope,
+    id: &CardId,
+    status: CardStatus,
+) -> Result<CardRow, ApiError> {
+    change_card(db, scope, id, "set_card_status", |tx| {
+        Ok(cards::set_card_status(tx, id, status)?)
+    })
+}
+
+/// Deletes a card and every eligibility list of it; answers what it was.
+pub fn delete_card(
+    db: &mut impl GenericClient,
+    scope: Scope,
+    id: &CardId,
+) -> Result<CardRow, ApiError> {
+    change_card(db, scope, id, "delete_card", |tx| {
+        cards::delete_card(tx, id)?;
+        Ok(None)
+    })
+}
+
+/// Locks a card within reach of `scope`, applies `change` and records it; answers the changed
+/// card (`change` answering `None`: the card as it was). An organisation's scope reaches its
+/// own cards; a platform card there is the operator's (`403`).
+fn change_card(
+    db: &mut impl GenericClient,
+    scope: Scope,
+    id: &CardId,
+    operation: &'static str,
+    change: impl FnOnce(&mut postgres::Transaction) -> Result<Option<CardRow>, ApiError>,
+) -> Result<CardRow, ApiError> {
+    let mut tx = db.transaction()?;
+    let card = cards::lock_card(&mut tx, id)?.ok_or(ApiError::NotFound)?;
+    if !scope.reaches(card.org_id.as_ref()) {
+        return Err(if card.is_platform() {
+            ApiError::PlatformCard
+        } else {
+            ApiError::NotFound
+        });
+    }
+    let changed = change(&mut tx)?.unwrap_or(card);
+    record(
+        &mut tx,
+        changed.org_id.as_ref(),
+        scope.actor(),
+        card_wrote(operation, id),
+    )?;
+    tx.commit()?;
+    Ok(changed)
+}
+
+fn card_wrote<'a>(operation: &'static str, id: &'a CardId) -> Wrote<'a> {
+    Wrote {
+        operation,
+        object_kind: "card",
+        object: id.as_str(),
+    }
+}

@@ -1,0 +1,242 @@
+//! Fragments: list, the whole-object `PUT …/fragments/{ref}` (which warns when the write leaves
+//! a fragment paused that pages still resolve to), and the console's creation (with or without
+//! a reference, making the site if needed) and deletion.
+
+use super::sites::{locked_site, site, widened_warnings};
+use super::{conflict_on_unique, record_for, Caller, Saved, Wrote, CHANGED_MEANWHILE};
+use crate::db::fragments::{FragmentFields, FragmentRow};
+use crate::db::{self, console, sites::SiteRow};
+use crate::domain::{Description, DomainName, FragmentName, FragmentRef, FragmentStatus};
+use crate::domain::{KeyValues, Lang};
+use crate::error::ApiError;
+use crate::ids::{FragmentId, SiteId};
+use postgres::GenericClient;
+
+/// A fragment write: every member but `status` takes its default when left out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FragmentWrite {
+    pub name: FragmentName,
+    pub lang: Lang,
+    pub description: Option<Description>,
+    pub key_values: KeyValues,
+    /// `None`: active on creation, unchanged on update.
+    pub status: Option<FragmentStatus>,
+}
+
+impl FragmentWrite {
+    /// The fields to store, with `current` as the status when the write names none.
+    fn into_fields(self, current: FragmentStatus) -> FragmentFields {
+        FragmentFields {
+            name: self.name,
+            lang: self.lang,
+            description: self.description,
+            key_values: self.key_values,
+            status: self.status.unwrap_or(current),
+        }
+    }
+}
+
+/// A fragment written through `PUT`, with what still points at it if it is left paused.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FragmentPut {
+    pub fragment: Saved<FragmentRow>,
+    pub warnings: Vec<String>,
+}
+
+/// A fragment the console made, and whether its site was made for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FragmentCreated {
+    pub fragment: FragmentRow,
+    pub domain: DomainName,
+    pub site_created: bool,
+}
+
+/// A fragment the console deleted, and what went with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FragmentDeleted {
+    pub id: FragmentId,
+    pub warnings: Vec<String>,
+}
+
+pub fn list_fragments(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+) -> Result<Vec<FragmentRow>, ApiError> {
+    let site = site(db, caller, domain)?;
+    Ok(db::fragments::list_fragments(db, site.id)?)
+}
+
+/// Creates or replaces the fragment: members left out take their defaults, except `status`,
+/// which is kept (active on creation).
+pub fn put_fragment(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+    fragment_ref: &FragmentRef,
+    write: FragmentWrite,
+) -> Result<FragmentPut, ApiError> {
+    let mut tx = db.transaction()?;
+    let site = locked_site(&mut tx, caller, domain)?;
+    let saved = write_fragment(&mut tx, site.id, fragment_ref, write)?;
+    let warnings = pause_warnings(&mut tx, &site, &saved.record)?;
+    record_for(
+        &mut tx,
+        caller,
+        fragment_wrote("put_fragment", &saved.record.id),
+    )?;
+    tx.commit()?;
+    Ok(FragmentPut {
+        fragment: saved,
+        warnings,
+    })
+}
+
+/// Replaces the fragment with this reference, or creates it.
+fn write_fragment(
+    db: &mut impl GenericClient,
+    site_id: SiteId,
+    fragment_ref: &FragmentRef,
+    write: FragmentWrite,
+) -> Result<Saved<FragmentRow>, ApiError> {
+    match db::fragments::find_by_ref(db, site_id, fragment_ref)? {
+        Some(current) => {
+            let fields = write.into_fields(current.status);
+            let record = db::fragments::update_fragment(db, &current.id, &fields)?;
+            Ok(Saved {
+                record,
+                created: false,
+            })
+        }
+        None => {
+            let fields = write.into_fields(FragmentStatus::Active);
+            let record = db::fragments::insert_fragment(db, site_id, Some(fragment_ref), &fields)
+                .map_err(conflict_on_unique("ref", CHANGED_MEANWHILE))?;
+            Ok(Saved {
+                record,
+                created: true,
+            })
+        }
+    }
+}
+
+/// What still points at a fragment the write leaves paused.
+fn pause_warnings(
+    db: &mut impl GenericClient,
+    site: &SiteRow,
+    fragment: &FragmentRow,
+) -> Result<Vec<String>, ApiError> {
+    if fragment.is_active() {
+        return Ok(Vec::new());
+    }
+    let is_default = site.default_fragment_id.as_ref() == Some(&fragment.id);
+    let rules = db::routes::count_targeting(db, &fragment.id)?;
+    Ok(warnings(is_default, rules))
+}
+
+/// The warning words are fixed so that scripts can match them: `site default` first, then
+/// `target of N rules` (the same words for every N).
+fn warnings(is_default: bool, rules: i64) -> Vec<String> {
+    let default = is_default.then(|| "site default".to_owned());
+    let targeted = (rules > 0).then(|| format!("target of {rules} rules"));
+    default.into_iter().chain(targeted).collect()
+}
+
+/// Makes a fragment (a console action): with a reference, which must be new to the site, or
+/// without one, which the API cannot make. The site is made first when the organisation does
+/// not have it yet.
+pub fn create_fragment(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+    fragment_ref: Option<&FragmentRef>,
+    write: FragmentWrite,
+) -> Result<FragmentCreated, ApiError> {
+    let mut tx = db.transaction()?;
+    let (site, site_created) = db::sites::ensure_site(&mut tx, &caller.org.id, domain)?;
+    let fields = write.into_fields(FragmentStatus::Active);
+    let fragment =
+        db::fragments::insert_fragment(&mut tx, site.id, fragment_ref, &fields).map_err(
+            conflict_on_unique("ref", "the site already has a fragment with this reference"),
+        )?;
+    record_for(
+        &mut tx,
+        caller,
+        fragment_wrote("create_fragment", &fragment.id),
+    )?;
+    tx.commit()?;
+    Ok(FragmentCreated {
+        fragment,
+        domain: domain.clone(),
+        site_created,
+    })
+}
+
+/// Deletes a fragment (a console action), with the rules that target it and its eligibility
+/// entries; a site whose default it is has none after. `warnings` names each.
+pub fn delete_fragment(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    id: &FragmentId,
+) -> Result<FragmentDeleted, ApiError> {
+    let org_id = &caller.org.id;
+    let mut tx = db.transaction()?;
+    let default_of = console::site_defaulting_to(&mut tx, org_id, id)?;
+    let rules = db::routes::count_targeting(&mut tx, id)?;
+    let widened = console::cards_eligible_only_on(&mut tx, org_id, std::slice::from_ref(id))?;
+    if !console::delete_fragment(&mut tx, org_id, id)? {
+        return Err(ApiError::NotFound);
+    }
+    record_for(&mut tx, caller, fragment_wrote("delete_fragment", id))?;
+    tx.commit()?;
+    let mut warnings = deleted_fragment_warnings(default_of.as_deref(), rules);
+    warnings.extend(widened_warnings(&widened));
+    Ok(FragmentDeleted {
+        id: id.clone(),
+        warnings,
+    })
+}
+
+/// What went with a deleted fragment, led by the words of the pause warnings (`site default`,
+/// `target of N rules`) so that scripts match both alike.
+fn deleted_fragment_warnings(default_of: Option<&str>, rules: i64) -> Vec<String> {
+    let default = default_of.map(|domain| {
+        format!(
+            "site default: {domain} has no default fragment now; its pages that no rule \
+             matches get the fragment_id of the request"
+        )
+    });
+    let targeted = (rules > 0).then(|| format!("target of {rules} rules: deleted with it"));
+    default.into_iter().chain(targeted).collect()
+}
+
+fn fragment_wrote<'a>(operation: &'static str, id: &'a FragmentId) -> Wrote<'a> {
+    Wrote {
+        operation,
+        object_kind: "fragment",
+        object: id.as_str(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::warnings;
+
+    #[test]
+    fn warnings_name_default_then_rules() {
+        let cases: [(bool, i64, &[&str]); 5] = [
+            (false, 0, &[]),
+            (true, 0, &["site default"]),
+            (false, 1, &["target of 1 rules"]),
+            (false, 2, &["target of 2 rules"]),
+            (true, 200, &["site default", "target of 200 rules"]),
+        ];
+        for (is_default, rules, expected) in cases {
+            assert_eq!(
+                warnings(is_default, rules),
+                expected,
+                "{is_default} {rules}"
+            );
+        }
+    }
+}

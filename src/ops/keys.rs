@@ -1,0 +1,88 @@
+//! Delivery keys: `POST /v1/keys` makes a new key each call and shows it once; the list never
+//! shows a key; `DELETE` revokes, keeping the first revocation date; the console deletes
+//! revoked keys.
+
+use super::{record, record_for, Caller, Scope, Wrote};
+use crate::auth::{self, SecretKind};
+use crate::db::keys::{self, KeyRow};
+use crate::domain::KeyName;
+use crate::error::ApiError;
+use crate::ids::KeyId;
+use postgres::GenericClient;
+
+/// A key just made, with the full key: the only time it is shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreatedKey {
+    pub key: KeyRow,
+    pub secret: String,
+}
+
+pub fn list_keys(db: &mut impl GenericClient, caller: &Caller) -> Result<Vec<KeyRow>, ApiError> {
+    Ok(keys::list_keys(db, &caller.org.id)?)
+}
+
+/// A new key of the caller's organisation, of the service `prefix` (`svc_live_…`).
+pub fn create_key(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    name: Option<&KeyName>,
+    prefix: &str,
+) -> Result<CreatedKey, ApiError> {
+    let secret = auth::generate(SecretKind::DeliveryKey, prefix);
+    let mut tx = db.transaction()?;
+    let key = keys::create_key(&mut tx, &caller.org.id, name, &secret.hash, &secret.prefix)?;
+    record_for(&mut tx, caller, key_wrote("create_key", &key.id))?;
+    tx.commit()?;
+    Ok(CreatedKey {
+        key,
+        secret: secret.value,
+    })
+}
+
+/// Repeatable: revoking a revoked key answers the same record, first revocation date kept.
+pub fn revoke_key(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    id: &KeyId,
+) -> Result<KeyRow, ApiError> {
+    let mut tx = db.transaction()?;
+    let key = keys::revoke_key(&mut tx, &caller.org.id, id)?.ok_or(ApiError::NotFound)?;
+    record_for(&mut tx, caller, key_wrote("revoke_key", id))?;
+    tx.commit()?;
+    Ok(key)
+}
+
+/// Deletes a revoked key (a console action); a live key is refused, to be revoked first.
+pub fn delete_revoked_key(
+    db: &mut impl GenericClient,
+    scope: Scope,
+    id: &KeyId,
+) -> Result<KeyRow, ApiError> {
+    let mut tx = db.transaction()?;
+    let key = keys::lock_key(&mut tx, id)?
+        .filter(|key| scope.reaches(Some(&key.org_id)))
+        .ok_or(ApiError::NotFound)?;
+    if !key.is_revoked() {
+        return Err(ApiError::validation(
+            "id",
+            format!("key {id} is live: revoke it first (DELETE /v1/keys/{id}), then delete it"),
+        ));
+    }
+    keys::delete_revoked_key(&mut tx, id)?;
+    record(
+        &mut tx,
+        Some(&key.org_id),
+        scope.actor(),
+        key_wrote("delete_key", id),
+    )?;
+    tx.commit()?;
+    Ok(key)
+}
+
+fn key_wrote<'a>(operation: &'static str, id: &'a KeyId) -> Wrote<'a> {
+    Wrote {
+        operation,
+        object_kind: "key",
+        object: id.as_str(),
+    }
+}

@@ -1,0 +1,52 @@
+//! Organisations: who a token acts for (`GET /v1/me`), an organisation opened by the operator
+//! (the CLI's `--org`), and a new organisation.
+
+use super::{record, Actor, Caller, Wrote};
+use crate::db::orgs::{self, Org};
+use crate::domain::OrgName;
+use crate::error::ApiError;
+use crate::ids::{OrgId, TokenId};
+use postgres::GenericClient;
+
+/// `GET /v1/me`: the organisation and the token that acts for it.
+#[derive(Debug, Clone, Copy)]
+pub struct Me<'a> {
+    pub org: &'a Org,
+    pub token_id: &'a TokenId,
+    pub token_prefix: &'a str,
+}
+
+/// Who the caller's token acts for; a caller without a token has no such answer.
+pub fn get_me(caller: &Caller) -> Result<Me<'_>, ApiError> {
+    match &caller.actor {
+        Actor::Token { id, prefix } => Ok(Me {
+            org: &caller.org,
+            token_id: id,
+            token_prefix: prefix,
+        }),
+        Actor::Person { .. } | Actor::Cli => Err(ApiError::NotFound),
+    }
+}
+
+/// The organisation `id` as `actor` works in it; it must exist.
+pub fn open(db: &mut impl GenericClient, id: &OrgId, actor: Actor) -> Result<Caller, ApiError> {
+    let org = orgs::find_org(db, id)?.ok_or(ApiError::NotFound)?;
+    Ok(Caller { org, actor })
+}
+
+pub fn create_org(
+    db: &mut impl GenericClient,
+    actor: &Actor,
+    name: &OrgName,
+) -> Result<Org, ApiError> {
+    let mut tx = db.transaction()?;
+    let org = orgs::create_org(&mut tx, name)?;
+    let wrote = Wrote {
+        operation: "create_org",
+        object_kind: "org",
+        object: org.id.as_str(),
+    };
+    record(&mut tx, Some(&org.id), actor, wrote)?;
+    tx.commit()?;
+    Ok(org)
+}

@@ -1,0 +1,146 @@
+//! Routing rules of a site: list, add one, replace all, remove one. Every write holds the site
+//! lock from its checks to its commit, so the ceiling and uniqueness checks hold and concurrent
+//! replacements end with one of the written lists.
+
+use super::sites::{locked_site, site};
+use super::{conflict_on_unique, record_for, Caller, Wrote, CHANGED_MEANWHILE};
+use crate::db::{self, routes::NewRoute, routes::RouteRow};
+use crate::domain::{CanonicalPath, DomainName, FragmentRef, MatchMode};
+use crate::error::ApiError;
+use crate::ids::{FragmentId, RouteId, SiteId};
+use postgres::GenericClient;
+use std::collections::HashMap;
+
+/// A site holds at most this many rules.
+pub const MAX_ROUTES_PER_SITE: usize = 200;
+
+const RULE_EXISTS: &str = "rule already exists on this site";
+
+/// One rule as written: canonical path, match mode and the target's reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteWrite {
+    pub path: CanonicalPath,
+    pub mode: MatchMode,
+    pub fragment_ref: FragmentRef,
+}
+
+/// The `422` of a site over its rule ceiling.
+pub fn too_many_routes() -> ApiError {
+    ApiError::validation(
+        "routes",
+        format!("a site holds at most {MAX_ROUTES_PER_SITE} rules"),
+    )
+}
+
+pub fn list_routes(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+) -> Result<Vec<RouteRow>, ApiError> {
+    let site = site(db, caller, domain)?;
+    Ok(db::routes::list_routes(db, site.id)?)
+}
+
+/// Adds one rule: its target must be a fragment of the site (paused accepted), its canonical
+/// path and match mode new to the site, and the site under its ceiling.
+pub fn create_route(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+    route: &RouteWrite,
+) -> Result<RouteRow, ApiError> {
+    let mut tx = db.transaction()?;
+    let site = locked_site(&mut tx, caller, domain)?;
+    let targets = target_ids(&mut tx, site.id, std::slice::from_ref(route))?;
+    let new_route = resolve(route, &targets, "ref")?;
+    if db::routes::route_exists(&mut tx, site.id, &route.path, route.mode)? {
+        return Err(ApiError::conflict("path_prefix", RULE_EXISTS));
+    }
+    if db::routes::count_routes(&mut tx, site.id)? >= MAX_ROUTES_PER_SITE as i64 {
+        return Err(too_many_routes());
+    }
+    let created = db::routes::insert_route(&mut tx, site.id, &new_route)
+        .map_err(conflict_on_unique("path_prefix", RULE_EXISTS))?;
+    record_for(&mut tx, caller, route_wrote("create_route", &created.id))?;
+    tx.commit()?;
+    Ok(created)
+}
+
+/// Replaces every rule of the site with the list: all of it is checked first, then applied in
+/// one transaction; every rule gets a new id.
+pub fn replace_routes(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+    routes: &[RouteWrite],
+) -> Result<Vec<RouteRow>, ApiError> {
+    let mut tx = db.transaction()?;
+    let site = locked_site(&mut tx, caller, domain)?;
+    let targets = target_ids(&mut tx, site.id, routes)?;
+    let new_routes = routes
+        .iter()
+        .enumerate()
+        .map(|(index, route)| resolve(route, &targets, &format!("routes[{index}].ref")))
+        .collect::<Result<Vec<_>, _>>()?;
+    db::routes::delete_all_routes(&mut tx, site.id)?;
+    db::routes::insert_routes(&mut tx, site.id, &new_routes)
+        .map_err(conflict_on_unique("routes", CHANGED_MEANWHILE))?;
+    let stored = db::routes::list_routes(&mut tx, site.id)?;
+    let wrote = Wrote {
+        operation: "replace_routes",
+        object_kind: "site",
+        object: domain.as_str(),
+    };
+    record_for(&mut tx, caller, wrote)?;
+    tx.commit()?;
+    Ok(stored)
+}
+
+/// Removes one rule of the caller's site and answers it; another site's rule is not found.
+pub fn delete_route(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+    id: &RouteId,
+) -> Result<RouteRow, ApiError> {
+    let mut tx = db.transaction()?;
+    let site = site(&mut tx, caller, domain)?;
+    let removed = db::routes::delete_route(&mut tx, site.id, id)?.ok_or(ApiError::NotFound)?;
+    record_for(&mut tx, caller, route_wrote("delete_route", id))?;
+    tx.commit()?;
+    Ok(removed)
+}
+
+fn route_wrote<'a>(operation: &'static str, id: &'a RouteId) -> Wrote<'a> {
+    Wrote {
+        operation,
+        object_kind: "route",
+        object: id.as_str(),
+    }
+}
+
+/// The fragment ids of the rules' targets, by reference, in one query.
+fn target_ids(
+    db: &mut impl GenericClient,
+    site_id: SiteId,
+    routes: &[RouteWrite],
+) -> Result<HashMap<String, FragmentId>, ApiError> {
+    let refs: Vec<&FragmentRef> = routes.iter().map(|r| &r.fragment_ref).collect();
+    Ok(db::fragments::ids_by_ref(db, site_id, &refs)?)
+}
+
+/// The rule to store, or `422` on `field` when no fragment of the site has its reference.
+fn resolve<'a>(
+    route: &'a RouteWrite,
+    targets: &'a HashMap<String, FragmentId>,
+    field: &str,
+) -> Result<NewRoute<'a>, ApiError> {
+    let fragment_id = targets.get(route.fragment_ref.as_str()).ok_or_else(|| {
+        ApiError::validation(field, "no fragment of this site has this reference")
+    })?;
+    Ok(NewRoute {
+        path: &route.path,
+        mode: route.mode,
+        fragment_id,
+    })
+}

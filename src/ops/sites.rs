@@ -1,0 +1,202 @@
+//! Sites: list, create or update (`PUT /v1/sites/{domain}`), the site default fragment, and the
+//! console's deletion of a site with everything in it.
+
+use super::{record_for, Caller, Saved, Wrote, CHANGED_MEANWHILE};
+use crate::db::{self, console, fragments::FragmentRow, sites::SiteRow};
+use crate::domain::{DomainName, FragmentRef, SiteName};
+use crate::error::ApiError;
+use crate::ids::CardId;
+use postgres::GenericClient;
+
+/// `PUT /v1/sites/{domain}`: each member absent keeps the current value.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SiteWrite {
+    pub name: Option<SiteName>,
+    pub default_fragment_ref: Option<FragmentRef>,
+}
+
+/// A site the console deleted, and what that changed beyond it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteDeleted {
+    pub domain: DomainName,
+    pub warnings: Vec<String>,
+}
+
+pub fn list_sites(db: &mut impl GenericClient, caller: &Caller) -> Result<Vec<SiteRow>, ApiError> {
+    Ok(db::sites::list_sites(db, &caller.org.id)?)
+}
+
+/// Creates the site or updates it. A default fragment can only be named on an existing site,
+/// since the fragment must exist already.
+pub fn put_site(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+    write: SiteWrite,
+) -> Result<Saved<SiteRow>, ApiError> {
+    let mut tx = db.transaction()?;
+    let saved = match db::sites::lock_site(&mut tx, &caller.org.id, domain)? {
+        Some(site) => Saved {
+            record: update_site(&mut tx, &site, write)?,
+            created: false,
+        },
+        None => create_site(&mut tx, caller, domain, write)?,
+    };
+    record_for(&mut tx, caller, site_wrote("put_site", domain))?;
+    tx.commit()?;
+    Ok(saved)
+}
+
+/// Creates the site; when a concurrent request created it meanwhile, updates it instead.
+fn create_site(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+    write: SiteWrite,
+) -> Result<Saved<SiteRow>, ApiError> {
+    if write.default_fragment_ref.is_some() {
+        return Err(not_an_active_fragment("default_fragment_ref"));
+    }
+    let name = write.name.clone().unwrap_or_default();
+    let org_id = &caller.org.id;
+    if let Some(id) = db::sites::insert_site(db, org_id, domain, &name)? {
+        let record = db::sites::site_by_id(db, id)?;
+        return Ok(Saved {
+            record,
+            created: true,
+        });
+    }
+    let site = db::sites::lock_site(db, org_id, domain)?
+        .ok_or_else(|| ApiError::conflict("domain", CHANGED_MEANWHILE))?;
+    let record = update_site(db, &site, write)?;
+    Ok(Saved {
+        record,
+        created: false,
+    })
+}
+
+fn update_site(
+    db: &mut impl GenericClient,
+    site: &SiteRow,
+    write: SiteWrite,
+) -> Result<SiteRow, ApiError> {
+    let default_id = match &write.default_fragment_ref {
+        Some(fragment_ref) => {
+            Some(active_fragment(db, site, fragment_ref, "default_fragment_ref")?.id)
+        }
+        None => site.default_fragment_id.clone(),
+    };
+    db::sites::update_site(db, site.id, write.name.as_ref(), default_id.as_ref())?;
+    Ok(db::sites::site_by_id(db, site.id)?)
+}
+
+/// Makes an active fragment of the site its default.
+pub fn put_default_fragment(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+    fragment_ref: &FragmentRef,
+) -> Result<SiteRow, ApiError> {
+    let mut tx = db.transaction()?;
+    let site = locked_site(&mut tx, caller, domain)?;
+    let fragment = active_fragment(&mut tx, &site, fragment_ref, "ref")?;
+    db::sites::update_site(&mut tx, site.id, None, Some(&fragment.id))?;
+    let site = db::sites::site_by_id(&mut tx, site.id)?;
+    record_for(&mut tx, caller, site_wrote("put_default_fragment", domain))?;
+    tx.commit()?;
+    Ok(site)
+}
+
+/// Clears the default (the fragment itself is kept); repeatable.
+pub fn delete_default_fragment(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+) -> Result<SiteRow, ApiError> {
+    let mut tx = db.transaction()?;
+    let site = locked_site(&mut tx, caller, domain)?;
+    db::sites::update_site(&mut tx, site.id, None, None)?;
+    let site = db::sites::site_by_id(&mut tx, site.id)?;
+    record_for(
+        &mut tx,
+        caller,
+        site_wrote("delete_default_fragment", domain),
+    )?;
+    tx.commit()?;
+    Ok(site)
+}
+
+/// Deletes the site with its fragments, rules and eligibility entries (a console action);
+/// `warnings` names the cards this leaves eligible everywhere.
+pub fn delete_site(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+) -> Result<SiteDeleted, ApiError> {
+    let org_id = &caller.org.id;
+    let mut tx = db.transaction()?;
+    let ids = console::site_fragment_ids(&mut tx, org_id, domain)?;
+    let widened = console::cards_eligible_only_on(&mut tx, org_id, &ids)?;
+    if !console::delete_site(&mut tx, org_id, domain)? {
+        return Err(ApiError::NotFound);
+    }
+    record_for(&mut tx, caller, site_wrote("delete_site", domain))?;
+    tx.commit()?;
+    Ok(SiteDeleted {
+        domain: domain.clone(),
+        warnings: widened_warnings(&widened),
+    })
+}
+
+/// Emptying an organisation card's list makes it eligible everywhere: the console says so.
+pub(super) fn widened_warnings(card_ids: &[CardId]) -> Vec<String> {
+    card_ids
+        .iter()
+        .map(|id| {
+            format!("card {id} was eligible only on deleted fragments: it is now eligible everywhere in the organisation")
+        })
+        .collect()
+}
+
+fn site_wrote<'a>(operation: &'static str, domain: &'a DomainName) -> Wrote<'a> {
+    Wrote {
+        operation,
+        object_kind: "site",
+        object: domain.as_str(),
+    }
+}
+
+/// The caller's site with this domain; another organisation's is not found.
+pub(super) fn site(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+) -> Result<SiteRow, ApiError> {
+    db::sites::find_site(db, &caller.org.id, domain)?.ok_or(ApiError::NotFound)
+}
+
+/// Like [`site`], and locks the site for the rest of the transaction, so that the writers of
+/// one site run one after the other.
+pub(super) fn locked_site(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+) -> Result<SiteRow, ApiError> {
+    db::sites::lock_site(db, &caller.org.id, domain)?.ok_or(ApiError::NotFound)
+}
+
+/// The site's fragment with this reference, which must be active; else `422` on `field`.
+fn active_fragment(
+    db: &mut impl GenericClient,
+    site: &SiteRow,
+    fragment_ref: &FragmentRef,
+    field: &str,
+) -> Result<FragmentRow, ApiError> {
+    db::fragments::find_by_ref(db, site.id, fragment_ref)?
+        .filter(FragmentRow::is_active)
+        .ok_or_else(|| not_an_active_fragment(field))
+}
+
+fn not_an_active_fragment(field: &str) -> ApiError {
+    ApiError::validation(field, "no active fragment of this site has this reference")
+}
