@@ -10,8 +10,8 @@ use crate::config::ConsoleUrl;
 use crate::db::people::{self, OrgAccess, Person};
 use crate::db::sessions::{self, Session};
 use crate::domain::Role;
-use crate::ids::OrgId;
 use crate::http::Request;
+use crate::ids::OrgId;
 use postgres::Client;
 use sha2::{Digest, Sha256};
 

@@ -137,7 +137,10 @@ fn hashing() -> &'static Passwords {
 
 fn new_org() -> String {
     let name = OrgName::parse("Console Publisher").unwrap();
-    db::orgs::create_org(&mut db(), &name).unwrap().id.to_string()
+    db::orgs::create_org(&mut db(), &name)
+        .unwrap()
+        .id
+        .to_string()
 }
 
 /// The typed id of an organisation the tests hold as text.
@@ -743,7 +746,8 @@ fn links_expire_after_7_days() {
     let email = Email::parse(&address).unwrap();
     for (age, works) in [("7 days 1 minute", false), ("6 days 23 hours", true)] {
         let link =
-            agentcard::people::invite(&mut db(), &url, &org_id(&org), &email, Role::Member, "cli").unwrap();
+            agentcard::people::invite(&mut db(), &url, &org_id(&org), &email, Role::Member, "cli")
+                .unwrap();
         let secret = link_secret(&link);
         let hash = auth::hash(&secret).to_vec();
         let lifetime: String = db()
