@@ -39,11 +39,12 @@ const PAGES: &str = "
 |   1h | (no page)       | none     |  5 |  0 |
 ";
 
-/// The neighbour's requests and pages, in the publisher's buckets.
+/// The neighbour's requests and pages, in the publisher's buckets. Their card's id is one no
+/// random id begins with (`crd_x` was the start of one of the publisher's, now and then).
 const THEIR_REQUESTS: &str = "
-| -72h | other.example | foreign | foreign | crd_x | served | GPTBot | training | 100 |
-|   0m | other.example | foreign | foreign | crd_x | served | GPTBot | training | 100 |
-|  61m | other.example | foreign | foreign | crd_x | served | GPTBot | training | 100 |
+| -72h | other.example | foreign | foreign | crd_neighbour | served | GPTBot | training | 100 |
+|   0m | other.example | foreign | foreign | crd_neighbour | served | GPTBot | training | 100 |
+|  61m | other.example | foreign | foreign | crd_neighbour | served | GPTBot | training | 100 |
 ";
 const THEIR_PAGES: &str = "| 0h | other.example/secret | training | 50 | 50 |";
 
@@ -795,7 +796,7 @@ fn no_other_organisations_counts_and_none_without_an_organisation_appear() {
     // The publisher's own counts leave theirs out, whatever the grouping.
     for by in ["site", "fragment", "card", "page", "agent", "hour", "day"] {
         let text = report_text(&p.org, &["--by", by, "--format", "csv"]);
-        for theirs in ["other.example", "crd_x", "/secret", "invalid_key"] {
+        for theirs in ["other.example", "crd_neighbour", "/secret", "invalid_key"] {
             assert!(!text.contains(theirs), "--by {by}: {theirs} in {text}");
         }
     }
