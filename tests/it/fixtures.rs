@@ -337,6 +337,11 @@ impl Default for CardSpec {
 
 // ---- the admin CLI ----
 
+/// The content flags of a valid `admin card create`, to follow the owner's flag.
+pub const CARD_FLAGS: [&str; 10] = [
+    "--name", "N", "--lang", "fr", "--brand", "B", "--title", "T", "--body", "X",
+];
+
 /// Runs `agentcard admin ARGS…`; returns the exit status and the printed JSON (or stderr).
 pub fn admin(args: &[&str]) -> (bool, Value, String) {
     let (ok, stdout, stderr) = admin_output(args);

@@ -33,6 +33,8 @@
 //!   services: heads read one way or refused, upstream connections pooled only clean, no status
 //!   line after a head, no upgrades, framing toward the client its own.
 //! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
+//! - `same_messages`: each refused value through `/v1` and the `admin` CLI: the same field and
+//!   message.
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
 //! - `logging`: the operator's log at the default filter (no line per request).
@@ -70,5 +72,6 @@ mod other_routes;
 mod outage;
 mod report;
 mod routes;
+mod same_messages;
 mod schema;
 mod sites;
