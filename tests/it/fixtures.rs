@@ -3,9 +3,9 @@
 //! a test exercises:
 //! - through the management API, as a tenant: `new_site`, and `put_fragment` for the tests of
 //!   fragment writes;
-//! - every other fragment as the console makes one, through `ops` (`made_fragment`, and
-//!   `new_fragment`, `fragment`, `fragment_without_ref`, `World::fragment` on it); cards with
-//!   the service's db functions (`card`);
+//! - every other fragment as the console makes one, through `ops` (`new_fragment`, `fragment`,
+//!   `fragment_without_ref`, `World::fragment`, all on `made_fragment`); cards with the
+//!   service's db functions (`card`);
 //! - with SQL, for the rest of the serving side (`GET /fragment`): `World` and its `CardSpec`;
 //! - through the real binary: `admin` (its JSON), `admin_output` (its text); `ServeProcess`
 //!   runs `agentcard serve` beside the shared in-process server, and `scrape` reads its
@@ -88,7 +88,14 @@ pub fn put_fragment(t: &Tenant, domain: &str, reference: &str, body: &Value) -> 
 #[track_caller]
 pub fn new_fragment(t: &Tenant, domain: &str, reference: &str) -> String {
     let status = FragmentStatus::Active;
-    made_fragment(&t.org_id, domain, Some(reference), reference, status)
+    made_fragment(
+        &mut db(),
+        &t.org_id,
+        domain,
+        Some(reference),
+        reference,
+        status,
+    )
 }
 
 pub fn get_items(t: &Tenant, path: &str) -> Vec<Value> {
@@ -103,18 +110,7 @@ pub fn get_items(t: &Tenant, path: &str) -> Vec<Value> {
 /// when needed): the one way the tests make a fragment, but for those of the fragment writes
 /// themselves. Returns its id.
 #[track_caller]
-pub fn made_fragment(
-    org: &str,
-    domain: &str,
-    fragment_ref: Option<&str>,
-    name: &str,
-    status: FragmentStatus,
-) -> String {
-    made_fragment_in(&mut db(), org, domain, fragment_ref, name, status)
-}
-
-#[track_caller]
-fn made_fragment_in(
+fn made_fragment(
     db: &mut postgres::Client,
     org: &str,
     domain: &str,
@@ -142,13 +138,27 @@ fn made_fragment_in(
 /// An active fragment of `org` on `domain`, without a reference when `None`; its id.
 #[track_caller]
 pub fn fragment(org: &str, domain: &str, fragment_ref: Option<&str>) -> String {
-    made_fragment(org, domain, fragment_ref, "Fixture", FragmentStatus::Active)
+    made_fragment(
+        &mut db(),
+        org,
+        domain,
+        fragment_ref,
+        "Fixture",
+        FragmentStatus::Active,
+    )
 }
 
 /// A fragment without a reference, which only the console makes; its id.
 #[track_caller]
 pub fn fragment_without_ref(t: &Tenant, domain: &str, name: &str) -> String {
-    made_fragment(&t.org_id, domain, None, name, FragmentStatus::Active)
+    made_fragment(
+        &mut db(),
+        &t.org_id,
+        domain,
+        None,
+        name,
+        FragmentStatus::Active,
+    )
 }
 
 /// A card the fixtures made: its id and times, as the API lists them.
@@ -281,7 +291,7 @@ impl World {
             .1
             .clone();
         let org = self.org_id.clone();
-        made_fragment_in(&mut self.db, &org, &domain, Some(reference), "f", status)
+        made_fragment(&mut self.db, &org, &domain, Some(reference), "f", status)
     }
 
     pub fn route(&mut self, site: SiteId, path: &str, exact: bool, fragment: &str) {
