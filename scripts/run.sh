@@ -3,8 +3,12 @@
 # demo data when there is no organisation yet, and serve.
 #
 # Standard output holds only what a user needs, as a shell script of comments and
-# commands: the demo's requests to paste (each after a comment saying what it answers)
-# and how to call the CLI. Progress goes to standard error.
+# commands: the console's address with a link that lets the demo organisation's owner set a
+# password and sign in, the demo's requests to paste (each after a comment saying what it
+# answers) and how to call the CLI. Progress goes to standard error.
+#
+# The console is served on AGENTCARD_CONSOLE_HOST, by default console.localhost, a name
+# browsers resolve to loopback: http://console.localhost:8080/ with the default listen address.
 #
 # Database: $DATABASE_URL when it is set and answers; otherwise database
 # `agentcard` on the server scripts/lib/postgres.sh finds (the local one on
@@ -58,6 +62,10 @@ cargo build --release "${locked[@]}"
 bin=$(cd "${CARGO_TARGET_DIR:-target}/release" && pwd -P)/agentcard
 cli="DATABASE_URL=$database_shown $bin"
 
+export AGENTCARD_CONSOLE_HOST=${AGENTCARD_CONSOLE_HOST:-console.localhost}
+listen=${AGENTCARD_LISTEN:-127.0.0.1:8080}
+console_url=${AGENTCARD_CONSOLE_URL:-http://$AGENTCARD_CONSOLE_HOST:${listen##*:}}
+
 echo "==> agentcard migrate" >&2
 "$bin" migrate >&2
 
@@ -75,6 +83,17 @@ else
 	echo "$cli admin token create --org $org --name mine"
 	echo "$cli admin key create --org $org --name mine"
 	echo "# Or drop this database and start over with fresh demo data: scripts/run.sh --fresh"
+	echo "# Console: $console_url/"
+	owner=owner@lequotidien.example
+	link=$("$bin" admin user reset --email "$owner" 2>/dev/null |
+		sed -n 's/^ *"link": "\(.*\)",\{0,1\}$/\1/p' || true)
+	if [[ -n $link ]]; then
+		echo "# Sign in as $owner: open this link once, within 7 days, to set the password:"
+		echo "#   $link"
+	else
+		echo "# Make yourself a person of an organisation, then open the link it prints:"
+		echo "$cli admin user create --email you@example.org --org $org --role owner"
+	fi
 fi
 echo
 echo "# The CLI, with the database used here (its commands: admin --help):"

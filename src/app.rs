@@ -6,6 +6,7 @@ use crate::config::Config;
 use crate::delivery::Delivery;
 use crate::http::Request;
 use crate::limits::RateLimiter;
+use crate::password::Passwords;
 use crate::pool::Pool;
 use crate::token_use::TokenUse;
 use std::net::IpAddr;
@@ -15,6 +16,9 @@ use std::sync::Arc;
 /// Threads that run database work for the management API and the other routes.
 const BLOCKING_THREADS: usize = 16;
 const BLOCKING_QUEUE: usize = 4096;
+/// Password hashes (the console's sign-ins and new passwords) running at once, at most; as
+/// many again times four may wait for a turn, the rest are refused with a `503`.
+const PASSWORD_HASHES: usize = 4;
 
 pub struct App {
     pub config: Config,
@@ -22,6 +26,8 @@ pub struct App {
     pub blocking: BlockingPool,
     pub limiter: RateLimiter,
     pub token_use: TokenUse,
+    /// The console's password hashing, capped.
+    pub passwords: Passwords,
     /// `/fragment`: the snapshot in memory, its refresher, the report.
     pub delivery: Delivery,
     /// Set when a shutdown begins: `/ready` then answers `503`.
@@ -38,6 +44,7 @@ impl App {
             delivery: Delivery::start(&config),
             blocking: BlockingPool::new(BLOCKING_THREADS, BLOCKING_QUEUE),
             limiter: RateLimiter::default(),
+            passwords: password_hashing(config.workers),
             stopping: AtomicBool::new(false),
             pool,
             config,
@@ -57,4 +64,10 @@ impl App {
     pub fn client_ip(&self, request: &Request) -> IpAddr {
         self.config.client_address.of(request)
     }
+}
+
+/// One hash per worker core (a hash is CPU and memory work), within `PASSWORD_HASHES`.
+fn password_hashing(workers: usize) -> Passwords {
+    let running = workers.clamp(1, PASSWORD_HASHES);
+    Passwords::new(running, 4 * running)
 }

@@ -41,14 +41,31 @@ pub struct NewSecret {
 }
 
 pub fn generate(kind: SecretKind, service_prefix: &str) -> NewSecret {
-    let mut random = [0u8; SECRET_HEX_LEN / 2];
-    rand::thread_rng().fill_bytes(&mut random);
-    let value = format!("{}{}", kind.lead(service_prefix), hex::encode(random));
+    let value = format!(
+        "{}{}",
+        kind.lead(service_prefix),
+        random_hex(SECRET_HEX_LEN / 2)
+    );
     NewSecret {
         hash: hash(&value).to_vec(),
         prefix: value[..LISTED_PREFIX_LEN].to_string(),
         value,
     }
+}
+
+/// `bytes` random bytes as lowercase hex: the console's session and link secrets (256 bits).
+pub fn random_hex(bytes: usize) -> String {
+    let mut random = vec![0u8; bytes];
+    rand::thread_rng().fill_bytes(&mut random);
+    hex::encode(random)
+}
+
+/// Whether `value` has the form of a [`random_hex`] secret of `bytes` bytes.
+pub fn is_random_hex(value: &str, bytes: usize) -> bool {
+    value.len() == 2 * bytes
+        && value
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 pub fn hash(secret: &str) -> [u8; 32] {

@@ -23,6 +23,9 @@ pub struct Config {
     pub base_host: Option<String>,
     pub console_host: Option<String>,
     pub legacy_host: Option<String>,
+    /// The console's origin, as its links and its origin check name it; set when the console
+    /// host is.
+    pub console_url: Option<ConsoleUrl>,
     /// The service prefix written `svc` in the contract (`svc_mgmt_`, `svc_live_`, realm).
     pub prefix: String,
     /// Period of the full fragment-cache refresh.
@@ -66,11 +69,18 @@ impl Config {
             var: "DATABASE_URL",
             message: "required (a PostgreSQL connection string)".into(),
         })?;
+        let listen: SocketAddr = parse_var(&get, "AGENTCARD_LISTEN", "127.0.0.1:8080")?;
+        let console_host = get("AGENTCARD_CONSOLE_HOST").map(|h| normalize_host(&h));
         Ok(Config {
             database_url,
-            listen: parse_var(&get, "AGENTCARD_LISTEN", "127.0.0.1:8080")?,
+            listen,
             base_host: get("AGENTCARD_BASE_HOST").map(|h| normalize_host(&h)),
-            console_host: get("AGENTCARD_CONSOLE_HOST").map(|h| normalize_host(&h)),
+            console_url: ConsoleUrl::configured(
+                console_host.as_deref(),
+                get("AGENTCARD_CONSOLE_URL"),
+                listen.port(),
+            )?,
+            console_host,
             legacy_host: get("AGENTCARD_LEGACY_HOST").map(|h| normalize_host(&h)),
             prefix: parse_prefix(get("AGENTCARD_PREFIX"))?,
             refresh: parse_millis(&get, "AGENTCARD_REFRESH_MS", "1000")?,
@@ -109,6 +119,67 @@ impl Config {
             )? as usize,
         })
     }
+}
+
+/// The console's origin: `scheme://host[:port]`, the host being the console host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsoleUrl(String);
+
+impl ConsoleUrl {
+    /// `AGENTCARD_CONSOLE_URL` when set; else `http://HOST:PORT` (the listening port) for a
+    /// `localhost` console host, which browsers resolve to loopback, and `https://HOST` for
+    /// any other. Plain HTTP is refused elsewhere: the session cookie is `Secure` there, and a
+    /// browser would not send it back.
+    fn configured(
+        host: Option<&str>,
+        url: Option<String>,
+        listen_port: u16,
+    ) -> Result<Option<ConsoleUrl>, ConfigError> {
+        const VAR: &str = "AGENTCARD_CONSOLE_URL";
+        let refuse = |message: String| ConfigError { var: VAR, message };
+        let Some(host) = host else {
+            return match url {
+                Some(_) => Err(refuse("set AGENTCARD_CONSOLE_HOST too".into())),
+                None => Ok(None),
+            };
+        };
+        let url = url.unwrap_or_else(|| match is_localhost(host) {
+            true => format!("http://{host}:{listen_port}"),
+            false => format!("https://{host}"),
+        });
+        let parsed = url::Url::parse(url.trim())
+            .map_err(|e| refuse(format!("{url:?} is not a URL ({e})")))?;
+        let origin_only = parsed.path() == "/"
+            && parsed.query().is_none()
+            && parsed.fragment().is_none()
+            && parsed.username().is_empty()
+            && parsed.password().is_none();
+        let parsed_host = parsed.host_str().unwrap_or("");
+        let plain_allowed =
+            parsed.scheme() == "https" || (parsed.scheme() == "http" && is_localhost(parsed_host));
+        if !origin_only || !plain_allowed || parsed_host != host {
+            return Err(refuse(format!(
+                "{url:?}: an https:// origin (http:// for localhost only) whose host is \
+                 AGENTCARD_CONSOLE_HOST ({host}), without a path"
+            )));
+        }
+        Ok(Some(ConsoleUrl(parsed.origin().ascii_serialization())))
+    }
+
+    /// `scheme://host[:port]`, as a browser sends it in `Origin`.
+    pub fn origin(&self) -> &str {
+        &self.0
+    }
+
+    /// Plain HTTP (a `localhost` console): cookies cannot be `Secure` there.
+    pub fn is_plain_http(&self) -> bool {
+        self.0.starts_with("http://")
+    }
+}
+
+/// `localhost` or a name under it, which browsers resolve to loopback.
+fn is_localhost(host: &str) -> bool {
+    host == "localhost" || host.ends_with(".localhost")
 }
 
 fn parse_var<T: std::str::FromStr>(
@@ -248,6 +319,46 @@ mod tests {
                 vars.push(("DATABASE_URL", "postgres://x"));
             }
             assert_eq!(config(&vars).unwrap_err().var, var);
+        }
+    }
+
+    #[test]
+    fn the_console_url_defaults_from_its_host_and_is_checked() {
+        let url = |vars: &[(&str, &str)]| {
+            let mut all = vec![("DATABASE_URL", "postgres://x")];
+            all.extend_from_slice(vars);
+            config(&all).map(|c| c.console_url.map(|u| u.origin().to_string()))
+        };
+        assert_eq!(url(&[]).unwrap(), None);
+        let host = |h| ("AGENTCARD_CONSOLE_HOST", h);
+        assert_eq!(
+            url(&[host("Console.Example.com")]).unwrap().as_deref(),
+            Some("https://console.example.com")
+        );
+        assert_eq!(
+            url(&[
+                host("console.localhost"),
+                ("AGENTCARD_LISTEN", "127.0.0.1:8080")
+            ])
+            .unwrap()
+            .as_deref(),
+            Some("http://console.localhost:8080")
+        );
+        let set = |u| ("AGENTCARD_CONSOLE_URL", u);
+        assert_eq!(
+            url(&[host("c.example.com"), set("https://c.example.com:8443/")])
+                .unwrap()
+                .as_deref(),
+            Some("https://c.example.com:8443")
+        );
+        for refused in [
+            vec![set("https://c.example.com")],
+            vec![host("c.example.com"), set("http://c.example.com")],
+            vec![host("c.example.com"), set("https://other.example.com")],
+            vec![host("c.example.com"), set("https://c.example.com/console")],
+            vec![host("c.example.com"), set("not a url")],
+        ] {
+            assert_eq!(url(&refused).unwrap_err().var, "AGENTCARD_CONSOLE_URL");
         }
     }
 

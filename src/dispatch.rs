@@ -5,7 +5,7 @@ use crate::app::App;
 use crate::http::{self, host_without_port, Request, Response, Service};
 use crate::metrics::{Counter, Histogram, HistogramReading, PerThread};
 use crate::router::{self, Area, HostRole};
-use crate::{api, contact, health};
+use crate::{api, console, contact, health};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -94,6 +94,7 @@ impl Service for Dispatch {
             Area::Health => health::health(&request),
             Area::Ready => health::ready(app, &request),
             Area::Contact => contact::handle(app, request),
+            Area::Console => console::handle(app, request),
             Area::Fragment => app.delivery.handle(&request),
             Area::NotFound => http::error_response(404, "not_found", "not found"),
         };

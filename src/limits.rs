@@ -16,6 +16,9 @@ pub const FAILED_AUTH_PER_IP: usize = 30;
 pub const REQUESTS_PER_IP_WITH_TOKEN: usize = 600;
 /// Contact-form messages accepted per client IP (a spam guard, not a contract limit).
 pub const CONTACT_PER_IP: usize = 5;
+/// The console's failed sign-ins per email address, from any client address: guesses spread
+/// over many addresses still meet this one.
+pub const FAILED_SIGN_IN_PER_EMAIL: usize = 10;
 /// The header every management response carries.
 pub const POLICY_HEADER: &str = "\"token\";q=120;w=60, \"write\";q=60;w=60";
 
@@ -29,6 +32,8 @@ pub enum Counter {
     FailedAuth(IpAddr),
     IpWithToken(IpAddr),
     Contact(IpAddr),
+    /// An email address, lowercased, as typed into the console's sign-in form.
+    FailedSignIn(String),
 }
 
 impl Counter {
@@ -39,6 +44,7 @@ impl Counter {
             Counter::FailedAuth(_) => FAILED_AUTH_PER_IP,
             Counter::IpWithToken(_) => REQUESTS_PER_IP_WITH_TOKEN,
             Counter::Contact(_) => CONTACT_PER_IP,
+            Counter::FailedSignIn(_) => FAILED_SIGN_IN_PER_EMAIL,
         }
     }
 }

@@ -1,5 +1,6 @@
-//! Where a request goes, by host and path: the area (`/v1`, `/fragment`, the other routes) that
-//! answers it. Under `/v1`, the route table of `api` decides the operation, `404` and `405`.
+//! Where a request goes, by host and path: the area (`/v1`, `/fragment`, the console, the other
+//! routes) that answers it. Under `/v1`, the route table of `api` decides the operation, `404`
+//! and `405`.
 
 /// The role of the `Host` a request was sent to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +20,8 @@ pub enum Area {
     Health,
     Ready,
     Contact,
+    /// Every other path of the console host: the console's pages.
+    Console,
     NotFound,
     /// `/v1` on a host that does not serve it: `404` in the management envelope.
     ManagementNotFound,
@@ -27,13 +30,14 @@ pub enum Area {
 impl Area {
     /// The areas as the operator metrics count requests: `/v1` on a host that does not serve
     /// it counts under `management`, whose `404` it answers.
-    pub const COUNTED: [&'static str; 6] = [
+    pub const COUNTED: [&'static str; 7] = [
         "management",
         "fragment",
         "health",
         "ready",
         "contact",
         "not_found",
+        "console",
     ];
 
     /// This area's index in [`Area::COUNTED`].
@@ -45,12 +49,14 @@ impl Area {
             Area::Ready => 3,
             Area::Contact => 4,
             Area::NotFound => 5,
+            Area::Console => 6,
         }
     }
 }
 
 /// Host and path → area, as decisions.md "Names and process" fixes it: the console host
-/// answers `404` on `/v1` and `/fragment`; the legacy host serves `/fragment` and `/health` only.
+/// answers `404` on `/v1` and `/fragment` and serves the console's pages on its other paths;
+/// the legacy host serves `/fragment` and `/health` only.
 pub fn area(host: HostRole, path: &str) -> Area {
     let management = path == "/v1" || path.starts_with("/v1/");
     match (host, path) {
@@ -62,6 +68,8 @@ pub fn area(host: HostRole, path: &str) -> Area {
         (HostRole::Base | HostRole::Legacy, "/fragment") => Area::Fragment,
         (HostRole::Base | HostRole::Console, "/ready") => Area::Ready,
         (HostRole::Base | HostRole::Console, "/contact") => Area::Contact,
+        (HostRole::Console, "/fragment") => Area::NotFound,
+        (HostRole::Console, _) => Area::Console,
         _ => Area::NotFound,
     }
 }
@@ -80,9 +88,10 @@ mod tests {
             Area::Ready,
             Area::Contact,
             Area::NotFound,
+            Area::Console,
         ];
         let names = areas.map(|area| Area::COUNTED[area.counted_as()]);
-        let expected = "management management fragment health ready contact not_found";
+        let expected = "management management fragment health ready contact not_found console";
         assert_eq!(
             names.join(" "),
             expected,
@@ -102,6 +111,12 @@ mod tests {
             (HostRole::Legacy, "/health", Area::Health),
             (HostRole::Legacy, "/ready", Area::NotFound),
             (HostRole::Console, "/contact", Area::Contact),
+            (HostRole::Console, "/", Area::Console),
+            (HostRole::Console, "/members", Area::Console),
+            (HostRole::Console, "/health", Area::Health),
+            (HostRole::Base, "/members", Area::NotFound),
+            (HostRole::Legacy, "/sign-in", Area::NotFound),
+            (HostRole::Other, "/sign-in", Area::NotFound),
             (HostRole::Base, "/v1x", Area::NotFound),
         ];
         for (host, path, expected) in cases {

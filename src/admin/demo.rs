@@ -5,24 +5,30 @@
 //! through the operations the console makes them with (the audit log names the CLI).
 
 use super::Output;
+use crate::config::ConsoleUrl;
 use crate::db::cards::{CardContent, CardRow, Link};
 use crate::db::orgs::Creator;
+use crate::db::people as stored;
 use crate::domain::{
     CanonicalPath, CardStatus, CardText, Description, DomainName, FragmentName, FragmentRef,
     FragmentStatus, KeyName, KeyValues, Lang, LinkUrl, MatchMode, OrgName, SiteName, TokenName,
 };
+use crate::domain::{Email, Role};
 use crate::error::ApiError;
 use crate::ids::{CardId, FragmentId, OrgId};
 use crate::ops::fragments::FragmentWrite;
 use crate::ops::routes::RouteWrite;
 use crate::ops::sites::SiteWrite;
 use crate::ops::{self, Actor, Caller, Scope};
+use crate::people;
 use postgres::{Client, Transaction};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 const NEWS_SITE: &str = "lequotidien.example";
 const SPORT_SITE: &str = "sport.lequotidien.example";
+/// The demonstration organisation's owner in the console.
+const DEMO_OWNER: &str = "owner@lequotidien.example";
 
 /// Fragments to create: (site, ref, name, lang, active).
 const FRAGMENTS: &[(&str, &str, &str, Lang, bool)] = &[
@@ -61,12 +67,14 @@ pub fn run(
     db: &mut Client,
     service_prefix: &str,
     base_url: &str,
+    console: Option<&ConsoleUrl>,
     format: Format,
 ) -> Result<Output, ApiError> {
     let mut tx = db.transaction()?;
     let name = OrgName::parse("Le Quotidien (demo)")?;
     let org = ops::orgs::create_org(&mut tx, &Actor::Cli, &name)?;
     let caller = ops::orgs::open(&mut tx, &org.id, Actor::Cli)?;
+    let owner_link = demo_owner(&mut tx, &org.id, console)?;
     let token_name = TokenName::parse("demo")?;
     let token = ops::tokens::create_token(
         &mut tx,
@@ -90,9 +98,17 @@ pub fn run(
         home: &fragment_ids[&(NEWS_SITE, "/home")],
     };
     let examples = made.examples();
+    let console_json = console.map(
+        |url| json!({"url": url.origin(), "owner": DEMO_OWNER, "set_password_link": owner_link}),
+    );
     Ok(match format {
-        Format::Text => Output::Text(made.script(&org.name, &examples)),
+        Format::Text => Output::Text(format!(
+            "{}{}",
+            console_lines(console, owner_link.as_deref()),
+            made.script(&org.name, &examples)
+        )),
         Format::Json => Output::Json(json!({
+            "console": console_json,
             "organisation": {"id": org.id, "name": org.name},
             "management_token": token.secret,
             "delivery_key": key.secret,
@@ -102,6 +118,39 @@ pub fn run(
             "try": examples.iter().map(|e| json!({"expect": e.expect, "command": e.command})).collect::<Vec<_>>(),
         })),
     })
+}
+
+/// The organisation's owner in the console, `DEMO_OWNER` (made once, an owner of every demo
+/// organisation), and a link to set their password when the console's address is known.
+fn demo_owner(
+    tx: &mut Transaction,
+    org_id: &OrgId,
+    console: Option<&ConsoleUrl>,
+) -> Result<Option<String>, ApiError> {
+    // Made here, or found when it exists (an insert meeting another demo's waits for it).
+    let email = Email::parse(DEMO_OWNER)?;
+    let person = match stored::create_person(tx, &email, false)? {
+        Some(person) => person,
+        None => stored::find_by_email(tx, DEMO_OWNER)?
+            .ok_or_else(|| ApiError::internal(format!("{DEMO_OWNER}: neither made nor found")))?,
+    };
+    stored::add_membership(tx, org_id, &person.id, Role::Owner)?;
+    console
+        .map(|url| people::password_link(tx, url, &person.id, people::BY_CLI))
+        .transpose()
+}
+
+/// The text form's lines about the console: where it is, and how the owner signs in.
+fn console_lines(console: Option<&ConsoleUrl>, link: Option<&str>) -> String {
+    match (console, link) {
+        (Some(url), Some(link)) => format!(
+            "# Console: {url}/ (the demo organisation's owner is {DEMO_OWNER}).\n\
+             # Sign in: open this link once, within 7 days, to set the owner's password:\n\
+             #   {link}\n",
+            url = url.origin()
+        ),
+        _ => "# Console: not served (set AGENTCARD_CONSOLE_HOST to serve it).\n".into(),
+    }
 }
 
 type FragmentIds = BTreeMap<(&'static str, &'static str), FragmentId>;

@@ -10,6 +10,7 @@ mod content;
 mod demo;
 mod keys;
 mod orgs;
+mod people;
 mod report;
 
 use crate::config::Config;
@@ -128,6 +129,17 @@ pub enum AdminCommand {
         #[arg(long, value_enum)]
         format: Option<demo::Format>,
     },
+    /// The console's people: make one (with a link to set the password), or print a link to
+    /// set a new password.
+    User {
+        #[command(subcommand)]
+        command: people::UserCommand,
+    },
+    /// An organisation's members: print an invitation link.
+    Member {
+        #[command(subcommand)]
+        command: people::MemberCommand,
+    },
     /// Requests, fill rate, no-fill reasons and agent purposes of an organisation's /fragment
     /// requests over a window, in total or grouped.
     ///
@@ -169,6 +181,12 @@ pub fn run(command: AdminCommand, config: &Config) -> Result<Output, ApiError> {
         AdminCommand::Fragment { command } => content::run_fragment(&mut db, command),
         AdminCommand::Site { command } => content::run_site(&mut db, command),
         AdminCommand::Key { command } => keys::run(&mut db, command, prefix),
+        AdminCommand::User { command } => {
+            people::run_user(&mut db, command, config.console_url.as_ref())
+        }
+        AdminCommand::Member { command } => {
+            people::run_member(&mut db, command, config.console_url.as_ref())
+        }
         AdminCommand::Audit(args) => audit::run(&mut db, args),
         AdminCommand::Demo { format } => {
             let base_url = format!("http://{}", config.listen);
@@ -177,7 +195,8 @@ pub fn run(command: AdminCommand, config: &Config) -> Result<Output, ApiError> {
             } else {
                 demo::Format::Json
             });
-            return demo::run(&mut db, prefix, &base_url, format);
+            let console = config.console_url.as_ref();
+            return demo::run(&mut db, prefix, &base_url, console, format);
         }
         AdminCommand::Report(args) => return report::run(&mut db, args),
         AdminCommand::AbcTxt { org, format } => return abc_txt_line(&mut db, config, &org, format),

@@ -29,6 +29,7 @@ pub mod fragment_ref;
 pub mod key_values;
 pub mod path;
 mod percent;
+pub mod person;
 pub mod values;
 
 pub use card::{CardText, LinkUrl, CARD_BODY_MAX, CARD_TEXT_MAX};
@@ -36,6 +37,7 @@ pub use domain_name::DomainName;
 pub use fragment_ref::FragmentRef;
 pub use key_values::KeyValues;
 pub use path::{CanonicalPath, MatchMode};
+pub use person::{Email, NewPassword, Role};
 pub use values::{
     refuse_controls, CardStatus, Description, FragmentName, FragmentStatus, KeyName, Lang, Lines,
     OrgName, SiteName, TokenName,

@@ -35,6 +35,9 @@
 //! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
 //! - `same_messages`: each refused value through `/v1` and the `admin` CLI: the same field and
 //!   message.
+//! - `console_web`: the web console: hosts, security headers, sign-in and sessions, form tokens
+//!   and origins, one-time links, members and the owners-only rules.
+//! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
 //! - `logging`: the operator's log at the default filter (no line per request).
@@ -51,9 +54,11 @@ mod harness;
 mod admin_cli;
 mod audit;
 mod auth;
+mod browser;
 mod cards;
 mod client;
 mod console;
+mod console_web;
 mod conventions;
 mod counting;
 mod delivery;

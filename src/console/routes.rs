@@ -1,0 +1,115 @@
+//! The console's paths, parsed by hand: a path names a page, the method picks what is done
+//! with it (`GET`/`HEAD` read, `POST` writes). Anything else is `404` or `405`.
+
+use super::Refusal;
+use crate::error::ApiError;
+use crate::ids::PersonId;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    Home,
+    SignInForm,
+    SignIn,
+    SignOut,
+    Sessions,
+    EndOtherSessions,
+    PasswordForm,
+    ChangePassword,
+    ChooseOrg,
+    Members,
+    Invite,
+    ChangeRole(PersonId),
+    RemoveMember(PersonId),
+    RevokeInvitation(i64),
+    LinkPage(String),
+    UseLink(String),
+    Stylesheet,
+}
+
+pub fn route(method: &str, path: &str) -> Result<Route, Refusal> {
+    let segments: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
+    let (read, write): (Option<Route>, Option<Route>) = match segments.as_slice() {
+        [""] => (Some(Route::Home), None),
+        ["sign-in"] => (Some(Route::SignInForm), Some(Route::SignIn)),
+        ["sign-out"] => (None, Some(Route::SignOut)),
+        ["sessions"] => (Some(Route::Sessions), None),
+        ["sessions", "end-others"] => (None, Some(Route::EndOtherSessions)),
+        ["password"] => (Some(Route::PasswordForm), Some(Route::ChangePassword)),
+        ["org"] => (None, Some(Route::ChooseOrg)),
+        ["members"] => (Some(Route::Members), None),
+        ["members", "invite"] => (None, Some(Route::Invite)),
+        ["members", id, "role"] => (None, Some(Route::ChangeRole(person(id)?))),
+        ["members", id, "remove"] => (None, Some(Route::RemoveMember(person(id)?))),
+        ["invitations", id, "revoke"] => (None, Some(Route::RevokeInvitation(number(id)?))),
+        ["link", secret] => (
+            Some(Route::LinkPage(secret.to_string())),
+            Some(Route::UseLink(secret.to_string())),
+        ),
+        ["console.css"] => (Some(Route::Stylesheet), None),
+        _ => return Err(ApiError::NotFound.into()),
+    };
+    let chosen = match method {
+        "GET" | "HEAD" => read.clone(),
+        "POST" => write.clone(),
+        _ => None,
+    };
+    chosen.ok_or_else(|| {
+        let allow = match (read, write) {
+            (Some(_), Some(_)) => "GET, HEAD, POST",
+            (Some(_), None) => "GET, HEAD",
+            _ => "POST",
+        };
+        ApiError::MethodNotAllowed {
+            allow: allow.into(),
+        }
+        .into()
+    })
+}
+
+fn person(segment: &str) -> Result<PersonId, Refusal> {
+    PersonId::parse(segment).ok_or(Refusal::Api(ApiError::NotFound))
+}
+
+/// A positive decimal number, written without sign or leading zero.
+fn number(segment: &str) -> Result<i64, Refusal> {
+    let canonical = !segment.starts_with('0') && segment.bytes().all(|b| b.is_ascii_digit());
+    match segment.parse() {
+        Ok(n) if canonical => Ok(n),
+        _ => Err(ApiError::NotFound.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_and_methods() {
+        assert_eq!(route("GET", "/").unwrap(), Route::Home);
+        assert_eq!(route("HEAD", "/sign-in").unwrap(), Route::SignInForm);
+        assert!(matches!(
+            route("GET", "/sign-in/"),
+            Err(Refusal::Api(ApiError::NotFound))
+        ));
+        assert_eq!(route("POST", "/sign-in").unwrap(), Route::SignIn);
+        assert!(matches!(
+            route("DELETE", "/sign-in"),
+            Err(Refusal::Api(ApiError::MethodNotAllowed { allow })) if allow == "GET, HEAD, POST"
+        ));
+        assert!(matches!(
+            route("POST", "/members/acc_0123456789/role"),
+            Err(Refusal::Api(ApiError::NotFound))
+        ));
+        assert_eq!(
+            route("POST", "/invitations/12/revoke").unwrap(),
+            Route::RevokeInvitation(12)
+        );
+        for bad in ["012", "+1", "-1", "", "99999999999999999999"] {
+            assert!(route("POST", &format!("/invitations/{bad}/revoke")).is_err());
+        }
+        assert!(matches!(
+            route("GET", "/sign-out"),
+            Err(Refusal::Api(ApiError::MethodNotAllowed { allow })) if allow == "POST"
+        ));
+    }
+}

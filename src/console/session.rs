@@ -1,0 +1,261 @@
+//! Who is signed in: the session cookie (a random secret of which only the SHA-256 is stored),
+//! the session it names, the organisation being looked at, and the form token bound to the
+//! session.
+
+use super::pages::Nav;
+use super::Refusal;
+use crate::app::App;
+use crate::auth;
+use crate::config::ConsoleUrl;
+use crate::db::people::{self, OrgAccess, Person};
+use crate::db::sessions::{self, Session};
+use crate::domain::Role;
+use crate::http::Request;
+use crate::ids::OrgId;
+use postgres::Client;
+use sha2::{Digest, Sha256};
+
+pub const COOKIE: &str = "agentcard_session";
+/// 256 random bits, written as 64 lowercase hex characters.
+const SECRET_BYTES: usize = 32;
+/// The cookie outlives the browser's restart until the session's absolute end (30 days).
+const COOKIE_MAX_AGE: u32 = 30 * 24 * 3600;
+/// A User-Agent is kept to this many characters, to name a session on the sessions page.
+const USER_AGENT_CHARS: usize = 200;
+
+/// A session's secret, as the cookie carries it. Never logged: `Debug` hides it.
+pub struct Secret(String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(…)")
+    }
+}
+
+impl Secret {
+    fn generate() -> Secret {
+        Secret(auth::random_hex(SECRET_BYTES))
+    }
+
+    /// The cookie's value, if it has the form of a secret (anything else names no session).
+    fn of(request: &Request) -> Option<Secret> {
+        request
+            .header_all("cookie")
+            .flat_map(|header| header.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(name, _)| *name == COOKIE)
+            .map(|(_, value)| value)
+            .filter(|value| {
+                value.len() == 2 * SECRET_BYTES
+                    && value
+                        .bytes()
+                        .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+            })
+            .map(|value| Secret(value.to_string()))
+    }
+
+    fn hash(&self) -> [u8; 32] {
+        auth::hash(&self.0)
+    }
+
+    /// The token every form of this session carries: derived from the secret, so nothing more
+    /// is stored, and useless without the cookie it comes from.
+    fn form_token(&self) -> String {
+        let mut digest = Sha256::new();
+        digest.update(b"agentcard console form token\0");
+        digest.update(self.0.as_bytes());
+        hex::encode(digest.finalize())
+    }
+}
+
+/// The console's own address. Configuration sets it whenever a console host is set, and only
+/// requests to that host reach the console.
+pub fn console_url(app: &App) -> &ConsoleUrl {
+    (app.config.console_url.as_ref()).expect("a console host comes with its console URL")
+}
+
+/// The `Set-Cookie` of a new session: `HttpOnly`, `SameSite=Lax`, and `Secure` unless the
+/// console is plain-HTTP `localhost`.
+pub fn cookie(app: &App, secret: &Secret) -> String {
+    cookie_with(console_url(app), &secret.0, COOKIE_MAX_AGE)
+}
+
+/// The `Set-Cookie` that removes the session cookie.
+pub fn removed_cookie(app: &App) -> String {
+    cookie_with(console_url(app), "", 0)
+}
+
+fn cookie_with(url: &ConsoleUrl, value: &str, max_age: u32) -> String {
+    let secure = if url.is_plain_http() { "" } else { "; Secure" };
+    format!("{COOKIE}={value}; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}")
+}
+
+/// Starts a session for `person` in this browser, looking at `org` (`None`: their first);
+/// returns its secret for the cookie.
+pub fn start(
+    db: &mut Client,
+    person: &Person,
+    org: Option<&OrgId>,
+    request: &Request,
+) -> Result<Secret, Refusal> {
+    let secret = Secret::generate();
+    let user_agent: String = request
+        .header("user-agent")
+        .unwrap_or("")
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(USER_AGENT_CHARS)
+        .collect();
+    sessions::delete_expired(db, &person.id)?;
+    sessions::create_session(db, &secret.hash(), &person.id, org, &user_agent)?;
+    Ok(secret)
+}
+
+/// A signed-in request: its session and the organisations open to its person.
+pub struct Visit {
+    pub session: Session,
+    pub form_token: String,
+    pub orgs: Vec<OrgAccess>,
+    /// The organisation being looked at; `None` when none is open to the person.
+    pub org: Option<OrgAccess>,
+}
+
+impl Visit {
+    /// The visit of the request's session cookie; `None` without a live session.
+    pub fn of(db: &mut Client, request: &Request) -> Result<Option<Visit>, Refusal> {
+        let Some(secret) = Secret::of(request) else {
+            return Ok(None);
+        };
+        let Some(session) = sessions::live_session(db, &secret.hash())? else {
+            return Ok(None);
+        };
+        let person = Person {
+            id: session.person.clone(),
+            email: session.email.clone(),
+            password_hash: None,
+            support: session.support,
+        };
+        let orgs = people::orgs_open_to(db, &person)?;
+        let org = orgs
+            .iter()
+            .find(|o| Some(&o.org_id) == session.org_id.as_ref())
+            .or(orgs.first())
+            .cloned();
+        Ok(Some(Visit {
+            form_token: secret.form_token(),
+            session,
+            orgs,
+            org,
+        }))
+    }
+
+    /// Whether the form carries this session's token (compared without leaking timing).
+    pub fn token_matches(&self, sent: &str) -> bool {
+        let expected = self.form_token.as_bytes();
+        sent.len() == expected.len()
+            && sent
+                .bytes()
+                .zip(expected)
+                .fold(0u8, |differ, (a, b)| differ | (a ^ b))
+                == 0
+    }
+
+    /// The organisation being looked at, or a refusal for a person who has none.
+    pub fn current_org(&self) -> Result<&OrgAccess, Refusal> {
+        self.org.as_ref().ok_or(Refusal::Forbidden(
+            "you belong to no organisation: ask an owner for an invitation",
+        ))
+    }
+
+    /// Owners, and support staff (who act as owners everywhere), manage members and tokens.
+    pub fn is_owner(&self) -> bool {
+        self.session.support
+            || self
+                .org
+                .as_ref()
+                .is_some_and(|o| o.role == Some(Role::Owner))
+    }
+
+    /// The refusal of an owners-only page or action for everyone else.
+    pub fn require_owner(&self) -> Result<&OrgAccess, Refusal> {
+        let org = self.current_org()?;
+        match self.is_owner() {
+            true => Ok(org),
+            false => Err(Refusal::Forbidden(
+                "only an owner of the organisation may do this",
+            )),
+        }
+    }
+
+    /// The header of this visit's pages.
+    pub fn nav(&self) -> Nav {
+        Nav {
+            email: self.session.email.clone(),
+            support: self.session.support,
+            org_id: self
+                .org
+                .as_ref()
+                .map_or(String::new(), |o| o.org_id.to_string()),
+            org_name: self.org.as_ref().map_or(String::new(), |o| o.name.clone()),
+            orgs: self.orgs.clone(),
+            owner: self.is_owner(),
+            csrf: self.form_token.clone(),
+        }
+    }
+}
+
+/// Whether a write comes from the console's own pages: its `Origin` is the console's, or the
+/// browser hides the origin and says `Sec-Fetch-Site: same-origin`. A request with neither is
+/// refused: every browser the console supports sends one of them with a form's `POST`.
+///
+/// Under the console's `Referrer-Policy: no-referrer`, browsers send a form's `POST` with
+/// `Origin: null` (the Fetch standard's origin serialisation), so `null` counts as hidden;
+/// `Sec-Fetch-Site` is set by the browser alone, and a page of another site cannot make it
+/// `same-origin`.
+pub fn from_own_origin(app: &App, request: &Request) -> bool {
+    let url = console_url(app);
+    let origin = request.header("origin").map(str::trim);
+    let fetch_site = request.header("sec-fetch-site").map(str::trim);
+    let hidden = matches!(origin, None | Some("null"));
+    origin == Some(url.origin()) || (hidden && fetch_site == Some("same-origin"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(cookies: &[&str]) -> Request {
+        let mut request = Request::new("GET", "/", None, "127.0.0.1:1".parse().unwrap(), 64, 2);
+        for cookie in cookies {
+            request.push_header("Cookie", cookie);
+        }
+        request
+    }
+
+    #[test]
+    fn the_cookie_is_read_by_name_and_form_only() {
+        let secret = "ab".repeat(32);
+        let found = |cookies: &[&str]| Secret::of(&request(cookies)).map(|s| s.0);
+        assert_eq!(
+            found(&[&format!("theme=dark; {COOKIE}={secret}")]),
+            Some(secret.clone())
+        );
+        assert_eq!(
+            found(&["a=1", &format!("{COOKIE}={secret}")]),
+            Some(secret.clone())
+        );
+        assert_eq!(found(&[&format!("{COOKIE}={}", "AB".repeat(32))]), None);
+        assert_eq!(found(&[&format!("{COOKIE}={}", &secret[1..])]), None);
+        assert_eq!(found(&[&format!("x{COOKIE}={secret}")]), None);
+        assert_eq!(found(&[]), None);
+    }
+
+    #[test]
+    fn form_tokens_differ_per_session_and_hide_the_secret() {
+        let (a, b) = (Secret::generate(), Secret::generate());
+        assert_ne!(a.form_token(), b.form_token());
+        assert_eq!(a.form_token().len(), 64);
+        assert!(!a.form_token().contains(&a.0));
+        assert_eq!(format!("{a:?}"), "Secret(…)");
+    }
+}

@@ -1,0 +1,140 @@
+//! Console sessions, stored by the SHA-256 of the cookie's value. A session ends after 12 hours
+//! without a request or 30 days after sign-in, whichever comes first: both limits are written
+//! here once, in `LIVE`.
+
+use crate::ids::{OrgId, PersonId};
+use postgres::GenericClient;
+
+/// A session still in force: seen within 12 hours, started within 30 days.
+const LIVE: &str =
+    "s.last_seen_at > now() - interval '12 hours' AND s.created_at > now() - interval '30 days'";
+/// A session's `last_seen_at` is written again once it is this old, not on every request.
+const SEEN_GRANULARITY: &str = "interval '1 minute'";
+
+/// The session behind a request, with its person.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub id: i64,
+    pub person: PersonId,
+    pub email: String,
+    pub support: bool,
+    /// The organisation last chosen; `None`: the first one open to the person.
+    pub org_id: Option<OrgId>,
+}
+
+pub fn create_session(
+    db: &mut impl GenericClient,
+    secret_hash: &[u8],
+    person: &PersonId,
+    org_id: Option<&OrgId>,
+    user_agent: &str,
+) -> Result<i64, postgres::Error> {
+    let row = db.query_one(
+        "INSERT INTO sessions (secret_hash, person_id, org_id, user_agent) VALUES ($1, $2, $3, $4)
+         RETURNING id",
+        &[&secret_hash, &person.as_str(), &org_id, &user_agent],
+    )?;
+    Ok(row.get(0))
+}
+
+/// The live session with this hash, its `last_seen_at` moved to now; `None` when there is
+/// none or it has ended.
+pub fn live_session(
+    db: &mut impl GenericClient,
+    secret_hash: &[u8],
+) -> Result<Option<Session>, postgres::Error> {
+    let sql = format!(
+        "WITH found AS (
+             SELECT s.id FROM sessions s WHERE s.secret_hash = $1 AND {LIVE}),
+         seen AS (
+             UPDATE sessions SET last_seen_at = now()
+              WHERE id IN (SELECT id FROM found) AND last_seen_at < now() - {SEEN_GRANULARITY})
+         SELECT s.id, p.id, p.email, p.support, s.org_id
+           FROM sessions s JOIN persons p ON p.id = s.person_id
+          WHERE s.id IN (SELECT id FROM found)"
+    );
+    let row = db.query_opt(&sql, &[&secret_hash])?;
+    Ok(row.map(|r| Session {
+        id: r.get(0),
+        person: r.get(1),
+        email: r.get(2),
+        support: r.get(3),
+        org_id: r.get(4),
+    }))
+}
+
+/// A session as its person's sessions page lists it.
+#[derive(Debug, Clone)]
+pub struct SessionListed {
+    pub id: i64,
+    pub created_at: String,
+    pub last_seen_at: String,
+    pub user_agent: String,
+}
+
+/// A person's live sessions, the most recently seen first.
+pub fn sessions_of(
+    db: &mut impl GenericClient,
+    person: &PersonId,
+) -> Result<Vec<SessionListed>, postgres::Error> {
+    let sql = format!(
+        "SELECT s.id, rfc3339(s.created_at), rfc3339(s.last_seen_at), s.user_agent
+           FROM sessions s WHERE s.person_id = $1 AND {LIVE}
+          ORDER BY s.last_seen_at DESC, s.id DESC"
+    );
+    let rows = db.query(&sql, &[&person.as_str()])?;
+    Ok(rows
+        .iter()
+        .map(|r| SessionListed {
+            id: r.get(0),
+            created_at: r.get(1),
+            last_seen_at: r.get(2),
+            user_agent: r.get(3),
+        })
+        .collect())
+}
+
+/// Ends one session (sign-out).
+pub fn end_session(db: &mut impl GenericClient, id: i64) -> Result<(), postgres::Error> {
+    db.execute("DELETE FROM sessions WHERE id = $1", &[&id])?;
+    Ok(())
+}
+
+/// Ends every session of the person but `keep`, and those of theirs that have expired;
+/// returns how many live ones ended.
+pub fn end_others(
+    db: &mut impl GenericClient,
+    person: &PersonId,
+    keep: i64,
+) -> Result<u64, postgres::Error> {
+    let sql = format!(
+        "WITH ended AS (
+             DELETE FROM sessions s WHERE s.person_id = $1 AND s.id <> $2 RETURNING {LIVE} AS live)
+         SELECT count(*) FILTER (WHERE live) FROM ended"
+    );
+    let row = db.query_one(&sql, &[&person.as_str(), &keep])?;
+    Ok(row.get::<_, i64>(0).unsigned_abs())
+}
+
+/// Deletes the person's sessions that have ended by time (kept tidy at each sign-in).
+pub fn delete_expired(
+    db: &mut impl GenericClient,
+    person: &PersonId,
+) -> Result<(), postgres::Error> {
+    let sql = format!("DELETE FROM sessions s WHERE s.person_id = $1 AND NOT ({LIVE})");
+    db.execute(&sql, &[&person.as_str()])?;
+    Ok(())
+}
+
+/// The organisation a session looks at from now on.
+pub fn choose_org(
+    db: &mut impl GenericClient,
+    id: i64,
+    org_id: &OrgId,
+) -> Result<(), postgres::Error> {
+    db.execute(
+        "UPDATE sessions SET org_id = $2 WHERE id = $1",
+        &[&id, &org_id],
+    )?;
+    Ok(())
+}
