@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # scripts/test.sh [CARGO TEST ARGS...]: every check and test, each run whatever the earlier ones
 # gave: the module graph (scripts/check-deps.py: no cycle between src/'s top-level modules, db/
-# above nothing, SQL only in db/, may's io only in http/), rustfmt, clippy (warnings are errors), cargo test, then the edge recipes'
-# tests, each against the shared cases of edge/cases/ in its real runtime, and
-# edge/front/test.sh, nginx in front of a release build of `agentcard edge`. Exit 0 when all
-# passed; the last line counts what ran: `total: N passed, M failed` over the three checks,
-# cargo's tests and the recipes' cases (a step that failed without counting a failure counts
-# one). Extra arguments go to `cargo test` (e.g. `scripts/test.sh fragment`), and then the
-# recipes are not run.
+# above nothing, SQL only in db/, may's io only in http/), rustfmt, clippy (warnings are
+# errors), cargo test (every target, then the doctests), then the edge recipes' tests, each
+# against the shared cases of edge/cases/ in its real runtime, and edge/front/test.sh, nginx in
+# front of a release build of `agentcard edge`.
+# Exit 0 when all passed; the last line counts what ran: `total: N passed, M failed` over the
+# three checks, cargo's tests and the recipes' cases (a step that failed without counting a
+# failure counts one). Extra arguments go to `cargo test` (e.g. `scripts/test.sh fragment`),
+# and then the recipes are not run.
 #
 # What it may install, each said before it is: with apt-get (scripts/lib/apt.sh), PostgreSQL
 # when no server is found and its server programs (the outage tests start clusters of their
@@ -114,6 +115,10 @@ check "cargo clippy --all-targets${locked[*]:+ ${locked[*]}} -- -D warnings" \
 
 step "cargo test --all-targets --no-fail-fast${locked[*]:+ ${locked[*]}}${*:+ $*}"
 counted_run cargo_counts cargo test --all-targets --no-fail-fast "${locked[@]}" "$@"
+# --all-targets leaves the doctests out; one of them proves that two kinds of id cannot be
+# swapped (src/ids.rs), by failing to compile.
+step "cargo test --doc --no-fail-fast${locked[*]:+ ${locked[*]}}${*:+ $*}"
+counted_run cargo_counts cargo test --doc --no-fail-fast "${locked[@]}" "$@"
 
 if ((run_recipes)); then
 	# Installed here, not by edge/cloudflare/test.sh, so that it is said first.

@@ -1,29 +1,25 @@
 //! The management API `/v1`: the pipeline every request goes through, in the contract's order
-//! of checks, and the dispatch to one handler per operation.
+//! of checks, and the call of the operation the route table names.
 //!
 //! Order: (1) token and limits (`401`, `429`); route (`404`, `405`); (2) body: media type,
 //! size, JSON syntax, duplicate and unknown members (`400`), then shape (`422`); (3) the object
-//! named in the path (`404`); (4) checks on stored data. Steps 2b–4 live in the handlers, which
-//! write nothing before every check has passed.
+//! named in the path (`404`); (4) checks on stored data. Step 2b is the handler's (`wire`
+//! reads the body into the operation's input), steps 3–4 the operation's (`ops`), which writes
+//! nothing before every check has passed.
 
-mod cards;
-mod fragments;
-mod keys;
-mod me;
-mod routes;
-mod site_scope;
-mod sites;
+mod operations;
 
 use crate::app::App;
 use crate::auth::{self, Presented};
 use crate::db::{self, orgs::TokenOwner};
+use crate::domain::{DomainName, FragmentRef};
 use crate::error::{ApiError, DATABASE_ACCESS, RETRY_AFTER_SECONDS};
 use crate::http::{media_type, Body, Request, Response, BODY_LIMIT};
 use crate::limits::{Limit, POLICY_HEADER};
 use crate::ops::Caller;
 use crate::pool::Conn;
-use crate::router::{self, Matched, Op};
 use crate::wire;
+use operations::Params;
 use serde_json::Value;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -51,12 +47,42 @@ impl Reply {
     }
 }
 
-/// What a handler works with: the caller (the token and its organisation) and a database
-/// connection.
-pub struct Ctx<'a> {
+/// What a handler works with: the caller (the token and its organisation), a database
+/// connection, and the request's path parameters and body, which it reads once.
+pub struct Call<'a> {
     pub app: &'a App,
     pub caller: Caller,
     pub db: Conn,
+    params: Params<'a>,
+    body: Value,
+}
+
+impl Call<'_> {
+    /// The parsed body of a write (`null` for a read, which takes none).
+    fn body(&self) -> &Value {
+        &self.body
+    }
+
+    /// The `{domain}` of a site-scoped operation: an invalid domain names no site (`404`).
+    fn site(&self) -> Result<DomainName, ApiError> {
+        DomainName::from_path_segment(self.params.get("domain")).map_err(|_| ApiError::NotFound)
+    }
+
+    /// The `{domain}` of `PUT /v1/sites/{domain}`, which creates the site: an invalid domain is
+    /// refused (`422`).
+    fn new_site(&self) -> Result<DomainName, ApiError> {
+        Ok(DomainName::from_path_segment(self.params.get("domain"))?)
+    }
+
+    /// The `{ref}`: the whole reference encoded once; refused on `ref` (`422`).
+    fn fragment_ref(&self) -> Result<FragmentRef, ApiError> {
+        Ok(FragmentRef::from_path_segment(self.params.get("ref"))?)
+    }
+
+    /// The `{id}`: an id of another shape names nothing (`404`).
+    fn id<T>(&self, parse: fn(&str) -> Option<T>) -> Result<T, ApiError> {
+        parse(self.params.get("id")).ok_or(ApiError::NotFound)
+    }
 }
 
 /// Answers one `/v1` request. Runs the whole pipeline on the blocking pool, since it reads the
@@ -90,31 +116,31 @@ fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, Api
         return Err(ApiError::RateLimited);
     }
     app.token_use.touch(&owner.token_id);
-    let matched = router::route(request.method(), request.path())?;
+    let matched = operations::route(request.method(), request.path())?;
     let body = if is_write {
-        Some(read_body(request)?)
+        read_body(request)?
     } else {
-        None
+        Value::Null
     };
-    let caller = Caller::token(owner);
-    let mut ctx = Ctx { app, caller, db };
-    let reply = dispatch(&mut ctx, &matched, body)?;
+    let mut call = Call {
+        app,
+        caller: Caller::token(owner),
+        db,
+        params: matched.params,
+        body,
+    };
+    let reply = (matched.operation.handle)(&mut call)?;
     if is_write {
-        refresh_fragment_cache(&mut ctx);
+        refresh_fragment_cache(&mut call);
     }
     Ok(reply)
 }
 
 /// A write is visible to this instance's next `/fragment` call: the organisation's part of the
 /// snapshot is reloaded before the write is answered. Failing that, the refresher catches up.
-fn refresh_fragment_cache(ctx: &mut Ctx) {
-    let org_id = ctx.caller.org.id.clone();
-    if let Err(error) = ctx
-        .app
-        .delivery
-        .cache
-        .reload_org(&mut ctx.db, org_id.as_str())
-    {
+fn refresh_fragment_cache(call: &mut Call) {
+    let org_id = call.caller.org.id.as_str();
+    if let Err(error) = call.app.delivery.cache.reload_org(&mut call.db, org_id) {
         log::warn!("fragment cache not reloaded after a write of {org_id}: {error}");
     }
 }
@@ -171,30 +197,6 @@ fn read_body(request: &Request) -> Result<Value, ApiError> {
         Body::TooLarge => Err(ApiError::BodyTooLarge),
         Body::Bytes(bytes) if bytes.len() > BODY_LIMIT => Err(ApiError::BodyTooLarge),
         Body::Bytes(bytes) => wire::parse_body(bytes),
-    }
-}
-
-fn dispatch(ctx: &mut Ctx, matched: &Matched, body: Option<Value>) -> Result<Reply, ApiError> {
-    let body = body.unwrap_or(Value::Null);
-    let p = &matched.params;
-    match matched.op {
-        Op::GetMe => me::get_me(ctx),
-        Op::ListSites => sites::list_sites(ctx),
-        Op::PutSite => sites::put_site(ctx, p[0], &body),
-        Op::PutDefaultFragment => sites::put_default_fragment(ctx, p[0], &body),
-        Op::DeleteDefaultFragment => sites::delete_default_fragment(ctx, p[0], &body),
-        Op::ListFragments => fragments::list_fragments(ctx, p[0]),
-        Op::PutFragment => fragments::put_fragment(ctx, p[0], p[1], &body),
-        Op::ListRoutes => routes::list_routes(ctx, p[0]),
-        Op::ReplaceRoutes => routes::replace_routes(ctx, p[0], &body),
-        Op::CreateRoute => routes::create_route(ctx, p[0], &body),
-        Op::DeleteRoute => routes::delete_route(ctx, p[0], p[1], &body),
-        Op::ListCards => cards::list_cards(ctx),
-        Op::GetEligibility => cards::get_eligibility(ctx, p[0]),
-        Op::ReplaceEligibility => cards::replace_eligibility(ctx, p[0], &body),
-        Op::ListKeys => keys::list_keys(ctx),
-        Op::CreateKey => keys::create_key(ctx, &body),
-        Op::RevokeKey => keys::revoke_key(ctx, p[0], &body),
     }
 }
 

@@ -39,19 +39,6 @@ pub struct FragmentFields {
     pub status: FragmentStatus,
 }
 
-impl FragmentFields {
-    /// What a fragment made with only a name holds: `fr`, no description, no key-values, active.
-    pub fn named(name: FragmentName) -> FragmentFields {
-        FragmentFields {
-            name,
-            lang: Lang::default(),
-            description: None,
-            key_values: KeyValues::default(),
-            status: FragmentStatus::Active,
-        }
-    }
-}
-
 const COLUMNS: &str = "id, ref, name, lang, description, key_values, status,
      rfc3339(created_at), rfc3339(updated_at)";
 

@@ -35,6 +35,14 @@ pub struct CardForm<'a> {
 impl CardForm<'_> {
     /// The content, or the refusal of the first member at fault, in the form's order.
     pub fn parse(&self) -> Result<CardContent, Invalid> {
+        let name = CardText::parse(self.name, "name")?;
+        let lang = Lang::parse(self.lang, "lang")?;
+        let brand = CardText::parse(self.brand, "brand")?;
+        let brand_domain = present(self.brand_domain)
+            .map(|domain| DomainName::parse(domain).map_err(|e| e.on("brand_domain")))
+            .transpose()?;
+        let title = CardText::parse(self.title, "title")?;
+        let body = CardText::parse_body(self.body)?;
         let link = match (present(self.link_url), present(self.link_label)) {
             (Some(url), Some(label)) => Some(Link {
                 url: LinkUrl::parse(url)?,
@@ -44,18 +52,16 @@ impl CardForm<'_> {
             (None, Some(_)) => return Err(goes_with("link_url", "link_label")),
             (None, None) => None,
         };
-        let brand_domain = present(self.brand_domain)
-            .map(|domain| DomainName::parse(domain).map_err(|e| e.on("brand_domain")))
-            .transpose()?;
+        let key_values = KeyValues::from_pairs(self.key_values.iter().cloned())?;
         Ok(CardContent {
-            name: CardText::parse(self.name, "name")?,
-            lang: Lang::parse(self.lang, "lang")?,
-            brand: CardText::parse(self.brand, "brand")?,
+            name,
+            lang,
+            brand,
             brand_domain,
-            title: CardText::parse(self.title, "title")?,
-            body: CardText::parse_body(self.body)?,
+            title,
+            body,
             link,
-            key_values: KeyValues::from_pairs(self.key_values.iter().cloned())?,
+            key_values,
         })
     }
 }

@@ -1,7 +1,7 @@
 //! The audit log: every write through `/v1` and the CLI recorded with who, what and which
 //! object, newest first, never a secret; a refused write records nothing.
 
-use crate::fixtures::{admin, card, enc};
+use crate::fixtures::{admin, card, enc, CARD_FLAGS};
 use crate::harness::{db, tenant};
 use agentcard::domain::CardStatus;
 use serde_json::{json, Value};
@@ -124,21 +124,8 @@ fn writes_through_the_api_and_the_cli_are_recorded_without_secrets() {
 fn platform_card_writes_are_the_platforms_and_another_orgs_log_stays_apart() {
     let a = tenant();
     let b = tenant();
-    let (ok, platform, stderr) = admin(&[
-        "card",
-        "create",
-        "--platform",
-        "--name",
-        "N",
-        "--lang",
-        "fr",
-        "--brand",
-        "B",
-        "--title",
-        "T",
-        "--body",
-        "X",
-    ]);
+    let create = [&["card", "create", "--platform"][..], &CARD_FLAGS].concat();
+    let (ok, platform, stderr) = admin(&create);
     assert!(ok, "{stderr}");
     let id = platform["id"].as_str().unwrap();
     let (ok, _, stderr) = admin(&["card", "eligibility", id, "--org", &a.org_id]);

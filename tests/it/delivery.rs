@@ -1,6 +1,7 @@
 //! Delivery, the serving endpoint `GET /fragment`: statuses and headers, each resolution step,
-//! each selection rule, formats, hosts, determinism (the report's counts are `counting`'s). Fixtures are written with SQL
-//! (as the console would) and the cache is brought up to date with `harness::sync_cache`;
+//! each selection rule, formats, hosts, determinism (the report's counts are `counting`'s).
+//! Fixtures are written as the console would (`World`: its operations, and SQL for the rest)
+//! and the cache is brought up to date with `harness::sync_cache`;
 //! `cache_follows_writes_of_others` proves the notification path without it.
 
 use crate::fixtures::{served_card, CardSpec, ServeProcess, World};
@@ -247,11 +248,12 @@ fn resolution_world() -> Resolution {
     let site = w.site("news.example");
     let bare_site = w.site("bare.example");
     let mut cards = std::collections::HashMap::new();
-    let mut fragment_with_card = |w: &mut World, site: i64, name: &'static str| {
-        let fragment = w.fragment(site, &format!("/{name}"), true);
-        cards.insert(name, w.card(CardSpec::default(), &[&fragment]));
-        fragment
-    };
+    let mut fragment_with_card =
+        |w: &mut World, site: agentcard::ids::SiteId, name: &'static str| {
+            let fragment = w.fragment(site, &format!("/{name}"), true);
+            cards.insert(name, w.card(CardSpec::default(), &[&fragment]));
+            fragment
+        };
     let exact = fragment_with_card(&mut w, site, "exact");
     let prefix = fragment_with_card(&mut w, site, "prefix");
     let longer = fragment_with_card(&mut w, site, "longer");

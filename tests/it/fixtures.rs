@@ -1,21 +1,24 @@
 //! The fixtures and assertions the test modules share; they import from here and from
-//! `harness` (the infrastructure), never from each other. Data is made in four ways, by what
+//! `harness` (the infrastructure), never from each other. Data is made in these ways, by what
 //! a test exercises:
-//! - through the management API, as a tenant: `new_site`, `new_fragment`, `put_fragment`;
-//! - with the service's own db functions, as the console would: `fragment`, `card`, and
-//!   `fragment_without_ref` in SQL (the API cannot make one);
-//! - with SQL, for the serving side (`GET /fragment`): `World` and its `CardSpec`;
+//! - through the management API, as a tenant: `new_site`, and `put_fragment` for the tests of
+//!   fragment writes;
+//! - every other fragment as the console makes one, through `ops` (`new_fragment`, `fragment`,
+//!   `fragment_without_ref`, `World::fragment`, all on `made_fragment`); cards with the
+//!   service's db functions (`card`);
+//! - with SQL, for the rest of the serving side (`GET /fragment`): `World` and its `CardSpec`;
 //! - through the real binary: `admin` (its JSON), `admin_output` (its text); `ServeProcess`
 //!   runs `agentcard serve` beside the shared in-process server, and `scrape` reads its
 //!   `/metrics` with Prometheus's parsers.
 
 use crate::harness::{self, db, server, Client, Resp, Tenant};
 use agentcard::db::cards::{self, CardContent, Link};
-use agentcard::db::fragments::FragmentFields;
 use agentcard::domain::{
-    CardStatus, CardText, DomainName, FragmentName, FragmentRef, KeyValues, Lang, LinkUrl,
+    CardStatus, CardText, DomainName, FragmentName, FragmentRef, FragmentStatus, KeyValues, Lang,
+    LinkUrl,
 };
-use agentcard::ids::OrgId;
+use agentcard::ids::{OrgId, SiteId};
+use agentcard::ops::{self, fragments::FragmentWrite, sites::SiteWrite, Actor};
 use agentcard::{auth, ids};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -81,12 +84,18 @@ pub fn put_fragment(t: &Tenant, domain: &str, reference: &str, body: &Value) -> 
     t.client.put(&path, body)
 }
 
-/// Creates an active fragment named after its reference; returns its id.
+/// An active fragment named after its reference; returns its id.
 #[track_caller]
 pub fn new_fragment(t: &Tenant, domain: &str, reference: &str) -> String {
-    let resp = put_fragment(t, domain, reference, &json!({"name": reference}));
-    assert_eq!(resp.status, 201, "{}", resp.text());
-    resp.json()["id"].as_str().unwrap_or_default().to_owned()
+    let status = FragmentStatus::Active;
+    made_fragment(
+        &mut db(),
+        &t.org_id,
+        domain,
+        Some(reference),
+        reference,
+        status,
+    )
 }
 
 pub fn get_items(t: &Tenant, path: &str) -> Vec<Value> {
@@ -95,34 +104,61 @@ pub fn get_items(t: &Tenant, path: &str) -> Vec<Value> {
     resp.json()["items"].as_array().cloned().unwrap_or_default()
 }
 
-// ---- the service's db functions, as the console ----
+// ---- the console's operations ----
 
-/// A fragment of `org` on `domain` (its site made if needed); returns the fragment id.
-pub fn fragment(org: &str, domain: &str, fragment_ref: Option<&str>) -> String {
-    let mut db = db();
+/// A fragment made as the console makes one (`ops::fragments::create_fragment`, its site made
+/// when needed): the one way the tests make a fragment, but for those of the fragment writes
+/// themselves. Returns its id.
+#[track_caller]
+fn made_fragment(
+    db: &mut postgres::Client,
+    org: &str,
+    domain: &str,
+    fragment_ref: Option<&str>,
+    name: &str,
+    status: FragmentStatus,
+) -> String {
+    let caller = ops::orgs::open(db, &OrgId::parse(org).unwrap(), Actor::Cli).unwrap();
+    let write = FragmentWrite {
+        name: FragmentName::parse(name).unwrap(),
+        lang: Lang::Fr,
+        description: None,
+        key_values: KeyValues::default(),
+        status: Some(status),
+    };
     let domain = DomainName::parse(domain).unwrap();
-    let org = OrgId::parse(org).unwrap();
-    let (site, _) = agentcard::db::sites::ensure_site(&mut db, &org, &domain).unwrap();
     let fragment_ref = fragment_ref.map(|r| FragmentRef::parse(r).unwrap());
-    let fields = FragmentFields::named(FragmentName::parse("Fixture").unwrap());
-    agentcard::db::fragments::insert_fragment(&mut db, site.id, fragment_ref.as_ref(), &fields)
+    ops::fragments::create_fragment(db, &caller, &domain, fragment_ref.as_ref(), write)
         .unwrap()
+        .fragment
         .id
         .to_string()
 }
 
-/// A fragment made in the console without a reference (the API cannot make one).
+/// An active fragment of `org` on `domain`, without a reference when `None`; its id.
+#[track_caller]
+pub fn fragment(org: &str, domain: &str, fragment_ref: Option<&str>) -> String {
+    made_fragment(
+        &mut db(),
+        org,
+        domain,
+        fragment_ref,
+        "Fixture",
+        FragmentStatus::Active,
+    )
+}
+
+/// A fragment without a reference, which only the console makes; its id.
+#[track_caller]
 pub fn fragment_without_ref(t: &Tenant, domain: &str, name: &str) -> String {
-    let id = ids::FragmentId::generate().to_string();
-    harness::db()
-        .execute(
-            "INSERT INTO fragments (id, site_id, ref, name, lang, status)
-             SELECT $1, id, NULL, $2, 'fr', 'active' FROM sites
-              WHERE org_id = $3 AND domain = $4",
-            &[&id, &name, &t.org_id, &domain],
-        )
-        .unwrap();
-    id
+    made_fragment(
+        &mut db(),
+        &t.org_id,
+        domain,
+        None,
+        name,
+        FragmentStatus::Active,
+    )
 }
 
 /// A card the fixtures made: its id and times, as the API lists them.
@@ -157,9 +193,10 @@ pub fn card(org: Option<&str>, status: CardStatus) -> MadeCard {
     }
 }
 
-// ---- SQL, for the serving side ----
+// ---- the serving side ----
 
-/// An organisation with a delivery key, and SQL helpers to shape its data.
+/// An organisation with a delivery key, and helpers to shape its data: sites and fragments as
+/// the console makes them, the rest in SQL.
 pub struct World {
     pub org_id: String,
     pub key: String,
@@ -168,6 +205,8 @@ pub struct World {
     db: postgres::Client,
     /// The server `fetch` asks.
     addr: SocketAddr,
+    /// The domain of each site made.
+    sites: Vec<(SiteId, String)>,
 }
 
 impl World {
@@ -204,6 +243,7 @@ impl World {
             database_url: database_url.to_string(),
             db,
             addr,
+            sites: Vec::new(),
         }
     }
 
@@ -222,29 +262,39 @@ impl World {
         harness::new_token(&mut self.db, &self.org_id, false).1
     }
 
-    pub fn site(&mut self, domain: &str) -> i64 {
-        self.db
-            .query_one(
-                "INSERT INTO sites (org_id, domain) VALUES ($1, $2) RETURNING id",
-                &[&self.org_id, &domain],
-            )
+    pub fn site(&mut self, domain: &str) -> SiteId {
+        let caller = ops::orgs::open(
+            &mut self.db,
+            &OrgId::parse(&self.org_id).unwrap(),
+            Actor::Cli,
+        )
+        .unwrap();
+        let domain = DomainName::parse(domain).unwrap();
+        let site = ops::sites::put_site(&mut self.db, &caller, &domain, SiteWrite::default())
             .unwrap()
-            .get(0)
+            .record;
+        self.sites.push((site.id, site.domain));
+        site.id
     }
 
-    pub fn fragment(&mut self, site: i64, reference: &str, active: bool) -> String {
-        let id = ids::FragmentId::generate().to_string();
-        let status = if active { "active" } else { "paused" };
-        self.db
-            .execute(
-                "INSERT INTO fragments (id, site_id, ref, name, lang, status) VALUES ($1, $2, $3, 'f', 'fr', $4)",
-                &[&id, &site, &reference, &status],
-            )
-            .unwrap();
-        id
+    pub fn fragment(&mut self, site: SiteId, reference: &str, active: bool) -> String {
+        let status = if active {
+            FragmentStatus::Active
+        } else {
+            FragmentStatus::Paused
+        };
+        let domain = self
+            .sites
+            .iter()
+            .find(|(id, _)| *id == site)
+            .unwrap()
+            .1
+            .clone();
+        let org = self.org_id.clone();
+        made_fragment(&mut self.db, &org, &domain, Some(reference), "f", status)
     }
 
-    pub fn route(&mut self, site: i64, path: &str, exact: bool, fragment: &str) {
+    pub fn route(&mut self, site: SiteId, path: &str, exact: bool, fragment: &str) {
         let id = ids::RouteId::generate().to_string();
         let mode = if exact { "exact" } else { "prefix" };
         self.db
@@ -255,7 +305,7 @@ impl World {
             .unwrap();
     }
 
-    pub fn default_fragment(&mut self, site: i64, fragment: &str) {
+    pub fn default_fragment(&mut self, site: SiteId, fragment: &str) {
         self.db
             .execute(
                 "UPDATE sites SET default_fragment_id = $2 WHERE id = $1",
@@ -336,6 +386,11 @@ impl Default for CardSpec {
 }
 
 // ---- the admin CLI ----
+
+/// The content flags of a valid `admin card create`, to follow the owner's flag.
+pub const CARD_FLAGS: [&str; 10] = [
+    "--name", "N", "--lang", "fr", "--brand", "B", "--title", "T", "--body", "X",
+];
 
 /// Runs `agentcard admin ARGS…`; returns the exit status and the printed JSON (or stderr).
 pub fn admin(args: &[&str]) -> (bool, Value, String) {

@@ -33,6 +33,8 @@
 //!   services: heads read one way or refused, upstream connections pooled only clean, no status
 //!   line after a head, no upgrades, framing toward the client its own.
 //! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
+//! - `same_messages`: each refused value through `/v1` and the `admin` CLI: the same field and
+//!   message.
 //! - `console_web`: the web console: hosts, security headers, sign-in and sessions, form tokens
 //!   and origins, one-time links, members and the owners-only rules.
 //! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
@@ -75,5 +77,6 @@ mod other_routes;
 mod outage;
 mod report;
 mod routes;
+mod same_messages;
 mod schema;
 mod sites;
