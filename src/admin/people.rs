@@ -2,10 +2,10 @@
 //! JSON object with the `link` to pass on (shown once; only its hash is stored).
 
 use crate::config::ConsoleUrl;
-use crate::ids::OrgId;
 use crate::db::{orgs, people as stored};
 use crate::domain::{Email, Role};
 use crate::error::ApiError;
+use crate::ids::OrgId;
 use crate::people::{self, Access, BY_CLI};
 use clap::{ArgGroup, Subcommand, ValueEnum};
 use postgres::Client;
@@ -85,8 +85,7 @@ pub fn run_user(
                 _ => Access::Support,
             };
             let mut tx = db.transaction()?;
-            let (person, link) =
-                people::create_person(&mut tx, url, &email, &access)?;
+            let (person, link) = people::create_person(&mut tx, url, &email, &access)?;
             tx.commit()?;
             let mut out = json!({"id": person.id.as_str(), "email": person.email, "support": person.support, "link": link});
             if let Access::Member { org_id, role } = access {
@@ -96,8 +95,7 @@ pub fn run_user(
             Ok(out)
         }
         UserCommand::Reset { email } => {
-            let person = stored::find_by_email(db, &email)?
-                .ok_or(ApiError::NotFound)?;
+            let person = stored::find_by_email(db, &email)?.ok_or(ApiError::NotFound)?;
             let link = people::password_link(db, url, &person.id, BY_CLI)?;
             Ok(json!({"id": person.id.as_str(), "email": person.email, "link": link}))
         }

@@ -121,13 +121,21 @@ pub struct CardField {
     pub required: bool,
     pub value: String,
     pub error: Option<String>,
+    /// The field the refusal names, as `/v1` would (`key_values.Section` for the key-values).
+    pub error_field: String,
 }
 
 /// The card form's fields, as the form shows them.
 pub struct Fields(Vec<CardField>);
 
 const FIELDS: &[(&str, &str, &str, Kind, bool)] = &[
-    ("name", "Name", "Seen in the console only.", Kind::Line, true),
+    (
+        "name",
+        "Name",
+        "Seen in the console only.",
+        Kind::Line,
+        true,
+    ),
     ("lang", "Language", "", Kind::Language, true),
     ("brand", "Brand", "", Kind::Line, true),
     (
@@ -156,6 +164,19 @@ const FIELDS: &[(&str, &str, &str, Kind, bool)] = &[
     ),
 ];
 
+impl CardField {
+    /// The ids of the texts that describe the field: its hint, its refusal.
+    pub fn described_by(&self) -> String {
+        let hint = (!self.hint.is_empty()).then(|| format!("{}-hint", self.name));
+        let error = self.error.is_some().then(|| format!("{}-error", self.name));
+        [hint, error]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
 impl Fields {
     fn with(value: impl Fn(&str) -> String) -> Fields {
         Fields(
@@ -169,6 +190,7 @@ impl Fields {
                     required,
                     value: value(name),
                     error: None,
+                    error_field: String::new(),
                 })
                 .collect(),
         )
@@ -203,11 +225,19 @@ impl Fields {
             .map_or("", |field| field.value.as_str())
     }
 
-    /// Shows `message` next to the field `field` names; `false` when no field has that name.
+    /// Shows `message` next to the field that `field` names or is a member of
+    /// (`key_values.Section`); `false` when it names no field of the form.
     fn refuse(&mut self, field: &str, message: String) -> bool {
-        match self.0.iter_mut().find(|f| f.name == field) {
+        let names = |f: &&mut CardField| {
+            field == f.name
+                || field
+                    .strip_prefix(f.name)
+                    .is_some_and(|m| m.starts_with('.'))
+        };
+        match self.0.iter_mut().find(names) {
             Some(found) => {
                 found.error = Some(message);
+                found.error_field = field.to_string();
                 true
             }
             None => false,
@@ -445,7 +475,10 @@ impl At<'_> {
     /// no field of the form is its own page.
     fn refused(&self, card: Option<&CardRow>, mut fields: Fields, error: ApiError) -> Response {
         let (field, message) = (error.field().unwrap_or("").to_string(), error.message());
-        if !matches!(error, ApiError::Validation { .. } | ApiError::Conflict { .. }) {
+        if !matches!(
+            error,
+            ApiError::Validation { .. } | ApiError::Conflict { .. }
+        ) {
             return pages::refusal(&error.into());
         }
         let shown = fields.refuse(&field, message.clone());

@@ -119,7 +119,10 @@ pub struct Member {
     pub role: Role,
 }
 
-pub fn members(db: &mut impl GenericClient, org_id: &OrgId) -> Result<Vec<Member>, postgres::Error> {
+pub fn members(
+    db: &mut impl GenericClient,
+    org_id: &OrgId,
+) -> Result<Vec<Member>, postgres::Error> {
     let rows = db.query(
         "SELECT p.id, p.email, m.role FROM memberships m JOIN persons p ON p.id = m.person_id
           WHERE m.org_id = $1 ORDER BY lower(p.email)",
