@@ -282,11 +282,17 @@ fn eligibility_is_chosen_among_the_organisation_fragments() {
         );
         assert!(resp.status == 201, "{}", resp.text());
     }
+    // A fragment made in the console has no reference: it is named by its name.
+    let args = ["admin", "fragment", "create", "--org", &desk.api.org_id];
+    let more = ["--domain", "elig.example", "--name", "Sidebar"];
+    let (ok, _, err) = crate::fixtures::agentcard(&[&args[..], &more[..]].concat(), &[]);
+    assert!(ok, "{err}");
     let id = desk.create(&[]);
     let page = desk.member.get(&format!("/cards/{id}/eligibility"));
     assert_eq!(page.status, 200);
     let text = page.text();
     assert!(text.contains(">elig.example /world</label>"), "{text}");
+    assert!(text.contains(">elig.example Sidebar</label>"), "{text}");
     assert!(text.contains("every fragment of the organisation"));
     assert_labelled(&text, "eligibility");
     let world = fragment_id(&desk, "/world");
