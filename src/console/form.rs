@@ -31,4 +31,12 @@ impl Form {
             .find(|(n, _)| n == name)
             .map_or("", |(_, v)| v.as_str())
     }
+
+    /// Every value of a field (a group of checkboxes), in the order sent.
+    pub fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.0
+            .iter()
+            .filter(move |(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
 }

@@ -6,6 +6,7 @@
 //! template of `pages`) → `secured`, which gives every answer its security headers.
 
 mod account;
+mod cards;
 mod form;
 mod links;
 mod members;
@@ -165,6 +166,7 @@ fn signed_in(
         Route::ChangeRole(person) => members::change(db, form, visit, &person, false),
         Route::RemoveMember(person) => members::change(db, form, visit, &person, true),
         Route::RevokeInvitation(id) => members::revoke_invitation(db, visit, id),
+        Route::Cards(page) => cards::serve(db, call, visit, page),
         Route::SignInForm
         | Route::SignIn
         | Route::LinkPage(_)

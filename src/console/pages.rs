@@ -108,6 +108,24 @@ const NOTICES: &[(&str, &str)] = &[
         "invitation-revoked",
         "The invitation was revoked: its link no longer works.",
     ),
+    ("card-saved", "The card was saved."),
+    (
+        "card-active",
+        "The card is active: it may be shown where it is eligible.",
+    ),
+    (
+        "card-archived",
+        "The card is archived: it is no longer shown.",
+    ),
+    (
+        "card-draft",
+        "The card is a draft again: it is no longer shown.",
+    ),
+    (
+        "card-deleted",
+        "The card was deleted, with its eligibility.",
+    ),
+    ("eligibility-saved", "The card's eligibility was saved."),
 ];
 
 #[derive(Template)]

@@ -23,6 +23,7 @@ pub enum Route {
     RevokeInvitation(i64),
     LinkPage(String),
     UseLink(String),
+    Cards(super::cards::CardPage),
     Stylesheet,
 }
 
@@ -45,6 +46,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, Refusal> {
             Some(Route::LinkPage(secret.to_string())),
             Some(Route::UseLink(secret.to_string())),
         ),
+        ["cards", rest @ ..] => super::cards::paths(rest)?,
         ["console.css"] => (Some(Route::Stylesheet), None),
         _ => return Err(ApiError::NotFound.into()),
     };

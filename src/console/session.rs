@@ -7,11 +7,13 @@ use super::Refusal;
 use crate::app::App;
 use crate::auth;
 use crate::config::ConsoleUrl;
+use crate::db::orgs::Org;
 use crate::db::people::{self, OrgAccess, Person};
 use crate::db::sessions::{self, Session};
 use crate::domain::Role;
 use crate::http::Request;
 use crate::ids::OrgId;
+use crate::ops::{Actor, Caller};
 use postgres::Client;
 use sha2::{Digest, Sha256};
 
@@ -165,6 +167,22 @@ impl Visit {
         self.org.as_ref().ok_or(Refusal::Forbidden(
             "you belong to no organisation: ask an owner for an invitation",
         ))
+    }
+
+    /// The caller of the operations layer: this person, in the organisation being looked at
+    /// (the audit log records the person's email).
+    pub fn caller(&self) -> Result<Caller, Refusal> {
+        let org = self.current_org()?;
+        Ok(Caller {
+            org: Org {
+                id: org.org_id.clone(),
+                name: org.name.clone(),
+            },
+            actor: Actor::Person {
+                id: self.session.person.clone(),
+                email: self.session.email.clone(),
+            },
+        })
     }
 
     /// Owners, and support staff (who act as owners everywhere), manage members and tokens.

@@ -270,6 +270,24 @@ pub fn resolve_fragments(
     })
 }
 
+/// Which of `ids` are fragments of the organisation, in one query: one answer per id, in order
+/// (`None`: not a fragment of the organisation).
+pub fn own_fragments(
+    db: &mut impl GenericClient,
+    org_id: &OrgId,
+    ids: &[FragmentId],
+) -> Result<Vec<Option<FragmentId>>, postgres::Error> {
+    let rows = db.query(
+        "SELECT f.id
+           FROM unnest($2::text[]) WITH ORDINALITY AS wanted (id, position)
+           LEFT JOIN fragments f ON f.id = wanted.id
+            AND f.site_id IN (SELECT id FROM sites WHERE org_id = $1)
+          ORDER BY wanted.position",
+        &[org_id, &ids],
+    )?;
+    read_all(&rows, |r| r.try_get(0))
+}
+
 /// Replaces the organisation's list of a card with `fragment_ids` (duplicates count once).
 /// The caller holds the card row lock in the same transaction.
 pub fn replace_eligibility(

@@ -11,7 +11,7 @@ use crate::domain::{
     CardStatus, CardText, DomainName, FragmentRef, Invalid, KeyValues, Lang, LinkUrl,
 };
 use crate::error::ApiError;
-use crate::ids::{CardId, FragmentId};
+use crate::ids::{CardId, FragmentId, OrgId};
 use postgres::GenericClient;
 
 /// The member of an eligibility list's body, and the start of its entries' field paths.
@@ -115,12 +115,28 @@ pub fn replace_eligibility(
     id: &CardId,
     wanted: &[(DomainName, FragmentRef)],
 ) -> Result<Vec<EligibilityRow>, ApiError> {
-    write_eligibility(db, caller, id, wanted, |card| {
-        if card.is_platform() {
-            return Err(ApiError::PlatformCard);
-        }
-        Ok("replace_eligibility")
-    })
+    let resolve = |tx: &mut postgres::Transaction| by_address(tx, &caller.org.id, wanted);
+    write_eligibility(db, caller, id, resolve, own_card_list)
+}
+
+/// The same replacement with the fragments named by id, as the console's checkboxes name them
+/// (a fragment made in the console may have no reference).
+pub fn replace_eligibility_by_id(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    id: &CardId,
+    wanted: &[FragmentId],
+) -> Result<Vec<EligibilityRow>, ApiError> {
+    let resolve = |tx: &mut postgres::Transaction| by_id(tx, &caller.org.id, wanted);
+    write_eligibility(db, caller, id, resolve, own_card_list)
+}
+
+/// An organisation sets the list of its own cards only.
+fn own_card_list(card: &CardRow) -> Result<&'static str, ApiError> {
+    if card.is_platform() {
+        return Err(ApiError::PlatformCard);
+    }
+    Ok("replace_eligibility")
 }
 
 /// Replaces the caller's list of a platform card, which only the service operator sets (a
@@ -131,7 +147,8 @@ pub fn set_platform_eligibility(
     id: &CardId,
     wanted: &[(DomainName, FragmentRef)],
 ) -> Result<Vec<EligibilityRow>, ApiError> {
-    write_eligibility(db, caller, id, wanted, |card| {
+    let resolve = |tx: &mut postgres::Transaction| by_address(tx, &caller.org.id, wanted);
+    write_eligibility(db, caller, id, resolve, |card| {
         if !card.is_platform() {
             return Err(ApiError::validation(
                 "id",
@@ -144,20 +161,20 @@ pub fn set_platform_eligibility(
 }
 
 /// The checks and the write of both kinds of list: `allowed` refuses the card or names the
-/// operation.
+/// operation; `resolve` finds the fragments wanted, or refuses the first that is not the
+/// organisation's.
 fn write_eligibility(
     db: &mut impl GenericClient,
     caller: &Caller,
     id: &CardId,
-    wanted: &[(DomainName, FragmentRef)],
+    resolve: impl FnOnce(&mut postgres::Transaction) -> Result<Vec<FragmentId>, ApiError>,
     allowed: impl FnOnce(&CardRow) -> Result<&'static str, ApiError>,
 ) -> Result<Vec<EligibilityRow>, ApiError> {
     let org_id = &caller.org.id;
     let mut tx = db.transaction()?;
     let card = cards::lock_visible_card(&mut tx, org_id, id)?.ok_or(ApiError::NotFound)?;
     let operation = allowed(&card)?;
-    let resolved = cards::resolve_fragments(&mut tx, org_id, wanted)?;
-    let fragment_ids = fragment_ids_or_refusal(resolved)?;
+    let fragment_ids = resolve(&mut tx)?;
     cards::replace_eligibility(&mut tx, id, org_id, &fragment_ids)
         .map_err(conflict_if_fragment_gone)?;
     let items = cards::list_eligibility(&mut tx, id, org_id)?;
@@ -166,10 +183,14 @@ fn write_eligibility(
     Ok(items)
 }
 
-/// The fragment ids, or the `422` of the first entry that names no fragment of the
-/// organisation.
-fn fragment_ids_or_refusal(resolved: Vec<Resolved>) -> Result<Vec<FragmentId>, ApiError> {
-    resolved
+/// The fragments of `(domain, ref)` entries, or the `422` of the first entry that names no
+/// fragment of the organisation.
+fn by_address(
+    tx: &mut postgres::Transaction,
+    org_id: &OrgId,
+    wanted: &[(DomainName, FragmentRef)],
+) -> Result<Vec<FragmentId>, ApiError> {
+    cards::resolve_fragments(tx, org_id, wanted)?
         .into_iter()
         .enumerate()
         .map(|(index, found)| match found {
@@ -182,6 +203,26 @@ fn fragment_ids_or_refusal(resolved: Vec<Resolved>) -> Result<Vec<FragmentId>, A
                 entry_field(index, "ref"),
                 "no fragment of this site has this reference",
             )),
+        })
+        .collect()
+}
+
+/// The fragments of ids, or the `422` of the first that is not a fragment of the organisation.
+fn by_id(
+    tx: &mut postgres::Transaction,
+    org_id: &OrgId,
+    wanted: &[FragmentId],
+) -> Result<Vec<FragmentId>, ApiError> {
+    cards::own_fragments(tx, org_id, wanted)?
+        .into_iter()
+        .enumerate()
+        .map(|(index, found)| {
+            found.ok_or_else(|| {
+                ApiError::validation(
+                    entry_field(index, "id"),
+                    "no fragment of your organisation has this id",
+                )
+            })
         })
         .collect()
 }

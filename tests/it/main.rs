@@ -5,7 +5,8 @@
 //! - `harness`: the database, the in-process server, the raw HTTP client, tenants.
 //! - `fixtures`: what the test modules share: data builders, `assert_error`, the `admin` runner.
 //! - `edge_fixtures`: what the edge's test modules share: `agentcard edge` as a child process.
-//!   Test modules import from these three, never from each other.
+//! - `console_fixtures`: what the console's test modules share: a browser of the console, people.
+//!   Test modules import from these four, never from each other.
 //! - `http_layer`: hostile input (headers, lengths, chunked bodies, timeouts, close, panics).
 //! - `auth`: bearer tokens, `401`s, `GET /v1/me`, hosts.
 //! - `conventions`: headers on every response, 404/405, body checks in their order.
@@ -37,6 +38,8 @@
 //!   message.
 //! - `console_web`: the web console: hosts, security headers, sign-in and sessions, form tokens
 //!   and origins, one-time links, members and the owners-only rules.
+//! - `console_cards`: the console's card pages: each action read back, refusals, CSRF, audit, and
+//!   the same rules and messages as `/v1`.
 //! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
@@ -47,6 +50,7 @@
 //! - `client`: a Python client generated from `openapi.json` (openapi-python-client, from PyPI)
 //!   drives every `/v1` operation.
 
+mod console_fixtures;
 mod edge_fixtures;
 mod fixtures;
 mod harness;
@@ -58,6 +62,7 @@ mod browser;
 mod cards;
 mod client;
 mod console;
+mod console_cards;
 mod console_web;
 mod conventions;
 mod counting;

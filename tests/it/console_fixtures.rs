@@ -1,0 +1,199 @@
+//! What the console's test modules share: a browser of the console (its session cookie, its
+//! form token, posts from the console's origin), people and organisations to sign in with, and
+//! the checks every console page gets.
+
+use crate::harness::{db, server, Client, Resp, CONSOLE_HOST};
+use agentcard::db::{self, people};
+use agentcard::domain::{Email, NewPassword, OrgName, Role};
+use agentcard::ids::{self, OrgId};
+use agentcard::password::Passwords;
+use std::sync::OnceLock;
+
+/// The session cookie's name.
+pub const COOKIE: &str = "agentcard_session";
+
+pub fn console() -> Client {
+    Client::new(server().addr)
+        .host(CONSOLE_HOST)
+        .ip(&crate::harness::next_client_ip())
+}
+
+/// Every console answer carries these, whatever its status.
+pub fn assert_secured(resp: &Resp, what: &str) {
+    let csp = resp.header("Content-Security-Policy").unwrap_or_default();
+    for directive in [
+        "default-src 'none'",
+        "frame-ancestors 'none'",
+        "style-src 'self'",
+    ] {
+        assert!(
+            csp.contains(directive),
+            "{what}: CSP {csp:?} lacks {directive}"
+        );
+    }
+    assert!(!csp.contains("unsafe-inline"), "{what}: {csp}");
+    assert_eq!(resp.header("Cache-Control"), Some("no-store"), "{what}");
+    assert_eq!(
+        resp.header("Referrer-Policy"),
+        Some("no-referrer"),
+        "{what}"
+    );
+    assert_eq!(
+        resp.header("X-Content-Type-Options"),
+        Some("nosniff"),
+        "{what}"
+    );
+}
+
+/// The console's origin on the shared test server (made from its console host).
+pub const ORIGIN: &str = "https://console.test";
+pub const PASSWORD: &str = "correct horse battery";
+
+/// A person with a password, member of `org` as `role` (none: no membership).
+pub fn person(org: Option<&str>, role: Role) -> String {
+    let mut db = db();
+    let email = format!("{}@example.org", ids::new_id("p_"));
+    let made = people::create_person(&mut db, &Email::parse(&email).unwrap(), false)
+        .unwrap()
+        .unwrap();
+    let hash = hashing()
+        .hash(&NewPassword::parse(PASSWORD, "password").unwrap())
+        .unwrap();
+    people::set_password(&mut db, &made.id, &hash).unwrap();
+    if let Some(org) = org {
+        people::add_membership(&mut db, &org_id(org), &made.id, role).unwrap();
+    }
+    email
+}
+
+pub fn hashing() -> &'static Passwords {
+    static PASSWORDS: OnceLock<Passwords> = OnceLock::new();
+    PASSWORDS.get_or_init(|| Passwords::new(2, 8))
+}
+
+pub fn new_org() -> String {
+    let name = OrgName::parse("Console Publisher").unwrap();
+    db::orgs::create_org(&mut db(), &name)
+        .unwrap()
+        .id
+        .to_string()
+}
+
+/// The typed id of an organisation the tests hold as text.
+pub fn org_id(text: &str) -> OrgId {
+    OrgId::parse(text).expect("an organisation id")
+}
+
+/// A browser of the console: its client address, its session cookie once signed in.
+pub struct Browser {
+    pub client: Client,
+    pub cookie: Option<String>,
+}
+
+impl Browser {
+    pub fn new() -> Browser {
+        Browser {
+            client: console(),
+            cookie: None,
+        }
+    }
+
+    /// A browser of this person, signed in.
+    pub fn signed_in(email: &str) -> Browser {
+        let mut browser = Browser::new();
+        let resp = browser.sign_in(email, PASSWORD);
+        assert_eq!(resp.status, 303, "{}", resp.text());
+        browser
+    }
+
+    pub fn headers(&self) -> Vec<(&str, String)> {
+        let mut headers = vec![("User-Agent", "ConsoleTest/1.0".to_string())];
+        if let Some(cookie) = &self.cookie {
+            headers.push(("Cookie", format!("{COOKIE}={cookie}")));
+        }
+        headers
+    }
+
+    pub fn get(&self, path: &str) -> Resp {
+        let headers = self.headers();
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        self.client.request("GET", path, &headers, None)
+    }
+
+    /// A form posted from the console's origin, as a browser sends it.
+    pub fn post(&self, path: &str, fields: &[(&str, &str)]) -> Resp {
+        self.post_with(path, fields, &[("Origin", ORIGIN)])
+    }
+
+    pub fn post_with(&self, path: &str, fields: &[(&str, &str)], extra: &[(&str, &str)]) -> Resp {
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(fields)
+            .finish();
+        let mut headers = self.headers();
+        headers.push((
+            "Content-Type",
+            "application/x-www-form-urlencoded".to_string(),
+        ));
+        let mut headers: Vec<(&str, &str)> =
+            headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        headers.extend_from_slice(extra);
+        self.client
+            .request("POST", path, &headers, Some(body.as_bytes()))
+    }
+
+    /// Signs in; keeps the session cookie it is given.
+    pub fn sign_in(&mut self, email: &str, password: &str) -> Resp {
+        let resp = self.post("/sign-in", &[("email", email), ("password", password)]);
+        if let Some(secret) = session_cookie(&resp) {
+            self.cookie = Some(secret);
+        }
+        resp
+    }
+
+    /// The form token of this browser's session, as its pages carry it.
+    pub fn token(&self) -> String {
+        let page = self.get("/password").text();
+        let at = page.find("name=\"csrf\" value=\"").expect("a form token") + 19;
+        page[at..at + 64].to_string()
+    }
+
+    /// A write with this session's form token.
+    pub fn write(&self, path: &str, fields: &[(&str, &str)]) -> Resp {
+        let token = self.token();
+        let mut all = vec![("csrf", token.as_str())];
+        all.extend_from_slice(fields);
+        self.post(path, &all)
+    }
+
+    pub fn is_signed_in(&self) -> bool {
+        self.get("/").status == 200
+    }
+}
+
+/// The value a response sets the session cookie to.
+pub fn session_cookie(resp: &Resp) -> Option<String> {
+    let set = resp.header("Set-Cookie")?;
+    let value = set.strip_prefix(&format!("{COOKIE}="))?.split(';').next()?;
+    Some(value.to_string())
+}
+
+/// Every visible input and select of a page has an id that a `<label for>` names.
+pub fn assert_labelled(page: &str, what: &str) {
+    for tag in ["<input ", "<select "] {
+        for (at, _) in page.match_indices(tag) {
+            let element = &page[at..at + page[at..].find('>').unwrap()];
+            if element.contains("type=\"hidden\"") {
+                continue;
+            }
+            let id_at = element
+                .find(" id=\"")
+                .unwrap_or_else(|| panic!("{what}: {element}"))
+                + 5;
+            let id = &element[id_at..id_at + element[id_at..].find('"').unwrap()];
+            assert!(
+                page.contains(&format!("<label for=\"{id}\"")),
+                "{what}: {id} has no label"
+            );
+        }
+    }
+}
