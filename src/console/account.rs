@@ -9,8 +9,8 @@ use super::{Call, Refusal};
 use crate::db::{people, sessions};
 use crate::domain::NewPassword;
 use crate::error::ApiError;
-use crate::ids::OrgId;
 use crate::http::{Request, Response};
+use crate::ids::OrgId;
 use postgres::Client;
 
 pub fn home(visit: &Visit, request: &Request) -> Response {

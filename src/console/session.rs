@@ -7,11 +7,13 @@ use super::Refusal;
 use crate::app::App;
 use crate::auth;
 use crate::config::ConsoleUrl;
+use crate::db::orgs::Org;
 use crate::db::people::{self, OrgAccess, Person};
 use crate::db::sessions::{self, Session};
 use crate::domain::Role;
-use crate::ids::OrgId;
 use crate::http::Request;
+use crate::ids::OrgId;
+use crate::ops::{Actor, Caller};
 use postgres::Client;
 use sha2::{Digest, Sha256};
 
@@ -185,6 +187,27 @@ impl Visit {
                 "only an owner of the organisation may do this",
             )),
         }
+    }
+
+    /// The person acting in the organisation being looked at, as the operations take them.
+    pub fn caller(&self) -> Result<Caller, Refusal> {
+        let org = self.current_org()?;
+        Ok(Caller {
+            org: Org {
+                id: org.org_id.clone(),
+                name: org.name.clone(),
+            },
+            actor: Actor::Person {
+                id: self.session.person.clone(),
+                email: self.session.email.clone(),
+            },
+        })
+    }
+
+    /// Like [`Visit::caller`], for the owners-only pages and actions.
+    pub fn owner(&self) -> Result<Caller, Refusal> {
+        self.require_owner()?;
+        self.caller()
     }
 
     /// The header of this visit's pages.

@@ -119,7 +119,10 @@ pub struct Member {
     pub role: Role,
 }
 
-pub fn members(db: &mut impl GenericClient, org_id: &OrgId) -> Result<Vec<Member>, postgres::Error> {
+pub fn members(
+    db: &mut impl GenericClient,
+    org_id: &OrgId,
+) -> Result<Vec<Member>, postgres::Error> {
     let rows = db.query(
         "SELECT p.id, p.email, m.role FROM memberships m JOIN persons p ON p.id = m.person_id
           WHERE m.org_id = $1 ORDER BY lower(p.email)",
@@ -332,4 +335,16 @@ pub fn revoke_invitation(
            AND {LIVE_LINK}"
     );
     Ok(db.execute(&sql, &[&id, &org_id])? == 1)
+}
+
+/// The organisations a person is a member of.
+pub fn orgs_of(
+    db: &mut impl GenericClient,
+    person: &PersonId,
+) -> Result<Vec<OrgId>, postgres::Error> {
+    let rows = db.query(
+        "SELECT org_id FROM memberships WHERE person_id = $1 ORDER BY org_id",
+        &[&person.as_str()],
+    )?;
+    rows.iter().map(|r| r.try_get(0)).collect()
 }

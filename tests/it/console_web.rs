@@ -5,6 +5,7 @@ use crate::harness::{db, server, start_server, tenant, Client, Resp, CONSOLE_HOS
 use agentcard::db::{self, people};
 use agentcard::domain::{Email, NewPassword, OrgName, Role};
 use agentcard::ids::OrgId;
+use agentcard::ops::{self, members, Actor, Caller};
 use agentcard::password::Passwords;
 use agentcard::{auth, ids};
 use std::sync::OnceLock;
@@ -137,7 +138,15 @@ fn hashing() -> &'static Passwords {
 
 fn new_org() -> String {
     let name = OrgName::parse("Console Publisher").unwrap();
-    db::orgs::create_org(&mut db(), &name).unwrap().id.to_string()
+    db::orgs::create_org(&mut db(), &name)
+        .unwrap()
+        .id
+        .to_string()
+}
+
+/// The CLI acting in an organisation the tests hold as text.
+fn cli_in(org: &str) -> Caller {
+    ops::orgs::open(&mut db(), &org_id(org), Actor::Cli).unwrap()
 }
 
 /// The typed id of an organisation the tests hold as text.
@@ -708,13 +717,12 @@ fn an_owner_invites_and_the_link_works_once_for_a_new_person() {
 fn an_invited_person_who_has_a_password_just_joins() {
     let (first, second) = (new_org(), new_org());
     let email = person(Some(&first), Role::Member);
-    let link = agentcard::people::invite(
+    let link = members::invite(
         &mut db(),
+        &cli_in(&second),
         &console_url(),
-        &org_id(&second),
         &Email::parse(&email.to_uppercase()).unwrap(),
         Role::Owner,
-        "cli",
     )
     .unwrap();
     let path = format!("/link/{}", link_secret(&link));
@@ -741,8 +749,7 @@ fn links_expire_after_7_days() {
     let address = format!("{}@example.org", ids::new_id("later_"));
     let email = Email::parse(&address).unwrap();
     for (age, works) in [("7 days 1 minute", false), ("6 days 23 hours", true)] {
-        let link =
-            agentcard::people::invite(&mut db(), &url, &org_id(&org), &email, Role::Member, "cli").unwrap();
+        let link = members::invite(&mut db(), &cli_in(&org), &url, &email, Role::Member).unwrap();
         let secret = link_secret(&link);
         let hash = auth::hash(&secret).to_vec();
         let lifetime: String = db()
@@ -771,13 +778,8 @@ fn a_reset_link_sets_a_new_password_and_ends_every_session() {
     let org = new_org();
     let email = person(Some(&org), Role::Member);
     let before = Browser::signed_in(&email);
-    let link = agentcard::people::password_link(
-        &mut db(),
-        &console_url(),
-        &agentcard::ids::PersonId::parse(&person_id(&email)).unwrap(),
-        "cli",
-    )
-    .unwrap();
+    let found = people::find_by_email(&mut db(), &email).unwrap().unwrap();
+    let link = members::password_link(&mut db(), &Actor::Cli, &console_url(), &found).unwrap();
     let path = format!("/link/{}", link_secret(&link));
     let used = Browser::new().post(&path, &[("new_password", "the reset password")]);
     assert_eq!(used.header("Location"), Some("/?notice=password-set"));
