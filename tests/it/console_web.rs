@@ -16,7 +16,7 @@ const COOKIE: &str = "agentcard_session";
 const FAILED_SIGN_IN_PER_EMAIL: usize = 10;
 const FAILED_AUTH_PER_IP: usize = 30;
 
-fn console() -> Client {
+pub(crate) fn console() -> Client {
     Client::new(server().addr)
         .host(CONSOLE_HOST)
         .ip(&crate::harness::next_client_ip())
@@ -112,10 +112,10 @@ fn pages_label_every_input() {
 
 /// The console's origin on the shared test server (made from its console host).
 const ORIGIN: &str = "https://console.test";
-const PASSWORD: &str = "correct horse battery";
+pub(crate) const PASSWORD: &str = "correct horse battery";
 
 /// A person with a password, member of `org` as `role` (none: no membership).
-fn person(org: Option<&str>, role: Role) -> String {
+pub(crate) fn person(org: Option<&str>, role: Role) -> String {
     let mut db = db();
     let email = format!("{}@example.org", ids::new_id("p_"));
     let made = people::create_person(&mut db, &Email::parse(&email).unwrap(), false)
@@ -136,7 +136,7 @@ fn hashing() -> &'static Passwords {
     PASSWORDS.get_or_init(|| Passwords::new(2, 8))
 }
 
-fn new_org() -> String {
+pub(crate) fn new_org() -> String {
     let name = OrgName::parse("Console Publisher").unwrap();
     db::orgs::create_org(&mut db(), &name)
         .unwrap()
@@ -150,18 +150,18 @@ fn cli_in(org: &str) -> Caller {
 }
 
 /// The typed id of an organisation the tests hold as text.
-fn org_id(text: &str) -> OrgId {
+pub(crate) fn org_id(text: &str) -> OrgId {
     OrgId::parse(text).expect("an organisation id")
 }
 
 /// A browser of the console: its client address, its session cookie once signed in.
-struct Browser {
+pub(crate) struct Browser {
     client: Client,
     cookie: Option<String>,
 }
 
 impl Browser {
-    fn new() -> Browser {
+    pub(crate) fn new() -> Browser {
         Browser {
             client: console(),
             cookie: None,
@@ -169,7 +169,7 @@ impl Browser {
     }
 
     /// A browser of this person, signed in.
-    fn signed_in(email: &str) -> Browser {
+    pub(crate) fn signed_in(email: &str) -> Browser {
         let mut browser = Browser::new();
         let resp = browser.sign_in(email, PASSWORD);
         assert_eq!(resp.status, 303, "{}", resp.text());
@@ -184,14 +184,14 @@ impl Browser {
         headers
     }
 
-    fn get(&self, path: &str) -> Resp {
+    pub(crate) fn get(&self, path: &str) -> Resp {
         let headers = self.headers();
         let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
         self.client.request("GET", path, &headers, None)
     }
 
     /// A form posted from the console's origin, as a browser sends it.
-    fn post(&self, path: &str, fields: &[(&str, &str)]) -> Resp {
+    pub(crate) fn post(&self, path: &str, fields: &[(&str, &str)]) -> Resp {
         self.post_with(path, fields, &[("Origin", ORIGIN)])
     }
 
@@ -221,14 +221,14 @@ impl Browser {
     }
 
     /// The form token of this browser's session, as its pages carry it.
-    fn token(&self) -> String {
+    pub(crate) fn token(&self) -> String {
         let page = self.get("/password").text();
         let at = page.find("name=\"csrf\" value=\"").expect("a form token") + 19;
         page[at..at + 64].to_string()
     }
 
     /// A write with this session's form token.
-    fn write(&self, path: &str, fields: &[(&str, &str)]) -> Resp {
+    pub(crate) fn write(&self, path: &str, fields: &[(&str, &str)]) -> Resp {
         let token = self.token();
         let mut all = vec![("csrf", token.as_str())];
         all.extend_from_slice(fields);
@@ -1041,7 +1041,7 @@ fn support_staff_open_every_organisation_as_owners() {
 }
 
 /// `agentcard admin ARGS…` with the shared server's console host, so its links point there.
-fn admin_people(args: &[&str]) -> (bool, serde_json::Value, String) {
+pub(crate) fn admin_people(args: &[&str]) -> (bool, serde_json::Value, String) {
     let (ok, stdout, stderr) = crate::fixtures::agentcard(
         &[&["admin"], args].concat(),
         &[("AGENTCARD_CONSOLE_HOST", CONSOLE_HOST)],

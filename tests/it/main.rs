@@ -56,6 +56,7 @@ mod browser;
 mod cards;
 mod client;
 mod console;
+mod console_admin;
 mod console_web;
 mod conventions;
 mod counting;
