@@ -32,7 +32,6 @@ mod limits;
 mod metrics;
 pub mod ops;
 pub mod password;
-pub mod people;
 mod pool;
 pub mod report;
 mod router;

@@ -20,7 +20,6 @@ use crate::ops::fragments::FragmentWrite;
 use crate::ops::routes::RouteWrite;
 use crate::ops::sites::SiteWrite;
 use crate::ops::{self, Actor, Caller, Scope};
-use crate::people;
 use postgres::{Client, Transaction};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -136,7 +135,7 @@ fn demo_owner(
     };
     stored::add_membership(tx, org_id, &person.id, Role::Owner)?;
     console
-        .map(|url| people::password_link(tx, url, &person.id, people::BY_CLI))
+        .map(|url| ops::members::password_link(tx, &Actor::Cli, url, &person))
         .transpose()
 }
 

@@ -2,11 +2,11 @@
 //! JSON object with the `link` to pass on (shown once; only its hash is stored).
 
 use crate::config::ConsoleUrl;
-use crate::db::{orgs, people as stored};
+use crate::db::people as stored;
 use crate::domain::{Email, Role};
 use crate::error::ApiError;
-use crate::ids::OrgId;
-use crate::people::{self, Access, BY_CLI};
+use crate::ops::members::{self, Access};
+use crate::ops::Actor;
 use clap::{ArgGroup, Subcommand, ValueEnum};
 use postgres::Client;
 use serde_json::{json, Value};
@@ -79,14 +79,12 @@ pub fn run_user(
             let email = Email::parse(&email)?;
             let access = match (org, role) {
                 (Some(org), Some(role)) if !support => Access::Member {
-                    org_id: existing_org(db, &org)?,
+                    org_id: super::org(db, &org)?.org.id,
                     role: role.into(),
                 },
                 _ => Access::Support,
             };
-            let mut tx = db.transaction()?;
-            let (person, link) = people::create_person(&mut tx, url, &email, &access)?;
-            tx.commit()?;
+            let (person, link) = members::create_person(db, &Actor::Cli, url, &email, &access)?;
             let mut out = json!({"id": person.id.as_str(), "email": person.email, "support": person.support, "link": link});
             if let Access::Member { org_id, role } = access {
                 out["org_id"] = json!(org_id);
@@ -96,7 +94,7 @@ pub fn run_user(
         }
         UserCommand::Reset { email } => {
             let person = stored::find_by_email(db, &email)?.ok_or(ApiError::NotFound)?;
-            let link = people::password_link(db, url, &person.id, BY_CLI)?;
+            let link = members::password_link(db, &Actor::Cli, url, &person)?;
             Ok(json!({"id": person.id.as_str(), "email": person.email, "link": link}))
         }
     }
@@ -110,11 +108,13 @@ pub fn run_member(
     let url = console_url(url)?;
     match command {
         MemberCommand::Invite { org, email, role } => {
-            let org = existing_org(db, &org)?;
+            let org = super::org(db, &org)?;
             let email = Email::parse(&email)?;
             let role = Role::from(role);
-            let link = people::invite(db, url, &org, &email, role, BY_CLI)?;
-            Ok(json!({"org_id": org, "email": email.as_str(), "role": role.as_str(), "link": link}))
+            let link = members::invite(db, &org, url, &email, role)?;
+            Ok(
+                json!({"org_id": org.org.id, "email": email.as_str(), "role": role.as_str(), "link": link}),
+            )
         }
     }
 }
@@ -126,11 +126,4 @@ fn console_url(url: Option<&ConsoleUrl>) -> Result<&ConsoleUrl, ApiError> {
              https://HOST): the link points to the console",
         )
     })
-}
-
-/// The organisation `--org` names, which must exist.
-fn existing_org(db: &mut Client, org: &str) -> Result<OrgId, ApiError> {
-    let id = OrgId::parse(org).ok_or(ApiError::NotFound)?;
-    orgs::find_org(db, &id)?.ok_or(ApiError::NotFound)?;
-    Ok(id)
 }

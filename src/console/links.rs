@@ -7,10 +7,10 @@ use super::session;
 use super::sign_in::signed_in;
 use super::{Call, Refusal};
 use crate::db::people::{self, Link, LinkPurpose, Person};
-use crate::domain::{Email, NewPassword};
+use crate::domain::NewPassword;
 use crate::error::ApiError;
 use crate::http::Response;
-use crate::people::{live_link, LINK_PATH};
+use crate::ops::members::{self, live_link, LINK_PATH};
 use postgres::Client;
 
 /// What the holder of a live link is asked for.
@@ -101,24 +101,11 @@ pub fn use_link(db: &mut Client, call: &Call, secret: &str) -> Result<Response, 
             }
         }
     };
-    let mut tx = db.transaction()?;
-    if !people::use_link(&mut tx, link.id)? {
-        return Err(dead_link());
-    }
-    let person = match step {
-        Step::Join { person }
-        | Step::SetPassword {
-            person: Some(person),
-        } => person,
-        Step::SetPassword { person: None } => new_person(&mut tx, &link)?,
+    let known = match step {
+        Step::Join { person } => Some(person),
+        Step::SetPassword { person } => person,
     };
-    if let Some(hash) = &hash {
-        people::set_password(&mut tx, &person.id, hash)?;
-    }
-    if let LinkPurpose::Invitation { org_id, role, .. } = &link.purpose {
-        people::add_membership(&mut tx, org_id, &person.id, *role)?;
-    }
-    tx.commit()?;
+    let person = members::use_link(db, &link, known, hash.as_deref())?.ok_or_else(dead_link)?;
     if hash.is_none() {
         return Ok(pages::redirect("/sign-in?notice=joined"));
     }
@@ -128,14 +115,4 @@ pub fn use_link(db: &mut Client, call: &Call, secret: &str) -> Result<Response, 
     };
     let secret = session::start(db, &person, org, call.request)?;
     Ok(signed_in(app, &secret, "/?notice=password-set"))
-}
-
-/// The person an invitation names, made when it is first used.
-fn new_person(tx: &mut postgres::Transaction, link: &Link) -> Result<Person, Refusal> {
-    let LinkPurpose::Invitation { email, .. } = &link.purpose else {
-        return Err(dead_link());
-    };
-    let email = Email::parse(email)?;
-    let person = people::create_person(tx, &email, false)?;
-    Ok(person.ok_or_else(|| ApiError::conflict("email", "a person with this email exists"))?)
 }

@@ -1,17 +1,17 @@
 //! The members page, for owners only (support staff count as owners): the members with their
 //! roles, the pending invitations, and the invite form. Every request is checked on the
-//! server, the page and each `POST` alike; the rule that an organisation keeps an owner is
-//! `db::people::change_membership`'s.
+//! server, the page and each `POST` alike; the writes are `ops::members`'s.
 
 use super::form::Form;
 use super::pages::{self, Field, MembersPage};
 use super::session::{console_url, Visit};
 use super::{Call, Refusal};
-use crate::db::people::{self, MembershipChange};
+use crate::db::people;
 use crate::domain::{Email, Role};
 use crate::error::ApiError;
 use crate::http::{Request, Response};
 use crate::ids::PersonId;
+use crate::ops::members;
 use postgres::Client;
 
 fn page(db: &mut Client, visit: &Visit, request: &Request) -> Result<MembersPage, Refusal> {
@@ -42,19 +42,16 @@ pub fn invite(db: &mut Client, call: &Call, visit: &Visit) -> Result<Response, R
     let (app, form) = (call.app, &call.form);
     let mut page = page(db, visit, call.request)?;
     page.email.value = form.get("email").to_string();
-    let org_id = &visit.require_owner()?.org_id;
+    let caller = visit.owner()?;
     let invited = Email::parse(form.get("email"))
         .map_err(ApiError::from)
         .and_then(|email| Ok((email, Role::parse(form.get("role"))?)))
-        .and_then(|(email, role)| {
-            let by = &visit.session.email;
-            crate::people::invite(db, console_url(app), org_id, &email, role, by)
-        });
+        .and_then(|(email, role)| members::invite(db, &caller, console_url(app), &email, role));
     match invited {
         Ok(link) => {
             page.new_link = Some(link);
             page.email.value.clear();
-            page.invitations = people::pending_invitations(db, org_id)?;
+            page.invitations = people::pending_invitations(db, &caller.org.id)?;
             Ok(pages::html(200, &page))
         }
         Err(ApiError::Validation { field, message } | ApiError::Conflict { field, message }) => {
@@ -68,7 +65,7 @@ pub fn invite(db: &mut Client, call: &Call, visit: &Visit) -> Result<Response, R
     }
 }
 
-/// `POST /members/{id}/role` (`Some`) and `POST /members/{id}/remove` (`None`).
+/// `POST /members/{id}/role` (`remove` false) and `POST /members/{id}/remove`.
 pub fn change(
     db: &mut Client,
     form: &Form,
@@ -76,34 +73,21 @@ pub fn change(
     person: &PersonId,
     remove: bool,
 ) -> Result<Response, Refusal> {
-    let org_id = visit.require_owner()?.org_id.clone();
-    let to = match remove {
-        true => None,
-        false => Some(Role::parse(form.get("role"))?),
-    };
-    let mut tx = db.transaction()?;
-    let changed = people::change_membership(&mut tx, &org_id, person, to)?;
-    tx.commit()?;
-    match changed {
-        MembershipChange::Done if remove && *person == visit.session.person => {
-            Ok(pages::redirect("/"))
-        }
-        MembershipChange::Done if remove => Ok(pages::redirect("/members?notice=removed")),
-        MembershipChange::Done => Ok(pages::redirect("/members?notice=role-changed")),
-        MembershipChange::NotMember => Err(ApiError::NotFound.into()),
-        MembershipChange::LastOwner => Err(ApiError::conflict(
-            "role",
-            "an organisation keeps at least one owner: make another member an owner first",
-        )
-        .into()),
+    let caller = visit.owner()?;
+    if remove {
+        members::remove_member(db, &caller, person)?;
+    } else {
+        members::change_role(db, &caller, person, Role::parse(form.get("role"))?)?;
     }
+    Ok(match remove {
+        true if *person == visit.session.person => pages::redirect("/"),
+        true => pages::redirect("/members?notice=removed"),
+        false => pages::redirect("/members?notice=role-changed"),
+    })
 }
 
 /// `POST /invitations/{id}/revoke`: a pending invitation of this organisation is deleted.
 pub fn revoke_invitation(db: &mut Client, visit: &Visit, id: i64) -> Result<Response, Refusal> {
-    let org = visit.require_owner()?;
-    if !people::revoke_invitation(db, &org.org_id, id)? {
-        return Err(ApiError::NotFound.into());
-    }
+    members::revoke_invitation(db, &visit.owner()?, id)?;
     Ok(pages::redirect("/members?notice=invitation-revoked"))
 }

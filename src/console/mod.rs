@@ -6,14 +6,19 @@
 //! template of `pages`) → `secured`, which gives every answer its security headers.
 
 mod account;
+mod audit;
 mod cards;
+mod confirm;
 mod form;
+mod keys;
 mod links;
 mod members;
 mod pages;
 mod routes;
 mod session;
 mod sign_in;
+mod sites;
+mod tokens;
 
 use crate::app::App;
 use crate::blocking::BlockingError;
@@ -130,7 +135,8 @@ fn serve(app: &App, request: &Request, route: Route) -> Result<Response, Refusal
         Route::LinkPage(secret) => links::page(db, &secret),
         Route::UseLink(secret) => links::use_link(db, &call, &secret),
         route => match visit {
-            Some(visit) => signed_in(db, &call, route, &visit),
+            Some(visit) => signed_in(db, &call, route, &visit)
+                .or_else(|refusal| Ok(pages::refusal_in(&refusal, Some(visit.nav())))),
             None if writes => Err(Refusal::Forbidden(
                 "your session has ended: sign in again (nothing was changed)",
             )),
@@ -167,6 +173,22 @@ fn signed_in(
         Route::RemoveMember(person) => members::change(db, form, visit, &person, true),
         Route::RevokeInvitation(id) => members::revoke_invitation(db, visit, id),
         Route::Cards(page) => cards::serve(db, call, visit, page),
+        Route::Tokens => tokens::tokens_page(db, visit, request),
+        Route::CreateToken => tokens::create(db, call, visit),
+        Route::RevokeToken(id) => tokens::revoke(db, visit, &id),
+        Route::ConfirmDeleteToken(id) => tokens::confirm_delete(db, visit, &id),
+        Route::DeleteToken(id) => tokens::delete(db, visit, &id),
+        Route::Keys => keys::keys_page(db, visit, request),
+        Route::CreateKey => keys::create(db, call, visit),
+        Route::RevokeKey(id) => keys::revoke(db, visit, &id),
+        Route::ConfirmDeleteKey(id) => keys::confirm_delete(db, visit, &id),
+        Route::DeleteKey(id) => keys::delete(db, visit, &id),
+        Route::Sites => sites::sites_page(db, visit, request),
+        Route::ConfirmDeleteSite(domain) => sites::confirm_site(db, visit, &domain),
+        Route::DeleteSite(domain) => sites::delete_site(db, visit, &domain),
+        Route::ConfirmDeleteFragment(id) => sites::confirm_fragment(db, visit, &id),
+        Route::DeleteFragment(id) => sites::delete_fragment(db, visit, &id),
+        Route::Audit => audit::audit_page(db, visit, request),
         Route::SignInForm
         | Route::SignIn
         | Route::LinkPage(_)

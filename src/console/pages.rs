@@ -105,6 +105,24 @@ const NOTICES: &[(&str, &str)] = &[
     ("removed", "The member was removed."),
     ("role-changed", "The member's role was changed."),
     (
+        "token-revoked",
+        "The token was revoked: it is refused from now on.",
+    ),
+    ("token-deleted", "The token was deleted."),
+    (
+        "key-revoked",
+        "The key was revoked: it is refused from now on.",
+    ),
+    ("key-deleted", "The key was deleted."),
+    (
+        "site-deleted",
+        "The site was deleted, with everything in it.",
+    ),
+    (
+        "fragment-deleted",
+        "The fragment was deleted, with its rules and eligibility entries.",
+    ),
+    (
         "invitation-revoked",
         "The invitation was revoked: its link no longer works.",
     ),
@@ -194,6 +212,11 @@ struct ErrorPage {
 
 /// The page of a refusal, with its status (and `Allow`, `Retry-After` where they belong).
 pub fn refusal(refusal: &Refusal) -> Response {
+    refusal_in(refusal, None)
+}
+
+/// The page of a refusal to a signed-in person: with the header of their pages.
+pub fn refusal_in(refusal: &Refusal, nav: Option<Nav>) -> Response {
     let (status, title, message) = match refusal {
         Refusal::Api(error) => (error.status(), "Not done", error.message()),
         Refusal::BadRequest(message) => (400, "Not done", message.to_string()),
@@ -207,7 +230,7 @@ pub fn refusal(refusal: &Refusal) -> Response {
         ),
     };
     let page = ErrorPage {
-        nav: None,
+        nav,
         title,
         message,
         next_href: "/",

@@ -2,8 +2,9 @@
 //! with it (`GET`/`HEAD` read, `POST` writes). Anything else is `404` or `405`.
 
 use super::Refusal;
+use crate::domain::DomainName;
 use crate::error::ApiError;
-use crate::ids::PersonId;
+use crate::ids::{FragmentId, KeyId, PersonId, TokenId};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
@@ -21,6 +22,22 @@ pub enum Route {
     ChangeRole(PersonId),
     RemoveMember(PersonId),
     RevokeInvitation(i64),
+    Tokens,
+    CreateToken,
+    RevokeToken(TokenId),
+    ConfirmDeleteToken(TokenId),
+    DeleteToken(TokenId),
+    Keys,
+    CreateKey,
+    RevokeKey(KeyId),
+    ConfirmDeleteKey(KeyId),
+    DeleteKey(KeyId),
+    Sites,
+    ConfirmDeleteSite(DomainName),
+    DeleteSite(DomainName),
+    ConfirmDeleteFragment(FragmentId),
+    DeleteFragment(FragmentId),
+    Audit,
     LinkPage(String),
     UseLink(String),
     Cards(super::cards::CardPage),
@@ -42,6 +59,18 @@ pub fn route(method: &str, path: &str) -> Result<Route, Refusal> {
         ["members", id, "role"] => (None, Some(Route::ChangeRole(person(id)?))),
         ["members", id, "remove"] => (None, Some(Route::RemoveMember(person(id)?))),
         ["invitations", id, "revoke"] => (None, Some(Route::RevokeInvitation(number(id)?))),
+        ["tokens"] => (Some(Route::Tokens), Some(Route::CreateToken)),
+        ["tokens", id, "revoke"] => (None, Some(Route::RevokeToken(id_of(id)?))),
+        ["tokens", id, "delete"] => both(Route::ConfirmDeleteToken, Route::DeleteToken, id)?,
+        ["keys"] => (Some(Route::Keys), Some(Route::CreateKey)),
+        ["keys", id, "revoke"] => (None, Some(Route::RevokeKey(id_of(id)?))),
+        ["keys", id, "delete"] => both(Route::ConfirmDeleteKey, Route::DeleteKey, id)?,
+        ["sites"] => (Some(Route::Sites), None),
+        ["sites", domain, "delete"] => both(Route::ConfirmDeleteSite, Route::DeleteSite, domain)?,
+        ["fragments", id, "delete"] => {
+            both(Route::ConfirmDeleteFragment, Route::DeleteFragment, id)?
+        }
+        ["audit"] => (Some(Route::Audit), None),
         ["link", secret] => (
             Some(Route::LinkPage(secret.to_string())),
             Some(Route::UseLink(secret.to_string())),
@@ -66,6 +95,49 @@ pub fn route(method: &str, path: &str) -> Result<Route, Refusal> {
         }
         .into()
     })
+}
+
+/// An object named in a path, by its id (or a site by its domain); one of another form names
+/// nothing.
+trait Named: Sized {
+    fn named(segment: &str) -> Option<Self>;
+}
+
+impl Named for TokenId {
+    fn named(segment: &str) -> Option<Self> {
+        TokenId::parse(segment)
+    }
+}
+
+impl Named for KeyId {
+    fn named(segment: &str) -> Option<Self> {
+        KeyId::parse(segment)
+    }
+}
+
+impl Named for FragmentId {
+    fn named(segment: &str) -> Option<Self> {
+        FragmentId::parse(segment)
+    }
+}
+
+impl Named for DomainName {
+    fn named(segment: &str) -> Option<Self> {
+        DomainName::parse(segment).ok()
+    }
+}
+
+fn id_of<T: Named>(segment: &str) -> Result<T, Refusal> {
+    T::named(segment).ok_or(Refusal::Api(ApiError::NotFound))
+}
+
+/// The confirmation page (`GET`) and the action (`POST`) of one object.
+fn both<T: Named>(
+    read: fn(T) -> Route,
+    write: fn(T) -> Route,
+    segment: &str,
+) -> Result<(Option<Route>, Option<Route>), Refusal> {
+    Ok((Some(read(id_of(segment)?)), Some(write(id_of(segment)?))))
 }
 
 fn person(segment: &str) -> Result<PersonId, Refusal> {

@@ -205,6 +205,12 @@ impl Visit {
         }
     }
 
+    /// Like [`Visit::caller`], for the owners-only pages and actions.
+    pub fn owner(&self) -> Result<Caller, Refusal> {
+        self.require_owner()?;
+        self.caller()
+    }
+
     /// The header of this visit's pages.
     pub fn nav(&self) -> Nav {
         Nav {

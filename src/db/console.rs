@@ -77,3 +77,30 @@ pub fn delete_site(
     )?;
     Ok(deleted == 1)
 }
+
+/// How many eligibility entries name one of these fragments.
+pub fn count_eligibility_on(
+    db: &mut impl GenericClient,
+    fragment_ids: &[FragmentId],
+) -> Result<i64, postgres::Error> {
+    let row = db.query_one(
+        "SELECT count(*) FROM card_eligibility WHERE fragment_id = ANY($1::text[])",
+        &[&fragment_ids],
+    )?;
+    row.try_get(0)
+}
+
+/// The domain of the organisation's site that holds this fragment, if it is the
+/// organisation's.
+pub fn fragment_domain(
+    db: &mut impl GenericClient,
+    org_id: &OrgId,
+    fragment_id: &FragmentId,
+) -> Result<Option<String>, postgres::Error> {
+    let row = db.query_opt(
+        "SELECT s.domain FROM fragments f JOIN sites s ON s.id = f.site_id
+          WHERE s.org_id = $1 AND f.id = $2",
+        &[org_id, fragment_id],
+    )?;
+    row.map(|r| r.try_get(0)).transpose()
+}

@@ -336,3 +336,15 @@ pub fn revoke_invitation(
     );
     Ok(db.execute(&sql, &[&id, &org_id])? == 1)
 }
+
+/// The organisations a person is a member of.
+pub fn orgs_of(
+    db: &mut impl GenericClient,
+    person: &PersonId,
+) -> Result<Vec<OrgId>, postgres::Error> {
+    let rows = db.query(
+        "SELECT org_id FROM memberships WHERE person_id = $1 ORDER BY org_id",
+        &[&person.as_str()],
+    )?;
+    rows.iter().map(|r| r.try_get(0)).collect()
+}

@@ -2,7 +2,7 @@
 //! a fragment paused that pages still resolve to), and the console's creation (with or without
 //! a reference, making the site if needed) and deletion.
 
-use super::sites::{locked_site, site, widened_warnings};
+use super::sites::{locked_site, site, widened_warnings, WhatGoes};
 use super::{conflict_on_unique, record_for, Caller, Saved, Wrote, CHANGED_MEANWHILE};
 use crate::db::fragments::{FragmentFields, FragmentRow};
 use crate::db::{self, console, sites::SiteRow};
@@ -179,21 +179,43 @@ pub fn delete_fragment(
     caller: &Caller,
     id: &FragmentId,
 ) -> Result<FragmentDeleted, ApiError> {
-    let org_id = &caller.org.id;
     let mut tx = db.transaction()?;
-    let default_of = console::site_defaulting_to(&mut tx, org_id, id)?;
-    let rules = db::routes::count_targeting(&mut tx, id)?;
-    let widened = console::cards_eligible_only_on(&mut tx, org_id, std::slice::from_ref(id))?;
-    if !console::delete_fragment(&mut tx, org_id, id)? {
+    let goes = fragment_deletion(&mut tx, caller, id)?;
+    if !console::delete_fragment(&mut tx, &caller.org.id, id)? {
         return Err(ApiError::NotFound);
     }
     record_for(&mut tx, caller, fragment_wrote("delete_fragment", id))?;
     tx.commit()?;
-    let mut warnings = deleted_fragment_warnings(default_of.as_deref(), rules);
-    warnings.extend(widened_warnings(&widened));
+    let mut warnings = deleted_fragment_warnings(goes.default_of.as_deref(), goes.rules);
+    warnings.extend(widened_warnings(&goes.widened));
     Ok(FragmentDeleted {
         id: id.clone(),
         warnings,
+    })
+}
+
+/// What [`delete_fragment`] would take with the fragment: the rules that target it, its
+/// eligibility entries, the default of the site whose default it is.
+pub fn fragment_deletion(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    id: &FragmentId,
+) -> Result<WhatGoes, ApiError> {
+    let org_id = &caller.org.id;
+    let domain = console::fragment_domain(db, org_id, id)?.ok_or(ApiError::NotFound)?;
+    let domain = DomainName::parse(&domain)?;
+    let fragment = list_fragments(db, caller, &domain)?
+        .into_iter()
+        .find(|f| f.id == *id)
+        .ok_or(ApiError::NotFound)?;
+    let ids = std::slice::from_ref(id);
+    Ok(WhatGoes {
+        rules: db::routes::count_targeting(db, id)?,
+        default_of: console::site_defaulting_to(db, org_id, id)?,
+        eligibility_entries: console::count_eligibility_on(db, ids)?,
+        widened: console::cards_eligible_only_on(db, org_id, ids)?,
+        fragments: vec![fragment],
+        domain,
     })
 }
 

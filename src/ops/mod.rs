@@ -12,6 +12,7 @@ pub mod audit;
 pub mod cards;
 pub mod fragments;
 pub mod keys;
+pub mod members;
 pub mod orgs;
 pub mod routes;
 pub mod sites;

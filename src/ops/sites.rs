@@ -22,6 +22,23 @@ pub struct SiteDeleted {
     pub warnings: Vec<String>,
 }
 
+/// What deleting a site or a fragment takes with it, as its confirmation page names it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WhatGoes {
+    /// The site the deletion is in.
+    pub domain: DomainName,
+    /// The fragments deleted: a site's all, or the one.
+    pub fragments: Vec<FragmentRow>,
+    /// The rules deleted with them.
+    pub rules: i64,
+    /// The site left without a default fragment, if one is.
+    pub default_of: Option<String>,
+    /// The eligibility entries deleted with the fragments.
+    pub eligibility_entries: i64,
+    /// The organisation's cards eligible only on these fragments: eligible everywhere after.
+    pub widened: Vec<CardId>,
+}
+
 pub fn list_sites(db: &mut impl GenericClient, caller: &Caller) -> Result<Vec<SiteRow>, ApiError> {
     Ok(db::sites::list_sites(db, &caller.org.id)?)
 }
@@ -133,18 +150,39 @@ pub fn delete_site(
     caller: &Caller,
     domain: &DomainName,
 ) -> Result<SiteDeleted, ApiError> {
-    let org_id = &caller.org.id;
     let mut tx = db.transaction()?;
-    let ids = console::site_fragment_ids(&mut tx, org_id, domain)?;
-    let widened = console::cards_eligible_only_on(&mut tx, org_id, &ids)?;
-    if !console::delete_site(&mut tx, org_id, domain)? {
+    let goes = site_deletion(&mut tx, caller, domain)?;
+    if !console::delete_site(&mut tx, &caller.org.id, domain)? {
         return Err(ApiError::NotFound);
     }
     record_for(&mut tx, caller, site_wrote("delete_site", domain))?;
     tx.commit()?;
     Ok(SiteDeleted {
         domain: domain.clone(),
-        warnings: widened_warnings(&widened),
+        warnings: widened_warnings(&goes.widened),
+    })
+}
+
+/// What [`delete_site`] would take with the site: its fragments, their rules and eligibility
+/// entries, its default.
+pub fn site_deletion(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+) -> Result<WhatGoes, ApiError> {
+    let site = site(db, caller, domain)?;
+    let fragments = db::fragments::list_fragments(db, site.id)?;
+    let ids: Vec<_> = fragments.iter().map(|f| f.id.clone()).collect();
+    Ok(WhatGoes {
+        domain: domain.clone(),
+        rules: db::routes::count_routes(db, site.id)?,
+        default_of: site
+            .default_fragment_id
+            .is_some()
+            .then(|| site.domain.clone()),
+        eligibility_entries: console::count_eligibility_on(db, &ids)?,
+        widened: console::cards_eligible_only_on(db, &caller.org.id, &ids)?,
+        fragments,
     })
 }
 

@@ -1,5 +1,6 @@
 """The console's main journeys in a real browser, run by tests/it/browser.rs against a server
-it started: an owner signs in, makes a management token and a delivery key, invites a member;
+it started: an owner signs in, makes a management token and a delivery key, reads the audit
+log, deletes a site after its confirmation page, invites a member;
 the member joins, writes a card, previews it, activates it and makes it eligible on a fragment,
 and /fragment serves it; the member cannot reach the tokens; both sign out. Every page visited
 passes axe-core (WCAG 2 A and AA); a screenshot of each is written to $AGENTCARD_SCREENSHOTS.
@@ -29,6 +30,7 @@ MEMBER_EMAIL = "member@example.org"
 SITE = "journey.example"
 FRAGMENT_REF = "/world"
 CARD_TITLE = "Read us, agents"
+DOOMED_SITE = "doomed.example"
 
 
 def api(method, path, token=None, body=None):
@@ -74,7 +76,8 @@ def owner_signs_in(owner):
 
 
 def owner_makes_a_token_that_works_on_v1(owner):
-    """The token then writes the site and fragment the card will be shown on: their id."""
+    """The token then writes the site and fragment the card will be shown on: the token and
+    the fragment's id."""
     owner.follow("Tokens", "tokens")
     owner.fill("Name", "journey script")
     owner.press("Create token", "token created")
@@ -89,7 +92,7 @@ def owner_makes_a_token_that_works_on_v1(owner):
     status, fragment, text = api("PUT", f"/v1/sites/{SITE}/fragments/{reference}", token,
                                  {"name": "World news", "lang": "en"})
     expect(f"PUT the fragment ({text})", status, 201)
-    return fragment["id"]
+    return token, fragment["id"]
 
 
 def owner_makes_a_delivery_key(owner):
@@ -97,6 +100,39 @@ def owner_makes_a_delivery_key(owner):
     owner.fill("Name", "journey edge")
     owner.press("Create key", "key created")
     return shown_secret(owner, "svc_live_")
+
+
+def owner_reads_the_audit_log(owner, token, key):
+    """The console's writes name the owner, /v1's the token's prefix; no secret is shown."""
+    owner.follow("Audit log", "audit log")
+    owner.sees("create_token")
+    owner.sees("create_key")
+    owner.sees(env["AGENTCARD_OWNER_EMAIL"])
+    owner.sees(token[:12])
+    owner.sees("put_site")
+    source = owner.driver.page_source
+    for secret in (token, key):
+        if secret in source:
+            raise JourneyFailed("the audit log shows a secret")
+
+
+def owner_deletes_a_site(owner, token):
+    """A site made through /v1, with a fragment, deleted after its confirmation page."""
+    status, _, text = api("PUT", f"/v1/sites/{DOOMED_SITE}", token, {"name": "Doomed"})
+    expect(f"PUT the doomed site ({text})", status, 201)
+    status, _, text = api("PUT", f"/v1/sites/{DOOMED_SITE}/fragments/%2Fgone", token,
+                          {"name": "Gone soon", "lang": "en"})
+    expect(f"PUT the doomed fragment ({text})", status, 201)
+    owner.follow("Sites", "sites")
+    owner.sees(DOOMED_SITE)
+    owner.follow(f"Delete {DOOMED_SITE}", "site deletion confirmation")
+    owner.sees("What goes with it")
+    owner.sees("Fragments: /gone")
+    owner.press("Delete the site", "site deleted")
+    owner.sees("The site was deleted")
+    owner.does_not_see(DOOMED_SITE)
+    status, _, text = api("GET", f"/v1/sites/{DOOMED_SITE}/fragments", token)
+    expect(f"GET the deleted site ({text})", status, 404)
 
 
 def owner_invites_a_member(owner):
@@ -185,8 +221,10 @@ def main():
     member = Person("member", folder)
     try:
         owner_signs_in(owner)
-        fragment_id = owner_makes_a_token_that_works_on_v1(owner)
+        token, fragment_id = owner_makes_a_token_that_works_on_v1(owner)
         key = owner_makes_a_delivery_key(owner)
+        owner_reads_the_audit_log(owner, token, key)
+        owner_deletes_a_site(owner, token)
         link = owner_invites_a_member(owner)
         member_joins(member, link)
         member_writes_previews_and_activates_a_card(member)

@@ -197,3 +197,16 @@ pub fn assert_labelled(page: &str, what: &str) {
         }
     }
 }
+
+/// `agentcard admin ARGS…` with the shared server's console host, so its links point there.
+pub fn admin_people(args: &[&str]) -> (bool, serde_json::Value, String) {
+    let (ok, stdout, stderr) = crate::fixtures::agentcard(
+        &[&["admin"], args].concat(),
+        &[("AGENTCARD_CONSOLE_HOST", CONSOLE_HOST)],
+    );
+    (
+        ok,
+        serde_json::from_str(&stdout).unwrap_or_default(),
+        stderr,
+    )
+}

@@ -2,17 +2,23 @@
 //! token and origin checks, one-time links, members and their owners-only rules.
 
 use crate::console_fixtures::{
-    assert_labelled, assert_secured, console, hashing, new_org, org_id, person, session_cookie,
-    Browser, COOKIE, ORIGIN, PASSWORD,
+    admin_people, assert_labelled, assert_secured, console, hashing, new_org, org_id, person,
+    session_cookie, Browser, COOKIE, ORIGIN, PASSWORD,
 };
-use crate::harness::{db, server, start_server, tenant, Client, Resp, CONSOLE_HOST, LEGACY_HOST};
+use crate::harness::{db, server, start_server, tenant, Client, Resp, LEGACY_HOST};
 use agentcard::db::people;
 use agentcard::domain::{Email, NewPassword, Role};
+use agentcard::ops::{self, members, Actor, Caller};
 use agentcard::{auth, ids};
 
 /// The limits on failed sign-ins: per email, and per address (shared with `/v1`).
 const FAILED_SIGN_IN_PER_EMAIL: usize = 10;
 const FAILED_AUTH_PER_IP: usize = 30;
+
+/// The CLI acting in an organisation the tests hold as text.
+fn cli_in(org: &str) -> Caller {
+    ops::orgs::open(&mut db(), &org_id(org), Actor::Cli).unwrap()
+}
 
 #[test]
 fn the_console_is_served_on_the_console_host_only() {
@@ -546,13 +552,12 @@ fn an_owner_invites_and_the_link_works_once_for_a_new_person() {
 fn an_invited_person_who_has_a_password_just_joins() {
     let (first, second) = (new_org(), new_org());
     let email = person(Some(&first), Role::Member);
-    let link = agentcard::people::invite(
+    let link = members::invite(
         &mut db(),
+        &cli_in(&second),
         &console_url(),
-        &org_id(&second),
         &Email::parse(&email.to_uppercase()).unwrap(),
         Role::Owner,
-        "cli",
     )
     .unwrap();
     let path = format!("/link/{}", link_secret(&link));
@@ -579,9 +584,7 @@ fn links_expire_after_7_days() {
     let address = format!("{}@example.org", ids::new_id("later_"));
     let email = Email::parse(&address).unwrap();
     for (age, works) in [("7 days 1 minute", false), ("6 days 23 hours", true)] {
-        let link =
-            agentcard::people::invite(&mut db(), &url, &org_id(&org), &email, Role::Member, "cli")
-                .unwrap();
+        let link = members::invite(&mut db(), &cli_in(&org), &url, &email, Role::Member).unwrap();
         let secret = link_secret(&link);
         let hash = auth::hash(&secret).to_vec();
         let lifetime: String = db()
@@ -610,13 +613,8 @@ fn a_reset_link_sets_a_new_password_and_ends_every_session() {
     let org = new_org();
     let email = person(Some(&org), Role::Member);
     let before = Browser::signed_in(&email);
-    let link = agentcard::people::password_link(
-        &mut db(),
-        &console_url(),
-        &agentcard::ids::PersonId::parse(&person_id(&email)).unwrap(),
-        "cli",
-    )
-    .unwrap();
+    let found = people::find_by_email(&mut db(), &email).unwrap().unwrap();
+    let link = members::password_link(&mut db(), &Actor::Cli, &console_url(), &found).unwrap();
     let path = format!("/link/{}", link_secret(&link));
     let used = Browser::new().post(&path, &[("new_password", "the reset password")]);
     assert_eq!(used.header("Location"), Some("/?notice=password-set"));
@@ -875,19 +873,6 @@ fn support_staff_open_every_organisation_as_owners() {
         .unwrap()
         .get(0);
     assert_eq!(by, email);
-}
-
-/// `agentcard admin ARGS…` with the shared server's console host, so its links point there.
-fn admin_people(args: &[&str]) -> (bool, serde_json::Value, String) {
-    let (ok, stdout, stderr) = crate::fixtures::agentcard(
-        &[&["admin"], args].concat(),
-        &[("AGENTCARD_CONSOLE_HOST", CONSOLE_HOST)],
-    );
-    (
-        ok,
-        serde_json::from_str(&stdout).unwrap_or_default(),
-        stderr,
-    )
 }
 
 #[test]

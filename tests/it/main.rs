@@ -62,6 +62,7 @@ mod browser;
 mod cards;
 mod client;
 mod console;
+mod console_admin;
 mod console_cards;
 mod console_web;
 mod conventions;
