@@ -136,13 +136,10 @@ fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, Api
     Ok(reply)
 }
 
-/// A write is visible to this instance's next `/fragment` call: the organisation's part of the
-/// snapshot is reloaded before the write is answered. Failing that, the refresher catches up.
+/// A write is visible to this instance's next `/fragment` call.
 fn refresh_fragment_cache(call: &mut Call) {
     let org_id = call.caller.org.id.as_str();
-    if let Err(error) = call.app.delivery.cache.reload_org(&mut call.db, org_id) {
-        log::warn!("fragment cache not reloaded after a write of {org_id}: {error}");
-    }
+    call.app.delivery.cache.see_write(&mut call.db, org_id);
 }
 
 /// Step 1: the bearer token, checked against the database on every call, with the per-IP

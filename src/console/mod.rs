@@ -135,13 +135,27 @@ fn serve(app: &App, request: &Request, route: Route) -> Result<Response, Refusal
         Route::LinkPage(secret) => links::page(db, &secret),
         Route::UseLink(secret) => links::use_link(db, &call, &secret),
         route => match visit {
-            Some(visit) => signed_in(db, &call, route, &visit)
-                .or_else(|refusal| Ok(pages::refusal_in(&refusal, Some(visit.nav())))),
+            Some(visit) => {
+                let answer = signed_in(db, &call, route, &visit);
+                if writes && answer.is_ok() {
+                    see_write(app, db, &visit);
+                }
+                answer.or_else(|refusal| Ok(pages::refusal_in(&refusal, Some(visit.nav()))))
+            }
             None if writes => Err(Refusal::Forbidden(
                 "your session has ended: sign in again (nothing was changed)",
             )),
             None => Ok(pages::redirect("/sign-in")),
         },
+    }
+}
+
+/// A card, key, site or fragment changed from the console is what this instance's next
+/// `/fragment` call serves, as after a write through `/v1` (a write that changed nothing of
+/// the snapshot costs one version check).
+fn see_write(app: &App, db: &mut Client, visit: &Visit) {
+    if let Some(org) = &visit.org {
+        app.delivery.cache.see_write(db, org.org_id.as_str());
     }
 }
 

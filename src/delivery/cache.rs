@@ -162,6 +162,14 @@ impl FragmentCache {
         Ok(())
     }
 
+    /// After a write of `org_id` (through `/v1` or the console), before it is answered: this
+    /// instance's next `/fragment` call sees it. Failing that, the refresher catches up.
+    pub fn see_write(&self, db: &mut postgres::Client, org_id: &str) {
+        if let Err(error) = self.reload_org(db, org_id) {
+            log::warn!("fragment cache not reloaded after a write of {org_id}: {error}");
+        }
+    }
+
     /// Reloads one organisation (after its writes); a full load if none has happened yet.
     /// Nothing to do when the snapshot already holds the organisation's current version: the
     /// refresher, woken by the write's notification, often gets there first.

@@ -3,7 +3,7 @@
 //! and the audit log of console, `/v1` and CLI writes.
 
 use crate::console_fixtures::{admin_people, new_org, person, Browser};
-use crate::harness::{db, server, sync_cache, Client};
+use crate::harness::{db, server, Client};
 use agentcard::domain::{CardStatus, Role};
 use serde_json::json;
 
@@ -193,8 +193,9 @@ fn site_with_fragment(token: &str, domain: &str, reference: &str) -> String {
     fragment.json()["id"].as_str().unwrap().to_string()
 }
 
+/// `/fragment`'s status for this key, asked right after the console's write: this instance
+/// serves what the console wrote from the next call on, as after a write through `/v1`.
 fn fragment_status(org: &str, fragment: &str, key: &str) -> u16 {
-    sync_cache();
     let path = format!("/fragment?partner_id={org}&fragment_id={fragment}&lang=en");
     Client::new(server().addr)
         .request("GET", &path, &[("X-API-Key", key)], None)
