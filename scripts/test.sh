@@ -14,8 +14,10 @@
 # when no server is found and its server programs (the outage tests start clusters of their
 # own), python3-venv, and for the recipes nginx, varnish, nodejs, npm and curl; from PyPI, into
 # the project's .venv/ (scripts/lib/venv.sh), the Python packages tests run: schemathesis,
-# jsonschema, prometheus_client and openapi-python-client; from npm, into
-# edge/cloudflare/node_modules/, the packages of edge/cloudflare/package-lock.json (workerd).
+# jsonschema, prometheus_client, openapi-python-client and selenium; from npm, into
+# edge/cloudflare/node_modules/, the packages of edge/cloudflare/package-lock.json (workerd), and
+# into tests/browser/node_modules/, axe-core; for the console's browser journeys
+# (tests/it/browser.rs), Debian's chromium and chromium-driver (scripts/lib/browser.sh).
 #
 # Tests get AGENTCARD_TEST_PG_URL, a PostgreSQL server where they may create databases (see
 # scripts/lib/postgres.sh for how it is found): the harness creates fresh databases and drops
@@ -27,6 +29,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib/postgres.sh
 # shellcheck source=scripts/lib/venv.sh
 source scripts/lib/venv.sh
+# shellcheck source=scripts/lib/browser.sh
+source scripts/lib/browser.sh
 
 agentcard_find_postgres
 export AGENTCARD_TEST_PG_URL="$AGENTCARD_PG_URL"
@@ -42,6 +46,9 @@ fi
 # (prometheus_client's parsers), tests/it/client.rs (the client generator).
 agentcard_venv schemathesis==4.32.5 jsonschema==4.26.0 prometheus_client==0.26.0 \
 	openapi-python-client==0.29.1
+# The console's browser journeys: Chromium, its driver, selenium and axe-core. A failure to
+# install is not fatal here: the test that needs them fails and says what is missing.
+agentcard_browser || true
 
 locked=()
 [[ -f Cargo.lock ]] && locked=(--locked)
@@ -117,6 +124,7 @@ step "cargo test --all-targets --no-fail-fast${locked[*]:+ ${locked[*]}}${*:+ $*
 counted_run cargo_counts cargo test --all-targets --no-fail-fast "${locked[@]}" "$@"
 # --all-targets leaves the doctests out; one of them proves that two kinds of id cannot be
 # swapped (src/ids.rs), by failing to compile.
+echo "agentcard: the browser journeys' screenshots: $PWD/target/tmp/browser-screenshots" >&2
 step "cargo test --doc --no-fail-fast${locked[*]:+ ${locked[*]}}${*:+ $*}"
 counted_run cargo_counts cargo test --doc --no-fail-fast "${locked[@]}" "$@"
 

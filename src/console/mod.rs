@@ -31,10 +31,10 @@ use routes::Route;
 use session::Visit;
 use std::sync::Arc;
 
-/// The Content-Security-Policy of every answer: nothing but our own style sheet (and, later,
-/// our own files); no script at all, no framing, forms posted only here.
-const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
-                   frame-ancestors 'none'; base-uri 'none'";
+/// The Content-Security-Policy of every answer: nothing but our own files (the style sheet, the
+/// script of the "Copy" buttons); no inline script, no framing, forms posted only here.
+const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; \
+                   form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /// Why a console request is refused, as its error page says.
 #[derive(Debug)]
@@ -94,7 +94,7 @@ pub(crate) struct Call<'a> {
 /// Answers one request to the console host.
 pub fn handle(app: &Arc<App>, request: Request) -> Response {
     let response = match routes::route(request.method(), request.path()) {
-        Ok(Route::Stylesheet) => pages::stylesheet(),
+        Ok(Route::Asset(asset)) => pages::asset(asset),
         Ok(route) => {
             let app_for_job = Arc::clone(app);
             app.blocking
@@ -207,7 +207,7 @@ fn signed_in(
         | Route::SignIn
         | Route::LinkPage(_)
         | Route::UseLink(_)
-        | Route::Stylesheet => Err(ApiError::NotFound.into()),
+        | Route::Asset(_) => Err(ApiError::NotFound.into()),
     }
 }
 

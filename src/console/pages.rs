@@ -1,6 +1,7 @@
 //! What the console shows: one askama template per page (`templates/console/`), compiled and
 //! checked with the binary, HTML escaping on by default; and the answers that carry them.
 
+use super::routes::Asset;
 use super::Refusal;
 use crate::db::people::{Member, OrgAccess, PendingInvitation};
 use crate::db::sessions::SessionListed;
@@ -10,6 +11,7 @@ use crate::ids::PersonId;
 use askama::Template;
 
 const STYLESHEET: &str = include_str!("../../templates/console/console.css");
+const COPY_SCRIPT: &str = include_str!("../../templates/console/console.js");
 
 /// A form field: its label, its value as sent back, and the refusal shown next to it.
 #[derive(Debug, Clone)]
@@ -254,10 +256,14 @@ pub fn redirect(location: &str) -> Response {
     Response::new(303).header("Location", location.to_string())
 }
 
-pub fn stylesheet() -> Response {
+pub fn asset(asset: Asset) -> Response {
+    let (content_type, text) = match asset {
+        Asset::Stylesheet => ("text/css; charset=utf-8", STYLESHEET),
+        Asset::CopyScript => ("text/javascript; charset=utf-8", COPY_SCRIPT),
+    };
     Response::new(200)
-        .header("Content-Type", "text/css; charset=utf-8")
-        .body(STYLESHEET.as_bytes().to_vec())
+        .header("Content-Type", content_type)
+        .body(text.as_bytes().to_vec())
 }
 
 pub fn html(status: u16, page: &impl Template) -> Response {

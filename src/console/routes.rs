@@ -41,7 +41,15 @@ pub enum Route {
     LinkPage(String),
     UseLink(String),
     Cards(super::cards::CardPage),
+    Asset(Asset),
+}
+
+/// The console's own files, served to anyone (they hold nothing of an organisation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asset {
     Stylesheet,
+    /// The "Copy" buttons of a secret shown once; without it the secret is selectable text.
+    CopyScript,
 }
 
 pub fn route(method: &str, path: &str) -> Result<Route, Refusal> {
@@ -76,7 +84,8 @@ pub fn route(method: &str, path: &str) -> Result<Route, Refusal> {
             Some(Route::UseLink(secret.to_string())),
         ),
         ["cards", rest @ ..] => super::cards::paths(rest)?,
-        ["console.css"] => (Some(Route::Stylesheet), None),
+        ["console.css"] => (Some(Route::Asset(Asset::Stylesheet)), None),
+        ["console.js"] => (Some(Route::Asset(Asset::CopyScript)), None),
         _ => return Err(ApiError::NotFound.into()),
     };
     let chosen = match method {

@@ -167,8 +167,11 @@ def _text(element):
 
 
 def screenshots_folder():
+    """The folder of this run's screenshots, emptied of an earlier run's."""
     folder = Path(os.environ["AGENTCARD_SCREENSHOTS"])
     folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.png"):
+        old.unlink()
     return folder
 
 

@@ -82,6 +82,10 @@ def owner_makes_a_token_that_works_on_v1(owner):
     owner.fill("Name", "journey script")
     owner.press("Create token", "token created")
     token = shown_secret(owner, "svc_mgmt_")
+    owner.press("Copy the token", "token copied")
+    copied = owner.value_of("button[data-copy]")
+    if copied not in ("Copied", "Selected: press Ctrl+C"):
+        raise JourneyFailed(f"the copy button of the token says {copied!r}")
     owner.sees("journey script")
     status, me, text = api("GET", "/v1/me", token)
     expect(f"GET /v1/me with the console's token ({text})", status, 200)
@@ -180,6 +184,8 @@ def member_makes_the_card_eligible(member):
     member.tick(f"{SITE} {FRAGMENT_REF}")
     member.press("Save eligibility", "eligibility saved")
     member.sees(f"{SITE} {FRAGMENT_REF}")
+    member.follow("Cards", "cards with the active one")
+    member.sees(CARD_TITLE)
 
 
 def fragment_serves_the_card(key, org_id, fragment_id):

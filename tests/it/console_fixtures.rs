@@ -25,6 +25,7 @@ pub fn assert_secured(resp: &Resp, what: &str) {
         "default-src 'none'",
         "frame-ancestors 'none'",
         "style-src 'self'",
+        "script-src 'self'",
     ] {
         assert!(
             csp.contains(directive),

@@ -48,6 +48,7 @@ fn every_console_answer_is_secured() {
         ("sign-in page", console().get("/sign-in")),
         ("home, signed out", console().get("/")),
         ("style sheet", console().get("/console.css")),
+        ("script", console().get("/console.js")),
         ("unknown page", console().get("/nothing/here")),
         (
             "wrong method",
@@ -57,12 +58,17 @@ fn every_console_answer_is_secured() {
     for (what, resp) in &answers {
         assert_secured(resp, what);
     }
-    let [_, home, css, unknown, wrong] = answers.map(|(_, r)| r);
+    let [_, home, css, script, unknown, wrong] = answers.map(|(_, r)| r);
     assert_eq!(
         (home.status, home.header("Location")),
         (303, Some("/sign-in"))
     );
     assert_eq!(css.header("Content-Type"), Some("text/css; charset=utf-8"));
+    assert_eq!(
+        script.header("Content-Type"),
+        Some("text/javascript; charset=utf-8")
+    );
+    assert!(script.text().contains("data-copy"));
     assert_eq!(unknown.status, 404);
     assert!(unknown.text().contains("<h1>"));
     assert_eq!(
