@@ -443,6 +443,7 @@ fn reason(status: u16) -> &'static str {
         200 => "OK",
         201 => "Created",
         204 => "No Content",
+        303 => "See Other",
         400 => "Bad Request",
         401 => "Unauthorized",
         403 => "Forbidden",
@@ -450,6 +451,7 @@ fn reason(status: u16) -> &'static str {
         405 => "Method Not Allowed",
         408 => "Request Timeout",
         409 => "Conflict",
+        410 => "Gone",
         411 => "Length Required",
         417 => "Expectation Failed",
         422 => "Unprocessable Content",
@@ -458,5 +460,23 @@ fn reason(status: u16) -> &'static str {
         500 => "Internal Server Error",
         503 => "Service Unavailable",
         _ => "Status",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reason;
+
+    #[test]
+    fn every_status_the_service_answers_has_its_reason_phrase() {
+        let statuses = [
+            200, 201, 204, 303, 400, 401, 403, 404, 405, 408, 409, 410, 411, 417, 422, 429, 431,
+            500, 503,
+        ];
+        for status in statuses {
+            assert_ne!(reason(status), "Status", "{status}");
+        }
+        assert_eq!(reason(303), "See Other");
+        assert_eq!(reason(410), "Gone");
     }
 }
