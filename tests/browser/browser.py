@@ -10,12 +10,15 @@ would fail that user.
 import json
 import os
 import re
+import urllib.parse
 from pathlib import Path
 
 from selenium import webdriver
-from selenium.common.exceptions import NoSuchElementException
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
 
 HERE = Path(__file__).resolve().parent
 AXE = HERE / "node_modules" / "axe-core" / "axe.min.js"
@@ -83,6 +86,23 @@ class Person:
         box = self.field(label)
         if not box.is_selected():
             box.click()
+
+    def tab_to(self, element_id, most=20):
+        """Presses Tab, as a keyboard user does, until the element with this id has the focus."""
+        for _ in range(most):
+            ActionChains(self.driver).send_keys(Keys.TAB).perform()
+            if self.driver.switch_to.active_element.get_attribute("id") == element_id:
+                return
+        raise JourneyFailed(f"{self.name}: {most} presses of Tab never reached #{element_id}")
+
+    def waits_to_leave(self, path, seconds=30):
+        """Polls until the browser has left `path` (a form sent from the keyboard)."""
+        WebDriverWait(self.driver, seconds).until(
+            lambda driver: not urllib.parse.urlparse(driver.current_url).path == path)
+
+    def type_keys(self, *keys):
+        """Keys typed into whatever has the focus."""
+        ActionChains(self.driver).send_keys(*keys).perform()
 
     def field(self, label):
         """The input a <label> with this text names (by `for`, or by holding it)."""
@@ -175,4 +195,4 @@ def screenshots_folder():
     return folder
 
 
-__all__ = ["Person", "JourneyFailed", "screenshots_folder", "NoSuchElementException"]
+__all__ = ["Person", "JourneyFailed", "Keys", "screenshots_folder"]

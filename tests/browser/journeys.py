@@ -19,7 +19,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from browser import JourneyFailed, Person, screenshots_folder
+from browser import JourneyFailed, Keys, Person, screenshots_folder
 
 env = os.environ
 CONSOLE = env["AGENTCARD_CONSOLE"]
@@ -220,6 +220,16 @@ def signs_out(person):
         raise JourneyFailed(f"{person.name} is still signed in: {person.url()}")
 
 
+def signs_in_with_the_keyboard_only(person, email, password):
+    """From the sign-in page, Tab to the email field, type, Tab, type, Enter: no mouse."""
+    person.open(CONSOLE + "/sign-in", "sign-in page")
+    person.tab_to("email")
+    person.type_keys(email, Keys.TAB, password, Keys.ENTER)
+    person.waits_to_leave("/sign-in")
+    person.arrived("signed in with the keyboard")
+    person.sees(email)
+
+
 def main():
     folder = screenshots_folder()
     print(f"screenshots: {folder}", flush=True)
@@ -239,6 +249,7 @@ def main():
         member_cannot_reach_the_tokens(member)
         signs_out(member)
         signs_out(owner)
+        signs_in_with_the_keyboard_only(owner, env["AGENTCARD_OWNER_EMAIL"], OWNER_PASSWORD)
     except JourneyFailed as failure:
         print(f"journey failed: {failure}", file=sys.stderr)
         return 1
