@@ -2,7 +2,8 @@
 it started: an owner signs in, makes a management token and a delivery key, reads the audit
 log, deletes a site after its confirmation page, invites a member;
 the member joins, writes a card, previews it, activates it and makes it eligible on a fragment,
-and /fragment serves it; the member cannot reach the tokens; both sign out. Every page visited
+and /fragment serves it; the member cannot reach the tokens; both sign out, and the owner signs
+in again with the keyboard alone. Every page visited
 passes axe-core (WCAG 2 A and AA); a screenshot of each is written to $AGENTCARD_SCREENSHOTS.
 
 Environment (set by tests/it/browser.rs): AGENTCARD_CONSOLE (the console's origin),
