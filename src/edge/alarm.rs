@@ -11,6 +11,7 @@
 use parking_lot::{Condvar, Mutex};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::Instant;
 
 type Action = Box<dyn FnOnce() + Send>;
@@ -20,50 +21,74 @@ type Action = Box<dyn FnOnce() + Send>;
 struct Pending {
     actions: BTreeMap<(Instant, u64), Action>,
     next: u64,
+    /// The handle has been dropped: the thread returns, dropping what has not rung.
+    stopping: bool,
 }
 
-/// The deadlines' thread and what waits on it.
-pub struct Alarm {
+/// What the handle and the thread share.
+#[derive(Default)]
+struct Shared {
     pending: Mutex<Pending>,
     changed: Condvar,
 }
 
+/// The deadlines' thread and what waits on it; dropping it stops the thread and waits for it.
+pub struct Alarm {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
 impl Alarm {
-    /// Starts the thread; it lives as long as the process.
-    pub fn start() -> Arc<Alarm> {
-        let alarm = Arc::new(Alarm {
-            pending: Mutex::new(Pending::default()),
-            changed: Condvar::new(),
-        });
-        let ringing = Arc::clone(&alarm);
-        std::thread::Builder::new()
+    /// Starts the thread; it lives as long as this handle.
+    pub fn start() -> Alarm {
+        let shared = Arc::new(Shared::default());
+        let ringing = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
             .name("edge-alarm".into())
-            .spawn(move || loop {
-                for action in ringing.next_due() {
-                    action();
+            .spawn(move || {
+                while let Some(due) = ringing.next_due() {
+                    due.into_iter().for_each(|action| action());
                 }
             })
             .expect("cannot start the edge's alarm thread at startup");
-        alarm
+        Alarm {
+            shared,
+            thread: Some(thread),
+        }
     }
 
     /// Runs `action` on the alarm's thread at `deadline` (at once if it has passed).
     pub fn at(&self, deadline: Instant, action: impl FnOnce() + Send + 'static) {
-        let mut pending = self.pending.lock();
+        let mut pending = self.shared.pending.lock();
         let number = pending.next;
         pending.next += 1;
         pending.actions.insert((deadline, number), Box::new(action));
         let earliest = pending.actions.keys().next() == Some(&(deadline, number));
         drop(pending);
         if earliest {
-            self.changed.notify_one();
+            self.shared.changed.notify_one();
         }
     }
+}
 
-    /// Sleeps until some actions are due and takes them out.
-    fn next_due(&self) -> Vec<Action> {
+impl Drop for Alarm {
+    fn drop(&mut self) {
+        self.shared.pending.lock().stopping = true;
+        self.shared.changed.notify_one();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Shared {
+    /// Sleeps until some actions are due and takes them out; `None` once the handle is gone.
+    fn next_due(&self) -> Option<Vec<Action>> {
         let mut pending = self.pending.lock();
         loop {
+            if pending.stopping {
+                return None;
+            }
             let now = Instant::now();
             let mut due = Vec::new();
             while let Some(entry) = pending.actions.first_entry() {
@@ -73,7 +98,7 @@ impl Alarm {
                 due.push(entry.remove());
             }
             if !due.is_empty() {
-                return due;
+                return Some(due);
             }
             match pending.actions.keys().next() {
                 Some(&(deadline, _)) => {
@@ -109,5 +134,21 @@ mod tests {
         for ((_, at), after) in order.iter().zip([20, 60, 120]) {
             assert!(*at >= start + Duration::from_millis(after));
         }
+    }
+
+    #[test]
+    fn dropping_the_alarm_stops_its_thread_without_running_what_is_left() {
+        let alarm = Alarm::start();
+        let (sender, rang) = mpsc::channel::<()>();
+        alarm.at(Instant::now() + Duration::from_secs(3600), move || {
+            sender.send(()).unwrap();
+        });
+        // Returns once the thread has (a thread left waiting would hang the test here).
+        drop(alarm);
+        assert_eq!(
+            rang.recv(),
+            Err(mpsc::RecvError),
+            "the action was dropped unrun"
+        );
     }
 }

@@ -27,7 +27,7 @@ pub struct CardService {
     /// page itself waits only until its own deadline, whatever the call does after it.
     pub upstream: Upstream,
     pub key: String,
-    pub alarm: Arc<Alarm>,
+    pub alarm: Alarm,
 }
 
 /// A card as the service returned it, with its brand (`data-brand`, decoded).
