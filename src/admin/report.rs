@@ -11,7 +11,7 @@ use super::Output;
 use crate::agents::Purpose;
 use crate::db::orgs;
 use crate::db::report_summary::{self, Dimension, GroupKey, PageCount, RequestCount, Window};
-use crate::delivery::select::ENDINGS;
+use crate::delivery::select::Ending;
 use crate::error::ApiError;
 use clap::{Args, ValueEnum};
 use jiff::{SignedDuration, Timestamp};
@@ -256,10 +256,11 @@ struct Counts {
 
 /// Every no-fill reason, in the order of their names.
 fn no_fill_reasons() -> impl Iterator<Item = &'static str> {
-    let names: BTreeSet<&str> = ENDINGS
+    let names: BTreeSet<&str> = Ending::ALL
         .iter()
+        .map(|ending| ending.names())
         .filter(|(outcome, _)| *outcome == "no_fill")
-        .map(|(_, reason)| *reason)
+        .map(|(_, reason)| reason)
         .collect();
     names.into_iter()
 }

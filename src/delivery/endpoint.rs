@@ -4,7 +4,7 @@
 
 use super::cache::FragmentCache;
 use super::params::{Format, Params};
-use super::select::{decide, Decision, Outcome, ENDINGS};
+use super::select::{decide, Decision, Ending, Outcome};
 use crate::agents::Purpose;
 use crate::background::Background;
 use crate::config::Config;
@@ -32,16 +32,16 @@ pub struct Delivery {
 }
 
 /// A worker thread's counts of the requests the report counts, for the operator metrics: by
-/// ending (`select::ENDINGS`) and by the agent's purpose.
+/// ending (`select::Ending`) and by the agent's purpose.
 struct Counts {
-    endings: [Counter; ENDINGS.len()],
+    endings: [Counter; Ending::ALL.len()],
     purposes: [Counter; Purpose::ALL.len()],
 }
 
 impl Default for Counts {
     fn default() -> Self {
         Counts {
-            endings: [const { Counter::new() }; ENDINGS.len()],
+            endings: [const { Counter::new() }; Ending::ALL.len()],
             purposes: [const { Counter::new() }; Purpose::ALL.len()],
         }
     }
@@ -88,11 +88,12 @@ impl Delivery {
 
     /// The requests counted so far, by (outcome, reason), every pair listed.
     pub fn counts_by_ending(&self) -> Vec<((&'static str, &'static str), u64)> {
-        let count = |i: usize| self.counts.sum(|c| &c.endings[i]);
-        ENDINGS
+        Ending::ALL
             .iter()
-            .enumerate()
-            .map(|(i, &pair)| (pair, count(i)))
+            .map(|ending| {
+                let count = self.counts.sum(|c| &c.endings[ending.index()]);
+                (ending.names(), count)
+            })
             .collect()
     }
 

@@ -107,22 +107,11 @@ endings! {
 }
 
 impl Ending {
-    /// Its place in [`Ending::ALL`] and [`ENDINGS`].
+    /// Its place in [`Ending::ALL`].
     pub fn index(self) -> usize {
         self as usize
     }
 }
-
-/// The names of every ending, each at its index.
-pub const ENDINGS: [(&str, &str); Ending::ALL.len()] = {
-    let mut names = [("", ""); Ending::ALL.len()];
-    let mut i = 0;
-    while i < names.len() {
-        names[i] = Ending::ALL[i].names();
-        i += 1;
-    }
-    names
-};
 
 #[derive(Debug)]
 pub enum Outcome<'s> {
@@ -357,7 +346,6 @@ mod tests {
         assert_eq!(endings, Ending::ALL, "every ending once");
         for (index, ending) in Ending::ALL.into_iter().enumerate() {
             assert_eq!(ending.index(), index);
-            assert_eq!(ENDINGS[index], ending.names());
         }
     }
 }
