@@ -75,18 +75,3 @@ pub fn count_eligibility_on(
     )?;
     row.try_get(0)
 }
-
-/// The domain of the organisation's site that holds this fragment, if it is the
-/// organisation's.
-pub fn fragment_domain(
-    db: &mut impl GenericClient,
-    org_id: &OrgId,
-    fragment_id: &FragmentId,
-) -> Result<Option<String>, postgres::Error> {
-    let row = db.query_opt(
-        "SELECT s.domain FROM fragments f JOIN sites s ON s.id = f.site_id
-          WHERE s.org_id = $1 AND f.id = $2",
-        &[org_id, fragment_id],
-    )?;
-    row.map(|r| r.try_get(0)).transpose()
-}
