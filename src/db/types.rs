@@ -6,7 +6,7 @@ use super::audit::ActorKind;
 use super::orgs::Creator;
 use crate::domain::{
     CanonicalPath, CardStatus, CardText, Description, DomainName, FragmentName, FragmentRef,
-    FragmentStatus, KeyName, Lang, LinkUrl, MatchMode, OrgName, SiteName, TokenName,
+    FragmentStatus, KeyName, Lang, LinkUrl, MatchMode, OrgName, Role, SiteName, TokenName,
 };
 use crate::ids::{CardId, FragmentId, KeyId, NotAnId, OrgId, PersonId, RouteId, SiteId, TokenId};
 use bytes::BytesMut;
@@ -76,6 +76,7 @@ stored_as_text! {
         |text| one_of("token creator", &Creator::ALL, Creator::as_str, text);
     ActorKind => |kind| kind.as_str(),
         |text| one_of("actor kind", &ActorKind::ALL, ActorKind::as_str, text);
+    Role => |role| role.as_str(), |text| one_of("role", &Role::ALL, Role::as_str, text);
 }
 
 /// The value of `all` whose name is `text`.
