@@ -71,7 +71,7 @@ stored_as_text! {
     CardStatus => |status| status.as_str(),
         |text| one_of("card status", &CardStatus::ALL, CardStatus::as_str, text);
     MatchMode => |mode| mode.as_str(),
-        |text| one_of("match mode", &[MatchMode::Exact, MatchMode::Prefix], MatchMode::as_str, text);
+        |text| one_of("match mode", &MatchMode::ALL, MatchMode::as_str, text);
     Creator => |creator| creator.as_str(),
         |text| one_of("token creator", &Creator::ALL, Creator::as_str, text);
     ActorKind => |kind| kind.as_str(),
