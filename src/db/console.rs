@@ -6,20 +6,6 @@ use crate::domain::DomainName;
 use crate::ids::{CardId, FragmentId, OrgId};
 use postgres::GenericClient;
 
-/// The ids of the fragments of the organisation's site `domain` (none if no such site).
-pub fn site_fragment_ids(
-    db: &mut impl GenericClient,
-    org_id: &OrgId,
-    domain: &DomainName,
-) -> Result<Vec<FragmentId>, postgres::Error> {
-    let rows = db.query(
-        "SELECT f.id FROM fragments f JOIN sites s ON s.id = f.site_id
-          WHERE s.org_id = $1 AND s.domain = $2",
-        &[org_id, domain],
-    )?;
-    rows.iter().map(|r| r.try_get(0)).collect()
-}
-
 /// The organisation's own cards whose whole eligibility list is among `fragment_ids`: deleting
 /// those fragments empties their list, which makes them eligible everywhere.
 pub fn cards_eligible_only_on(
@@ -88,19 +74,4 @@ pub fn count_eligibility_on(
         &[&fragment_ids],
     )?;
     row.try_get(0)
-}
-
-/// The domain of the organisation's site that holds this fragment, if it is the
-/// organisation's.
-pub fn fragment_domain(
-    db: &mut impl GenericClient,
-    org_id: &OrgId,
-    fragment_id: &FragmentId,
-) -> Result<Option<String>, postgres::Error> {
-    let row = db.query_opt(
-        "SELECT s.domain FROM fragments f JOIN sites s ON s.id = f.site_id
-          WHERE s.org_id = $1 AND f.id = $2",
-        &[org_id, fragment_id],
-    )?;
-    row.map(|r| r.try_get(0)).transpose()
 }

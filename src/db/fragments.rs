@@ -3,7 +3,7 @@
 
 use super::{read_all, read_opt};
 use crate::domain::{Description, FragmentName, FragmentRef, FragmentStatus, KeyValues, Lang};
-use crate::ids::{FragmentId, SiteId};
+use crate::ids::{FragmentId, OrgId, SiteId};
 use postgres::types::ToSql;
 use postgres::GenericClient;
 use serde_json::Value;
@@ -79,6 +79,22 @@ pub fn find_by_ref(
     let sql =
         format!("SELECT {COLUMNS} FROM fragments WHERE site_id = $1 AND ref = $2 FOR KEY SHARE");
     read_opt(db.query_opt(&sql, &[&site_id, fragment_ref])?, fragment_row)
+}
+
+/// The organisation's fragment with this id, and the domain of the site that holds it.
+pub fn find_in_org(
+    db: &mut impl GenericClient,
+    org_id: &OrgId,
+    id: &FragmentId,
+) -> Result<Option<(FragmentRow, String)>, postgres::Error> {
+    let sql = format!(
+        "SELECT {COLUMNS}, (SELECT domain FROM sites WHERE sites.id = fragments.site_id)
+           FROM fragments
+          WHERE id = $2 AND site_id IN (SELECT id FROM sites WHERE org_id = $1)"
+    );
+    read_opt(db.query_opt(&sql, &[org_id, id])?, |r| {
+        Ok((fragment_row(r)?, r.try_get(9)?))
+    })
 }
 
 /// The ids of those of `refs` that name a fragment of the site, by reference (locked as in

@@ -36,7 +36,7 @@ pub fn create_person(
          ON CONFLICT ((lower(email))) DO NOTHING RETURNING {PERSON_COLUMNS}"
     );
     let id = PersonId::generate();
-    let row = db.query_opt(&sql, &[&id.as_str(), &email.as_str(), &support])?;
+    let row = db.query_opt(&sql, &[&id, &email.as_str(), &support])?;
     Ok(row.as_ref().map(person))
 }
 
@@ -53,7 +53,7 @@ pub fn find_person(
     id: &PersonId,
 ) -> Result<Option<Person>, postgres::Error> {
     let sql = format!("SELECT {PERSON_COLUMNS} FROM persons WHERE id = $1");
-    Ok(db.query_opt(&sql, &[&id.as_str()])?.as_ref().map(person))
+    Ok(db.query_opt(&sql, &[id])?.as_ref().map(person))
 }
 
 /// Sets a person's password and ends every session they have: a changed password signs out
@@ -66,7 +66,7 @@ pub fn set_password(
     db.execute(
         "WITH ended AS (DELETE FROM sessions WHERE person_id = $1)
          UPDATE persons SET password_hash = $2, password_changed_at = now() WHERE id = $1",
-        &[&id.as_str(), &password_hash],
+        &[id, &password_hash],
     )?;
     Ok(())
 }
@@ -91,24 +91,16 @@ pub fn orgs_open_to(
            FROM orgs o LEFT JOIN memberships m ON m.org_id = o.id AND m.person_id = $1
           WHERE m.person_id IS NOT NULL OR $2
           ORDER BY o.name, o.id",
-        &[&person.id.as_str(), &person.support],
+        &[&person.id, &person.support],
     )?;
     Ok(rows
         .iter()
         .map(|r| OrgAccess {
             org_id: r.get(0),
             name: r.get(1),
-            role: r.get::<_, Option<&str>>(2).map(stored_role),
+            role: r.get(2),
         })
         .collect())
-}
-
-fn stored_role(role: &str) -> Role {
-    // The column's CHECK admits these two only.
-    match role {
-        "owner" => Role::Owner,
-        _ => Role::Member,
-    }
 }
 
 /// A member as the members page lists them.
@@ -133,7 +125,7 @@ pub fn members(
         .map(|r| Member {
             person_id: r.get(0),
             email: r.get(1),
-            role: stored_role(r.get(2)),
+            role: r.get(2),
         })
         .collect())
 }
@@ -148,7 +140,7 @@ pub fn add_membership(
     let added = db.execute(
         "INSERT INTO memberships (org_id, person_id, role) VALUES ($1, $2, $3)
          ON CONFLICT DO NOTHING",
-        &[&org_id, &person.as_str(), &role.as_str()],
+        &[&org_id, person, &role],
     )?;
     Ok(added == 1)
 }
@@ -176,13 +168,13 @@ pub fn change_membership(
         "SELECT person_id, role FROM memberships WHERE org_id = $1",
         &[&org_id],
     )?;
-    let role_of = |row: &Row| stored_role(row.get(1));
-    let Some(current) = rows.iter().find(|r| r.get::<_, &str>(0) == person.as_str()) else {
+    let role_of = |row: &Row| row.get::<_, Role>(1);
+    let Some(current) = rows.iter().find(|r| r.get::<_, PersonId>(0) == *person) else {
         return Ok(MembershipChange::NotMember);
     };
     let other_owners = rows
         .iter()
-        .filter(|r| r.get::<_, &str>(0) != person.as_str() && role_of(r) == Role::Owner)
+        .filter(|r| r.get::<_, PersonId>(0) != *person && role_of(r) == Role::Owner)
         .count();
     if role_of(current) == Role::Owner && to != Some(Role::Owner) && other_owners == 0 {
         return Ok(MembershipChange::LastOwner);
@@ -190,11 +182,11 @@ pub fn change_membership(
     match to {
         Some(role) => tx.execute(
             "UPDATE memberships SET role = $3 WHERE org_id = $1 AND person_id = $2",
-            &[&org_id, &person.as_str(), &role.as_str()],
+            &[&org_id, person, &role],
         )?,
         None => tx.execute(
             "DELETE FROM memberships WHERE org_id = $1 AND person_id = $2",
-            &[&org_id, &person.as_str()],
+            &[&org_id, person],
         )?,
     };
     Ok(MembershipChange::Done)
@@ -235,10 +227,10 @@ pub fn create_link(
             "invitation",
             Some(email.as_str()),
             Some(org_id),
-            Some(role.as_str()),
+            Some(role),
             None,
         ),
-        LinkPurpose::Reset { person } => ("reset", None, None, None, Some(person.as_str())),
+        LinkPurpose::Reset { person } => ("reset", None, None, None, Some(person)),
     };
     let row = db.query_one(
         "INSERT INTO one_time_links (secret_hash, kind, email, org_id, role, person_id, created_by)
@@ -264,7 +256,7 @@ fn link(row: &Row) -> Link {
         None => LinkPurpose::Invitation {
             email: row.get(1),
             org_id: row.get(2),
-            role: stored_role(row.get(3)),
+            role: row.get(3),
         },
     };
     Link {
@@ -317,7 +309,7 @@ pub fn pending_invitations(
         .map(|r| PendingInvitation {
             id: r.get(0),
             email: r.get(1),
-            role: stored_role(r.get(2)),
+            role: r.get(2),
             created_by: r.get(3),
             expires_at: r.get(4),
         })
@@ -344,7 +336,7 @@ pub fn orgs_of(
 ) -> Result<Vec<OrgId>, postgres::Error> {
     let rows = db.query(
         "SELECT org_id FROM memberships WHERE person_id = $1 ORDER BY org_id",
-        &[&person.as_str()],
+        &[person],
     )?;
     rows.iter().map(|r| r.try_get(0)).collect()
 }

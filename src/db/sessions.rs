@@ -32,7 +32,7 @@ pub fn create_session(
     let row = db.query_one(
         "INSERT INTO sessions (secret_hash, person_id, org_id, user_agent) VALUES ($1, $2, $3, $4)
          RETURNING id",
-        &[&secret_hash, &person.as_str(), &org_id, &user_agent],
+        &[&secret_hash, person, &org_id, &user_agent],
     )?;
     Ok(row.get(0))
 }
@@ -82,7 +82,7 @@ pub fn sessions_of(
            FROM sessions s WHERE s.person_id = $1 AND {LIVE}
           ORDER BY s.last_seen_at DESC, s.id DESC"
     );
-    let rows = db.query(&sql, &[&person.as_str()])?;
+    let rows = db.query(&sql, &[person])?;
     Ok(rows
         .iter()
         .map(|r| SessionListed {
@@ -112,7 +112,7 @@ pub fn end_others(
              DELETE FROM sessions s WHERE s.person_id = $1 AND s.id <> $2 RETURNING {LIVE} AS live)
          SELECT count(*) FILTER (WHERE live) FROM ended"
     );
-    let row = db.query_one(&sql, &[&person.as_str(), &keep])?;
+    let row = db.query_one(&sql, &[person, &keep])?;
     Ok(row.get::<_, i64>(0).unsigned_abs())
 }
 
@@ -122,7 +122,7 @@ pub fn delete_expired(
     person: &PersonId,
 ) -> Result<(), postgres::Error> {
     let sql = format!("DELETE FROM sessions s WHERE s.person_id = $1 AND NOT ({LIVE})");
-    db.execute(&sql, &[&person.as_str()])?;
+    db.execute(&sql, &[person])?;
     Ok(())
 }
 

@@ -6,7 +6,7 @@ use super::audit::ActorKind;
 use super::orgs::Creator;
 use crate::domain::{
     CanonicalPath, CardStatus, CardText, Description, DomainName, FragmentName, FragmentRef,
-    FragmentStatus, KeyName, Lang, LinkUrl, MatchMode, OrgName, SiteName, TokenName,
+    FragmentStatus, KeyName, Lang, LinkUrl, MatchMode, OrgName, Role, SiteName, TokenName,
 };
 use crate::ids::{CardId, FragmentId, KeyId, NotAnId, OrgId, PersonId, RouteId, SiteId, TokenId};
 use bytes::BytesMut;
@@ -71,11 +71,12 @@ stored_as_text! {
     CardStatus => |status| status.as_str(),
         |text| one_of("card status", &CardStatus::ALL, CardStatus::as_str, text);
     MatchMode => |mode| mode.as_str(),
-        |text| one_of("match mode", &[MatchMode::Exact, MatchMode::Prefix], MatchMode::as_str, text);
+        |text| one_of("match mode", &MatchMode::ALL, MatchMode::as_str, text);
     Creator => |creator| creator.as_str(),
         |text| one_of("token creator", &Creator::ALL, Creator::as_str, text);
     ActorKind => |kind| kind.as_str(),
         |text| one_of("actor kind", &ActorKind::ALL, ActorKind::as_str, text);
+    Role => |role| role.as_str(), |text| one_of("role", &Role::ALL, Role::as_str, text);
 }
 
 /// The value of `all` whose name is `text`.

@@ -18,16 +18,15 @@ pub enum MatchMode {
 }
 
 impl MatchMode {
+    pub const ALL: [MatchMode; 2] = [MatchMode::Exact, MatchMode::Prefix];
+
     /// Accepts `exact` or `prefix` (case-sensitive) around optional whitespace.
     pub fn parse(input: &str, field: &str) -> Result<Self, Invalid> {
-        match input.trim() {
-            "exact" => Ok(MatchMode::Exact),
-            "prefix" => Ok(MatchMode::Prefix),
-            _ => Err(Invalid::new(
-                field,
-                "match mode must be \"exact\" or \"prefix\"",
-            )),
-        }
+        let input = input.trim();
+        MatchMode::ALL
+            .into_iter()
+            .find(|mode| mode.as_str() == input)
+            .ok_or_else(|| Invalid::new(field, "match mode must be \"exact\" or \"prefix\""))
     }
 
     pub fn as_str(self) -> &'static str {

@@ -202,12 +202,9 @@ pub fn fragment_deletion(
     id: &FragmentId,
 ) -> Result<WhatGoes, ApiError> {
     let org_id = &caller.org.id;
-    let domain = console::fragment_domain(db, org_id, id)?.ok_or(ApiError::NotFound)?;
+    let (fragment, domain) =
+        db::fragments::find_in_org(db, org_id, id)?.ok_or(ApiError::NotFound)?;
     let domain = DomainName::parse(&domain)?;
-    let fragment = list_fragments(db, caller, &domain)?
-        .into_iter()
-        .find(|f| f.id == *id)
-        .ok_or(ApiError::NotFound)?;
     let ids = std::slice::from_ref(id);
     Ok(WhatGoes {
         rules: db::routes::count_targeting(db, id)?,

@@ -38,6 +38,19 @@ fn new_link(
     Ok((id, format!("{}{LINK_PATH}{secret}", url.origin())))
 }
 
+/// The URL of a new link with which `person` sets their password.
+fn reset_link(
+    db: &mut impl GenericClient,
+    url: &ConsoleUrl,
+    person: &Person,
+    actor: &Actor,
+) -> Result<String, ApiError> {
+    let purpose = LinkPurpose::Reset {
+        person: person.id.clone(),
+    };
+    Ok(new_link(db, url, &purpose, actor)?.1)
+}
+
 /// An invitation to the caller's organisation as `role`; refused when the email is already a
 /// member there. Answers the link.
 pub fn invite(
@@ -137,10 +150,7 @@ pub fn password_link(
     person: &Person,
 ) -> Result<String, ApiError> {
     let mut tx = db.transaction()?;
-    let purpose = LinkPurpose::Reset {
-        person: person.id.clone(),
-    };
-    let (_, link) = new_link(&mut tx, url, &purpose, actor)?;
+    let link = reset_link(&mut tx, url, person, actor)?;
     record_in_orgs_of(&mut tx, person, actor, "password_link")?;
     tx.commit()?;
     Ok(link)
@@ -162,10 +172,7 @@ pub fn create_person(
         people::add_membership(&mut tx, org_id, &person.id, *role)?;
     }
     record_in_orgs_of(&mut tx, &person, actor, "create_person")?;
-    let purpose = LinkPurpose::Reset {
-        person: person.id.clone(),
-    };
-    let (_, link) = new_link(&mut tx, url, &purpose, actor)?;
+    let link = reset_link(&mut tx, url, &person, actor)?;
     tx.commit()?;
     Ok((person, link))
 }

@@ -1,7 +1,7 @@
 //! The audit log: every write through `/v1` and the CLI recorded with who, what and which
 //! object, newest first, never a secret; a refused write records nothing.
 
-use crate::fixtures::{admin, card, enc, CARD_FLAGS};
+use crate::fixtures::{admin, card, put_fragment, CARD_FLAGS};
 use crate::harness::{db, tenant};
 use agentcard::domain::CardStatus;
 use serde_json::{json, Value};
@@ -39,10 +39,7 @@ fn writes_through_the_api_and_the_cli_are_recorded_without_secrets() {
     let t = tenant();
     let token = format!("token:{}", &t.token[..12]);
     assert_eq!(t.client.put("/v1/sites/a.example", &json!({})).status, 201);
-    let put = t.client.put(
-        &format!("/v1/sites/a.example/fragments/{}", enc("/home")),
-        &json!({"name": "Home"}),
-    );
+    let put = put_fragment(&t, "a.example", "/home", &json!({"name": "Home"}));
     assert_eq!(put.status, 201, "{}", put.text());
     let fragment = put.json()["id"].as_str().unwrap().to_owned();
     let rule = json!({"path_prefix": "/", "match": "prefix", "ref": "/home"});
