@@ -47,12 +47,7 @@ impl Secret {
             .filter_map(|pair| pair.trim().split_once('='))
             .find(|(name, _)| *name == COOKIE)
             .map(|(_, value)| value)
-            .filter(|value| {
-                value.len() == 2 * SECRET_BYTES
-                    && value
-                        .bytes()
-                        .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-            })
+            .filter(|value| auth::is_random_hex(value, SECRET_BYTES))
             .map(|value| Secret(value.to_string()))
     }
 
