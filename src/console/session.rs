@@ -55,8 +55,7 @@ impl Secret {
         auth::hash(&self.0)
     }
 
-    /// The token every form of this session carries: derived from the secret, so nothing more
-    /// is stored, and useless without the cookie it comes from.
+    /// Derived from the secret, so nothing more is stored, and useless without the cookie.
     fn form_token(&self) -> String {
         let mut digest = Sha256::new();
         digest.update(b"agentcard console form token\0");
@@ -146,7 +145,7 @@ impl Visit {
         }))
     }
 
-    /// Whether the form carries this session's token (compared without leaking timing).
+    /// No early exit: the time taken does not tell how much of a guessed token was right.
     pub fn token_matches(&self, sent: &str) -> bool {
         let expected = self.form_token.as_bytes();
         sent.len() == expected.len()
