@@ -1,10 +1,12 @@
 //! What the console shows: one askama template per page (`templates/console/`), compiled and
 //! checked with the binary, HTML escaping on by default; and the answers that carry them.
 
+use super::form::Form;
 use super::routes::Asset;
 use super::Refusal;
 use crate::db::people::{Member, OrgAccess, PendingInvitation};
 use crate::db::sessions::SessionListed;
+use crate::domain::Invalid;
 use crate::error::RETRY_AFTER_SECONDS;
 use crate::http::{Request, Response};
 use crate::ids::PersonId;
@@ -40,6 +42,24 @@ impl Field {
     pub fn autocomplete(mut self, autocomplete: &'static str) -> Field {
         self.autocomplete = autocomplete;
         self
+    }
+
+    /// The form's value of this field, parsed; `None` when refused, the field then showing the
+    /// refusal next to the value as sent.
+    pub fn parse<T>(
+        &mut self,
+        form: &Form,
+        parse: impl FnOnce(&str) -> Result<T, Invalid>,
+    ) -> Option<T> {
+        let sent = form.get(self.name);
+        match parse(sent) {
+            Ok(parsed) => Some(parsed),
+            Err(invalid) => {
+                self.value = sent.to_string();
+                self.error = Some(invalid.message);
+                None
+            }
+        }
     }
 }
 

@@ -46,13 +46,8 @@ pub fn tokens_page(db: &mut Client, visit: &Visit, request: &Request) -> Result<
 pub fn create(db: &mut Client, call: &Call, visit: &Visit) -> Result<Response, Refusal> {
     let caller = visit.owner()?;
     let mut page = page(db, visit, call.request)?;
-    let name = match TokenName::parse(call.form.get("name")) {
-        Ok(name) => name,
-        Err(invalid) => {
-            page.name.value = call.form.get("name").to_string();
-            page.name.error = Some(invalid.message);
-            return Ok(pages::html(422, &page));
-        }
+    let Some(name) = page.name.parse(&call.form, TokenName::parse) else {
+        return Ok(pages::html(422, &page));
     };
     let creator = match visit.session.support {
         true => Creator::Support,
