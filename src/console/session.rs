@@ -194,7 +194,7 @@ impl Visit {
         match self.is_owner() {
             true => Ok(org),
             false => Err(Refusal::Forbidden(
-                "only an owner of the organisation may do this",
+                "this is for the organisation's owners only: ask an owner",
             )),
         }
     }
