@@ -65,7 +65,7 @@ fn password_form(visit: &Visit) -> PasswordPage {
 pub fn change_password(db: &mut Client, call: &Call, visit: &Visit) -> Result<Response, Refusal> {
     let (app, form) = (call.app, &call.form);
     let mut page = password_form(visit);
-    let new = NewPassword::parse(form.get("new_password"), "new_password");
+    let new = NewPassword::parse(form.get("new_password"));
     let person = people::find_person(db, &visit.session.person)?;
     let Some(person) = person else {
         return Err(crate::error::ApiError::NotFound.into());

@@ -70,7 +70,7 @@ fn with_password(email: String, support: bool) -> (String, PersonId) {
         .unwrap()
         .unwrap();
     let hash = hashing()
-        .hash(&NewPassword::parse(PASSWORD, "password").unwrap())
+        .hash(&NewPassword::parse(PASSWORD).unwrap())
         .unwrap();
     people::set_password(&mut db, &made.id, &hash).unwrap();
     (email, made.id)
