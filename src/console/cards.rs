@@ -3,6 +3,7 @@
 //! eligibility. Every write goes through `ops::cards` as the signed-in person, so the rules,
 //! the messages and the audit log are the ones `/v1` and the CLI have.
 
+use super::confirm::Confirm;
 use super::pages::{self, Nav};
 use super::routes::Route;
 use super::session::Visit;
@@ -322,16 +323,6 @@ pub struct CardPageView {
     pub preview: Option<String>,
 }
 
-#[derive(Template)]
-#[template(path = "console/card_delete.html")]
-pub struct DeletePage {
-    pub nav: Option<Nav>,
-    pub id: String,
-    pub name: String,
-    pub status: &'static str,
-    pub eligible_on: usize,
-}
-
 /// A fragment the card may be shown on.
 pub struct Choice {
     pub id: String,
@@ -499,16 +490,20 @@ impl At<'_> {
     fn confirm_delete(mut self, id: &CardId) -> Result<Response, Refusal> {
         let card = self.card(id)?;
         let eligible_on = card_ops::get_eligibility(self.db, self.caller, id)?.len();
-        Ok(pages::html(
-            200,
-            &DeletePage {
-                nav: Some(self.visit.nav()),
-                id: card.id.to_string(),
-                name: card.name,
-                status: card.status.as_str(),
-                eligible_on,
-            },
-        ))
+        let plural = if eligible_on > 1 { "s" } else { "" };
+        let goes = (eligible_on > 0)
+            .then(|| format!("Its eligibility on {eligible_on} fragment{plural}."))
+            .into_iter()
+            .collect();
+        let page = Confirm {
+            nav: Some(self.visit.nav()),
+            title: format!("Delete the card {} ({})", card.name, card.status.as_str()),
+            goes,
+            action: format!("/cards/{id}/delete"),
+            button: "Delete the card",
+            back: format!("/cards/{id}"),
+        };
+        Ok(pages::html(200, &page))
     }
 
     /// `POST /cards/{id}/delete`: the card and its eligibility lists go.

@@ -81,7 +81,7 @@ pub fn confirm_delete(db: &mut Client, visit: &Visit, id: &KeyId) -> Result<Resp
         ],
         action: format!("/keys/{id}/delete"),
         button: "Delete the key",
-        back: "/keys",
+        back: "/keys".into(),
     };
     Ok(pages::html(200, &page))
 }

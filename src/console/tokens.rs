@@ -83,7 +83,7 @@ pub fn confirm_delete(db: &mut Client, visit: &Visit, id: &TokenId) -> Result<Re
         ],
         action: format!("/tokens/{id}/delete"),
         button: "Delete the token",
-        back: "/tokens",
+        back: "/tokens".into(),
     };
     Ok(pages::html(200, &page))
 }
