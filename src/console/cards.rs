@@ -441,7 +441,7 @@ impl At<'_> {
         let fields = Fields::of_form(self.call);
         let content = match fields.content() {
             Ok(content) => content,
-            Err(invalid) => return Ok(self.refused(card.as_ref(), fields, invalid.into())),
+            Err(invalid) => return self.refused(card.as_ref(), fields, invalid.into()),
         };
         if self.call.form.get("action") == "preview" {
             let mut page = self.form_page(card.as_ref(), fields);
@@ -458,24 +458,23 @@ impl At<'_> {
                 "/cards/{}?notice=card-saved",
                 card.id
             ))),
-            Err(error) => Ok(self.refused(card.as_ref(), fields, error)),
+            Err(error) => self.refused(card.as_ref(), fields, error),
         }
     }
 
-    /// The form again, as typed, with the refusal next to its field (`422`); a refusal of
-    /// no field of the form is its own page.
-    fn refused(&self, card: Option<&CardRow>, mut fields: Fields, error: ApiError) -> Response {
-        let (field, message) = (error.field().unwrap_or("").to_string(), error.message());
-        if !matches!(
-            error,
-            ApiError::Validation { .. } | ApiError::Conflict { .. }
-        ) {
-            return pages::refusal(&error.into());
-        }
+    /// The form again, as typed, with the refusal next to its field (`422`), or above the
+    /// form when it names no field of it; any other refusal is its own page.
+    fn refused(
+        &self,
+        card: Option<&CardRow>,
+        mut fields: Fields,
+        error: ApiError,
+    ) -> Result<Response, Refusal> {
+        let (field, message) = pages::field_refusal(error)?;
         let shown = fields.refuse(&field, message.clone());
         let mut page = self.form_page(card, fields);
         page.alert = (!shown).then_some(message);
-        pages::html(422, &page)
+        Ok(pages::html(422, &page))
     }
 
     /// `POST /cards/{id}/status`: activate, archive, or back to draft.
@@ -576,12 +575,12 @@ impl At<'_> {
             Ok(_) => Ok(pages::redirect(&format!(
                 "/cards/{id}/eligibility?notice=eligibility-saved"
             ))),
-            Err(error @ (ApiError::Validation { .. } | ApiError::Conflict { .. })) => {
+            Err(error) => {
+                let (_, message) = pages::field_refusal(error)?;
                 let mut page = self.eligibility_page(id, wanted.as_deref().ok())?;
-                page.alert = Some(error.message());
+                page.alert = Some(message);
                 Ok(pages::html(422, &page))
             }
-            Err(other) => Err(other.into()),
         }
     }
 }

@@ -7,7 +7,7 @@ use super::Refusal;
 use crate::db::people::{Member, OrgAccess, PendingInvitation};
 use crate::db::sessions::SessionListed;
 use crate::domain::Invalid;
-use crate::error::RETRY_AFTER_SECONDS;
+use crate::error::{ApiError, RETRY_AFTER_SECONDS};
 use crate::http::{Request, Response};
 use crate::ids::PersonId;
 use askama::Template;
@@ -60,6 +60,17 @@ impl Field {
                 None
             }
         }
+    }
+}
+
+/// A refusal a form shows next to one of its fields, as `(field, message)`; any other is the
+/// refusal of the whole request.
+pub fn field_refusal(error: ApiError) -> Result<(String, String), Refusal> {
+    match error {
+        ApiError::Validation { field, message } | ApiError::Conflict { field, message } => {
+            Ok((field, message))
+        }
+        other => Err(other.into()),
     }
 }
 
@@ -260,10 +271,10 @@ pub fn refusal_in(refusal: &Refusal, nav: Option<Nav>) -> Response {
     };
     let response = html(status, &page);
     match refusal {
-        Refusal::Api(crate::error::ApiError::MethodNotAllowed { allow }) => {
+        Refusal::Api(ApiError::MethodNotAllowed { allow }) => {
             response.header("Allow", allow.clone())
         }
-        Refusal::Api(crate::error::ApiError::RateLimited) | Refusal::Busy => {
+        Refusal::Api(ApiError::RateLimited) | Refusal::Busy => {
             response.header("Retry-After", RETRY_AFTER_SECONDS.to_string())
         }
         _ => response,
