@@ -65,7 +65,7 @@ fn password_form(visit: &Visit) -> PasswordPage {
 pub fn change_password(db: &mut Client, call: &Call, visit: &Visit) -> Result<Response, Refusal> {
     let (app, form) = (call.app, &call.form);
     let mut page = password_form(visit);
-    let new = NewPassword::parse(form.get("new_password"), "new_password");
+    let new = NewPassword::parse(form.get("new_password"));
     let person = people::find_person(db, &visit.session.person)?;
     let Some(person) = person else {
         return Err(crate::error::ApiError::NotFound.into());
@@ -88,7 +88,8 @@ pub fn change_password(db: &mut Client, call: &Call, visit: &Visit) -> Result<Re
     Ok(signed_in(app, &secret, "/sessions?notice=password-changed"))
 }
 
-/// `POST /org`: the organisation this session looks at from now on (one open to the person).
+/// `POST /org`: an organisation not open to the person is not found (`404`), as everywhere, so
+/// the answer does not tell whether it exists.
 pub fn choose_org(db: &mut Client, form: &Form, visit: &Visit) -> Result<Response, Refusal> {
     let chosen = OrgId::parse(form.get("org")).ok_or(ApiError::NotFound)?;
     if !visit.orgs.iter().any(|o| o.org_id == chosen) {

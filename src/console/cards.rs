@@ -3,6 +3,7 @@
 //! eligibility. Every write goes through `ops::cards` as the signed-in person, so the rules,
 //! the messages and the audit log are the ones `/v1` and the CLI have.
 
+use super::confirm::Confirm;
 use super::pages::{self, Nav};
 use super::routes::Route;
 use super::session::Visit;
@@ -322,16 +323,6 @@ pub struct CardPageView {
     pub preview: Option<String>,
 }
 
-#[derive(Template)]
-#[template(path = "console/card_delete.html")]
-pub struct DeletePage {
-    pub nav: Option<Nav>,
-    pub id: String,
-    pub name: String,
-    pub status: &'static str,
-    pub eligible_on: usize,
-}
-
 /// A fragment the card may be shown on.
 pub struct Choice {
     pub id: String,
@@ -450,7 +441,7 @@ impl At<'_> {
         let fields = Fields::of_form(self.call);
         let content = match fields.content() {
             Ok(content) => content,
-            Err(invalid) => return Ok(self.refused(card.as_ref(), fields, invalid.into())),
+            Err(invalid) => return self.refused(card.as_ref(), fields, invalid.into()),
         };
         if self.call.form.get("action") == "preview" {
             let mut page = self.form_page(card.as_ref(), fields);
@@ -467,24 +458,23 @@ impl At<'_> {
                 "/cards/{}?notice=card-saved",
                 card.id
             ))),
-            Err(error) => Ok(self.refused(card.as_ref(), fields, error)),
+            Err(error) => self.refused(card.as_ref(), fields, error),
         }
     }
 
-    /// The form again, as typed, with the refusal next to its field (`422`); a refusal of
-    /// no field of the form is its own page.
-    fn refused(&self, card: Option<&CardRow>, mut fields: Fields, error: ApiError) -> Response {
-        let (field, message) = (error.field().unwrap_or("").to_string(), error.message());
-        if !matches!(
-            error,
-            ApiError::Validation { .. } | ApiError::Conflict { .. }
-        ) {
-            return pages::refusal(&error.into());
-        }
+    /// The form again, as typed, with the refusal next to its field (`422`), or above the
+    /// form when it names no field of it; any other refusal is its own page.
+    fn refused(
+        &self,
+        card: Option<&CardRow>,
+        mut fields: Fields,
+        error: ApiError,
+    ) -> Result<Response, Refusal> {
+        let (field, message) = pages::field_refusal(error)?;
         let shown = fields.refuse(&field, message.clone());
         let mut page = self.form_page(card, fields);
         page.alert = (!shown).then_some(message);
-        pages::html(422, &page)
+        Ok(pages::html(422, &page))
     }
 
     /// `POST /cards/{id}/status`: activate, archive, or back to draft.
@@ -499,16 +489,20 @@ impl At<'_> {
     fn confirm_delete(mut self, id: &CardId) -> Result<Response, Refusal> {
         let card = self.card(id)?;
         let eligible_on = card_ops::get_eligibility(self.db, self.caller, id)?.len();
-        Ok(pages::html(
-            200,
-            &DeletePage {
-                nav: Some(self.visit.nav()),
-                id: card.id.to_string(),
-                name: card.name,
-                status: card.status.as_str(),
-                eligible_on,
-            },
-        ))
+        let plural = if eligible_on > 1 { "s" } else { "" };
+        let goes = (eligible_on > 0)
+            .then(|| format!("Its eligibility on {eligible_on} fragment{plural}."))
+            .into_iter()
+            .collect();
+        let page = Confirm {
+            nav: Some(self.visit.nav()),
+            title: format!("Delete the card {} ({})", card.name, card.status.as_str()),
+            goes,
+            action: format!("/cards/{id}/delete"),
+            button: "Delete the card",
+            back: format!("/cards/{id}"),
+        };
+        Ok(pages::html(200, &page))
     }
 
     /// `POST /cards/{id}/delete`: the card and its eligibility lists go.
@@ -581,12 +575,12 @@ impl At<'_> {
             Ok(_) => Ok(pages::redirect(&format!(
                 "/cards/{id}/eligibility?notice=eligibility-saved"
             ))),
-            Err(error @ (ApiError::Validation { .. } | ApiError::Conflict { .. })) => {
+            Err(error) => {
+                let (_, message) = pages::field_refusal(error)?;
                 let mut page = self.eligibility_page(id, wanted.as_deref().ok())?;
-                page.alert = Some(error.message());
+                page.alert = Some(message);
                 Ok(pages::html(422, &page))
             }
-            Err(other) => Err(other.into()),
         }
     }
 }

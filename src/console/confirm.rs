@@ -15,5 +15,5 @@ pub struct Confirm {
     pub action: String,
     pub button: &'static str,
     /// The page to go back to without deleting.
-    pub back: &'static str,
+    pub back: String,
 }

@@ -44,13 +44,8 @@ pub fn keys_page(db: &mut Client, visit: &Visit, request: &Request) -> Result<Re
 pub fn create(db: &mut Client, call: &Call, visit: &Visit) -> Result<Response, Refusal> {
     let caller = visit.caller()?;
     let mut page = page(db, visit, call.request)?;
-    let name = match KeyName::parse(call.form.get("name")) {
-        Ok(name) => name,
-        Err(invalid) => {
-            page.name.value = call.form.get("name").to_string();
-            page.name.error = Some(invalid.message);
-            return Ok(pages::html(422, &page));
-        }
+    let Some(name) = page.name.parse(&call.form, KeyName::parse) else {
+        return Ok(pages::html(422, &page));
     };
     let prefix = &call.app.config.prefix;
     let created = ops::keys::create_key(db, &caller, name.as_ref(), prefix)?;
@@ -86,7 +81,7 @@ pub fn confirm_delete(db: &mut Client, visit: &Visit, id: &KeyId) -> Result<Resp
         ],
         action: format!("/keys/{id}/delete"),
         button: "Delete the key",
-        back: "/keys",
+        back: "/keys".into(),
     };
     Ok(pages::html(200, &page))
 }

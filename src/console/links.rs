@@ -88,18 +88,16 @@ pub fn use_link(db: &mut Client, call: &Call, secret: &str) -> Result<Response, 
     let step = step(db, &link)?;
     let hash = match step {
         Step::Join { .. } => None,
-        Step::SetPassword { .. } => {
-            match NewPassword::parse(form.get("new_password"), "new_password") {
-                Ok(password) => Some(app.passwords.hash(&password)?),
-                Err(invalid) => {
-                    let mut page = link_page(db, secret, &link, &step)?;
-                    if let Some(field) = page.password.as_mut() {
-                        field.error = Some(invalid.message);
-                    }
-                    return Ok(pages::html(422, &page));
+        Step::SetPassword { .. } => match NewPassword::parse(form.get("new_password")) {
+            Ok(password) => Some(app.passwords.hash(&password)?),
+            Err(invalid) => {
+                let mut page = link_page(db, secret, &link, &step)?;
+                if let Some(field) = page.password.as_mut() {
+                    field.error = Some(invalid.message);
                 }
+                return Ok(pages::html(422, &page));
             }
-        }
+        },
     };
     let known = match step {
         Step::Join { person } => Some(person),

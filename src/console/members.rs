@@ -54,14 +54,13 @@ pub fn invite(db: &mut Client, call: &Call, visit: &Visit) -> Result<Response, R
             page.invitations = people::pending_invitations(db, &caller.org.id)?;
             Ok(pages::html(200, &page))
         }
-        Err(ApiError::Validation { field, message } | ApiError::Conflict { field, message }) => {
-            match field.as_str() {
-                "role" => page.role_error = Some(message),
-                _ => page.email.error = Some(message),
+        Err(error) => {
+            match pages::field_refusal(error)? {
+                (field, message) if field == "role" => page.role_error = Some(message),
+                (_, message) => page.email.error = Some(message),
             }
             Ok(pages::html(422, &page))
         }
-        Err(other) => Err(other.into()),
     }
 }
 

@@ -1,11 +1,13 @@
 //! What the console shows: one askama template per page (`templates/console/`), compiled and
 //! checked with the binary, HTML escaping on by default; and the answers that carry them.
 
+use super::form::Form;
 use super::routes::Asset;
 use super::Refusal;
 use crate::db::people::{Member, OrgAccess, PendingInvitation};
 use crate::db::sessions::SessionListed;
-use crate::error::RETRY_AFTER_SECONDS;
+use crate::domain::Invalid;
+use crate::error::{ApiError, RETRY_AFTER_SECONDS};
 use crate::http::{Request, Response};
 use crate::ids::PersonId;
 use askama::Template;
@@ -40,6 +42,35 @@ impl Field {
     pub fn autocomplete(mut self, autocomplete: &'static str) -> Field {
         self.autocomplete = autocomplete;
         self
+    }
+
+    /// The form's value of this field, parsed; `None` when refused, the field then showing the
+    /// refusal next to the value as sent.
+    pub fn parse<T>(
+        &mut self,
+        form: &Form,
+        parse: impl FnOnce(&str) -> Result<T, Invalid>,
+    ) -> Option<T> {
+        let sent = form.get(self.name);
+        match parse(sent) {
+            Ok(parsed) => Some(parsed),
+            Err(invalid) => {
+                self.value = sent.to_string();
+                self.error = Some(invalid.message);
+                None
+            }
+        }
+    }
+}
+
+/// A refusal a form shows next to one of its fields, as `(field, message)`; any other is the
+/// refusal of the whole request.
+pub fn field_refusal(error: ApiError) -> Result<(String, String), Refusal> {
+    match error {
+        ApiError::Validation { field, message } | ApiError::Conflict { field, message } => {
+            Ok((field, message))
+        }
+        other => Err(other.into()),
     }
 }
 
@@ -240,10 +271,10 @@ pub fn refusal_in(refusal: &Refusal, nav: Option<Nav>) -> Response {
     };
     let response = html(status, &page);
     match refusal {
-        Refusal::Api(crate::error::ApiError::MethodNotAllowed { allow }) => {
+        Refusal::Api(ApiError::MethodNotAllowed { allow }) => {
             response.header("Allow", allow.clone())
         }
-        Refusal::Api(crate::error::ApiError::RateLimited) | Refusal::Busy => {
+        Refusal::Api(ApiError::RateLimited) | Refusal::Busy => {
             response.header("Retry-After", RETRY_AFTER_SECONDS.to_string())
         }
         _ => response,

@@ -47,12 +47,7 @@ impl Secret {
             .filter_map(|pair| pair.trim().split_once('='))
             .find(|(name, _)| *name == COOKIE)
             .map(|(_, value)| value)
-            .filter(|value| {
-                value.len() == 2 * SECRET_BYTES
-                    && value
-                        .bytes()
-                        .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-            })
+            .filter(|value| auth::is_random_hex(value, SECRET_BYTES))
             .map(|value| Secret(value.to_string()))
     }
 
@@ -60,8 +55,7 @@ impl Secret {
         auth::hash(&self.0)
     }
 
-    /// The token every form of this session carries: derived from the secret, so nothing more
-    /// is stored, and useless without the cookie it comes from.
+    /// Derived from the secret, so nothing more is stored, and useless without the cookie.
     fn form_token(&self) -> String {
         let mut digest = Sha256::new();
         digest.update(b"agentcard console form token\0");
@@ -151,7 +145,7 @@ impl Visit {
         }))
     }
 
-    /// Whether the form carries this session's token (compared without leaking timing).
+    /// No early exit: the time taken does not tell how much of a guessed token was right.
     pub fn token_matches(&self, sent: &str) -> bool {
         let expected = self.form_token.as_bytes();
         sent.len() == expected.len()
@@ -200,7 +194,7 @@ impl Visit {
         match self.is_owner() {
             true => Ok(org),
             false => Err(Refusal::Forbidden(
-                "only an owner of the organisation may do this",
+                "this is for the organisation's owners only: ask an owner",
             )),
         }
     }

@@ -55,7 +55,7 @@ pub fn confirm_site(
         goes: what_goes(&goes),
         action: format!("/sites/{domain}/delete"),
         button: "Delete the site",
-        back: "/sites",
+        back: "/sites".into(),
     };
     Ok(pages::html(200, &page))
 }
@@ -88,7 +88,7 @@ pub fn confirm_fragment(
         goes: what_goes(&goes),
         action: format!("/fragments/{id}/delete"),
         button: "Delete the fragment",
-        back: "/sites",
+        back: "/sites".into(),
     };
     Ok(pages::html(200, &page))
 }

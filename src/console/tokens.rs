@@ -11,7 +11,7 @@ use crate::domain::TokenName;
 use crate::error::ApiError;
 use crate::http::{Request, Response};
 use crate::ids::TokenId;
-use crate::ops::{self, Caller, Scope};
+use crate::ops::{self, Scope};
 use askama::Template;
 use postgres::Client;
 
@@ -26,18 +26,8 @@ pub struct TokensPage {
     pub secret: Option<String>,
 }
 
-/// The caller of every tokens page and action: an owner, or support staff.
-fn owner(visit: &Visit) -> Result<Caller, Refusal> {
-    if !visit.is_owner() {
-        return Err(Refusal::Forbidden(
-            "management tokens are for the organisation's owners only: ask an owner",
-        ));
-    }
-    visit.caller()
-}
-
 fn page(db: &mut Client, visit: &Visit, request: &Request) -> Result<TokensPage, Refusal> {
-    let caller = owner(visit)?;
+    let caller = visit.owner()?;
     Ok(TokensPage {
         nav: Some(visit.nav()),
         notice: pages::notice(request),
@@ -54,15 +44,10 @@ pub fn tokens_page(db: &mut Client, visit: &Visit, request: &Request) -> Result<
 
 /// `POST /tokens`: a token made by support staff expires after 90 days, an owner's never.
 pub fn create(db: &mut Client, call: &Call, visit: &Visit) -> Result<Response, Refusal> {
-    let caller = owner(visit)?;
+    let caller = visit.owner()?;
     let mut page = page(db, visit, call.request)?;
-    let name = match TokenName::parse(call.form.get("name")) {
-        Ok(name) => name,
-        Err(invalid) => {
-            page.name.value = call.form.get("name").to_string();
-            page.name.error = Some(invalid.message);
-            return Ok(pages::html(422, &page));
-        }
+    let Some(name) = page.name.parse(&call.form, TokenName::parse) else {
+        return Ok(pages::html(422, &page));
     };
     let creator = match visit.session.support {
         true => Creator::Support,
@@ -77,13 +62,13 @@ pub fn create(db: &mut Client, call: &Call, visit: &Visit) -> Result<Response, R
 
 /// `POST /tokens/{id}/revoke`.
 pub fn revoke(db: &mut Client, visit: &Visit, id: &TokenId) -> Result<Response, Refusal> {
-    ops::tokens::revoke_token(db, Scope::Org(&owner(visit)?), id)?;
+    ops::tokens::revoke_token(db, Scope::Org(&visit.owner()?), id)?;
     Ok(pages::redirect("/tokens?notice=token-revoked"))
 }
 
 /// `GET /tokens/{id}/delete`: what is deleted, and the button that does it.
 pub fn confirm_delete(db: &mut Client, visit: &Visit, id: &TokenId) -> Result<Response, Refusal> {
-    let caller = owner(visit)?;
+    let caller = visit.owner()?;
     let token = ops::tokens::list_tokens(db, &caller)?
         .into_iter()
         .find(|t| t.id == *id)
@@ -98,13 +83,13 @@ pub fn confirm_delete(db: &mut Client, visit: &Visit, id: &TokenId) -> Result<Re
         ],
         action: format!("/tokens/{id}/delete"),
         button: "Delete the token",
-        back: "/tokens",
+        back: "/tokens".into(),
     };
     Ok(pages::html(200, &page))
 }
 
 /// `POST /tokens/{id}/delete`.
 pub fn delete(db: &mut Client, visit: &Visit, id: &TokenId) -> Result<Response, Refusal> {
-    ops::tokens::delete_token(db, Scope::Org(&owner(visit)?), id)?;
+    ops::tokens::delete_token(db, Scope::Org(&visit.owner()?), id)?;
     Ok(pages::redirect("/tokens?notice=token-deleted"))
 }

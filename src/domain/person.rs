@@ -86,12 +86,12 @@ impl fmt::Display for Role {
 pub struct NewPassword(String);
 
 impl NewPassword {
-    /// `field` is the form field it came from.
-    pub fn parse(input: &str, field: &str) -> Result<NewPassword, Invalid> {
+    /// A refusal names `new_password`: the console asks for a new password in that field only.
+    pub fn parse(input: &str) -> Result<NewPassword, Invalid> {
         let length = input.chars().count();
         if !(PASSWORD_MIN..=PASSWORD_MAX).contains(&length) {
             return Err(Invalid::new(
-                field,
+                "new_password",
                 format!("a password has {PASSWORD_MIN} to {PASSWORD_MAX} characters"),
             ));
         }
@@ -145,13 +145,10 @@ mod tests {
 
     #[test]
     fn passwords_count_characters_and_hide_in_debug() {
-        assert!(NewPassword::parse("ééééééééé", "password").is_err());
-        let ok = NewPassword::parse("éééééééééé", "password").unwrap();
+        assert!(NewPassword::parse("ééééééééé").is_err());
+        let ok = NewPassword::parse("éééééééééé").unwrap();
         assert_eq!(format!("{ok:?}"), "NewPassword(…)");
         let long = "x".repeat(PASSWORD_MAX + 1);
-        assert_eq!(
-            NewPassword::parse(&long, "new_password").unwrap_err().field,
-            "new_password"
-        );
+        assert_eq!(NewPassword::parse(&long).unwrap_err().field, "new_password");
     }
 }

@@ -2,7 +2,7 @@
 //! by direct `POST`), delivery keys, site and fragment deletions after their confirmation pages,
 //! and the audit log of console, `/v1` and CLI writes.
 
-use crate::console_fixtures::{admin_people, new_org, person, Browser};
+use crate::console_fixtures::{admin_people, new_org, person, support_person, Browser};
 use crate::harness::{db, server, Client};
 use agentcard::domain::{CardStatus, Role};
 use serde_json::json;
@@ -95,12 +95,7 @@ fn an_owner_creates_revokes_and_deletes_a_token_that_works_on_v1() {
 #[test]
 fn a_token_made_by_support_expires_after_90_days() {
     let org = new_org();
-    let email = person(None, Role::Member);
-    db().execute(
-        "UPDATE persons SET support = true WHERE email = $1",
-        &[&email],
-    )
-    .unwrap();
+    let email = support_person();
     let support = Browser::signed_in(&email);
     assert_eq!(support.write("/org", &[("org", &org)]).status, 303);
     let (_, token) = create_token(&support, &org, "support token");

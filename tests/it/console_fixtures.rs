@@ -5,7 +5,7 @@
 use crate::harness::{db, server, Client, Resp, CONSOLE_HOST};
 use agentcard::db::{self, people};
 use agentcard::domain::{Email, NewPassword, OrgName, Role};
-use agentcard::ids::{self, OrgId};
+use agentcard::ids::{self, OrgId, PersonId};
 use agentcard::password::Passwords;
 use std::sync::OnceLock;
 
@@ -52,22 +52,31 @@ pub const PASSWORD: &str = "correct horse battery";
 
 /// A person with a password, member of `org` as `role` (none: no membership).
 pub fn person(org: Option<&str>, role: Role) -> String {
-    let mut db = db();
-    let email = format!("{}@example.org", ids::new_id("p_"));
-    let made = people::create_person(&mut db, &Email::parse(&email).unwrap(), false)
-        .unwrap()
-        .unwrap();
-    let hash = hashing()
-        .hash(&NewPassword::parse(PASSWORD, "password").unwrap())
-        .unwrap();
-    people::set_password(&mut db, &made.id, &hash).unwrap();
+    let (email, id) = with_password(format!("{}@example.org", ids::new_id("p_")), false);
     if let Some(org) = org {
-        people::add_membership(&mut db, &org_id(org), &made.id, role).unwrap();
+        people::add_membership(&mut db(), &org_id(org), &id, role).unwrap();
     }
     email
 }
 
-pub fn hashing() -> &'static Passwords {
+/// Support staff with a password, member of no organisation.
+pub fn support_person() -> String {
+    with_password(format!("{}@support.example", ids::new_id("s_")), true).0
+}
+
+fn with_password(email: String, support: bool) -> (String, PersonId) {
+    let mut db = db();
+    let made = people::create_person(&mut db, &Email::parse(&email).unwrap(), support)
+        .unwrap()
+        .unwrap();
+    let hash = hashing()
+        .hash(&NewPassword::parse(PASSWORD).unwrap())
+        .unwrap();
+    people::set_password(&mut db, &made.id, &hash).unwrap();
+    (email, made.id)
+}
+
+fn hashing() -> &'static Passwords {
     static PASSWORDS: OnceLock<Passwords> = OnceLock::new();
     PASSWORDS.get_or_init(|| Passwords::new(2, 8))
 }

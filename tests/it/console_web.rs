@@ -2,12 +2,12 @@
 //! token and origin checks, one-time links, members and their owners-only rules.
 
 use crate::console_fixtures::{
-    admin_people, assert_labelled, assert_secured, console, hashing, new_org, org_id, person,
-    session_cookie, Browser, COOKIE, ORIGIN, PASSWORD,
+    admin_people, assert_labelled, assert_secured, console, new_org, org_id, person,
+    session_cookie, support_person, Browser, COOKIE, ORIGIN, PASSWORD,
 };
 use crate::harness::{db, server, start_server, tenant, Client, Resp, LEGACY_HOST};
 use agentcard::db::people;
-use agentcard::domain::{Email, NewPassword, Role};
+use agentcard::domain::{Email, Role};
 use agentcard::ops::{self, members, Actor, Caller};
 use agentcard::{auth, ids};
 
@@ -851,14 +851,7 @@ fn support_staff_open_every_organisation_as_owners() {
     let org = new_org();
     let owner_email = person(Some(&org), Role::Owner);
     let mut db = db();
-    let email = format!("{}@support.example", ids::new_id("s_"));
-    let support = people::create_person(&mut db, &Email::parse(&email).unwrap(), true)
-        .unwrap()
-        .unwrap();
-    let hash = hashing()
-        .hash(&NewPassword::parse(PASSWORD, "password").unwrap())
-        .unwrap();
-    people::set_password(&mut db, &support.id, &hash).unwrap();
+    let email = support_person();
     let browser = Browser::signed_in(&email);
     assert_eq!(browser.write("/org", &[("org", &org)]).status, 303);
     let home = browser.get("/").text();
