@@ -173,7 +173,6 @@ impl Visit {
                 name: org.name.clone(),
             },
             actor: Actor::Person {
-                id: self.session.person.clone(),
                 email: self.session.email.clone(),
             },
         })

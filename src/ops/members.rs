@@ -204,7 +204,6 @@ pub fn use_link(
         None => invited_person(&mut tx, link)?,
     };
     let actor = Actor::Person {
-        id: person.id.clone(),
         email: person.email.clone(),
     };
     if let Some(hash) = password_hash {

@@ -21,14 +21,14 @@ pub mod tokens;
 use crate::db::audit::{ActorKind, NewEntry};
 use crate::db::orgs::{Org, TokenOwner};
 use crate::error::ApiError;
-use crate::ids::{OrgId, PersonId, TokenId};
+use crate::ids::{OrgId, TokenId};
 use postgres::GenericClient;
 
 /// Who acts: the audit log names a token by its prefix, a person by email, the CLI as `cli`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Actor {
     Token { id: TokenId, prefix: String },
-    Person { id: PersonId, email: String },
+    Person { email: String },
     Cli,
 }
 
