@@ -117,21 +117,21 @@ impl Client {
         }
     }
 
-    /// The icon of `domain`: the first icon link of `https://{domain}/`, else (no link, or
-    /// the linked image refused) `https://{domain}/favicon.ico`. When both fail, the first
-    /// failure says why.
+    /// The icon of `domain`: the first icon link of `https://{domain}/`, else (no page, no
+    /// link, or the linked image refused) `https://{domain}/favicon.ico`. When a linked image
+    /// and the favicon both fail, the linked image's failure says why.
     pub fn fetch(&self, domain: &str) -> Result<Icon, Failure> {
         let mut budget = Budget {
             deadline: Instant::now() + DEADLINE,
             bytes: BYTES,
         };
-        let first = match self.linked_icon(&format!("https://{domain}/"), &mut budget) {
-            Ok(None) => None,
-            Ok(Some(url)) => match self.image(url.as_str(), &mut budget) {
+        let linked = self.linked_icon(&format!("https://{domain}/"), &mut budget);
+        let first = match linked.ok().flatten() {
+            Some(url) => match self.image(url.as_str(), &mut budget) {
                 Ok(icon) => return Ok(icon),
                 Err(failure) => Some(failure),
             },
-            Err(failure) => Some(failure),
+            None => None,
         };
         let favicon = format!("https://{domain}/favicon.ico");
         self.image(&favicon, &mut budget)
