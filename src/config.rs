@@ -425,6 +425,44 @@ mod tests {
     }
 
     #[test]
+    fn the_icon_fetch_is_on_by_default_and_its_test_settings_stay_on_loopback() {
+        let icon = |vars: &[(&str, &str)]| {
+            let mut all = vec![("DATABASE_URL", "postgres://x")];
+            all.extend_from_slice(vars);
+            config(&all).map(|c| c.icon_fetch)
+        };
+        let on = icon(&[]).unwrap().expect("on by default");
+        assert!(on.test_connect_to.is_none() && on.test_roots.is_empty());
+        assert!(icon(&[("AGENTCARD_ICON_FETCH", "on")]).unwrap().is_some());
+        assert!(icon(&[("AGENTCARD_ICON_FETCH", "off")]).unwrap().is_none());
+        let to = "127.0.0.1:8443";
+        let connect_to = ("AGENTCARD_ICON_TEST_CONNECT_TO", to);
+        let test = icon(&[connect_to]).unwrap().unwrap();
+        assert_eq!(test.test_connect_to, Some(to.parse().unwrap()));
+        let refused = [
+            (vec![("AGENTCARD_ICON_FETCH", "no")], "AGENTCARD_ICON_FETCH"),
+            (
+                vec![("AGENTCARD_ICON_TEST_CONNECT_TO", "10.0.0.1:443")],
+                "AGENTCARD_ICON_TEST_CONNECT_TO",
+            ),
+            (
+                vec![("AGENTCARD_ICON_TEST_CA_FILE", "/etc/hostname")],
+                "AGENTCARD_ICON_TEST_CA_FILE",
+            ),
+            (
+                vec![
+                    connect_to,
+                    ("AGENTCARD_ICON_TEST_CA_FILE", "/nonexistent/ca.pem"),
+                ],
+                "AGENTCARD_ICON_TEST_CA_FILE",
+            ),
+        ];
+        for (vars, var) in refused {
+            assert_eq!(icon(&vars).unwrap_err().var, var);
+        }
+    }
+
+    #[test]
     fn trusted_proxies_accept_blocks_and_addresses() {
         let c = config(&[
             ("DATABASE_URL", "postgres://x"),
