@@ -453,6 +453,8 @@ impl ServeProcess {
             .arg("serve")
             .env("DATABASE_URL", &server().database_url)
             .env("AGENTCARD_LISTEN", addr.to_string())
+            // As the in-process servers: test domains never resolve.
+            .env("AGENTCARD_ICON_FETCH", "off")
             .env_remove("RUST_LOG")
             .envs(env.iter().copied())
             .stdout(Stdio::null())
