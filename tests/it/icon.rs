@@ -4,12 +4,12 @@
 //! Names are answered by the test (`Names::Fixed`), never resolved: test domains end in
 //! `.test`, and nothing is ever connected to off this machine.
 
+use crate::fixtures::{test_authority, TestAuthority};
 use crate::harness::{db, server, start_server, tenant, Client, Tenant};
 use agentcard::db::icons;
 use agentcard::domain::DomainName;
 use agentcard::icon::{self, Failure, Names};
 use agentcard::ids::OrgId;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
@@ -33,42 +33,6 @@ enum Reply {
 
 type Routes = fn(&str) -> Reply;
 
-/// A test authority's certificate, and a server key and certificate it signed for [`NAMES`].
-struct Authority {
-    der: CertificateDer<'static>,
-    pem: String,
-    server: Arc<rustls::ServerConfig>,
-}
-
-fn authority() -> Authority {
-    let authority_key = rcgen::KeyPair::generate().unwrap();
-    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    let authority = params.self_signed(&authority_key).unwrap();
-    let server_key = rcgen::KeyPair::generate().unwrap();
-    let names = NAMES.iter().map(|n| n.to_string()).collect::<Vec<_>>();
-    let server_cert = rcgen::CertificateParams::new(names)
-        .unwrap()
-        .signed_by(&server_key, &authority, &authority_key)
-        .unwrap();
-    let private = PrivatePkcs8KeyDer::from(server_key.serialize_der());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let server = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![server_cert.der().clone()],
-            PrivateKeyDer::Pkcs8(private),
-        )
-        .unwrap();
-    Authority {
-        der: authority.der().clone(),
-        pem: authority.pem(),
-        server: Arc::new(server),
-    }
-}
-
 /// An HTTPS server on a loopback address, answering by `routes`, counting the connections it
 /// accepted; it stops when dropped.
 struct TlsServer {
@@ -78,7 +42,7 @@ struct TlsServer {
 }
 
 impl TlsServer {
-    fn start(ip: &str, authority: &Authority, routes: Routes) -> TlsServer {
+    fn start(ip: &str, authority: &TestAuthority, routes: Routes) -> TlsServer {
         let listener = TcpListener::bind((ip, 0)).unwrap();
         let addr = listener.local_addr().unwrap();
         let connections = Arc::new(AtomicUsize::new(0));
@@ -171,7 +135,7 @@ fn page(head: &str) -> Reply {
 /// A client whose names resolve by `table` (a name not in it has no address), allowed to
 /// connect to `allowed` and trusting the test authority.
 fn client(
-    authority: &Authority,
+    authority: &TestAuthority,
     allowed: Option<SocketAddr>,
     table: Vec<(&'static str, Vec<SocketAddr>)>,
 ) -> icon::Client {
@@ -182,11 +146,11 @@ fn client(
             .map(|(_, addrs)| addrs.clone())
             .unwrap_or_default()
     }));
-    icon::Client::new(names, allowed, std::slice::from_ref(&authority.der))
+    icon::Client::new(names, allowed, &[authority.certificate.der().clone()])
 }
 
 /// A client for one server, every test name resolving to it.
-fn client_of(authority: &Authority, server: &TlsServer) -> icon::Client {
+fn client_of(authority: &TestAuthority, server: &TlsServer) -> icon::Client {
     let table = NAMES.iter().map(|n| (*n, vec![server.addr])).collect();
     client(authority, Some(server.addr), table)
 }
@@ -199,7 +163,7 @@ fn at(addr: &str) -> SocketAddr {
 
 #[test]
 fn the_first_icon_link_of_the_page_is_fetched_from_where_its_redirect_leads() {
-    let authority = authority();
+    let authority = test_authority(NAMES);
     let server = TlsServer::start("127.0.0.1", &authority, |path| match path {
         "/" => page(
             r#"<link rel="stylesheet" href="/s.css"><link rel="shortcut icon" href="/old.png"><link rel="icon" href="/second.png">"#,
@@ -216,7 +180,7 @@ fn the_first_icon_link_of_the_page_is_fetched_from_where_its_redirect_leads() {
 
 #[test]
 fn without_an_icon_link_the_favicon_is_fetched() {
-    let authority = authority();
+    let authority = test_authority(NAMES);
     let server = TlsServer::start("127.0.0.1", &authority, |path| match path {
         "/" => page(r#"<link rel="stylesheet" href="/s.css">"#),
         "/favicon.ico" => Reply::Ok("image/vnd.microsoft.icon", ICO.to_vec()),
@@ -230,7 +194,7 @@ fn without_an_icon_link_the_favicon_is_fetched() {
 
 #[test]
 fn a_refused_link_falls_back_to_the_favicon_and_both_refused_tell_the_first_reason() {
-    let authority = authority();
+    let authority = test_authority(NAMES);
     let server = TlsServer::start("127.0.0.1", &authority, |path| match path {
         "/" => page(r#"<link rel="icon" href="/icon.svg">"#),
         "/icon.svg" => Reply::Ok(
@@ -261,7 +225,7 @@ fn a_refused_link_falls_back_to_the_favicon_and_both_refused_tell_the_first_reas
 
 /// The failure of a fetch of `site.test` from a server answering by `routes`.
 fn fetch_failure(routes: Routes) -> Failure {
-    let authority = authority();
+    let authority = test_authority(NAMES);
     let server = TlsServer::start("127.0.0.1", &authority, routes);
     client_of(&authority, &server)
         .fetch("site.test")
@@ -317,6 +281,17 @@ fn a_server_that_drips_its_answer_is_given_up() {
     assert!(matches!(timed_out, Failure::TimedOut), "{timed_out:?}");
 }
 
+/// Three redirects: `/r0` → `/r2` → `/r3` → `/icon.png`.
+fn redirects(path: &str) -> Reply {
+    match path {
+        "/r0" => Reply::Redirect("/r2"),
+        "/r2" => Reply::Redirect("/r3"),
+        "/r3" => Reply::Redirect("/icon.png"),
+        "/icon.png" => Reply::Ok("image/png", PNG.to_vec()),
+        _ => Reply::NotFound,
+    }
+}
+
 #[test]
 fn plain_http_links_and_more_than_three_redirects_are_refused() {
     let http = fetch_failure(|path| match path {
@@ -326,35 +301,26 @@ fn plain_http_links_and_more_than_three_redirects_are_refused() {
     });
     assert!(matches!(http, Failure::NotHttps(_)), "{http:?}");
 
-    let routes: Routes = |path| match path {
-        "/" => page(r#"<link rel="icon" href="/r1">"#),
-        "/r1" => Reply::Redirect("/r2"),
-        "/r2" => Reply::Redirect("/r3"),
-        "/r3" => Reply::Redirect("/icon.png"),
-        "/icon.png" => Reply::Ok("image/png", PNG.to_vec()),
-        _ => Reply::NotFound,
+    let authority = test_authority(NAMES);
+    let three: Routes = |path| match path {
+        "/" => page(r#"<link rel="icon" href="/r0">"#),
+        path => redirects(path),
     };
-    let authority = authority();
-    let server = TlsServer::start("127.0.0.1", &authority, routes);
-    let client = client_of(&authority, &server);
-    let three = client.fetch("site.test").unwrap();
-    assert_eq!(three.source_url, "https://site.test/icon.png");
+    let server = TlsServer::start("127.0.0.1", &authority, three);
+    let icon = client_of(&authority, &server).fetch("site.test").unwrap();
+    assert_eq!(icon.source_url, "https://site.test/icon.png");
     let four = fetch_failure(|path| match path {
-        "/favicon.ico" => Reply::Redirect("/r0"),
-        "/r0" => Reply::Redirect("/r1"),
-        "/r1" => Reply::Redirect("/r2"),
-        "/r2" => Reply::Redirect("/r3"),
-        "/r3" => Reply::Redirect("/icon.png"),
-        "/icon.png" => Reply::Ok("image/png", PNG.to_vec()),
-        _ => Reply::NotFound,
+        "/favicon.ico" => Reply::Redirect("/r1"),
+        "/r1" => Reply::Redirect("/r0"),
+        path => redirects(path),
     });
     assert!(matches!(four, Failure::TooManyRedirects), "{four:?}");
 }
 
-/// The addresses a name refused for one of them, the address and the reason.
+/// A name with one address not public among others is refused, naming that address and why.
 #[test]
 fn a_name_with_any_address_not_public_is_never_connected_to() {
-    let authority = authority();
+    let authority = test_authority(NAMES);
     let server = TlsServer::start("127.0.0.1", &authority, |_| {
         Reply::Ok("image/png", PNG.to_vec())
     });
@@ -426,7 +392,7 @@ fn a_name_with_any_address_not_public_is_never_connected_to() {
 
 #[test]
 fn a_redirect_to_an_address_not_public_is_refused_before_it_is_followed() {
-    let authority = authority();
+    let authority = test_authority(NAMES);
     let server = TlsServer::start("127.0.0.1", &authority, |path| match path {
         "/" => Reply::Redirect("https://elsewhere.test/"),
         "/favicon.ico" => Reply::Redirect("https://cdn.test/favicon.ico"),
@@ -510,7 +476,7 @@ fn listed_icon(client: &Client, domain: &str) -> Value {
 
 #[test]
 fn a_running_server_fetches_the_icon_in_the_background_and_v1_shows_its_url() {
-    let authority = authority();
+    let authority = test_authority(NAMES);
     let site_server = TlsServer::start("127.0.0.1", &authority, |path| match path {
         "/" => page(r#"<link rel="icon" href="/static/icon.png">"#),
         "/static/icon.png" => Reply::Ok("image/png", PNG.to_vec()),
@@ -519,7 +485,7 @@ fn a_running_server_fetches_the_icon_in_the_background_and_v1_shows_its_url() {
     let dir = std::env::temp_dir().join(format!("agentcard-icon-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let ca_file = dir.join("ca.pem");
-    std::fs::write(&ca_file, &authority.pem).unwrap();
+    std::fs::write(&ca_file, authority.certificate.pem()).unwrap();
     let connect_to = site_server.addr.to_string();
     let own = start_server(
         &server().database_url,
