@@ -13,7 +13,7 @@ mod fetch;
 mod image;
 mod page;
 
-pub use fetch::{Client, Failure, Icon, Names, BYTES, DEADLINE};
+pub use fetch::{Answers, Client, Failure, Icon, Names, BYTES};
 
 use crate::background::Background;
 use crate::config::IconFetch;
