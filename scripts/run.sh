@@ -62,6 +62,8 @@ cargo build --release "${locked[@]}"
 bin=$(cd "${CARGO_TARGET_DIR:-target}/release" && pwd -P)/agentcard
 cli="DATABASE_URL=$database_shown $bin"
 
+# The demo's sites end in .example, which never resolve: no icon is looked for.
+export AGENTCARD_ICON_FETCH=off
 export AGENTCARD_CONSOLE_HOST=${AGENTCARD_CONSOLE_HOST:-console.localhost}
 listen=${AGENTCARD_LISTEN:-127.0.0.1:8080}
 console_url=${AGENTCARD_CONSOLE_URL:-http://$AGENTCARD_CONSOLE_HOST:${listen##*:}}

@@ -34,6 +34,9 @@ source scripts/lib/browser.sh
 
 agentcard_find_postgres
 export AGENTCARD_TEST_PG_URL="$AGENTCARD_PG_URL"
+# No test makes the service look for a site's icon on the network: test domains never resolve.
+# The icon's own tests turn it on for a server of theirs, fetching from a loopback server.
+export AGENTCARD_ICON_FETCH=off
 agentcard_pg_server_bindir >/dev/null
 
 # In CI, don't leave behind a private cluster this run started.

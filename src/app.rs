@@ -5,6 +5,7 @@ use crate::blocking::BlockingPool;
 use crate::config::Config;
 use crate::delivery::Delivery;
 use crate::http::Request;
+use crate::icon::Fetcher;
 use crate::limits::RateLimiter;
 use crate::password::Passwords;
 use crate::pool::Pool;
@@ -30,18 +31,21 @@ pub struct App {
     pub passwords: Passwords,
     /// `/fragment`: the snapshot in memory, its refresher, the report.
     pub delivery: Delivery,
+    /// Sites' icons, looked for in the background.
+    pub icons: Fetcher,
     /// Set when a shutdown begins: `/ready` then answers `503`.
     stopping: AtomicBool,
 }
 
 impl App {
     /// Opens the pool and starts the background threads (cache refresher, report writer,
-    /// token-use writer).
+    /// token-use writer, icon fetch).
     pub fn new(config: Config) -> Result<Arc<App>, postgres::Error> {
         let pool = Pool::start(&config.database_url, config.db_pool_size)?;
         Ok(Arc::new(App {
             token_use: TokenUse::start(pool.clone()),
             delivery: Delivery::start(&config),
+            icons: Fetcher::start(&pool, config.icon_fetch.as_ref()),
             blocking: BlockingPool::new(BLOCKING_THREADS, BLOCKING_QUEUE),
             limiter: RateLimiter::default(),
             passwords: password_hashing(config.workers),
@@ -52,10 +56,11 @@ impl App {
     }
 
     /// Stops the background threads (cache refresher, report writer without a last flush,
-    /// token-use writer, the pool's probe), and waits until they have stopped.
+    /// token-use writer, icon fetch, the pool's probe), and waits until they have stopped.
     pub fn stop(&self) {
         self.delivery.stop();
         self.token_use.stop();
+        self.icons.stop();
         self.pool.stop();
     }
 

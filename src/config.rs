@@ -5,6 +5,8 @@
 
 use crate::http::{normalize_host, ClientAddress};
 use ipnet::IpNet;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::CertificateDer;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
@@ -55,6 +57,65 @@ pub struct Config {
     pub metrics_listen: Option<SocketAddr>,
     /// Connections one client address may hold open.
     pub max_connections_per_address: usize,
+    /// The site icon's fetch in the background; `None`: off (`AGENTCARD_ICON_FETCH=off`).
+    pub icon_fetch: Option<IconFetch>,
+}
+
+/// The site icon's fetch. Its two settings exist for tests alone, which serve icons from a
+/// loopback HTTPS server: a deployment sets neither.
+#[derive(Debug, Clone, Default)]
+pub struct IconFetch {
+    /// `AGENTCARD_ICON_TEST_CONNECT_TO`: every name resolves to this loopback address and
+    /// port, the one address not public that the fetch may connect to.
+    pub test_connect_to: Option<SocketAddr>,
+    /// `AGENTCARD_ICON_TEST_CA_FILE`: certificates trusted beside the system's.
+    pub test_roots: Vec<CertificateDer<'static>>,
+}
+
+impl IconFetch {
+    fn configured(get: &impl Fn(&str) -> Option<String>) -> Result<Option<IconFetch>, ConfigError> {
+        const SWITCH: &str = "AGENTCARD_ICON_FETCH";
+        const CONNECT_TO: &str = "AGENTCARD_ICON_TEST_CONNECT_TO";
+        const CA_FILE: &str = "AGENTCARD_ICON_TEST_CA_FILE";
+        match get(SWITCH).as_deref().map(str::trim) {
+            None | Some("on") => {}
+            Some("off") => return Ok(None),
+            Some(other) => {
+                return Err(ConfigError {
+                    var: SWITCH,
+                    message: format!("{other:?}: on or off"),
+                })
+            }
+        }
+        let test_connect_to: Option<SocketAddr> = get(CONNECT_TO)
+            .map(|v| parse_value(CONNECT_TO, &v))
+            .transpose()?;
+        if test_connect_to.is_some_and(|a| !a.ip().is_loopback()) {
+            return Err(ConfigError {
+                var: CONNECT_TO,
+                message: "for tests only: a loopback address and port".into(),
+            });
+        }
+        let test_roots = match get(CA_FILE) {
+            None => Vec::new(),
+            Some(_) if test_connect_to.is_none() => {
+                return Err(ConfigError {
+                    var: CA_FILE,
+                    message: format!("for tests only, with {CONNECT_TO}"),
+                })
+            }
+            Some(path) => CertificateDer::pem_file_iter(path.trim())
+                .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+                .map_err(|e| ConfigError {
+                    var: CA_FILE,
+                    message: format!("{path}: {e}"),
+                })?,
+        };
+        Ok(Some(IconFetch {
+            test_connect_to,
+            test_roots,
+        }))
+    }
 }
 
 impl Config {
@@ -117,6 +178,7 @@ impl Config {
                 "AGENTCARD_MAX_CONNECTIONS_PER_IP",
                 "256",
             )? as usize,
+            icon_fetch: IconFetch::configured(&get)?,
         })
     }
 }
@@ -359,6 +421,44 @@ mod tests {
             vec![host("c.example.com"), set("not a url")],
         ] {
             assert_eq!(url(&refused).unwrap_err().var, "AGENTCARD_CONSOLE_URL");
+        }
+    }
+
+    #[test]
+    fn the_icon_fetch_is_on_by_default_and_its_test_settings_stay_on_loopback() {
+        let icon = |vars: &[(&str, &str)]| {
+            let mut all = vec![("DATABASE_URL", "postgres://x")];
+            all.extend_from_slice(vars);
+            config(&all).map(|c| c.icon_fetch)
+        };
+        let on = icon(&[]).unwrap().expect("on by default");
+        assert!(on.test_connect_to.is_none() && on.test_roots.is_empty());
+        assert!(icon(&[("AGENTCARD_ICON_FETCH", "on")]).unwrap().is_some());
+        assert!(icon(&[("AGENTCARD_ICON_FETCH", "off")]).unwrap().is_none());
+        let to = "127.0.0.1:8443";
+        let connect_to = ("AGENTCARD_ICON_TEST_CONNECT_TO", to);
+        let test = icon(&[connect_to]).unwrap().unwrap();
+        assert_eq!(test.test_connect_to, Some(to.parse().unwrap()));
+        let refused = [
+            (vec![("AGENTCARD_ICON_FETCH", "no")], "AGENTCARD_ICON_FETCH"),
+            (
+                vec![("AGENTCARD_ICON_TEST_CONNECT_TO", "10.0.0.1:443")],
+                "AGENTCARD_ICON_TEST_CONNECT_TO",
+            ),
+            (
+                vec![("AGENTCARD_ICON_TEST_CA_FILE", "/etc/hostname")],
+                "AGENTCARD_ICON_TEST_CA_FILE",
+            ),
+            (
+                vec![
+                    connect_to,
+                    ("AGENTCARD_ICON_TEST_CA_FILE", "/nonexistent/ca.pem"),
+                ],
+                "AGENTCARD_ICON_TEST_CA_FILE",
+            ),
+        ];
+        for (vars, var) in refused {
+            assert_eq!(icon(&vars).unwrap_err().var, var);
         }
     }
 

@@ -27,6 +27,7 @@ pub mod fuzzing;
 mod health;
 mod html;
 pub mod http;
+pub mod icon;
 pub mod ids;
 mod limits;
 mod metrics;

@@ -40,6 +40,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "007_people.sql",
         include_str!("../../sql/007_people.sql"),
     ),
+    (
+        8,
+        "008_site_icons.sql",
+        include_str!("../../sql/008_site_icons.sql"),
+    ),
 ];
 
 /// Arbitrary constant naming our advisory lock.

@@ -7,6 +7,7 @@ pub mod cards;
 pub mod console;
 pub mod contact;
 pub mod fragments;
+pub mod icons;
 pub mod keys;
 pub mod migrate;
 pub mod orgs;

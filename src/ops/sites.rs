@@ -2,7 +2,7 @@
 //! console's deletion of a site with everything in it.
 
 use super::{record_for, Caller, Saved, Wrote, CHANGED_MEANWHILE};
-use crate::db::{self, console, fragments::FragmentRow, sites::SiteRow};
+use crate::db::{self, console, fragments::FragmentRow, icons::StoredIcon, sites::SiteRow};
 use crate::domain::{DomainName, FragmentRef, SiteName};
 use crate::error::ApiError;
 use crate::ids::CardId;
@@ -202,6 +202,16 @@ fn site_wrote<'a>(operation: &'static str, domain: &'a DomainName) -> Wrote<'a> 
         object_kind: "site",
         object: domain.as_str(),
     }
+}
+
+/// The stored copy of the caller's site's icon, which the console serves (never the site's own
+/// URL); not found while the site has none, and for another organisation's site.
+pub fn site_icon(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+) -> Result<StoredIcon, ApiError> {
+    db::icons::stored_icon(db, &caller.org.id, domain)?.ok_or(ApiError::NotFound)
 }
 
 /// The caller's site with this domain; another organisation's is not found.

@@ -7,7 +7,7 @@
 mod metrics;
 
 use crate::edge_fixtures::{get_once, read_answer, Edge, BUDGET_MS, CASES_KEY, GPTBOT};
-use crate::fixtures::{free_local_addr, CardSpec, World};
+use crate::fixtures::{free_local_addr, test_authority, CardSpec, World};
 use crate::harness::server;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -461,28 +461,8 @@ fn the_documented_check_shows_the_card_from_an_edge_started_with_the_defaults() 
 /// A TLS server on loopback for `localhost`, with a certificate of a test authority, that
 /// answers every request with `card`. The authority's certificate (PEM) and the address.
 fn tls_card_server(card: &'static str) -> (String, SocketAddr) {
-    use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
-    let authority_key = rcgen::KeyPair::generate().unwrap();
-    let mut authority = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    authority.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    let authority = authority.self_signed(&authority_key).unwrap();
-    let server_key = rcgen::KeyPair::generate().unwrap();
-    let server_cert = rcgen::CertificateParams::new(vec!["localhost".to_string()])
-        .unwrap()
-        .signed_by(&server_key, &authority, &authority_key)
-        .unwrap();
-    let private = PrivatePkcs8KeyDer::from(server_key.serialize_der());
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![server_cert.der().clone()],
-            PrivateKeyDer::Pkcs8(private),
-        )
-        .unwrap();
-    let config = std::sync::Arc::new(config);
+    let authority = test_authority(&["localhost"]);
+    let config = std::sync::Arc::clone(&authority.server);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     std::thread::spawn(move || {
@@ -504,7 +484,7 @@ fn tls_card_server(card: &'static str) -> (String, SocketAddr) {
             let _ = tls.flush();
         }
     });
-    (authority.pem(), addr)
+    (authority.certificate.pem(), addr)
 }
 
 #[test]

@@ -453,6 +453,8 @@ impl ServeProcess {
             .arg("serve")
             .env("DATABASE_URL", &server().database_url)
             .env("AGENTCARD_LISTEN", addr.to_string())
+            // As the in-process servers: test domains never resolve.
+            .env("AGENTCARD_ICON_FETCH", "off")
             .env_remove("RUST_LOG")
             .envs(env.iter().copied())
             .stdout(Stdio::null())
@@ -600,5 +602,43 @@ impl Scrape {
     pub fn moved(&self, before: &Scrape, sample: &str, labels: &[(&str, &str)]) -> f64 {
         let value = |scrape: &Scrape| scrape.value(sample, labels).unwrap_or(0.0);
         value(self) - value(before)
+    }
+}
+
+// ---- TLS ----
+
+/// A test certificate authority, and a server's TLS settings with a certificate it signed.
+pub struct TestAuthority {
+    pub certificate: rcgen::Certificate,
+    pub server: std::sync::Arc<rustls::ServerConfig>,
+}
+
+/// A test authority and a server certificate for `names`, for TLS servers on loopback.
+pub fn test_authority(names: &[&str]) -> TestAuthority {
+    use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+    let authority_key = rcgen::KeyPair::generate().unwrap();
+    let mut authority = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    authority.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let authority = authority.self_signed(&authority_key).unwrap();
+    let server_key = rcgen::KeyPair::generate().unwrap();
+    let names = names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    let server_cert = rcgen::CertificateParams::new(names)
+        .unwrap()
+        .signed_by(&server_key, &authority, &authority_key)
+        .unwrap();
+    let private = PrivatePkcs8KeyDer::from(server_key.serialize_der());
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let server = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![server_cert.der().clone()],
+            PrivateKeyDer::Pkcs8(private),
+        )
+        .unwrap();
+    TestAuthority {
+        certificate: authority,
+        server: std::sync::Arc::new(server),
     }
 }

@@ -62,6 +62,7 @@ pub fn server() -> &'static TestServer {
 /// its threads) when the test drops it, at the latest when the test ends.
 pub struct OwnServer {
     pub addr: SocketAddr,
+    pub app: std::sync::Arc<agentcard::app::App>,
     _running: agentcard::Running,
 }
 
@@ -69,6 +70,7 @@ impl OwnServer {
     fn of(running: agentcard::Running) -> OwnServer {
         OwnServer {
             addr: running.server.local_addr(),
+            app: std::sync::Arc::clone(&running.app),
             _running: running,
         }
     }
@@ -99,6 +101,9 @@ fn start_running(database_url: &str, extra: &[(&str, &str)]) -> agentcard::Runni
             "AGENTCARD_REPORT_FLUSH_MS".into(),
             REPORT_FLUSH_MS.to_string(),
         ),
+        // Test domains never resolve; the icon's own tests turn the fetch on, with a loopback
+        // server to fetch from.
+        ("AGENTCARD_ICON_FETCH".into(), "off".into()),
     ];
     vars.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     let config = Config::from_lookup(|name| {

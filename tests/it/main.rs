@@ -23,6 +23,8 @@
 //! - `fragments`: fragment writes and list, the `{ref}` segment, pause warnings.
 //! - `routes`: routing rules: list order, POST, PUT (atomic, concurrent), DELETE.
 //! - `cards`: `/v1/cards` and eligibility lists (order of checks, atomicity, platform cards).
+//! - `icon`: the site icon's fetch against loopback HTTPS servers (link, favicon, redirects,
+//!   refused addresses, SVG, size, time), one attempt an hour, the background fetch on `/v1`.
 //! - `keys`: `/v1/keys` (shown once, newest first, repeatable revocation, isolation).
 //! - `demo`: `agentcard admin demo` and the requests it prints.
 //! - `edge`: `agentcard edge`: every shared case of `edge/cases/` (with its log line per
@@ -75,6 +77,7 @@ mod edge_proxy;
 mod fragments;
 mod hardening;
 mod http_layer;
+mod icon;
 mod keys;
 mod limits;
 mod logging;
