@@ -177,6 +177,23 @@ pub fn create_person(
     Ok((person, link))
 }
 
+/// A person's new password (its hash), which ends every session of theirs; recorded in each
+/// of their organisations as the person's own write.
+pub fn change_password(
+    db: &mut impl GenericClient,
+    person: &Person,
+    password_hash: &str,
+) -> Result<(), ApiError> {
+    let mut tx = db.transaction()?;
+    people::set_password(&mut tx, &person.id, password_hash)?;
+    let actor = Actor::Person {
+        email: person.email.clone(),
+    };
+    record_in_orgs_of(&mut tx, person, &actor, "change_password")?;
+    tx.commit()?;
+    Ok(())
+}
+
 /// The live link whose secret is `secret`; `None` when it is unknown, used or expired (or not
 /// of a secret's form).
 pub fn live_link(db: &mut impl GenericClient, secret: &str) -> Result<Option<Link>, ApiError> {
