@@ -10,6 +10,7 @@
 mod account;
 mod audit;
 mod captures;
+mod card_form;
 mod cards;
 mod confirm;
 mod context;
