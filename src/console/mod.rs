@@ -39,7 +39,7 @@ use context::{Answer, PageContext, PublicContext};
 use form::Form;
 use postgres::Client;
 use refusal::Refusal;
-use routes::{Handler, Method, Page};
+use routes::{Handler, Method, Page, SignedInHandler};
 use session::Visit;
 use std::sync::Arc;
 
@@ -128,11 +128,7 @@ fn open(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer
 /// A page of a signed-in person: every write carries the session's form token, an owners-only
 /// page refuses everyone else, before the handler runs; a refusal is shown with the person's
 /// header.
-fn signed_in(
-    mut ctx: PageContext,
-    page: &Page,
-    handle: fn(&mut PageContext) -> Answer,
-) -> Response {
+fn signed_in(mut ctx: PageContext, page: &Page, handle: SignedInHandler) -> Response {
     let writes = page.method == Method::Post;
     let answer = allowed(&ctx, page).and_then(|()| handle(&mut ctx));
     if writes && answer.is_ok() {

@@ -32,11 +32,15 @@ pub enum Access {
     Owner,
 }
 
+/// The handler of a public page, and of a signed-in person's page.
+pub type PublicHandler = fn(&mut PublicContext) -> Answer;
+pub type SignedInHandler = fn(&mut PageContext) -> Answer;
+
 /// What answers a page.
 #[derive(Clone, Copy)]
 pub enum Handler {
-    Public(fn(&mut PublicContext) -> Answer),
-    SignedIn(fn(&mut PageContext) -> Answer),
+    Public(PublicHandler),
+    SignedIn(SignedInHandler),
     /// One of the console's own files, answered at once, without the database.
     File(Asset),
 }
@@ -121,23 +125,15 @@ const fn page(method: Method, path: &'static str, access: Access, handler: Handl
     }
 }
 
-const fn public(
-    method: Method,
-    path: &'static str,
-    handle: fn(&mut PublicContext) -> Answer,
-) -> Page {
+const fn public(method: Method, path: &'static str, handle: PublicHandler) -> Page {
     page(method, path, Access::Public, Handler::Public(handle))
 }
 
-const fn member(
-    method: Method,
-    path: &'static str,
-    handle: fn(&mut PageContext) -> Answer,
-) -> Page {
+const fn member(method: Method, path: &'static str, handle: SignedInHandler) -> Page {
     page(method, path, Access::Member, Handler::SignedIn(handle))
 }
 
-const fn owner(method: Method, path: &'static str, handle: fn(&mut PageContext) -> Answer) -> Page {
+const fn owner(method: Method, path: &'static str, handle: SignedInHandler) -> Page {
     page(method, path, Access::Owner, Handler::SignedIn(handle))
 }
 
@@ -146,11 +142,7 @@ const fn file(path: &'static str, asset: Asset) -> Page {
 }
 
 /// A public page whose every refusal counts as a failed sign-in.
-const fn sign_in_attempt(
-    method: Method,
-    path: &'static str,
-    handle: fn(&mut PublicContext) -> Answer,
-) -> Page {
+const fn sign_in_attempt(method: Method, path: &'static str, handle: PublicHandler) -> Page {
     Page {
         counts_refusals: true,
         ..public(method, path, handle)

@@ -204,3 +204,18 @@ fn a_password_change_is_in_the_audit_log() {
     assert!(page.contains("change_password"), "{page}");
     assert!(!page.contains(new), "the log holds no secret");
 }
+
+#[test]
+fn the_layout_says_the_notice_a_redirect_names_once_on_any_page() {
+    let joined = Browser::new().get("/sign-in?notice=joined").text();
+    let said =
+        "<p role=\"status\">You have joined the organisation: sign in with your password.</p>";
+    assert_eq!(joined.matches(said).count(), 1, "{joined}");
+    let member = Browser::signed_in(&person(Some(&new_org()), Role::Member));
+    let saved = member.get("/cards?notice=card-saved").text();
+    assert_eq!(saved.matches("The card was saved.").count(), 1, "{saved}");
+    assert!(!member
+        .get("/cards?notice=nope")
+        .text()
+        .contains("role=\"status\""));
+}
