@@ -7,11 +7,17 @@ top-level modules (a file `src/X.rs` or a folder `src/X/`). Fails, naming the mo
   - `db` uses anything but the modules in DB_MAY_USE, or
   - ARCHITECTURE.md's layer picture (the fenced block after LAYERS_MARK) is not the graph's:
     each module on the first layer above every module it uses.
+  - two or more files of one top-level folder depend on each other through any chain (a cycle
+    inside a module: `super::x`, `crate::<module>::x`, and in `mod.rs` its children's names;
+    `mod.rs` itself counts in ROOT_IN_CYCLES only), or
 Fails, naming file:line, when
+  - a file of WRITES_THROUGH_OPS (console/, admin/) calls a function of db that writes (one
+    whose SQL, or a function of its file it calls, inserts, updates or deletes) other than in
+    DB_WRITES_ALLOWED: their writes go through ops, which checks and audits them, or
   - a file outside src/db/ calls a PostgreSQL client's query methods (SQL_CALL) or holds a
     string literal that reads as SQL (SQL_TEXT), or
   - a module names a part of `may` that MAY_ALLOWED does not give it (crate roots: none).
-Every run first checks these two checks on small samples of their own (`self_test`).
+Every run first checks the file:line checks and the cycle finder on small samples of their own (`self_test`).
 scripts/test.sh runs this check; `-v` prints the graph, `--layers` the picture.
 """
 
@@ -37,6 +43,19 @@ SQL_TEXT = re.compile(
     r"|(CREATE|DROP|ALTER)\s+(TABLE|INDEX|DATABASE|TRIGGER|FUNCTION|SCHEMA)\b|TRUNCATE\s"
     r"|(UN)?LISTEN\s+[\w{]|NOTIFY\s+[\w{]|SET\s+(TIME\s+ZONE|statement_timeout|search_path|LOCAL)\b)"
 )
+# The modules whose writes go through `ops` (checked, and recorded in the audit log); the
+# db modules they may still write with directly: the console's own sessions, which are no
+# organisation's data.
+WRITES_THROUGH_OPS = ("console", "admin")
+# The folders whose mod.rs takes part in the check of cycles inside a module: nothing of
+# console/ uses its mod.rs (the runner of the page table), which uses every page.
+ROOT_IN_CYCLES = {"console"}
+DB_WRITES_ALLOWED = {"sessions"}
+SQL_WRITE = re.compile(r"\b(INSERT\s+INTO|UPDATE\s+\w+(\s+\w+)?\s+SET|DELETE\s+FROM|TRUNCATE)\b")
+FN_HEAD = re.compile(r"^(?:pub(?:\([a-z]+\))?\s+)?fn\s+([a-z_][a-z0-9_]*)", re.M)
+CALL = re.compile(r"(?<![\w:])([a-z_][a-z0-9_]*)\s*(?:::<[^>]*>)?\(")
+TESTS = re.compile(r"^#\[cfg\(test\)\]\s*mod\s+tests\b", re.M)
+
 # Which parts of `may` (the name after `may::`) each top-level module may name: its io and its
 # runtime's settings only http/, its coroutines and channels also edge/ and blocking.
 MAY_ALLOWED = {
@@ -160,8 +179,8 @@ def may_problems(name, module, text):
 
 
 def placement_problems():
-    """SQL outside src/db/ and `may` outside its modules, over every file of src/."""
-    problems = []
+    """SQL outside src/db/, `may` outside its modules, db writes outside ops, over src/."""
+    problems, writes = [], db_writes()
     for path in sorted(SRC.rglob("*.rs")):
         relative = path.relative_to(SRC)
         name = f"src/{relative}"
@@ -171,6 +190,115 @@ def placement_problems():
             problems += sql_problems(name, text)
         crate_root = len(relative.parts) == 1 and module in ("lib", "main")
         problems += may_problems(name, None if crate_root else module, text)
+        if module in WRITES_THROUGH_OPS:
+            problems += write_problems(name, text, writes)
+    return problems
+
+
+def without_tests(text):
+    """The file without its `#[cfg(test)] mod tests` (kept last, by habit): its `super` is the file."""
+    found = TESTS.search(text)
+    return text[:found.start()] if found else text
+
+
+def writing_functions(text):
+    """The functions of a db file that write: whose SQL inserts, updates or deletes, or that call
+    one of their file that does."""
+    code, texts = lexed(without_tests(text))
+    heads = list(FN_HEAD.finditer(code))
+    bodies = {}
+    for i, head in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(code)
+        sql = " ".join(t for at, t in texts if head.start() <= at < end)
+        calls = {m.group(1) for m in CALL.finditer(code[head.end():end])}
+        bodies[head.group(1)] = (bool(SQL_WRITE.search(sql)), calls)
+    writes = {name for name, (direct, _) in bodies.items() if direct}
+    while True:
+        more = {name for name, (_, calls) in bodies.items() if calls & writes} - writes
+        if not more:
+            return writes
+        writes |= more
+
+
+def db_aliases(code):
+    """The names under which a file reaches db modules: `use crate::db::{people, x as y}`,
+    `use crate::db::cards::{self as stored}`, `use crate::db;` (then `db::m::f`)."""
+    aliases = {}
+    for use in re.finditer(r"\buse\s+crate::db::([^;]*);", code):
+        path = use.group(1).strip()
+        head = re.match(r"([a-z_][a-z0-9_]*)\s*(?:as\s+([a-z_][a-z0-9_]*))?\s*(::\s*\{(.*)\})?$",
+                        path, re.S)
+        if path.startswith("{"):
+            for item in path.strip("{}").split(","):
+                parts = item.split()
+                if parts and parts[0] != "self":
+                    aliases[parts[-1] if "as" in parts else parts[0].split("::")[0]] = \
+                        parts[0].split("::")[0]
+        elif head:
+            module = head.group(1)
+            if head.group(3):
+                for item in head.group(4).split(","):
+                    parts = item.split()
+                    if parts and parts[0] == "self":
+                        aliases[parts[-1] if "as" in parts else module] = module
+            else:
+                aliases[head.group(2) or module] = module
+    return aliases
+
+
+def write_problems(name, text, writes):
+    """Where a file calls a db function that writes (`writes`: db module -> its functions)."""
+    code, _ = lexed(without_tests(text))
+    aliases = db_aliases(code)
+    problems = []
+    call = re.compile(r"(?<![\w:])(?:crate::)?(db::)?([a-z_][a-z0-9_]*)::([a-z_][a-z0-9_]*)\s*\(")
+    for match in call.finditer(code):
+        module = match.group(2) if match.group(1) else aliases.get(match.group(2))
+        if module in writes and module not in DB_WRITES_ALLOWED \
+                and match.group(3) in writes[module]:
+            problems.append(
+                f"{name}:{line_of(text, match.start())}: calls db::{module}::{match.group(3)}, "
+                "which writes: console/ and admin/ write through ops (checked and audited)")
+    return problems
+
+
+def db_writes():
+    return {path.stem: writing_functions(path.read_text())
+            for path in sorted((SRC / SQL_HOME).glob("*.rs"))}
+
+
+def module_edges(files):
+    """The graph of the files of one top-level folder: `mod` is its mod.rs."""
+    names = {path.stem for path in files}
+    graph = {}
+    for path in files:
+        code, _ = lexed(without_tests(path.read_text()))
+        node, used = path.stem, set()
+        for match in re.finditer(r"\b(?:super|crate::" + path.parent.name + r")::(\{|[a-z_]\w*)", code):
+            heads = (group_heads(code, match.start(1)) if match.group(1) == "{"
+                     else [match.group(1)])
+            used.update(head if head in names else "mod" for head in heads)
+        if node == "mod":
+            used.update(m.group(1) for m in re.finditer(r"(?<![\w:])([a-z_]\w*)::", code)
+                        if m.group(1) in names)
+        graph[node] = used - {node, "self"}
+    return graph
+
+
+def inner_cycle_problems(modules):
+    """Cycles among the files of each folder; its mod.rs counts only in ROOT_IN_CYCLES (elsewhere
+    a child may use what its mod.rs declares, as Rust modules commonly share)."""
+    problems = []
+    for module, files in sorted(modules.items()):
+        if len(files) < 2:
+            continue
+        graph = module_edges(files)
+        if module not in ROOT_IN_CYCLES:
+            graph = {node: used - {"mod"} for node, used in graph.items() if node != "mod"}
+        for component in cycles(graph):
+            edges = [f"{a} -> {b}" for a in component for b in sorted(graph[a]) if b in component]
+            problems.append(f"cycle inside {module}/ among " + ", ".join(component) + ": "
+                            + "; ".join(edges))
     return problems
 
 
@@ -188,7 +316,25 @@ def self_test():
     def lines(problems):
         return [int(problem.split(":")[1]) for problem in problems]
 
+    db_file = "\n".join([
+        'pub fn find(db: &mut C) -> R { db.query("SELECT 1 FROM t FOR UPDATE", &[]) }',
+        'pub fn set(db: &mut C) -> R { db.execute("UPDATE persons SET a = 1", &[]) }',
+        'pub fn both(db: &mut C) -> R { set(db)?; find(db) }',
+        'fn gone(db: &mut C) -> R { db.execute("DELETE FROM t", &[]) }',
+    ])
+    writes = {"people": writing_functions(db_file), "sessions": {"end"}}
+    console_file = "\n".join([
+        "use crate::db::{people, sessions};",
+        "use crate::db::people::{self as stored, Person};",
+        "people::find(db)?; people::set(db)?;",
+        "stored::both(db)?; sessions::end(db)?;",
+        "crate::db::people::gone(db)?; ops::people::set(db)?;",
+    ])
+    inner = cycles({"mod": {"a", "b"}, "a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"mod"}})
     expected = {
+        "db writes": (sorted(writes["people"]), ["both", "gone", "set"]),
+        "writes outside ops": (lines(write_problems("s.rs", console_file, writes)), [3, 4, 5]),
+        "cycle inside a module": (inner, [["a", "b", "c"]]),
         "SQL": (lines(sql_problems("s.rs", sample)), [2, 2, 3, 3, 5]),
         "may in edge": (lines(may_problems("s.rs", "edge", sample)), [6]),
         "may in a crate root": (lines(may_problems("s.rs", None, sample)), [6, 6, 6]),
@@ -262,7 +408,7 @@ def main():
         name: {used for used in uses_of(files) if used in modules and used != name}
         for name, files in modules.items()
     }
-    problems = self_test() or placement_problems()
+    problems = self_test() or placement_problems() + inner_cycle_problems(modules)
     for component in cycles(graph):
         edges = [
             f"{a} -> {b}" for a in component for b in sorted(graph[a]) if b in component
@@ -287,8 +433,8 @@ def main():
     for problem in problems:
         print(f"check-deps: {problem}", file=sys.stderr)
     if not problems:
-        print(f"check-deps: {len(graph)} top-level modules, no cycle; db uses only "
-              + ", ".join(sorted(DB_MAY_USE)) + "; SQL only in src/db/; may only where allowed; "
+        print(f"check-deps: {len(graph)} top-level modules, no cycle (nor inside one); db uses only "
+              + ", ".join(sorted(DB_MAY_USE)) + "; SQL only in src/db/; console/ and admin/ write through ops; may only where allowed; "
               "ARCHITECTURE.md's layers match")
     return 1 if problems else 0
 

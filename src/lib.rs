@@ -13,7 +13,7 @@ pub mod auth;
 mod background;
 mod blocking;
 pub mod config;
-mod console;
+pub mod console;
 mod contact;
 pub mod db;
 pub mod delivery;

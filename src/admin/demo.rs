@@ -8,12 +8,11 @@ use super::Output;
 use crate::config::ConsoleUrl;
 use crate::db::cards::{CardContent, CardRow, Link};
 use crate::db::orgs::Creator;
-use crate::db::people as stored;
+use crate::domain::Email;
 use crate::domain::{
     CanonicalPath, CardStatus, CardText, Description, DomainName, FragmentName, FragmentRef,
     FragmentStatus, KeyName, KeyValues, Lang, LinkUrl, MatchMode, OrgName, SiteName, TokenName,
 };
-use crate::domain::{Email, Role};
 use crate::error::ApiError;
 use crate::ids::{CardId, FragmentId, OrgId};
 use crate::ops::fragments::FragmentWrite;
@@ -126,14 +125,8 @@ fn demo_owner(
     org_id: &OrgId,
     console: Option<&ConsoleUrl>,
 ) -> Result<Option<String>, ApiError> {
-    // Made here, or found when it exists (an insert meeting another demo's waits for it).
     let email = Email::parse(DEMO_OWNER)?;
-    let person = match stored::create_person(tx, &email, false)? {
-        Some(person) => person,
-        None => stored::find_by_email(tx, DEMO_OWNER)?
-            .ok_or_else(|| ApiError::internal(format!("{DEMO_OWNER}: neither made nor found")))?,
-    };
-    stored::add_membership(tx, org_id, &person.id, Role::Owner)?;
+    let person = ops::members::make_owner(tx, &Actor::Cli, org_id, &email)?;
     console
         .map(|url| ops::members::password_link(tx, &Actor::Cli, url, &person))
         .transpose()

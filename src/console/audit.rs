@@ -2,14 +2,11 @@
 //! console, `/v1` and the CLI alike (`ops::audit`), filtered by actor, the last 100 by
 //! default. The log holds no secret, so neither does the page.
 
-use super::pages::{self, Field, Nav};
-use super::session::Visit;
-use super::Refusal;
+use super::context::{Answer, PageContext};
+use super::pages::{self, Field, Layout};
 use crate::db::audit::AuditRow;
-use crate::http::{Request, Response};
 use crate::ops;
 use askama::Template;
-use postgres::Client;
 
 /// How many entries a page shows unless asked, and at most.
 const LIMITS: [u32; 3] = [100, 500, 2000];
@@ -17,7 +14,7 @@ const LIMITS: [u32; 3] = [100, 500, 2000];
 #[derive(Template)]
 #[template(path = "console/audit.html")]
 pub struct AuditPage {
-    pub nav: Option<Nav>,
+    pub layout: Layout,
     pub actor: Field,
     pub limits: [u32; 3],
     pub limit: u32,
@@ -25,27 +22,18 @@ pub struct AuditPage {
 }
 
 /// `GET /audit?actor=…&limit=…`: an unknown limit counts as the default.
-pub fn audit_page(db: &mut Client, visit: &Visit, request: &Request) -> Result<Response, Refusal> {
-    let query: Vec<(String, String)> =
-        url::form_urlencoded::parse(request.query().unwrap_or("").as_bytes())
-            .into_owned()
-            .collect();
-    let value = |name: &str| {
-        query
-            .iter()
-            .find(|(n, _)| n == name)
-            .map_or("", |(_, v)| v.trim())
-    };
+pub fn page(ctx: &mut PageContext) -> Answer {
+    let value = |name: &str| ctx.query.get(name).trim();
     let limit = LIMITS
         .into_iter()
         .find(|l| l.to_string() == value("limit"))
         .unwrap_or(LIMITS[0]);
     let actor = Some(value("actor")).filter(|a| !a.is_empty());
-    let entries = ops::audit::list_entries(db, &visit.caller()?, actor, limit)?;
+    let entries = ops::audit::list_entries(ctx.db, &ctx.caller()?, actor, limit)?;
     let mut field = Field::new("actor", "Who (an email, a token prefix, or cli)", "text");
     field.value = value("actor").to_string();
     let page = AuditPage {
-        nav: Some(visit.nav()),
+        layout: ctx.layout(),
         actor: field,
         limits: LIMITS,
         limit,

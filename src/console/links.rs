@@ -2,14 +2,16 @@
 //! or join an organisation (an invitation for a person who has a password). Reading the page
 //! changes nothing; the `POST` uses the link, once, in the transaction that does what it says.
 
-use super::pages::{self, Field, LinkPage};
+use super::captures::LinkSecret;
+use super::context::{Answer, PublicContext};
+use super::notice::Notice;
+use super::pages::{self, Field, Layout, LinkPage};
+use super::refusal::Refusal;
 use super::session;
 use super::sign_in::signed_in;
-use super::{Call, Refusal};
 use crate::db::people::{self, Link, LinkPurpose, Person};
 use crate::domain::NewPassword;
 use crate::error::ApiError;
-use crate::http::Response;
 use crate::ops::members::{self, live_link, LINK_PATH};
 use postgres::Client;
 
@@ -42,13 +44,23 @@ fn dead_link() -> Refusal {
     Refusal::Gone("this link is unknown, used or expired: ask for a new one")
 }
 
-pub fn page(db: &mut Client, secret: &str) -> Result<Response, Refusal> {
-    let link = live_link(db, secret)?.ok_or_else(dead_link)?;
-    let step = step(db, &link)?;
-    Ok(pages::html(200, &link_page(db, secret, &link, &step)?))
+/// `GET /link/{link}`. The link's secret stands for the form token: a link is used before
+/// any session.
+pub fn page(ctx: &mut PublicContext) -> Answer {
+    let LinkSecret(secret) = ctx.captures.get()?;
+    let link = live_link(ctx.db, &secret)?.ok_or_else(dead_link)?;
+    let step = step(ctx.db, &link)?;
+    let page = link_page(ctx.db, ctx.layout(), &secret, &link, &step)?;
+    Ok(pages::html(200, &page))
 }
 
-fn link_page(db: &mut Client, secret: &str, link: &Link, step: &Step) -> Result<LinkPage, Refusal> {
+fn link_page(
+    db: &mut Client,
+    layout: Layout,
+    secret: &str,
+    link: &Link,
+    step: &Step,
+) -> Result<LinkPage, Refusal> {
     let intro = match &link.purpose {
         LinkPurpose::Invitation {
             email,
@@ -69,7 +81,7 @@ fn link_page(db: &mut Client, secret: &str, link: &Link, step: &Step) -> Result<
         .autocomplete("new-password")
     });
     Ok(LinkPage {
-        nav: None,
+        layout,
         intro,
         action: format!("{LINK_PATH}{secret}"),
         button: match step {
@@ -82,16 +94,17 @@ fn link_page(db: &mut Client, secret: &str, link: &Link, step: &Step) -> Result<
 
 /// `POST /link/{secret}`: the link used, and what it says done, in one transaction; then the
 /// person is signed in (a new password) or sent to sign in (joined with their own).
-pub fn use_link(db: &mut Client, call: &Call, secret: &str) -> Result<Response, Refusal> {
-    let (app, form) = (call.app, &call.form);
-    let link = live_link(db, secret)?.ok_or_else(dead_link)?;
+pub fn use_link(ctx: &mut PublicContext) -> Answer {
+    let LinkSecret(secret) = ctx.captures.get()?;
+    let (app, db) = (ctx.app, &mut *ctx.db);
+    let link = live_link(db, &secret)?.ok_or_else(dead_link)?;
     let step = step(db, &link)?;
     let hash = match step {
         Step::Join { .. } => None,
-        Step::SetPassword { .. } => match NewPassword::parse(form.get("new_password")) {
+        Step::SetPassword { .. } => match NewPassword::parse(ctx.form.get("new_password")) {
             Ok(password) => Some(app.passwords.hash(&password)?),
             Err(invalid) => {
-                let mut page = link_page(db, secret, &link, &step)?;
+                let mut page = link_page(db, Layout::default(), &secret, &link, &step)?;
                 if let Some(field) = page.password.as_mut() {
                     field.error = Some(invalid.message);
                 }
@@ -105,12 +118,13 @@ pub fn use_link(db: &mut Client, call: &Call, secret: &str) -> Result<Response, 
     };
     let person = members::use_link(db, &link, known, hash.as_deref())?.ok_or_else(dead_link)?;
     if hash.is_none() {
-        return Ok(pages::redirect("/sign-in?notice=joined"));
+        return Ok(pages::redirect_with("/sign-in", Notice::Joined));
     }
     let org = match &link.purpose {
         LinkPurpose::Invitation { org_id, .. } => Some(org_id),
         LinkPurpose::Reset { .. } => None,
     };
-    let secret = session::start(db, &person, org, call.request)?;
-    Ok(signed_in(app, &secret, "/?notice=password-set"))
+    let secret = session::start(db, &person, org, ctx.request)?;
+    let location = format!("/?notice={}", Notice::PasswordSet.key());
+    Ok(signed_in(app, &secret, &location))
 }

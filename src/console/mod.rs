@@ -1,33 +1,45 @@
 //! The console: the web pages where an organisation's people sign in and do what the contract
 //! reserves to them, served on the console host only (`router::area`).
 //!
-//! A request goes: `routes` (hand-parsed path and method, `404`/`405`) → the blocking pool →
-//! the page's handler (reads its form with `form`, works with `db` and `password`, renders a
-//! template of `pages`) → `secured`, which gives every answer its security headers.
+//! A request goes: `routes` (the page table: path and method → page and typed captures,
+//! `404`/`405`) → the blocking pool → `open` (origin, form and query, session, form token, the
+//! page's access rule) → the page's handler (a `context::PageContext` in, through `ops`, a
+//! template of `pages` out, its layout rendered by the base template) → `secured`, which gives
+//! every answer its security headers.
 
 mod account;
 mod audit;
+mod captures;
+mod card_form;
 mod cards;
 mod confirm;
+mod context;
 mod form;
 mod keys;
 mod links;
 mod members;
+mod notice;
 mod pages;
+mod refusal;
 mod routes;
 mod session;
 mod sign_in;
 mod sites;
 mod tokens;
 
+pub use routes::{page_table, Access, PageSample};
+
 use crate::app::App;
 use crate::blocking::BlockingError;
 use crate::error::ApiError;
 use crate::http::{Request, Response};
-use crate::password::Busy;
+use crate::limits::Limit;
+use captures::Captures;
+use context::{Answer, PageContext, PublicContext};
 use form::Form;
 use postgres::Client;
-use routes::Route;
+use refusal::Refusal;
+use routes::{Handler, Method, Page, SignedInHandler};
 use session::Visit;
 use std::sync::Arc;
 
@@ -36,84 +48,47 @@ use std::sync::Arc;
 const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; \
                    form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-/// Why a console request is refused, as its error page says.
-#[derive(Debug)]
-pub(crate) enum Refusal {
-    /// Not found, method not allowed, rate limited, a bad body, an internal error: the
-    /// contract's status and wording.
-    Api(ApiError),
-    /// `400`: a body the console's forms never send.
-    BadRequest(&'static str),
-    /// `403`: a check of the console (origin, form token, owners only) refused the request.
-    Forbidden(&'static str),
-    /// `410`: a one-time link that is unknown, used or expired.
-    Gone(&'static str),
-    /// `503`: too many passwords are being checked (or requests waiting for a thread);
-    /// nothing was done.
-    Busy,
-}
-
-impl From<ApiError> for Refusal {
-    fn from(error: ApiError) -> Self {
-        Refusal::Api(error)
-    }
-}
-
-impl From<crate::domain::Invalid> for Refusal {
-    fn from(invalid: crate::domain::Invalid) -> Self {
-        Refusal::Api(invalid.into())
-    }
-}
-
-impl From<postgres::Error> for Refusal {
-    fn from(error: postgres::Error) -> Self {
-        Refusal::Api(error.into())
-    }
-}
-
-impl From<r2d2::Error> for Refusal {
-    fn from(error: r2d2::Error) -> Self {
-        Refusal::Api(error.into())
-    }
-}
-
-impl From<Busy> for Refusal {
-    fn from(_: Busy) -> Self {
-        Refusal::Busy
-    }
-}
-
-/// What a page's handler reads of the request it answers: the service, the request, its form
-/// (empty for a `GET`).
-pub(crate) struct Call<'a> {
-    pub app: &'a App,
-    pub request: &'a Request,
-    pub form: Form,
-}
-
 /// Answers one request to the console host.
 pub fn handle(app: &Arc<App>, request: Request) -> Response {
-    let response = match routes::route(request.method(), request.path()) {
-        Ok(Route::Asset(asset)) => pages::asset(asset),
-        Ok(route) => {
+    let response = match routes::find(request.method(), request.path()) {
+        Ok((
+            Page {
+                handler: Handler::File(asset),
+                ..
+            },
+            _,
+        )) => pages::asset(*asset),
+        Ok((page, captures)) => {
             let app_for_job = Arc::clone(app);
             app.blocking
-                .run(move || serve(&app_for_job, &request, route))
+                .run(move || serve(&app_for_job, &request, page, captures))
                 .unwrap_or_else(|error| match error {
                     BlockingError::Busy => Err(Refusal::Busy),
                     BlockingError::Panicked => Err(ApiError::internal(error).into()),
                 })
-                .unwrap_or_else(|refusal| pages::refusal(&refusal))
+                .unwrap_or_else(|refusal| pages::refusal(&refusal, None))
         }
-        Err(refusal) => pages::refusal(&refusal),
+        Err(refusal) => pages::refusal(&refusal, None),
     };
     secured(response)
 }
 
-/// The page of a route, on a blocking-pool thread. A write (`POST`) from another origin is
-/// refused before its body is read.
-fn serve(app: &App, request: &Request, route: Route) -> Result<Response, Refusal> {
-    let writes = request.method() == "POST";
+/// A page, on a blocking-pool thread; a refusal of a sign-in, whatever refused it, counts as
+/// a failed sign-in of the client address, as a wrong password does.
+fn serve(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer {
+    let answer = open(app, request, page, captures);
+    if page.counts_refusals && answer.as_ref().is_err_and(Refusal::of_input) {
+        app.limiter
+            .charge(Limit::FailedAuth(app.client_ip(request)));
+    }
+    answer
+}
+
+/// What every page gets before its handler: a write (`POST`) from another origin is refused
+/// before its body is read; the form and the query are decoded (a NUL or invalid UTF-8 is
+/// `422`); then the session, and the page's access rule.
+fn open(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer {
+    let writes = page.method == Method::Post;
     if writes && !session::from_own_origin(app, request) {
         return Err(Refusal::Forbidden(
             "this form was not sent from the console's own pages: nothing was changed",
@@ -124,29 +99,54 @@ fn serve(app: &App, request: &Request, route: Route) -> Result<Response, Refusal
     } else {
         Form::default()
     };
-    let call = Call { app, request, form };
+    let query = Form::query(request)?;
     let mut connection = app.pool.get()?;
     let db = &mut *connection;
     let visit = Visit::of(db, request)?;
-    match route {
-        Route::SignInForm => Ok(sign_in::form(visit.as_ref())),
-        Route::SignIn => sign_in::sign_in(db, &call, visit),
-        // The link's secret stands for the form token: a link is used before any session.
-        Route::LinkPage(secret) => links::page(db, &secret),
-        Route::UseLink(secret) => links::use_link(db, &call, &secret),
-        route => match visit {
-            Some(visit) => {
-                let answer = signed_in(db, &call, route, &visit);
-                if writes && answer.is_ok() {
-                    see_write(app, db, &visit);
-                }
-                answer.or_else(|refusal| Ok(pages::refusal_in(&refusal, Some(visit.nav()))))
-            }
+    let mut ctx = PublicContext {
+        app,
+        db,
+        request,
+        form,
+        query,
+        captures,
+        visit,
+    };
+    match page.handler {
+        Handler::Public(handle) => handle(&mut ctx),
+        Handler::SignedIn(handle) => match ctx.visit.take() {
+            Some(visit) => Ok(signed_in(ctx.with_visit(visit), page, handle)),
             None if writes => Err(Refusal::Forbidden(
                 "your session has ended: sign in again (nothing was changed)",
             )),
             None => Ok(pages::redirect("/sign-in")),
         },
+        Handler::File(asset) => Ok(pages::asset(asset)),
+    }
+}
+
+/// A page of a signed-in person: every write carries the session's form token, an owners-only
+/// page refuses everyone else, before the handler runs; a refusal is shown with the person's
+/// header.
+fn signed_in(mut ctx: PageContext, page: &Page, handle: SignedInHandler) -> Response {
+    let writes = page.method == Method::Post;
+    let answer = allowed(&ctx, page).and_then(|()| handle(&mut ctx));
+    if writes && answer.is_ok() {
+        see_write(ctx.app, ctx.db, &ctx.visit);
+    }
+    answer.unwrap_or_else(|refusal| pages::refusal(&refusal, Some(&ctx.visit)))
+}
+
+fn allowed(ctx: &PageContext, page: &Page) -> Result<(), Refusal> {
+    if page.method == Method::Post && !ctx.visit.token_matches(ctx.form.get("csrf")) {
+        return Err(Refusal::Forbidden(
+            "this form is out of date or not from your session: reload the page and send it \
+             again (nothing was changed)",
+        ));
+    }
+    match page.access {
+        Access::Owner => ctx.visit.require_owner(),
+        Access::Member | Access::Public => Ok(()),
     }
 }
 
@@ -156,58 +156,6 @@ fn serve(app: &App, request: &Request, route: Route) -> Result<Response, Refusal
 fn see_write(app: &App, db: &mut Client, visit: &Visit) {
     if let Some(org) = &visit.org {
         app.delivery.cache.see_write(db, org.org_id.as_str());
-    }
-}
-
-/// The pages of a signed-in person. Every write carries the session's form token.
-fn signed_in(
-    db: &mut Client,
-    call: &Call,
-    route: Route,
-    visit: &Visit,
-) -> Result<Response, Refusal> {
-    let (request, form) = (call.request, &call.form);
-    if request.method() == "POST" && !visit.token_matches(form.get("csrf")) {
-        return Err(Refusal::Forbidden(
-            "this form is out of date or not from your session: reload the page and send it \
-             again (nothing was changed)",
-        ));
-    }
-    match route {
-        Route::Home => Ok(account::home(visit, request)),
-        Route::SignOut => sign_in::sign_out(db, visit, call.app),
-        Route::Sessions => account::sessions_page(db, visit, request),
-        Route::EndOtherSessions => account::end_others(db, visit),
-        Route::PasswordForm => Ok(account::password_page(visit)),
-        Route::ChangePassword => account::change_password(db, call, visit),
-        Route::ChooseOrg => account::choose_org(db, form, visit),
-        Route::Members => members::members_page(db, visit, request),
-        Route::Invite => members::invite(db, call, visit),
-        Route::ChangeRole(person) => members::change(db, form, visit, &person, false),
-        Route::RemoveMember(person) => members::change(db, form, visit, &person, true),
-        Route::RevokeInvitation(id) => members::revoke_invitation(db, visit, id),
-        Route::Cards(page) => cards::serve(db, call, visit, page),
-        Route::Tokens => tokens::tokens_page(db, visit, request),
-        Route::CreateToken => tokens::create(db, call, visit),
-        Route::RevokeToken(id) => tokens::revoke(db, visit, &id),
-        Route::ConfirmDeleteToken(id) => tokens::confirm_delete(db, visit, &id),
-        Route::DeleteToken(id) => tokens::delete(db, visit, &id),
-        Route::Keys => keys::keys_page(db, visit, request),
-        Route::CreateKey => keys::create(db, call, visit),
-        Route::RevokeKey(id) => keys::revoke(db, visit, &id),
-        Route::ConfirmDeleteKey(id) => keys::confirm_delete(db, visit, &id),
-        Route::DeleteKey(id) => keys::delete(db, visit, &id),
-        Route::Sites => sites::sites_page(db, visit, request),
-        Route::ConfirmDeleteSite(domain) => sites::confirm_site(db, visit, &domain),
-        Route::DeleteSite(domain) => sites::delete_site(db, visit, &domain),
-        Route::ConfirmDeleteFragment(id) => sites::confirm_fragment(db, visit, &id),
-        Route::DeleteFragment(id) => sites::delete_fragment(db, visit, &id),
-        Route::Audit => audit::audit_page(db, visit, request),
-        Route::SignInForm
-        | Route::SignIn
-        | Route::LinkPage(_)
-        | Route::UseLink(_)
-        | Route::Asset(_) => Err(ApiError::NotFound.into()),
     }
 }
 

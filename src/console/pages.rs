@@ -2,13 +2,14 @@
 //! checked with the binary, HTML escaping on by default; and the answers that carry them.
 
 use super::form::Form;
-use super::routes::Asset;
-use super::Refusal;
+use super::notice::Notice;
+use super::refusal::Refusal;
+use super::session::Visit;
 use crate::db::people::{Member, OrgAccess, PendingInvitation};
 use crate::db::sessions::SessionListed;
 use crate::domain::Invalid;
 use crate::error::{ApiError, RETRY_AFTER_SECONDS};
-use crate::http::{Request, Response};
+use crate::http::Response;
 use crate::ids::PersonId;
 use askama::Template;
 
@@ -74,6 +75,24 @@ pub fn field_refusal(error: ApiError) -> Result<(String, String), Refusal> {
     }
 }
 
+/// What the base template renders around every page: the header of a signed-in person (with
+/// the form token every form of theirs carries), and the notice of the write that led here.
+/// A handler gets it whole from its context (`ctx.layout()`), into its page's `layout` field.
+#[derive(Debug, Clone, Default)]
+pub struct Layout {
+    pub nav: Option<Nav>,
+    pub notice: Option<Notice>,
+}
+
+impl Layout {
+    pub fn of(visit: Option<&Visit>, notice: Option<Notice>) -> Layout {
+        Layout {
+            nav: visit.map(Nav::of),
+            notice,
+        }
+    }
+}
+
 /// What every page of a signed-in person shows in its header.
 #[derive(Debug, Clone)]
 pub struct Nav {
@@ -83,27 +102,40 @@ pub struct Nav {
     pub org_name: String,
     pub orgs: Vec<OrgAccess>,
     pub owner: bool,
-    /// The form token of the session, for the header's forms.
+    /// The form token of the session, for every form of the page.
     pub csrf: String,
+}
+
+impl Nav {
+    fn of(visit: &Visit) -> Nav {
+        let org = visit.org.as_ref();
+        Nav {
+            email: visit.session.email.clone(),
+            support: visit.session.support,
+            org_id: org.map_or(String::new(), |o| o.org_id.to_string()),
+            org_name: org.map_or(String::new(), |o| o.name.clone()),
+            orgs: visit.orgs.clone(),
+            owner: visit.is_owner(),
+            csrf: visit.form_token.clone(),
+        }
+    }
 }
 
 #[derive(Template)]
 #[template(path = "console/sign_in.html")]
 pub struct SignIn {
-    pub nav: Option<Nav>,
+    pub layout: Layout,
     pub email: Field,
     pub password: Field,
-    pub notice: Option<String>,
 }
 
 impl SignIn {
-    pub fn empty() -> SignIn {
+    pub fn empty(layout: Layout) -> SignIn {
         SignIn {
-            nav: None,
+            layout,
             email: Field::new("email", "Email", "email").autocomplete("username"),
             password: Field::new("password", "Password", "password")
                 .autocomplete("current-password"),
-            notice: None,
         }
     }
 }
@@ -112,78 +144,10 @@ pub fn sign_in(status: u16, page: SignIn) -> Response {
     html(status, &page)
 }
 
-/// What a page says after the write that led to it (post/redirect/get): the redirect names the
-/// notice by a key, never with text of its own.
-pub fn notice(request: &Request) -> Option<&'static str> {
-    let key = url::form_urlencoded::parse(request.query()?.as_bytes())
-        .find(|(name, _)| name == "notice")?
-        .1;
-    NOTICES
-        .iter()
-        .find(|(k, _)| *k == key)
-        .map(|(_, text)| *text)
-}
-
-const NOTICES: &[(&str, &str)] = &[
-    (
-        "password-changed",
-        "Your password was changed. Every other session has ended.",
-    ),
-    ("others-ended", "Your other sessions have ended."),
-    ("password-set", "Your password is set: you are signed in."),
-    (
-        "joined",
-        "You have joined the organisation: sign in with your password.",
-    ),
-    ("removed", "The member was removed."),
-    ("role-changed", "The member's role was changed."),
-    (
-        "token-revoked",
-        "The token was revoked: it is refused from now on.",
-    ),
-    ("token-deleted", "The token was deleted."),
-    (
-        "key-revoked",
-        "The key was revoked: it is refused from now on.",
-    ),
-    ("key-deleted", "The key was deleted."),
-    (
-        "site-deleted",
-        "The site was deleted, with everything in it.",
-    ),
-    (
-        "fragment-deleted",
-        "The fragment was deleted, with its rules and eligibility entries.",
-    ),
-    (
-        "invitation-revoked",
-        "The invitation was revoked: its link no longer works.",
-    ),
-    ("card-saved", "The card was saved."),
-    (
-        "card-active",
-        "The card is active: it may be shown where it is eligible.",
-    ),
-    (
-        "card-archived",
-        "The card is archived: it is no longer shown.",
-    ),
-    (
-        "card-draft",
-        "The card is a draft again: it is no longer shown.",
-    ),
-    (
-        "card-deleted",
-        "The card was deleted, with its eligibility.",
-    ),
-    ("eligibility-saved", "The card's eligibility was saved."),
-];
-
 #[derive(Template)]
 #[template(path = "console/members.html")]
 pub struct MembersPage {
-    pub nav: Option<Nav>,
-    pub notice: Option<&'static str>,
+    pub layout: Layout,
     /// The person looking: their own row says so.
     pub me: PersonId,
     pub members: Vec<Member>,
@@ -198,7 +162,7 @@ pub struct MembersPage {
 #[derive(Template)]
 #[template(path = "console/link.html")]
 pub struct LinkPage {
-    pub nav: Option<Nav>,
+    pub layout: Layout,
     pub intro: String,
     /// Where the form posts: the link itself.
     pub action: String,
@@ -210,16 +174,14 @@ pub struct LinkPage {
 #[derive(Template)]
 #[template(path = "console/home.html")]
 pub struct Home {
-    pub nav: Option<Nav>,
-    pub notice: Option<&'static str>,
+    pub layout: Layout,
     pub org: Option<OrgAccess>,
 }
 
 #[derive(Template)]
 #[template(path = "console/sessions.html")]
 pub struct SessionsPage {
-    pub nav: Option<Nav>,
-    pub notice: Option<&'static str>,
+    pub layout: Layout,
     /// The session of this request.
     pub current: i64,
     pub sessions: Vec<SessionListed>,
@@ -228,7 +190,7 @@ pub struct SessionsPage {
 #[derive(Template)]
 #[template(path = "console/password.html")]
 pub struct PasswordPage {
-    pub nav: Option<Nav>,
+    pub layout: Layout,
     pub current: Field,
     pub new: Field,
 }
@@ -236,20 +198,16 @@ pub struct PasswordPage {
 #[derive(Template)]
 #[template(path = "console/error.html")]
 struct ErrorPage {
-    nav: Option<Nav>,
+    layout: Layout,
     title: &'static str,
     message: String,
     next_href: &'static str,
     next_label: &'static str,
 }
 
-/// The page of a refusal, with its status (and `Allow`, `Retry-After` where they belong).
-pub fn refusal(refusal: &Refusal) -> Response {
-    refusal_in(refusal, None)
-}
-
-/// The page of a refusal to a signed-in person: with the header of their pages.
-pub fn refusal_in(refusal: &Refusal, nav: Option<Nav>) -> Response {
+/// The page of a refusal, with its status (and `Allow`, `Retry-After` where they belong); to a
+/// signed-in person, with the header of their pages.
+pub fn refusal(refusal: &Refusal, visit: Option<&Visit>) -> Response {
     let (status, title, message) = match refusal {
         Refusal::Api(error) => (error.status(), "Not done", error.message()),
         Refusal::BadRequest(message) => (400, "Not done", message.to_string()),
@@ -263,7 +221,7 @@ pub fn refusal_in(refusal: &Refusal, nav: Option<Nav>) -> Response {
         ),
     };
     let page = ErrorPage {
-        nav,
+        layout: Layout::of(visit, None),
         title,
         message,
         next_href: "/",
@@ -285,6 +243,20 @@ pub fn refusal_in(refusal: &Refusal, nav: Option<Nav>) -> Response {
 /// with a `GET` (post/redirect/get).
 pub fn redirect(location: &str) -> Response {
     Response::new(303).header("Location", location.to_string())
+}
+
+/// The redirect after a write to a page that says `notice`.
+pub fn redirect_with(location: &str, notice: Notice) -> Response {
+    redirect(&format!("{location}?notice={}", notice.key()))
+}
+
+/// The console's own files, served to anyone (they hold nothing of an organisation), at once
+/// and without the database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asset {
+    Stylesheet,
+    /// The "Copy" buttons of a secret shown once; without it the secret is selectable text.
+    CopyScript,
 }
 
 pub fn asset(asset: Asset) -> Response {

@@ -1,198 +1,311 @@
-//! The console's paths, parsed by hand: a path names a page, the method picks what is done
-//! with it (`GET`/`HEAD` read, `POST` writes). Anything else is `404` or `405`.
+//! The console's page table, as `api::OPERATIONS` is `/v1`'s: each page a method, a path
+//! pattern with typed captures (`/cards/{card}`, see `captures`), who may use it, and its
+//! handler. `404` and `405` (with `Allow`) come from the table; so does the access rule, which
+//! `console::serve` applies before any handler runs. A `GET` page answers `HEAD` too.
+//!
+//! A new page is one line here and a handler `fn(&mut PageContext) -> Answer` in the file of
+//! its concern (`PublicContext` for a public page).
 
-use super::Refusal;
-use crate::domain::DomainName;
+use super::captures::{self, Captures};
+use super::context::{Answer, PageContext, PublicContext};
+use super::pages::Asset;
+use super::refusal::Refusal;
+use super::{account, audit, cards, keys, links, members, sign_in, sites, tokens};
 use crate::error::ApiError;
-use crate::ids::{FragmentId, KeyId, PersonId, TokenId};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Route {
-    Home,
-    SignInForm,
-    SignIn,
-    SignOut,
-    Sessions,
-    EndOtherSessions,
-    PasswordForm,
-    ChangePassword,
-    ChooseOrg,
-    Members,
-    Invite,
-    ChangeRole(PersonId),
-    RemoveMember(PersonId),
-    RevokeInvitation(i64),
-    Tokens,
-    CreateToken,
-    RevokeToken(TokenId),
-    ConfirmDeleteToken(TokenId),
-    DeleteToken(TokenId),
-    Keys,
-    CreateKey,
-    RevokeKey(KeyId),
-    ConfirmDeleteKey(KeyId),
-    DeleteKey(KeyId),
-    Sites,
-    ConfirmDeleteSite(DomainName),
-    DeleteSite(DomainName),
-    ConfirmDeleteFragment(FragmentId),
-    DeleteFragment(FragmentId),
-    Audit,
-    LinkPage(String),
-    UseLink(String),
-    Cards(super::cards::CardPage),
-    Asset(Asset),
-}
-
-/// The console's own files, served to anyone (they hold nothing of an organisation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Asset {
-    Stylesheet,
-    /// The "Copy" buttons of a secret shown once; without it the secret is selectable text.
-    CopyScript,
+pub enum Method {
+    /// Reads (`GET` and `HEAD`): changes nothing.
+    Get,
+    /// Writes: from the console's own origin, with the session's form token.
+    Post,
 }
 
-pub fn route(method: &str, path: &str) -> Result<Route, Refusal> {
+/// Who may use a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Anyone, signed in or not.
+    Public,
+    /// A signed-in person (a page that needs an organisation asks `ctx.caller()`).
+    Member,
+    /// An owner of the organisation looked at (support staff count as owners).
+    Owner,
+}
+
+/// The handler of a public page, and of a signed-in person's page.
+pub type PublicHandler = fn(&mut PublicContext) -> Answer;
+pub type SignedInHandler = fn(&mut PageContext) -> Answer;
+
+/// What answers a page.
+#[derive(Clone, Copy)]
+pub enum Handler {
+    Public(PublicHandler),
+    SignedIn(SignedInHandler),
+    /// One of the console's own files, answered at once, without the database.
+    File(Asset),
+}
+
+/// One page of the console. Made by [`public`], [`member`], [`owner`], [`file`] and
+/// [`sign_in_attempt`], so that the access and the kind of handler always agree.
+pub struct Page {
+    pub method: Method,
+    /// Literal segments and `{kind}` captures, as `captures::KINDS` names them.
+    pub path: &'static str,
+    pub access: Access,
+    pub handler: Handler,
+    /// A refusal of this page counts as a failed sign-in of the client address.
+    pub counts_refusals: bool,
+}
+
+use Method::{Get, Post};
+
+/// Every page of the console.
+pub static PAGES: &[Page] = &[
+    file("/console.css", Asset::Stylesheet),
+    file("/console.js", Asset::CopyScript),
+    public(Get, "/sign-in", sign_in::form),
+    sign_in_attempt(Post, "/sign-in", sign_in::sign_in),
+    public(Get, "/link/{link}", links::page),
+    public(Post, "/link/{link}", links::use_link),
+    member(Get, "/", account::home),
+    member(Post, "/sign-out", sign_in::sign_out),
+    member(Get, "/sessions", account::sessions),
+    member(Post, "/sessions/end-others", account::end_others),
+    member(Get, "/password", account::password_form),
+    member(Post, "/password", account::change_password),
+    member(Post, "/org", account::choose_org),
+    owner(Get, "/members", members::list),
+    owner(Post, "/members/invite", members::invite),
+    owner(Post, "/members/{person}/role", members::change_role),
+    owner(Post, "/members/{person}/remove", members::remove),
+    owner(
+        Post,
+        "/invitations/{invitation}/revoke",
+        members::revoke_invitation,
+    ),
+    member(Get, "/cards", cards::list),
+    member(Get, "/cards/new", cards::new),
+    member(Post, "/cards/new", cards::create),
+    member(Get, "/cards/{card}", cards::show),
+    member(Post, "/cards/{card}", cards::edit),
+    member(Post, "/cards/{card}/status", cards::set_status),
+    member(Get, "/cards/{card}/delete", cards::confirm_delete),
+    member(Post, "/cards/{card}/delete", cards::delete),
+    member(Get, "/cards/{card}/eligibility", cards::eligibility),
+    member(Post, "/cards/{card}/eligibility", cards::save_eligibility),
+    owner(Get, "/tokens", tokens::list),
+    owner(Post, "/tokens", tokens::create),
+    owner(Post, "/tokens/{token}/revoke", tokens::revoke),
+    owner(Get, "/tokens/{token}/delete", tokens::confirm_delete),
+    owner(Post, "/tokens/{token}/delete", tokens::delete),
+    member(Get, "/keys", keys::list),
+    member(Post, "/keys", keys::create),
+    member(Post, "/keys/{key}/revoke", keys::revoke),
+    member(Get, "/keys/{key}/delete", keys::confirm_delete),
+    member(Post, "/keys/{key}/delete", keys::delete),
+    member(Get, "/sites", sites::list),
+    member(Get, "/sites/{domain}/delete", sites::confirm_delete),
+    member(Post, "/sites/{domain}/delete", sites::delete),
+    member(
+        Get,
+        "/fragments/{fragment}/delete",
+        sites::confirm_delete_fragment,
+    ),
+    member(Post, "/fragments/{fragment}/delete", sites::delete_fragment),
+    member(Get, "/audit", audit::page),
+];
+
+const fn page(method: Method, path: &'static str, access: Access, handler: Handler) -> Page {
+    Page {
+        method,
+        path,
+        access,
+        handler,
+        counts_refusals: false,
+    }
+}
+
+const fn public(method: Method, path: &'static str, handle: PublicHandler) -> Page {
+    page(method, path, Access::Public, Handler::Public(handle))
+}
+
+const fn member(method: Method, path: &'static str, handle: SignedInHandler) -> Page {
+    page(method, path, Access::Member, Handler::SignedIn(handle))
+}
+
+const fn owner(method: Method, path: &'static str, handle: SignedInHandler) -> Page {
+    page(method, path, Access::Owner, Handler::SignedIn(handle))
+}
+
+const fn file(path: &'static str, asset: Asset) -> Page {
+    page(Get, path, Access::Public, Handler::File(asset))
+}
+
+/// A public page whose every refusal counts as a failed sign-in.
+const fn sign_in_attempt(method: Method, path: &'static str, handle: PublicHandler) -> Page {
+    Page {
+        counts_refusals: true,
+        ..public(method, path, handle)
+    }
+}
+
+/// The page of `(method, path)` with its captures; `404` for a path no page has (or whose
+/// capture names nothing), `405` with `Allow` for a path with other methods.
+pub fn find(method: &str, path: &str) -> Result<(&'static Page, Captures), Refusal> {
     let segments: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
-    let (read, write): (Option<Route>, Option<Route>) = match segments.as_slice() {
-        [""] => (Some(Route::Home), None),
-        ["sign-in"] => (Some(Route::SignInForm), Some(Route::SignIn)),
-        ["sign-out"] => (None, Some(Route::SignOut)),
-        ["sessions"] => (Some(Route::Sessions), None),
-        ["sessions", "end-others"] => (None, Some(Route::EndOtherSessions)),
-        ["password"] => (Some(Route::PasswordForm), Some(Route::ChangePassword)),
-        ["org"] => (None, Some(Route::ChooseOrg)),
-        ["members"] => (Some(Route::Members), None),
-        ["members", "invite"] => (None, Some(Route::Invite)),
-        ["members", id, "role"] => (None, Some(Route::ChangeRole(person(id)?))),
-        ["members", id, "remove"] => (None, Some(Route::RemoveMember(person(id)?))),
-        ["invitations", id, "revoke"] => (None, Some(Route::RevokeInvitation(number(id)?))),
-        ["tokens"] => (Some(Route::Tokens), Some(Route::CreateToken)),
-        ["tokens", id, "revoke"] => (None, Some(Route::RevokeToken(id_of(id)?))),
-        ["tokens", id, "delete"] => both(Route::ConfirmDeleteToken, Route::DeleteToken, id)?,
-        ["keys"] => (Some(Route::Keys), Some(Route::CreateKey)),
-        ["keys", id, "revoke"] => (None, Some(Route::RevokeKey(id_of(id)?))),
-        ["keys", id, "delete"] => both(Route::ConfirmDeleteKey, Route::DeleteKey, id)?,
-        ["sites"] => (Some(Route::Sites), None),
-        ["sites", domain, "delete"] => both(Route::ConfirmDeleteSite, Route::DeleteSite, domain)?,
-        ["fragments", id, "delete"] => {
-            both(Route::ConfirmDeleteFragment, Route::DeleteFragment, id)?
-        }
-        ["audit"] => (Some(Route::Audit), None),
-        ["link", secret] => (
-            Some(Route::LinkPage(secret.to_string())),
-            Some(Route::UseLink(secret.to_string())),
-        ),
-        ["cards", rest @ ..] => super::cards::paths(rest)?,
-        ["console.css"] => (Some(Route::Asset(Asset::Stylesheet)), None),
-        ["console.js"] => (Some(Route::Asset(Asset::CopyScript)), None),
-        _ => return Err(ApiError::NotFound.into()),
-    };
-    let chosen = match method {
-        "GET" | "HEAD" => read.clone(),
-        "POST" => write.clone(),
+    let wanted = match method {
+        "GET" | "HEAD" => Some(Get),
+        "POST" => Some(Post),
         _ => None,
     };
-    chosen.ok_or_else(|| {
-        let allow = match (read, write) {
-            (Some(_), Some(_)) => "GET, HEAD, POST",
-            (Some(_), None) => "GET, HEAD",
-            _ => "POST",
+    let mut allowed = Vec::new();
+    for page in PAGES {
+        let Some(captures) = matched(page.path, &segments) else {
+            continue;
         };
-        ApiError::MethodNotAllowed {
-            allow: allow.into(),
+        if Some(page.method) == wanted {
+            return Ok((page, captures));
         }
-        .into()
-    })
-}
-
-/// An object named in a path, by its id (or a site by its domain); one of another form names
-/// nothing.
-trait Named: Sized {
-    fn named(segment: &str) -> Option<Self>;
-}
-
-impl Named for TokenId {
-    fn named(segment: &str) -> Option<Self> {
-        TokenId::parse(segment)
+        allowed.push(page.method);
     }
-}
-
-impl Named for KeyId {
-    fn named(segment: &str) -> Option<Self> {
-        KeyId::parse(segment)
+    let allow = match (allowed.contains(&Get), allowed.contains(&Post)) {
+        (false, false) => return Err(ApiError::NotFound.into()),
+        (true, true) => "GET, HEAD, POST",
+        (true, false) => "GET, HEAD",
+        (false, true) => "POST",
+    };
+    Err(ApiError::MethodNotAllowed {
+        allow: allow.into(),
     }
+    .into())
 }
 
-impl Named for FragmentId {
-    fn named(segment: &str) -> Option<Self> {
-        FragmentId::parse(segment)
+fn matched(pattern: &str, segments: &[&str]) -> Option<Captures> {
+    let parts: Vec<&str> = pattern
+        .strip_prefix('/')
+        .unwrap_or(pattern)
+        .split('/')
+        .collect();
+    if parts.len() != segments.len() {
+        return None;
     }
-}
-
-impl Named for DomainName {
-    fn named(segment: &str) -> Option<Self> {
-        DomainName::parse(segment).ok()
+    let mut captures = Vec::new();
+    for (part, segment) in parts.iter().zip(segments) {
+        match part.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {
+            Some(kind) => captures.push(captures::parse(kind, segment)?),
+            None if part == segment => {}
+            None => return None,
+        }
     }
+    Some(Captures(captures))
 }
 
-fn id_of<T: Named>(segment: &str) -> Result<T, Refusal> {
-    T::named(segment).ok_or(Refusal::Api(ApiError::NotFound))
+/// A page of the table as a test walks it: its method, a path of valid form (each capture a
+/// sample), and its access.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageSample {
+    pub method: &'static str,
+    pub path: String,
+    pub access: Access,
 }
 
-/// The confirmation page (`GET`) and the action (`POST`) of one object.
-fn both<T: Named>(
-    read: fn(T) -> Route,
-    write: fn(T) -> Route,
-    segment: &str,
-) -> Result<(Option<Route>, Option<Route>), Refusal> {
-    Ok((Some(read(id_of(segment)?)), Some(write(id_of(segment)?))))
+/// Every page of the table, with a sample path each, so that tests cover a page added later.
+pub fn page_table() -> Vec<PageSample> {
+    PAGES
+        .iter()
+        .map(|page| PageSample {
+            method: match page.method {
+                Get => "GET",
+                Post => "POST",
+            },
+            path: sample_path(page.path),
+            access: page.access,
+        })
+        .collect()
 }
 
-fn person(segment: &str) -> Result<PersonId, Refusal> {
-    PersonId::parse(segment).ok_or(Refusal::Api(ApiError::NotFound))
-}
-
-/// A positive decimal number, written without sign or leading zero.
-fn number(segment: &str) -> Result<i64, Refusal> {
-    let canonical = !segment.starts_with('0') && segment.bytes().all(|b| b.is_ascii_digit());
-    match segment.parse() {
-        Ok(n) if canonical => Ok(n),
-        _ => Err(ApiError::NotFound.into()),
-    }
+fn sample_path(pattern: &str) -> String {
+    pattern
+        .split('/')
+        .map(|part| {
+            part.strip_prefix('{')
+                .and_then(|p| p.strip_suffix('}'))
+                .and_then(captures::sample)
+                .unwrap_or_else(|| part.to_string())
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::CardId;
+
+    fn status(method: &str, path: &str) -> Result<&'static str, u16> {
+        find(method, path)
+            .map(|(page, _)| page.path)
+            .map_err(|refusal| match refusal {
+                Refusal::Api(error) => error.status(),
+                _ => 0,
+            })
+    }
 
     #[test]
     fn paths_and_methods() {
-        assert_eq!(route("GET", "/").unwrap(), Route::Home);
-        assert_eq!(route("HEAD", "/sign-in").unwrap(), Route::SignInForm);
+        assert_eq!(status("GET", "/"), Ok("/"));
+        assert_eq!(status("HEAD", "/sign-in"), Ok("/sign-in"));
+        assert_eq!(status("GET", "/sign-in/"), Err(404));
+        assert_eq!(status("POST", "/sign-in"), Ok("/sign-in"));
         assert!(matches!(
-            route("GET", "/sign-in/"),
-            Err(Refusal::Api(ApiError::NotFound))
-        ));
-        assert_eq!(route("POST", "/sign-in").unwrap(), Route::SignIn);
-        assert!(matches!(
-            route("DELETE", "/sign-in"),
+            find("DELETE", "/sign-in"),
             Err(Refusal::Api(ApiError::MethodNotAllowed { allow })) if allow == "GET, HEAD, POST"
         ));
         assert!(matches!(
-            route("POST", "/members/acc_0123456789/role"),
-            Err(Refusal::Api(ApiError::NotFound))
-        ));
-        assert_eq!(
-            route("POST", "/invitations/12/revoke").unwrap(),
-            Route::RevokeInvitation(12)
-        );
-        for bad in ["012", "+1", "-1", "", "99999999999999999999"] {
-            assert!(route("POST", &format!("/invitations/{bad}/revoke")).is_err());
-        }
-        assert!(matches!(
-            route("GET", "/sign-out"),
+            find("GET", "/sign-out"),
             Err(Refusal::Api(ApiError::MethodNotAllowed { allow })) if allow == "POST"
         ));
+        assert_eq!(status("POST", "/members/acc_0123456789/role"), Err(404));
+        let (_, captures) = find("POST", "/invitations/12/revoke").unwrap();
+        assert_eq!(captures.get::<captures::InvitationNumber>().unwrap().0, 12);
+        for bad in ["012", "+1", "-1", "", "99999999999999999999"] {
+            assert_eq!(
+                status("POST", &format!("/invitations/{bad}/revoke")),
+                Err(404)
+            );
+        }
+        let card = CardId::generate();
+        let (page, captures) = find("POST", &format!("/cards/{card}")).unwrap();
+        assert_eq!(
+            (page.path, captures.get::<CardId>().unwrap()),
+            ("/cards/{card}", card)
+        );
+        assert_eq!(status("GET", "/cards/new"), Ok("/cards/new"));
+        assert_eq!(status("GET", "/cards/nope"), Err(404));
+        assert_eq!(status("GET", "/cards/"), Err(404));
+        assert_eq!(
+            status("GET", &format!("/cards/{}/status", CardId::generate())),
+            Err(405)
+        );
+        assert_eq!(status("GET", "/link/"), Ok("/link/{link}"));
+    }
+
+    #[test]
+    fn every_sample_path_finds_its_own_page() {
+        for page in PAGES {
+            let sample = sample_path(page.path);
+            assert!(
+                !sample.contains('{'),
+                "{}: a capture kind no KINDS has",
+                page.path
+            );
+            let method = if page.method == Get { "GET" } else { "POST" };
+            let (found, _) = find(method, &sample).unwrap_or_else(|_| panic!("{sample}"));
+            assert!(
+                std::ptr::eq(found, page),
+                "{method} {sample} finds {}",
+                found.path
+            );
+        }
     }
 }

@@ -2,8 +2,7 @@
 //! the session it names, the organisation being looked at, and the form token bound to the
 //! session.
 
-use super::pages::Nav;
-use super::Refusal;
+use super::refusal::Refusal;
 use crate::app::App;
 use crate::auth;
 use crate::config::ConsoleUrl;
@@ -187,36 +186,15 @@ impl Visit {
                 .is_some_and(|o| o.role == Some(Role::Owner))
     }
 
-    /// The refusal of an owners-only page or action for everyone else.
-    pub fn require_owner(&self) -> Result<&OrgAccess, Refusal> {
-        let org = self.current_org()?;
+    /// The refusal of an owners-only page or action for everyone else (the page table's
+    /// `Access::Owner`).
+    pub fn require_owner(&self) -> Result<(), Refusal> {
+        self.current_org()?;
         match self.is_owner() {
-            true => Ok(org),
+            true => Ok(()),
             false => Err(Refusal::Forbidden(
                 "this is for the organisation's owners only: ask an owner",
             )),
-        }
-    }
-
-    /// Like [`Visit::caller`], for the owners-only pages and actions.
-    pub fn owner(&self) -> Result<Caller, Refusal> {
-        self.require_owner()?;
-        self.caller()
-    }
-
-    /// The header of this visit's pages.
-    pub fn nav(&self) -> Nav {
-        Nav {
-            email: self.session.email.clone(),
-            support: self.session.support,
-            org_id: self
-                .org
-                .as_ref()
-                .map_or(String::new(), |o| o.org_id.to_string()),
-            org_name: self.org.as_ref().map_or(String::new(), |o| o.name.clone()),
-            orgs: self.orgs.clone(),
-            owner: self.is_owner(),
-            csrf: self.form_token.clone(),
         }
     }
 }

@@ -2,44 +2,46 @@
 //! failed attempts (per client address, shared with `/v1`'s failed authentications, and per
 //! email address).
 
+use super::context::{Answer, PageContext, PublicContext};
 use super::pages::{self, SignIn};
-use super::session::{self, Visit};
-use super::{Call, Refusal};
+use super::refusal::Refusal;
+use super::session;
 use crate::app::App;
 use crate::db::{people, sessions};
 use crate::error::ApiError;
-use crate::http::Response;
+use crate::http::{Request, Response};
 use crate::limits::Limit;
-use postgres::Client;
 
 /// Said for a wrong password and an unknown email alike.
 const WRONG: &str = "wrong email or password";
 
-pub fn form(visit: Option<&Visit>) -> Response {
-    match visit {
+/// `GET /sign-in`: a person signed in already goes home.
+pub fn form(ctx: &mut PublicContext) -> Answer {
+    Ok(match ctx.visit {
         Some(_) => pages::redirect("/"),
-        None => pages::sign_in(200, SignIn::empty()),
-    }
+        None => pages::sign_in(200, SignIn::empty(ctx.layout())),
+    })
 }
 
 /// `POST /sign-in`: a new session and its cookie, or the form again with one answer for every
 /// failure, after the same work (an unknown email is checked against a dummy hash).
-pub fn sign_in(db: &mut Client, call: &Call, visit: Option<Visit>) -> Result<Response, Refusal> {
-    let email = call.form.get("email").trim();
-    let person = people::find_by_email(db, email)?;
+pub fn sign_in(ctx: &mut PublicContext) -> Answer {
+    let email = ctx.form.get("email").trim();
+    let person = people::find_by_email(ctx.db, email)?;
     let stored = person.as_ref().and_then(|p| p.password_hash.as_deref());
-    let matches = check_password(call, email, stored, call.form.get("password"))?;
+    let candidate = ctx.form.get("password");
+    let matches = check_password(ctx.app, ctx.request, email, stored, candidate)?;
     let (Some(person), true) = (person, matches) else {
-        let mut page = SignIn::empty();
+        let mut page = SignIn::empty(ctx.layout());
         page.email.value = email.to_string();
         page.password.error = Some(WRONG.into());
         return Ok(pages::sign_in(422, page));
     };
-    if let Some(visit) = visit {
-        sessions::end_session(db, visit.session.id)?;
+    if let Some(visit) = &ctx.visit {
+        sessions::end_session(ctx.db, visit.session.id)?;
     }
-    let secret = session::start(db, &person, None, call.request)?;
-    Ok(signed_in(call.app, &secret, "/"))
+    let secret = session::start(ctx.db, &person, None, ctx.request)?;
+    Ok(signed_in(ctx.app, &secret, "/"))
 }
 
 /// The redirect that gives the browser its new session cookie.
@@ -48,9 +50,9 @@ pub fn signed_in(app: &App, secret: &session::Secret, location: &str) -> Respons
 }
 
 /// `POST /sign-out`: the session ends and its cookie is removed.
-pub fn sign_out(db: &mut Client, visit: &Visit, app: &App) -> Result<Response, Refusal> {
-    sessions::end_session(db, visit.session.id)?;
-    Ok(pages::redirect("/sign-in").header("Set-Cookie", session::removed_cookie(app)))
+pub fn sign_out(ctx: &mut PageContext) -> Answer {
+    sessions::end_session(ctx.db, ctx.visit.session.id)?;
+    Ok(pages::redirect("/sign-in").header("Set-Cookie", session::removed_cookie(ctx.app)))
 }
 
 /// Whether `candidate` is the password of `stored` (`None`: unknown email or no password yet,
@@ -58,12 +60,12 @@ pub fn sign_out(db: &mut Client, visit: &Visit, app: &App) -> Result<Response, R
 /// failed authentications and the email's failed sign-ins; either one full refuses at once
 /// (`429`) without checking.
 pub fn check_password(
-    call: &Call,
+    app: &App,
+    request: &Request,
     email: &str,
     stored: Option<&str>,
     candidate: &str,
 ) -> Result<bool, Refusal> {
-    let (app, request) = (call.app, call.request);
     let limits = [
         Limit::FailedAuth(app.client_ip(request)),
         Limit::FailedSignIn(email.trim().to_lowercase()),

@@ -4,53 +4,46 @@
 //! deletion makes).
 
 use super::confirm::Confirm;
-use super::pages::{self, Nav};
-use super::session::Visit;
-use super::Refusal;
+use super::context::{Answer, PageContext};
+use super::notice::Notice;
+use super::pages::{self, Layout};
 use crate::db::fragments::FragmentRow;
 use crate::db::sites::SiteRow;
 use crate::domain::DomainName;
-use crate::http::{Request, Response};
 use crate::ids::FragmentId;
+use crate::ops;
 use crate::ops::sites::WhatGoes;
-use crate::ops::{self, Caller};
 use askama::Template;
-use postgres::Client;
 
 #[derive(Template)]
 #[template(path = "console/sites.html")]
 pub struct SitesPage {
-    pub nav: Option<Nav>,
-    pub notice: Option<&'static str>,
+    pub layout: Layout,
     pub sites: Vec<(SiteRow, Vec<FragmentRow>)>,
 }
 
 /// `GET /sites`.
-pub fn sites_page(db: &mut Client, visit: &Visit, request: &Request) -> Result<Response, Refusal> {
-    let caller = visit.caller()?;
+pub fn list(ctx: &mut PageContext) -> Answer {
+    let caller = ctx.caller()?;
     let mut sites = Vec::new();
-    for site in ops::sites::list_sites(db, &caller)? {
+    for site in ops::sites::list_sites(ctx.db, &caller)? {
         let domain = DomainName::parse(&site.domain)?;
-        let fragments = ops::fragments::list_fragments(db, &caller, &domain)?;
+        let fragments = ops::fragments::list_fragments(ctx.db, &caller, &domain)?;
         sites.push((site, fragments));
     }
     let page = SitesPage {
-        nav: Some(visit.nav()),
-        notice: pages::notice(request),
+        layout: ctx.layout(),
         sites,
     };
     Ok(pages::html(200, &page))
 }
 
 /// `GET /sites/{domain}/delete`.
-pub fn confirm_site(
-    db: &mut Client,
-    visit: &Visit,
-    domain: &DomainName,
-) -> Result<Response, Refusal> {
-    let goes = ops::sites::site_deletion(db, &visit.caller()?, domain)?;
+pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
+    let domain: DomainName = ctx.captures.get()?;
+    let goes = ops::sites::site_deletion(ctx.db, &ctx.caller()?, &domain)?;
     let page = Confirm {
-        nav: Some(visit.nav()),
+        layout: ctx.layout(),
         title: format!("Delete the site {domain}"),
         goes: what_goes(&goes),
         action: format!("/sites/{domain}/delete"),
@@ -61,25 +54,18 @@ pub fn confirm_site(
 }
 
 /// `POST /sites/{domain}/delete`.
-pub fn delete_site(
-    db: &mut Client,
-    visit: &Visit,
-    domain: &DomainName,
-) -> Result<Response, Refusal> {
-    ops::sites::delete_site(db, &visit.caller()?, domain)?;
-    Ok(pages::redirect("/sites?notice=site-deleted"))
+pub fn delete(ctx: &mut PageContext) -> Answer {
+    let domain: DomainName = ctx.captures.get()?;
+    ops::sites::delete_site(ctx.db, &ctx.caller()?, &domain)?;
+    Ok(pages::redirect_with("/sites", Notice::SiteDeleted))
 }
 
-/// `GET /fragments/{id}/delete`.
-pub fn confirm_fragment(
-    db: &mut Client,
-    visit: &Visit,
-    id: &FragmentId,
-) -> Result<Response, Refusal> {
-    let caller: Caller = visit.caller()?;
-    let goes = ops::fragments::fragment_deletion(db, &caller, id)?;
+/// `GET /fragments/{fragment}/delete`.
+pub fn confirm_delete_fragment(ctx: &mut PageContext) -> Answer {
+    let id: FragmentId = ctx.captures.get()?;
+    let goes = ops::fragments::fragment_deletion(ctx.db, &ctx.caller()?, &id)?;
     let page = Confirm {
-        nav: Some(visit.nav()),
+        layout: ctx.layout(),
         title: format!(
             "Delete the fragment {} of {}",
             fragment_label(&goes.fragments[0]),
@@ -93,14 +79,11 @@ pub fn confirm_fragment(
     Ok(pages::html(200, &page))
 }
 
-/// `POST /fragments/{id}/delete`.
-pub fn delete_fragment(
-    db: &mut Client,
-    visit: &Visit,
-    id: &FragmentId,
-) -> Result<Response, Refusal> {
-    ops::fragments::delete_fragment(db, &visit.caller()?, id)?;
-    Ok(pages::redirect("/sites?notice=fragment-deleted"))
+/// `POST /fragments/{fragment}/delete`.
+pub fn delete_fragment(ctx: &mut PageContext) -> Answer {
+    let id: FragmentId = ctx.captures.get()?;
+    ops::fragments::delete_fragment(ctx.db, &ctx.caller()?, &id)?;
+    Ok(pages::redirect_with("/sites", Notice::FragmentDeleted))
 }
 
 /// A fragment as the pages name it: its reference, else its name.

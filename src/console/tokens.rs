@@ -1,80 +1,76 @@
-//! Management tokens, for owners only (support staff count as owners), checked on the server
-//! for the page and each `POST` alike: the list, a new token (shown once, on the answer that
+//! Management tokens, for owners only (support staff count as owners; the page table checks
+//! the page and each `POST` alike): the list, a new token (shown once, on the answer that
 //! made it), revoke, delete after a confirmation. The writes are `ops::tokens`'s.
 
 use super::confirm::Confirm;
-use super::pages::{self, Field, Nav};
-use super::session::Visit;
-use super::{Call, Refusal};
+use super::context::{Answer, PageContext};
+use super::notice::Notice;
+use super::pages::{self, Field, Layout};
+use super::refusal::Refusal;
 use crate::db::orgs::{Creator, TokenRow};
 use crate::domain::TokenName;
 use crate::error::ApiError;
-use crate::http::{Request, Response};
 use crate::ids::TokenId;
 use crate::ops::{self, Scope};
 use askama::Template;
-use postgres::Client;
 
 #[derive(Template)]
 #[template(path = "console/tokens.html")]
 pub struct TokensPage {
-    pub nav: Option<Nav>,
-    pub notice: Option<&'static str>,
+    pub layout: Layout,
     pub tokens: Vec<TokenRow>,
     pub name: Field,
     /// A token just made, on the answer that made it only.
     pub secret: Option<String>,
 }
 
-fn page(db: &mut Client, visit: &Visit, request: &Request) -> Result<TokensPage, Refusal> {
-    let caller = visit.owner()?;
+fn page(ctx: &mut PageContext) -> Result<TokensPage, Refusal> {
     Ok(TokensPage {
-        nav: Some(visit.nav()),
-        notice: pages::notice(request),
-        tokens: ops::tokens::list_tokens(db, &caller)?,
+        layout: ctx.layout(),
+        tokens: ops::tokens::list_tokens(ctx.db, &ctx.caller()?)?,
         name: Field::new("name", "Name", "text"),
         secret: None,
     })
 }
 
-/// `GET /tokens`.
-pub fn tokens_page(db: &mut Client, visit: &Visit, request: &Request) -> Result<Response, Refusal> {
-    Ok(pages::html(200, &page(db, visit, request)?))
+pub fn list(ctx: &mut PageContext) -> Answer {
+    Ok(pages::html(200, &page(ctx)?))
 }
 
 /// `POST /tokens`: a token made by support staff expires after 90 days, an owner's never.
-pub fn create(db: &mut Client, call: &Call, visit: &Visit) -> Result<Response, Refusal> {
-    let caller = visit.owner()?;
-    let mut page = page(db, visit, call.request)?;
-    let Some(name) = page.name.parse(&call.form, TokenName::parse) else {
+pub fn create(ctx: &mut PageContext) -> Answer {
+    let caller = ctx.caller()?;
+    let mut page = page(ctx)?;
+    let Some(name) = page.name.parse(&ctx.form, TokenName::parse) else {
         return Ok(pages::html(422, &page));
     };
-    let creator = match visit.session.support {
+    let creator = match ctx.visit.session.support {
         true => Creator::Support,
         false => Creator::Owner,
     };
-    let prefix = &call.app.config.prefix;
-    let created = ops::tokens::create_token(db, &caller, &name, creator, prefix)?;
+    let prefix = &ctx.app.config.prefix;
+    let created = ops::tokens::create_token(ctx.db, &caller, &name, creator, prefix)?;
     page.secret = Some(created.secret);
-    page.tokens = ops::tokens::list_tokens(db, &caller)?;
+    page.tokens = ops::tokens::list_tokens(ctx.db, &caller)?;
     Ok(pages::html(200, &page))
 }
 
-/// `POST /tokens/{id}/revoke`.
-pub fn revoke(db: &mut Client, visit: &Visit, id: &TokenId) -> Result<Response, Refusal> {
-    ops::tokens::revoke_token(db, Scope::Org(&visit.owner()?), id)?;
-    Ok(pages::redirect("/tokens?notice=token-revoked"))
+/// `POST /tokens/{token}/revoke`.
+pub fn revoke(ctx: &mut PageContext) -> Answer {
+    let id: TokenId = ctx.captures.get()?;
+    ops::tokens::revoke_token(ctx.db, Scope::Org(&ctx.caller()?), &id)?;
+    Ok(pages::redirect_with("/tokens", Notice::TokenRevoked))
 }
 
-/// `GET /tokens/{id}/delete`: what is deleted, and the button that does it.
-pub fn confirm_delete(db: &mut Client, visit: &Visit, id: &TokenId) -> Result<Response, Refusal> {
-    let caller = visit.owner()?;
-    let token = ops::tokens::list_tokens(db, &caller)?
+/// `GET /tokens/{token}/delete`: what is deleted, and the button that does it.
+pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
+    let id: TokenId = ctx.captures.get()?;
+    let token = ops::tokens::list_tokens(ctx.db, &ctx.caller()?)?
         .into_iter()
-        .find(|t| t.id == *id)
+        .find(|t| t.id == id)
         .ok_or(ApiError::NotFound)?;
     let page = Confirm {
-        nav: Some(visit.nav()),
+        layout: ctx.layout(),
         title: format!("Delete the token {} ({}…)", token.name, token.prefix),
         goes: vec![
             "Scripts that still use it are refused from now on (401); the audit log \
@@ -88,8 +84,9 @@ pub fn confirm_delete(db: &mut Client, visit: &Visit, id: &TokenId) -> Result<Re
     Ok(pages::html(200, &page))
 }
 
-/// `POST /tokens/{id}/delete`.
-pub fn delete(db: &mut Client, visit: &Visit, id: &TokenId) -> Result<Response, Refusal> {
-    ops::tokens::delete_token(db, Scope::Org(&visit.owner()?), id)?;
-    Ok(pages::redirect("/tokens?notice=token-deleted"))
+/// `POST /tokens/{token}/delete`.
+pub fn delete(ctx: &mut PageContext) -> Answer {
+    let id: TokenId = ctx.captures.get()?;
+    ops::tokens::delete_token(ctx.db, Scope::Org(&ctx.caller()?), &id)?;
+    Ok(pages::redirect_with("/tokens", Notice::TokenDeleted))
 }

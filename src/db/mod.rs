@@ -4,8 +4,8 @@
 
 pub mod audit;
 pub mod cards;
-pub mod console;
 pub mod contact;
+pub mod deletions;
 pub mod fragments;
 pub mod icons;
 pub mod keys;

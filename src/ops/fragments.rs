@@ -5,7 +5,7 @@
 use super::sites::{locked_site, site, widened_warnings, WhatGoes};
 use super::{conflict_on_unique, record_for, Caller, Saved, Wrote, CHANGED_MEANWHILE};
 use crate::db::fragments::{FragmentFields, FragmentRow};
-use crate::db::{self, console, sites::SiteRow};
+use crate::db::{self, deletions, sites::SiteRow};
 use crate::domain::{Description, DomainName, FragmentName, FragmentRef, FragmentStatus};
 use crate::domain::{KeyValues, Lang};
 use crate::error::ApiError;
@@ -181,7 +181,7 @@ pub fn delete_fragment(
 ) -> Result<FragmentDeleted, ApiError> {
     let mut tx = db.transaction()?;
     let goes = fragment_deletion(&mut tx, caller, id)?;
-    if !console::delete_fragment(&mut tx, &caller.org.id, id)? {
+    if !deletions::delete_fragment(&mut tx, &caller.org.id, id)? {
         return Err(ApiError::NotFound);
     }
     record_for(&mut tx, caller, fragment_wrote("delete_fragment", id))?;
@@ -208,9 +208,9 @@ pub fn fragment_deletion(
     let ids = std::slice::from_ref(id);
     Ok(WhatGoes {
         rules: db::routes::count_targeting(db, id)?,
-        default_of: console::site_defaulting_to(db, org_id, id)?,
-        eligibility_entries: console::count_eligibility_on(db, ids)?,
-        widened: console::cards_eligible_only_on(db, org_id, ids)?,
+        default_of: deletions::site_defaulting_to(db, org_id, id)?,
+        eligibility_entries: deletions::count_eligibility_on(db, ids)?,
+        widened: deletions::cards_eligible_only_on(db, org_id, ids)?,
         fragments: vec![fragment],
         domain,
     })

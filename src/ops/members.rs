@@ -177,6 +177,50 @@ pub fn create_person(
     Ok((person, link))
 }
 
+/// The person with this email (made, without a password, when new) as an owner of `org_id`:
+/// how the demo gives each of its organisations the same owner.
+pub fn make_owner(
+    db: &mut impl GenericClient,
+    actor: &Actor,
+    org_id: &OrgId,
+    email: &Email,
+) -> Result<Person, ApiError> {
+    let mut tx = db.transaction()?;
+    // Made here, or found when it exists (an insert meeting another's waits for it).
+    let person = match people::create_person(&mut tx, email, false)? {
+        Some(person) => person,
+        None => people::find_by_email(&mut tx, email.as_str())?.ok_or_else(|| {
+            ApiError::internal(format!("{}: neither made nor found", email.as_str()))
+        })?,
+    };
+    people::add_membership(&mut tx, org_id, &person.id, Role::Owner)?;
+    record(
+        &mut tx,
+        Some(org_id),
+        actor,
+        person_wrote("make_owner", &person.id),
+    )?;
+    tx.commit()?;
+    Ok(person)
+}
+
+/// A person's new password (its hash), which ends every session of theirs; recorded in each
+/// of their organisations as the person's own write.
+pub fn change_password(
+    db: &mut impl GenericClient,
+    person: &Person,
+    password_hash: &str,
+) -> Result<(), ApiError> {
+    let mut tx = db.transaction()?;
+    people::set_password(&mut tx, &person.id, password_hash)?;
+    let actor = Actor::Person {
+        email: person.email.clone(),
+    };
+    record_in_orgs_of(&mut tx, person, &actor, "change_password")?;
+    tx.commit()?;
+    Ok(())
+}
+
 /// The live link whose secret is `secret`; `None` when it is unknown, used or expired (or not
 /// of a secret's form).
 pub fn live_link(db: &mut impl GenericClient, secret: &str) -> Result<Option<Link>, ApiError> {

@@ -2,7 +2,7 @@
 //! console's deletion of a site with everything in it.
 
 use super::{record_for, Caller, Saved, Wrote, CHANGED_MEANWHILE};
-use crate::db::{self, console, fragments::FragmentRow, icons::StoredIcon, sites::SiteRow};
+use crate::db::{self, deletions, fragments::FragmentRow, icons::StoredIcon, sites::SiteRow};
 use crate::domain::{DomainName, FragmentRef, SiteName};
 use crate::error::ApiError;
 use crate::ids::CardId;
@@ -152,7 +152,7 @@ pub fn delete_site(
 ) -> Result<SiteDeleted, ApiError> {
     let mut tx = db.transaction()?;
     let goes = site_deletion(&mut tx, caller, domain)?;
-    if !console::delete_site(&mut tx, &caller.org.id, domain)? {
+    if !deletions::delete_site(&mut tx, &caller.org.id, domain)? {
         return Err(ApiError::NotFound);
     }
     record_for(&mut tx, caller, site_wrote("delete_site", domain))?;
@@ -180,8 +180,8 @@ pub fn site_deletion(
             .default_fragment_id
             .is_some()
             .then(|| site.domain.clone()),
-        eligibility_entries: console::count_eligibility_on(db, &ids)?,
-        widened: console::cards_eligible_only_on(db, &caller.org.id, &ids)?,
+        eligibility_entries: deletions::count_eligibility_on(db, &ids)?,
+        widened: deletions::cards_eligible_only_on(db, &caller.org.id, &ids)?,
         fragments,
     })
 }

@@ -40,6 +40,9 @@
 //!   message.
 //! - `console_web`: the web console: hosts, security headers, sign-in and sessions, form tokens
 //!   and origins, one-time links, members and the owners-only rules.
+//! - `console_access`: the console's access rules walked from its page table (every page, a
+//!   visitor not signed in and a member on owners' pages), NUL and invalid UTF-8 in forms and
+//!   queries, the audit of a password change.
 //! - `console_cards`: the console's card pages: each action read back, refusals, CSRF, audit, and
 //!   the same rules and messages as `/v1`.
 //! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
@@ -64,6 +67,7 @@ mod browser;
 mod cards;
 mod client;
 mod console;
+mod console_access;
 mod console_admin;
 mod console_cards;
 mod console_web;

@@ -1,5 +1,6 @@
-//! Site and fragment deletions that only the console makes. The schema's cascades remove what
-//! hangs off them: rules, eligibility rows, a site default. (Console-made fragments are
+//! The deletion of a site or a fragment (a console action), and the reckoning of what goes
+//! with it. The schema's cascades remove what hangs off them: rules, eligibility rows, a site
+//! default. (Console-made fragments are
 //! inserted by `db::fragments::insert_fragment`, their sites by `db::sites::ensure_site`.)
 
 use crate::domain::DomainName;

@@ -1,0 +1,74 @@
+//! What a page's handler works with, made by the page table before it runs: the service, a
+//! database connection, the request with its decoded form and query, the typed captures of
+//! its path, and who is asking: a [`Visit`] on the pages of a signed-in person (the table has
+//! checked the session, the form token of a `POST` and the access rule), `Option<Visit>` on
+//! public pages.
+
+use super::captures::Captures;
+use super::form::Form;
+use super::notice::Notice;
+use super::pages::Layout;
+use super::refusal::Refusal;
+use super::session::Visit;
+use crate::app::App;
+use crate::http::{Request, Response};
+use crate::ops::Caller;
+use postgres::Client;
+
+pub struct PageContext<'a, V = Visit> {
+    pub app: &'a App,
+    pub db: &'a mut Client,
+    pub request: &'a Request,
+    /// The body of a `POST` (empty for a `GET`).
+    pub form: Form,
+    pub query: Form,
+    pub captures: Captures,
+    pub visit: V,
+}
+
+/// The context of a public page (sign-in, one-time links): a visit if there is one.
+pub type PublicContext<'a> = PageContext<'a, Option<Visit>>;
+
+/// What a handler answers: a page or a redirect, or a refusal the table renders.
+pub type Answer = Result<Response, Refusal>;
+
+impl<'a, V> PageContext<'a, V> {
+    /// The notice the query names (after a write's redirect).
+    fn notice(&self) -> Option<Notice> {
+        Notice::named(self.query.get("notice"))
+    }
+
+    /// The same context for a signed-in person: the table's step from a public context once
+    /// the session is known.
+    pub(super) fn with_visit<W>(self, visit: W) -> PageContext<'a, W> {
+        PageContext {
+            app: self.app,
+            db: self.db,
+            request: self.request,
+            form: self.form,
+            query: self.query,
+            captures: self.captures,
+            visit,
+        }
+    }
+}
+
+impl PageContext<'_> {
+    /// The caller of the operations layer: this person in the organisation looked at (a
+    /// person who has none is refused, `403`).
+    pub fn caller(&self) -> Result<Caller, Refusal> {
+        self.visit.caller()
+    }
+
+    /// The layout of this person's pages, with the notice of the query.
+    pub fn layout(&self) -> Layout {
+        Layout::of(Some(&self.visit), self.notice())
+    }
+}
+
+impl PublicContext<'_> {
+    /// The layout of a public page: no header, the notice of the query.
+    pub fn layout(&self) -> Layout {
+        Layout::of(None, self.notice())
+    }
+}
