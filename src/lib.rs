@@ -15,6 +15,7 @@ mod blocking;
 pub mod config;
 mod console;
 mod contact;
+mod csv;
 pub mod db;
 pub mod delivery;
 mod dispatch;

@@ -40,6 +40,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "007_people.sql",
         include_str!("../../sql/007_people.sql"),
     ),
+    (
+        10,
+        "010_console_safety.sql",
+        include_str!("../../sql/010_console_safety.sql"),
+    ),
 ];
 
 /// Arbitrary constant naming our advisory lock.

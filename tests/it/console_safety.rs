@@ -1,0 +1,221 @@
+//! The console's safety rules below its pages (issue 34), through the CLI, `/v1`, `/fragment`
+//! and, where no HTTP surface exists yet, the library: a deletion never widens a card, the
+//! audit log in words, secrets made once, invitations accepted by the invitee, device cookies,
+//! mail.
+
+use crate::fixtures::{admin, CardSpec, World};
+use crate::harness::{self, server, Client};
+use serde_json::Value;
+
+fn ok(args: &[&str]) -> Value {
+    let (success, out, stderr) = admin(args);
+    assert!(success, "{args:?}: {stderr}");
+    out
+}
+
+/// A card's record through `/v1` (`GET /v1/cards` lists every card the organisation sees).
+fn api_card(api: &Client, id: &str) -> Value {
+    let resp = api.get("/v1/cards");
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    let items = resp.json()["items"].clone();
+    let found = items.as_array().unwrap().iter().find(|c| c["id"] == id);
+    found.cloned().expect("the card is listed")
+}
+
+/// The organisation's audit entries about `object`, newest first.
+fn audit_of(org: &str, object: &str) -> Vec<Value> {
+    let out = ok(&["audit", "--org", org]);
+    out["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|entry| entry["object"] == object)
+        .cloned()
+        .collect()
+}
+
+/// A world whose site `domain` has the fragments `/only` and `/other`, and whose site
+/// `kept.{domain}` has `/kept`; a card of the organisation eligible on `/only` alone, a platform
+/// card listed there on `/only` alone, and a draft card on `/only` alone. Nothing is eligible
+/// on `/other` or `/kept`.
+struct Narrow {
+    w: World,
+    api: Client,
+    only: String,
+    other: String,
+    kept: String,
+    narrow: String,
+    platform: String,
+    draft: String,
+}
+
+fn narrow_world(domain: &str) -> Narrow {
+    let mut w = World::new();
+    let site = w.site(domain);
+    let only = w.fragment(site, "/only", true);
+    let other = w.fragment(site, "/other", true);
+    let kept = w.site(&format!("kept.{domain}"));
+    let kept = w.fragment(kept, "/kept", true);
+    let narrow = w.card(CardSpec::default(), &[&only]);
+    let platform = CardSpec {
+        platform: true,
+        ..CardSpec::default()
+    };
+    let platform = w.card(platform, &[&only]);
+    let draft = w.card(CardSpec::default(), &[&only]);
+    w.sql("UPDATE cards SET status = 'draft' WHERE id = $1", &draft);
+    let api = Client::new(server().addr).token(&w.management_token());
+    harness::sync_cache();
+    assert_eq!(w.fetch(&other, "").status, 204, "nothing on /other yet");
+    assert_eq!(w.fetch(&kept, "").status, 204, "nothing on /kept yet");
+    assert_eq!(w.fetch(&only, "").status, 200);
+    Narrow {
+        w,
+        api,
+        only,
+        other,
+        kept,
+        narrow,
+        platform,
+        draft,
+    }
+}
+
+/// What a deletion that emptied `n.narrow`'s list must leave: the card a draft, served nowhere
+/// (`/kept` still answers no card), its change in the audit log by name; the platform card
+/// (whose empty list there means nowhere) and the draft untouched.
+fn assert_not_widened(n: &Narrow, warnings: &Value) {
+    let warnings = warnings.as_array().unwrap();
+    let about: Vec<&str> = warnings
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|w| w.contains(&n.narrow))
+        .collect();
+    assert_eq!(about.len(), 1, "{warnings:?}");
+    assert!(about[0].contains("it is a draft now"), "{about:?}");
+    assert!(
+        !warnings.iter().any(|w| {
+            let w = w.as_str().unwrap();
+            w.contains(&n.platform) || w.contains(&n.draft)
+        }),
+        "{warnings:?}"
+    );
+    assert_eq!(api_card(&n.api, &n.narrow)["status"], "draft");
+    assert_eq!(api_card(&n.api, &n.platform)["status"], "active");
+    assert_eq!(api_card(&n.api, &n.draft)["status"], "draft");
+    let entries = audit_of(&n.w.org_id, &n.narrow);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let entry = &entries[0];
+    assert_eq!(entry["operation"], "draft_after_deletion");
+    assert_eq!(entry["object_kind"], "card");
+    assert_eq!(entry["object_name"], "card");
+    assert_eq!(entry["who"], "command line");
+    assert!(entry["what"]
+        .as_str()
+        .unwrap()
+        .starts_with("card set to draft"));
+    assert!(audit_of(&n.w.org_id, &n.draft).is_empty());
+    harness::sync_cache();
+    assert_eq!(
+        n.w.fetch(&n.kept, "").status,
+        204,
+        "the card an empty list would serve everywhere is served nowhere"
+    );
+}
+
+#[test]
+fn deleting_the_last_fragment_of_a_cards_list_sets_it_to_draft_and_serves_it_nowhere() {
+    let n = narrow_world("narrow-fragment.example");
+    let out = ok(&[
+        "fragment",
+        "delete",
+        "--org",
+        &n.w.org_id,
+        "--fragment",
+        &n.only,
+    ]);
+    assert_not_widened(&n, &out["warnings"]);
+    assert_eq!(n.w.fetch(&n.other, "").status, 204);
+}
+
+#[test]
+fn deleting_the_site_of_a_cards_whole_list_sets_it_to_draft() {
+    let n = narrow_world("narrow-site.example");
+    let out = ok(&[
+        "site",
+        "delete",
+        "--org",
+        &n.w.org_id,
+        "--domain",
+        "narrow-site.example",
+    ]);
+    assert_not_widened(&n, &out["warnings"]);
+}
+
+#[test]
+fn pausing_a_fragment_changes_no_eligibility_or_status() {
+    let n = narrow_world("narrow-pause.example");
+    let put = n.api.put(
+        "/v1/sites/narrow-pause.example/fragments/%2Fonly",
+        &serde_json::json!({"name": "f", "status": "paused"}),
+    );
+    assert_eq!(put.status, 200, "{}", put.text());
+    assert_eq!(api_card(&n.api, &n.narrow)["status"], "active");
+    let list = n.api.get(&format!("/v1/cards/{}/eligibility", n.narrow));
+    assert_eq!(list.json()["items"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn the_audit_log_says_who_did_what_to_which_object_in_words_within_a_window() {
+    let (_, org, _) = admin(&["org", "create", "--name", "Audited in words"]);
+    let org = org["id"].as_str().unwrap().to_owned();
+    let token = ok(&["token", "create", "--org", &org, "--name", "ci"]);
+    let prefix = token["prefix"].as_str().unwrap().to_owned();
+    let api = Client::new(server().addr).token(token["token"].as_str().unwrap());
+    let key = api.post("/v1/keys", &serde_json::json!({"name": "edge"}));
+    assert_eq!(key.status, 201, "{}", key.text());
+    let key = key.json()["id"].as_str().unwrap().to_owned();
+    assert_eq!(api.delete(&format!("/v1/keys/{key}")).status, 200);
+    let card = crate::fixtures::card(Some(&org), agentcard::domain::CardStatus::Draft).id;
+    ok(&["card", "set-status", &card, "active"]);
+
+    let words = |entry: &Value| {
+        let text = |member: &str| entry[member].as_str().unwrap_or("").to_owned();
+        (text("who"), text("what"), text("object_name"))
+    };
+    let status = audit_of(&org, &card);
+    assert_eq!(status.len(), 1, "{status:?}");
+    assert_eq!(
+        status[0]["operation"], "set_card_status",
+        "the stored name stays"
+    );
+    assert_eq!(
+        words(&status[0]),
+        (
+            "command line".into(),
+            "card set to active".into(),
+            "Subscription offer".into()
+        )
+    );
+    let by_token = format!("token ci ({prefix})");
+    let key_entries: Vec<_> = audit_of(&org, &key).iter().map(words).collect();
+    assert_eq!(
+        key_entries,
+        [
+            (by_token.clone(), "key revoked".into(), "edge".into()),
+            (by_token, "key created".into(), "edge".into()),
+        ]
+    );
+
+    let count = |extra: &[&str]| {
+        let out = ok(&[&["audit", "--org", &org], extra].concat());
+        out["items"].as_array().unwrap().len()
+    };
+    let all = count(&[]);
+    assert_eq!(all, 5, "organisation, token, key twice, card status");
+    assert_eq!(count(&["--since", "2000-01-01T00:00:00Z"]), all);
+    assert_eq!(count(&["--until", "2000-01-01T00:00:00Z"]), 0);
+    assert_eq!(count(&["--since", "2999-01-01T00:00:00Z"]), 0);
+    let (refused, _, stderr) = admin(&["audit", "--org", &org, "--since", "yesterday"]);
+    assert!(!refused && stderr.contains("--since"), "{stderr}");
+}
