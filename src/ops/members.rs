@@ -202,8 +202,49 @@ pub fn live_link(db: &mut impl GenericClient, secret: &str) -> Result<Option<Lin
 
 /// Uses a live link, once: sets the password (`Some` hash) and, for an invitation, adds the
 /// membership, making the person it names when they are new. `None`: the link was used or
-/// expired meanwhile. The person who uses it is the actor the audit log names.
+/// expired meanwhile. The person who uses it is the actor the audit log names. An invitation
+/// for a person who has a password is refused here: only they accept it, signed in ([`join`]).
 pub fn use_link(
+    db: &mut impl GenericClient,
+    link: &Link,
+    person: Option<Person>,
+    password_hash: Option<&str>,
+) -> Result<Option<Person>, ApiError> {
+    if let LinkPurpose::Invitation { email, .. } = &link.purpose {
+        if person.as_ref().is_some_and(|p| p.password_hash.is_some()) {
+            return Err(sign_in_as(email));
+        }
+    }
+    spend_link(db, link, person, password_hash)
+}
+
+/// Accepts an invitation for a person who has a password: only that person, signed in
+/// (`signed_in`, the person of the session), joins; anyone else holding the link is refused
+/// and nothing changes. `None`: the link was used or expired meanwhile.
+pub fn join(
+    db: &mut impl GenericClient,
+    link: &Link,
+    signed_in: &PersonId,
+) -> Result<Option<Person>, ApiError> {
+    let LinkPurpose::Invitation { email, .. } = &link.purpose else {
+        return Err(ApiError::NotFound);
+    };
+    let person = people::find_person(db, signed_in)?.ok_or(ApiError::NotFound)?;
+    if !person.email.eq_ignore_ascii_case(email) {
+        return Err(sign_in_as(email));
+    }
+    spend_link(db, link, Some(person), None)
+}
+
+/// The refusal of an invitation used by someone other than its invitee, signed in.
+fn sign_in_as(email: &str) -> ApiError {
+    ApiError::validation(
+        "email",
+        format!("this invitation is for {email}, who has a password: sign in as {email}, then open the link again"),
+    )
+}
+
+fn spend_link(
     db: &mut impl GenericClient,
     link: &Link,
     person: Option<Person>,

@@ -219,3 +219,76 @@ fn the_audit_log_says_who_did_what_to_which_object_in_words_within_a_window() {
     let (refused, _, stderr) = admin(&["audit", "--org", &org, "--since", "yesterday"]);
     assert!(!refused && stderr.contains("--since"), "{stderr}");
 }
+
+/// An invitation to a new organisation for `email`, as the CLI makes it; the live link.
+fn invitation(email: &str) -> (String, agentcard::db::people::Link) {
+    use agentcard::domain::{Email, Role};
+    use agentcard::ops::{self, members, Actor};
+    let org = crate::console_fixtures::new_org();
+    let org_id = crate::console_fixtures::org_id(&org);
+    let caller = ops::orgs::open(&mut harness::db(), &org_id, Actor::Cli).unwrap();
+    let url = server().app.config.console_url.clone().unwrap();
+    let email = Email::parse(email).unwrap();
+    let link = members::invite(&mut harness::db(), &caller, &url, &email, Role::Member).unwrap();
+    let secret = link.rsplit('/').next().unwrap();
+    let live = members::live_link(&mut harness::db(), secret).unwrap();
+    (org, live.expect("a live link"))
+}
+
+fn role_in(org: &str, email: &str) -> Option<String> {
+    let row = harness::db()
+        .query_opt(
+            "SELECT m.role FROM memberships m JOIN persons p ON p.id = m.person_id
+              WHERE m.org_id = $1 AND lower(p.email) = lower($2)",
+            &[&org, &email],
+        )
+        .unwrap();
+    row.map(|r| r.get(0))
+}
+
+#[test]
+fn an_invitation_for_a_person_with_a_password_is_accepted_only_by_them_signed_in() {
+    use crate::console_fixtures::person;
+    use agentcard::db::people;
+    use agentcard::domain::Role;
+    use agentcard::ops::members;
+    let invitee = person(None, Role::Member);
+    let stranger = person(None, Role::Member);
+    let (org, link) = invitation(&invitee.to_uppercase());
+    let id_of = |email: &str| {
+        let found = people::find_by_email(&mut harness::db(), email).unwrap();
+        found.expect("a person")
+    };
+
+    // Whoever holds the link, not signed in: the link-using path refuses it.
+    let refused = members::use_link(&mut harness::db(), &link, Some(id_of(&invitee)), None);
+    let refused = refused.expect_err("refused without the invitee signed in");
+    assert_eq!(refused.field(), Some("email"));
+    assert!(
+        refused.message().contains("sign in as"),
+        "{}",
+        refused.message()
+    );
+    // Signed in as someone else: refused too.
+    let other = members::join(&mut harness::db(), &link, &id_of(&stranger).id);
+    assert!(other.is_err());
+    assert_eq!(role_in(&org, &invitee), None);
+    assert_eq!(role_in(&org, &stranger), None);
+
+    // The invitee, signed in, joins; the link is then used up.
+    let joined = members::join(&mut harness::db(), &link, &id_of(&invitee).id).unwrap();
+    assert_eq!(joined.map(|p| p.email), Some(invitee.clone()));
+    assert_eq!(role_in(&org, &invitee).as_deref(), Some("member"));
+    let again = members::join(&mut harness::db(), &link, &id_of(&invitee).id).unwrap();
+    assert!(again.is_none(), "used once");
+}
+
+#[test]
+fn an_invitation_for_a_new_person_still_sets_their_password() {
+    use agentcard::ops::members;
+    let email = format!("{}@example.org", agentcard::ids::new_id("new_"));
+    let (org, link) = invitation(&email);
+    let made = members::use_link(&mut harness::db(), &link, None, Some("$argon2id$stub"));
+    assert_eq!(made.unwrap().map(|p| p.email), Some(email.clone()));
+    assert_eq!(role_in(&org, &email).as_deref(), Some("member"));
+}
