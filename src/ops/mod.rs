@@ -13,6 +13,7 @@ pub mod cards;
 pub mod fragments;
 pub mod keys;
 pub mod members;
+pub mod once;
 pub mod orgs;
 pub mod routes;
 pub mod sites;

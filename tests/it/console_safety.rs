@@ -292,3 +292,59 @@ fn an_invitation_for_a_new_person_still_sets_their_password() {
     assert_eq!(made.unwrap().map(|p| p.email), Some(email.clone()));
     assert_eq!(role_in(&org, &email).as_deref(), Some("member"));
 }
+
+/// A session of a new person of `org` (as signing in makes one); its id.
+fn session_in(org: &str) -> i64 {
+    use agentcard::db::{people, sessions};
+    let email = crate::console_fixtures::person(Some(org), agentcard::domain::Role::Owner);
+    let person = people::find_by_email(&mut harness::db(), &email)
+        .unwrap()
+        .unwrap();
+    let secret = agentcard::auth::random_hex(32);
+    let hash = agentcard::auth::hash(&secret);
+    sessions::create_session(&mut harness::db(), &hash, &person.id, None, "test").unwrap()
+}
+
+#[test]
+fn a_creating_form_posted_twice_makes_one_secret_and_then_says_it_was_shown() {
+    use agentcard::error::ApiError;
+    use agentcard::ops::once::{issue, made_once, Made};
+    use agentcard::ops::{self, keys, Actor};
+    let org = crate::console_fixtures::new_org();
+    let caller = ops::orgs::open(
+        &mut harness::db(),
+        &crate::console_fixtures::org_id(&org),
+        Actor::Cli,
+    )
+    .unwrap();
+    let (session, other_session) = (session_in(&org), session_in(&org));
+    let nonce = issue(&mut harness::db(), session).unwrap();
+    let create = |tx: &mut postgres::Transaction| keys::create_key(tx, &caller, None, "svc");
+    let keys_made = || keys::list_keys(&mut harness::db(), &caller).unwrap().len();
+
+    // Refused creations keep the value, and write nothing; so does another session's post.
+    let refused = made_once(&mut harness::db(), session, &nonce, |tx| {
+        create(tx)?;
+        Err::<(), _>(ApiError::validation("name", "refused after the write"))
+    });
+    assert!(refused.is_err());
+    assert_eq!(keys_made(), 0, "the refused creation rolled back");
+    let foreign = made_once(&mut harness::db(), other_session, &nonce, create).unwrap();
+    assert_eq!(foreign, Made::ShownAlready);
+
+    let first = made_once(&mut harness::db(), session, &nonce, create).unwrap();
+    assert!(matches!(first, Made::New(ref key) if key.secret.starts_with("svc_")));
+    let again = made_once(&mut harness::db(), session, &nonce, create).unwrap();
+    assert_eq!(again, Made::ShownAlready);
+    assert_eq!(keys_made(), 1, "one key for one form");
+    let forged = made_once(&mut harness::db(), session, "not-a-nonce", create).unwrap();
+    assert_eq!(forged, Made::ShownAlready);
+    let stored: i64 = harness::db()
+        .query_one(
+            "SELECT count(*) FROM form_nonces WHERE secret_hash = $1",
+            &[&agentcard::auth::hash(&nonce).to_vec()],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(stored, 0, "used up, and only its hash was ever stored");
+}
