@@ -169,3 +169,30 @@ pub fn use_form_nonce(
     )?;
     Ok(used == 1)
 }
+
+/// Remembers a browser the person signed in from, by the hash of its device cookie, for a year.
+pub fn create_device_cookie(
+    db: &mut impl GenericClient,
+    person: &PersonId,
+    secret_hash: &[u8],
+) -> Result<(), postgres::Error> {
+    db.execute(
+        "INSERT INTO device_cookies (secret_hash, person_id) VALUES ($1, $2)",
+        &[&secret_hash, person],
+    )?;
+    Ok(())
+}
+
+/// Whether the device cookie with this hash is the person's and has not expired.
+pub fn is_device_of(
+    db: &mut impl GenericClient,
+    person: &PersonId,
+    secret_hash: &[u8],
+) -> Result<bool, postgres::Error> {
+    let row = db.query_opt(
+        "SELECT 1 FROM device_cookies
+          WHERE secret_hash = $1 AND person_id = $2 AND expires_at > now()",
+        &[&secret_hash, person],
+    )?;
+    Ok(row.is_some())
+}

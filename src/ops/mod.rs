@@ -10,6 +10,7 @@
 
 pub mod audit;
 pub mod cards;
+pub mod devices;
 pub mod fragments;
 pub mod keys;
 pub mod members;

@@ -348,3 +348,61 @@ fn a_creating_form_posted_twice_makes_one_secret_and_then_says_it_was_shown() {
         .get(0);
     assert_eq!(stored, 0, "used up, and only its hash was ever stored");
 }
+
+#[test]
+fn a_browser_holding_the_persons_device_cookie_escapes_the_emails_limit_only() {
+    use agentcard::db::people;
+    use agentcard::ops::devices::{issue, sign_in_limits};
+    let org = crate::console_fixtures::new_org();
+    let email = crate::console_fixtures::person(Some(&org), agentcard::domain::Role::Member);
+    let other = crate::console_fixtures::person(Some(&org), agentcard::domain::Role::Member);
+    let id = |email: &str| {
+        let person = people::find_by_email(&mut harness::db(), email).unwrap();
+        person.unwrap().id
+    };
+    let (person, other) = (id(&email), id(&other));
+    let own = issue(&mut harness::db(), &person).unwrap();
+    let theirs = issue(&mut harness::db(), &other).unwrap();
+    let expired = issue(&mut harness::db(), &person).unwrap();
+    harness::db()
+        .execute(
+            "UPDATE device_cookies SET expires_at = now() - interval '1 second'
+              WHERE secret_hash = $1",
+            &[&agentcard::auth::hash(&expired).to_vec()],
+        )
+        .unwrap();
+    let client = "192.0.2.9".parse().unwrap();
+    let per_email = |person: Option<&agentcard::ids::PersonId>, cookie: Option<&str>| {
+        let limits = sign_in_limits(&mut harness::db(), client, &email, person, cookie).unwrap();
+        let text = format!("{limits:?}");
+        assert!(text.contains("FailedAuth(192.0.2.9)"), "{text}");
+        text.contains("FailedSignIn")
+    };
+    assert!(
+        !per_email(Some(&person), Some(&own)),
+        "the person's own browser"
+    );
+    assert!(per_email(Some(&person), None), "no cookie");
+    assert!(
+        per_email(Some(&person), Some(&theirs)),
+        "another person's cookie"
+    );
+    assert!(
+        per_email(Some(&person), Some(&expired)),
+        "a cookie past its year"
+    );
+    assert!(
+        per_email(Some(&person), Some("forged")),
+        "not a cookie of ours"
+    );
+    assert!(per_email(None, Some(&own)), "an email nobody has");
+    let stored: i64 = harness::db()
+        .query_one(
+            "SELECT count(*) FROM device_cookies WHERE person_id = $1
+                AND secret_hash = $2 AND expires_at > now() + interval '364 days'",
+            &[&person, &agentcard::auth::hash(&own).to_vec()],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(stored, 1, "only the hash, for a year");
+}
