@@ -6,6 +6,7 @@ use crate::config::Config;
 use crate::delivery::Delivery;
 use crate::http::Request;
 use crate::limits::RateLimiter;
+use crate::mail::Mailer;
 use crate::password::Passwords;
 use crate::pool::Pool;
 use crate::token_use::TokenUse;
@@ -30,6 +31,8 @@ pub struct App {
     pub passwords: Passwords,
     /// `/fragment`: the snapshot in memory, its refresher, the report.
     pub delivery: Delivery,
+    /// Where links are also mailed (`AGENTCARD_SMTP_URL`); `None`: passed on by hand.
+    pub mailer: Option<Mailer>,
     /// Set when a shutdown begins: `/ready` then answers `503`.
     stopping: AtomicBool,
 }
@@ -45,6 +48,7 @@ impl App {
             blocking: BlockingPool::new(BLOCKING_THREADS, BLOCKING_QUEUE),
             limiter: RateLimiter::default(),
             passwords: password_hashing(config.workers),
+            mailer: Mailer::configured(&config),
             stopping: AtomicBool::new(false),
             pool,
             config,

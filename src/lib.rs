@@ -30,6 +30,7 @@ mod html;
 pub mod http;
 pub mod ids;
 mod limits;
+pub mod mail;
 mod metrics;
 pub mod ops;
 pub mod password;

@@ -12,6 +12,7 @@ use crate::db::people::{self, Link, LinkPurpose, MembershipChange, Person};
 use crate::domain::{Email, Role};
 use crate::error::ApiError;
 use crate::ids::{OrgId, PersonId};
+use crate::mail::{Mail, Mailer};
 use postgres::{GenericClient, Transaction};
 
 /// 256 random bits.
@@ -168,6 +169,46 @@ pub fn password_link(
     record_in_orgs_of(&mut tx, person, actor, Operation::PasswordLink)?;
     tx.commit()?;
     Ok(link)
+}
+
+/// Mails an invitation's link to the invitee when mail is set up; whether it was queued.
+pub fn mail_invitation(
+    mailer: Option<&Mailer>,
+    caller: &Caller,
+    email: &Email,
+    role: Role,
+    link: &str,
+) -> bool {
+    let mail = || Mail::invitation(email.as_str(), &caller.org.name, role.as_str(), link);
+    mailer.map(|m| m.send(mail())).is_some()
+}
+
+/// Mails a link to set a password to its person when mail is set up; whether it was queued.
+pub fn mail_password_link(mailer: Option<&Mailer>, person: &Person, link: &str) -> bool {
+    mailer
+        .map(|m| m.send(Mail::password(&person.email, link)))
+        .is_some()
+}
+
+/// "Forgot your password": mails a new password link to the person with `email`, if there is
+/// one, and does nothing otherwise; the answer is the same either way, and the mail leaves
+/// from the mailer's thread, so neither the answer nor its time says whether the email is
+/// known. The audit log records the link under the person's email.
+pub fn request_reset(
+    db: &mut impl GenericClient,
+    mailer: &Mailer,
+    url: &ConsoleUrl,
+    email: &str,
+) -> Result<(), ApiError> {
+    let Some(person) = people::find_by_email(db, email.trim())? else {
+        return Ok(());
+    };
+    let actor = Actor::Person {
+        email: person.email.clone(),
+    };
+    let link = password_link(db, &actor, url, &person)?;
+    mail_password_link(Some(mailer), &person, &link);
+    Ok(())
 }
 
 /// A new person without a password yet, and the link with which they set it.

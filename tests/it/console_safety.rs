@@ -406,3 +406,178 @@ fn a_browser_holding_the_persons_device_cookie_escapes_the_emails_limit_only() {
         .get(0);
     assert_eq!(stored, 1, "only the hash, for a year");
 }
+
+/// A local SMTP server that prints every mail it receives (aiosmtpd's `Debugging` handler),
+/// stopped when dropped.
+struct SmtpSink {
+    child: std::process::Child,
+    port: u16,
+    printed: std::sync::mpsc::Receiver<String>,
+    seen: String,
+}
+
+impl SmtpSink {
+    fn start() -> SmtpSink {
+        use std::io::BufRead;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut child = harness::python_tool("python")
+            .args(["-m", "aiosmtpd", "-n", "-l", &format!("127.0.0.1:{port}")])
+            .env("PYTHONUNBUFFERED", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("python runs");
+        let stdout = child.stdout.take().unwrap();
+        let (lines, printed) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = lines.send(line);
+            }
+        });
+        let mut sink = SmtpSink {
+            child,
+            port,
+            printed,
+            seen: String::new(),
+        };
+        let listening = (0..200).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        if !listening {
+            let _ = sink.child.kill();
+            panic!("no SMTP sink: {}", harness::install_hint("aiosmtpd==1.4.6"));
+        }
+        sink
+    }
+
+    fn url(&self) -> String {
+        format!("smtp://127.0.0.1:{}", self.port)
+    }
+
+    /// What it printed until `wanted` appears (waiting up to a generous cap), its quoted-
+    /// printable soft line breaks joined (a long line, the link's, comes encoded so).
+    fn until(&mut self, wanted: &str) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !self.seen.replace("=\n", "").contains(wanted) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.printed.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push_str(&line);
+                    self.seen.push('\n');
+                }
+                Err(_) => panic!("no mail with {wanted}; printed:\n{}", self.seen),
+            }
+        }
+        self.seen.replace("=\n", "")
+    }
+}
+
+impl Drop for SmtpSink {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The link in a mail, as the sink printed it.
+fn link_in(printed: &str) -> String {
+    let at = printed.find("https://console.test/link/").expect("a link");
+    let end = printed[at..]
+        .find(char::is_whitespace)
+        .map_or(printed.len(), |e| at + e);
+    printed[at..end].to_owned()
+}
+
+#[test]
+fn with_smtp_set_the_clis_invitation_and_reset_links_are_mailed_and_work() {
+    let mut sink = SmtpSink::start();
+    let org = crate::console_fixtures::new_org();
+    let email = format!("{}@example.org", agentcard::ids::new_id("mailed_"));
+    let with_mail = [
+        ("AGENTCARD_CONSOLE_HOST", crate::harness::CONSOLE_HOST),
+        ("AGENTCARD_SMTP_URL", &sink.url()),
+    ];
+    let run = |args: &[&str]| {
+        let (ok, stdout, stderr) =
+            crate::fixtures::agentcard(&[&["admin"], args].concat(), &with_mail);
+        assert!(ok, "{args:?}: {stderr}");
+        serde_json::from_str::<Value>(&stdout).unwrap()
+    };
+    let invited = run(&["member", "invite", "--org", &org, "--email", &email]);
+    assert_eq!(invited["mailed"], true);
+    let link = invited["link"].as_str().unwrap();
+    let printed = sink.until(link);
+    assert!(printed.contains(&format!("\nTo: {email}\n")), "{printed}");
+    assert!(printed.contains("Subject: You are invited to"), "{printed}");
+    assert_eq!(link_in(&printed), link);
+    let path = link.strip_prefix("https://console.test").unwrap();
+    let page = crate::console_fixtures::Browser::new().get(path);
+    assert_eq!(page.status, 200, "the mailed link works");
+
+    let person = crate::console_fixtures::person(Some(&org), agentcard::domain::Role::Member);
+    let reset = run(&["user", "reset", "--email", &person]);
+    assert_eq!(reset["mailed"], true);
+    let link = reset["link"].as_str().unwrap();
+    let printed = sink.until(link);
+    assert!(printed.contains(&format!("\nTo: {person}\n")), "{printed}");
+    let path = link.strip_prefix("https://console.test").unwrap();
+    assert_eq!(
+        crate::console_fixtures::Browser::new().get(path).status,
+        200
+    );
+
+    // Without AGENTCARD_SMTP_URL nothing is mailed, and the link is printed as before.
+    let (ok, out, _) =
+        crate::console_fixtures::admin_people(&["user", "reset", "--email", &person]);
+    assert!(
+        ok && out["mailed"] == false && out["link"].is_string(),
+        "{out}"
+    );
+}
+
+#[test]
+fn forgot_your_password_mails_a_known_person_and_answers_the_same_for_anyone() {
+    use agentcard::config::Config;
+    use agentcard::mail::Mailer;
+    use agentcard::ops::members::request_reset;
+    let mut sink = SmtpSink::start();
+    let url = sink.url();
+    let mut config = server().app.config.clone();
+    config.smtp_url = Config::from_lookup(|var| match var {
+        "DATABASE_URL" => Some("postgres://x".into()),
+        "AGENTCARD_SMTP_URL" => Some(url.clone()),
+        _ => None,
+    })
+    .unwrap()
+    .smtp_url;
+    let mailer = Mailer::configured(&config).expect("a mailer");
+    let console = config.console_url.clone().unwrap();
+    let person = crate::console_fixtures::person(None, agentcard::domain::Role::Member);
+    let nobody = format!("{}@example.org", agentcard::ids::new_id("nobody_"));
+    let mut db = harness::db();
+    assert!(request_reset(&mut db, &mailer, &console, &nobody).is_ok());
+    let known = request_reset(&mut db, &mailer, &console, &person.to_uppercase());
+    assert!(known.is_ok());
+    drop(mailer); // sends what is queued, then returns
+    let printed = sink.until("END MESSAGE");
+    assert!(printed.contains(&format!("\nTo: {person}\n")), "{printed}");
+    let link = link_in(&printed);
+    assert!(
+        !printed.contains(&nobody),
+        "nothing for an unknown email: {printed}"
+    );
+    assert_eq!(printed.matches("MESSAGE FOLLOWS").count(), 1, "{printed}");
+    let path = link.strip_prefix("https://console.test").unwrap();
+    assert_eq!(
+        crate::console_fixtures::Browser::new().get(path).status,
+        200
+    );
+}
