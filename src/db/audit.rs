@@ -78,7 +78,8 @@ const OBJECT_NAME: &str = "CASE a.object_kind
      WHEN 'token' THEN (SELECT nullif(name, '') FROM mgmt_tokens WHERE id = a.object)
      WHEN 'route' THEN (SELECT path || ' (' || match || ')' FROM routes WHERE id = a.object)
      WHEN 'person' THEN (SELECT email FROM persons WHERE id = a.object)
-     WHEN 'invitation' THEN (SELECT email FROM one_time_links WHERE id::text = a.object)
+     WHEN 'invitation' THEN (SELECT email FROM one_time_links
+                              WHERE a.object ~ '^[0-9]{1,18}$' AND id = a.object::bigint)
      WHEN 'org' THEN (SELECT name FROM orgs WHERE id = a.object)
    END";
 

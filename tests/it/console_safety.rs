@@ -291,6 +291,13 @@ fn an_invitation_for_a_new_person_still_sets_their_password() {
     let made = members::use_link(&mut harness::db(), &link, None, Some("$argon2id$stub"));
     assert_eq!(made.unwrap().map(|p| p.email), Some(email.clone()));
     assert_eq!(role_in(&org, &email).as_deref(), Some("member"));
+    let invited = audit_of(&org, &link.id.to_string());
+    assert_eq!(invited[0]["what"], "member invited");
+    assert_eq!(
+        invited[0]["object_name"],
+        email.as_str(),
+        "named by the invitee's email"
+    );
 }
 
 /// A session of a new person of `org` (as signing in makes one); its id.
