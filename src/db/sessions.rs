@@ -170,14 +170,17 @@ pub fn use_form_nonce(
     Ok(used == 1)
 }
 
-/// Remembers a browser the person signed in from, by the hash of its device cookie, for a year.
+/// Remembers a browser the person signed in from, by the hash of its device cookie, for a
+/// year; forgets the person's cookies past theirs.
 pub fn create_device_cookie(
     db: &mut impl GenericClient,
     person: &PersonId,
     secret_hash: &[u8],
 ) -> Result<(), postgres::Error> {
     db.execute(
-        "INSERT INTO device_cookies (secret_hash, person_id) VALUES ($1, $2)",
+        "WITH expired AS (DELETE FROM device_cookies
+                           WHERE person_id = $2 AND expires_at <= now())
+         INSERT INTO device_cookies (secret_hash, person_id) VALUES ($1, $2)",
         &[&secret_hash, person],
     )?;
     Ok(())

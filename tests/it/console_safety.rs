@@ -412,6 +412,15 @@ fn a_browser_holding_the_persons_device_cookie_escapes_the_emails_limit_only() {
         .unwrap()
         .get(0);
     assert_eq!(stored, 1, "only the hash, for a year");
+    issue(&mut harness::db(), &person).unwrap();
+    let expired_kept: i64 = harness::db()
+        .query_one(
+            "SELECT count(*) FROM device_cookies WHERE secret_hash = $1",
+            &[&agentcard::auth::hash(&expired).to_vec()],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(expired_kept, 0, "the next sign-in forgets the expired one");
 }
 
 /// A local SMTP server that prints every mail it receives (aiosmtpd's `Debugging` handler),
