@@ -159,6 +159,8 @@ pub fn delete_site(
     domain: &DomainName,
 ) -> Result<SiteDeleted, ApiError> {
     let mut tx = db.transaction()?;
+    // The site's writers (a fragment made meanwhile) wait until the deletion is done.
+    locked_site(&mut tx, caller, domain)?;
     let goes = site_deletion(&mut tx, caller, domain)?;
     let ids: Vec<FragmentId> = goes.fragments.iter().map(|f| f.id.clone()).collect();
     let drafted = draft_cards_only_on(&mut tx, caller, &ids)?;
