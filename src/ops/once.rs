@@ -13,6 +13,10 @@ use postgres::{GenericClient, Transaction};
 /// 128 random bits: enough to be unguessable, short in a hidden field.
 pub const NONCE_BYTES: usize = 16;
 
+/// What the page answering [`Made::ShownAlready`] says.
+pub const SHOWN_ALREADY: &str = "this form was sent already: the secret it made was shown then, \
+     once, and is not made again; if it is lost, revoke it and make a new one";
+
 /// What a form carrying a one-time value got.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Made<T> {
