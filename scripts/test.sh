@@ -46,9 +46,10 @@ fi
 
 # The Python packages of the tests, at the versions the tests were written against:
 # tests/it/schema.rs (schemathesis, and jsonschema for its table of values), tests/it/metrics.rs
-# (prometheus_client's parsers), tests/it/client.rs (the client generator).
+# (prometheus_client's parsers), tests/it/client.rs (the client generator),
+# tests/it/console_safety.rs (aiosmtpd, the SMTP sink that receives the console's mail).
 agentcard_venv schemathesis==4.32.5 jsonschema==4.26.0 prometheus_client==0.26.0 \
-	openapi-python-client==0.29.1
+	openapi-python-client==0.29.1 aiosmtpd==1.4.6
 # The console's browser journeys: Chromium, its driver, selenium and axe-core. A failure to
 # install is not fatal here: the test that needs them fails and says what is missing.
 agentcard_browser || true

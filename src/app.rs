@@ -7,6 +7,7 @@ use crate::delivery::Delivery;
 use crate::http::Request;
 use crate::icon::Fetcher;
 use crate::limits::RateLimiter;
+use crate::mail::Mailer;
 use crate::password::Passwords;
 use crate::pool::Pool;
 use crate::token_use::TokenUse;
@@ -33,6 +34,8 @@ pub struct App {
     pub delivery: Delivery,
     /// Sites' icons, looked for in the background.
     pub icons: Fetcher,
+    /// Where links are also mailed (`AGENTCARD_SMTP_URL`); `None`: passed on by hand.
+    pub mailer: Option<Mailer>,
     /// Set when a shutdown begins: `/ready` then answers `503`.
     stopping: AtomicBool,
 }
@@ -49,6 +52,7 @@ impl App {
             blocking: BlockingPool::new(BLOCKING_THREADS, BLOCKING_QUEUE),
             limiter: RateLimiter::default(),
             passwords: password_hashing(config.workers),
+            mailer: Mailer::configured(&config),
             stopping: AtomicBool::new(false),
             pool,
             config,

@@ -59,6 +59,8 @@ pub struct Config {
     pub max_connections_per_address: usize,
     /// The site icon's fetch in the background; `None`: off (`AGENTCARD_ICON_FETCH=off`).
     pub icon_fetch: Option<IconFetch>,
+    /// Where the console's links are also mailed; `None`: they are passed on by hand.
+    pub smtp_url: Option<SmtpUrl>,
 }
 
 /// The site icon's fetch. Its two settings exist for tests alone, which serve icons from a
@@ -170,6 +172,9 @@ impl Config {
             // 0 is a choice: without a balancer, nothing needs the time.
             drain: Duration::from_millis(parse_var(&get, "AGENTCARD_DRAIN_MS", "5000")?),
             shutdown_timeout: parse_millis(&get, "AGENTCARD_SHUTDOWN_TIMEOUT_MS", "10000")?,
+            smtp_url: get("AGENTCARD_SMTP_URL")
+                .map(|v| SmtpUrl::parse(&v))
+                .transpose()?,
             metrics_listen: get("AGENTCARD_METRICS_LISTEN")
                 .map(|v| parse_value("AGENTCARD_METRICS_LISTEN", &v))
                 .transpose()?,
@@ -236,6 +241,47 @@ impl ConsoleUrl {
     /// Plain HTTP (a `localhost` console): cookies cannot be `Secure` there.
     pub fn is_plain_http(&self) -> bool {
         self.0.starts_with("http://")
+    }
+}
+
+/// An SMTP server's URL: `smtp://host[:port]` (plain, or STARTTLS with `?tls=required`) or
+/// `smtps://[user:password@]host[:port]` (TLS from the start). Its password never shows in
+/// `Debug`, so never in a log.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SmtpUrl(String);
+
+impl SmtpUrl {
+    fn parse(text: &str) -> Result<SmtpUrl, ConfigError> {
+        let refuse = |why: &str| ConfigError {
+            var: "AGENTCARD_SMTP_URL",
+            message: format!("{why}: smtp://HOST[:PORT] or smtps://[USER:PASSWORD@]HOST[:PORT]"),
+        };
+        let url = url::Url::parse(text.trim()).map_err(|_| refuse("not a URL"))?;
+        if !matches!(url.scheme(), "smtp" | "smtps") {
+            return Err(refuse("not an smtp:// or smtps:// URL"));
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(refuse("no host"));
+        }
+        if let Err(error) = lettre::SmtpTransport::from_url(url.as_str()) {
+            return Err(refuse(&error.to_string()));
+        }
+        Ok(SmtpUrl(url.to_string()))
+    }
+
+    /// The URL, credentials included, for the mail client alone.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SmtpUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut shown = url::Url::parse(&self.0).map_err(|_| std::fmt::Error)?;
+        if shown.password().is_some() {
+            shown.set_password(Some("…")).map_err(|_| std::fmt::Error)?;
+        }
+        write!(f, "SmtpUrl({shown})")
     }
 }
 
@@ -375,6 +421,14 @@ mod tests {
                 "AGENTCARD_IDLE_TIMEOUT_MS",
             ),
             (vec![("AGENTCARD_DRAIN_MS", "-1")], "AGENTCARD_DRAIN_MS"),
+            (
+                vec![("AGENTCARD_SMTP_URL", "http://mail.example")],
+                "AGENTCARD_SMTP_URL",
+            ),
+            (
+                vec![("AGENTCARD_SMTP_URL", "smtp://")],
+                "AGENTCARD_SMTP_URL",
+            ),
         ];
         for (mut vars, var) in cases {
             if var != "DATABASE_URL" {
@@ -478,5 +532,26 @@ mod tests {
         assert!(!c
             .client_address
             .is_trusted_proxy("10.1.2.4".parse().unwrap()));
+    }
+
+    #[test]
+    fn the_smtp_url_is_read_and_its_password_never_shown() {
+        let c = config(&[
+            ("DATABASE_URL", "postgres://x"),
+            (
+                "AGENTCARD_SMTP_URL",
+                "smtps://mailer:s3cret@smtp.example:465",
+            ),
+        ])
+        .unwrap();
+        let url = c.smtp_url.expect("set");
+        assert_eq!(url.as_str(), "smtps://mailer:s3cret@smtp.example:465");
+        let shown = format!("{url:?}");
+        assert!(
+            !shown.contains("s3cret") && shown.contains("smtp.example"),
+            "{shown}"
+        );
+        let unset = config(&[("DATABASE_URL", "postgres://x")]).unwrap();
+        assert!(unset.smtp_url.is_none());
     }
 }

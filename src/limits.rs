@@ -52,6 +52,19 @@ impl Limit {
     }
 }
 
+/// The limits a console sign-in is held to: the client address's failed authentications, and
+/// the email's failed sign-ins unless the browser holds a device cookie of the person with that
+/// email (`known_device`, OWASP's device cookies), so that a stranger who fills the email's
+/// count keeps no browser out that the person signed in from before. The same list is checked
+/// before the password and charged after a failure.
+pub fn sign_in_limits(client: IpAddr, email: &str, known_device: bool) -> Vec<Limit> {
+    let address = Limit::FailedAuth(client);
+    match known_device {
+        true => vec![address],
+        false => vec![address, Limit::FailedSignIn(email.trim().to_lowercase())],
+    }
+}
+
 #[derive(Default)]
 pub struct RateLimiter {
     state: Mutex<State>,
@@ -179,6 +192,47 @@ mod tests {
         let token = Limit::Token("t".into());
         assert!(!limiter.try_charge(&[token.clone(), writes]));
         assert!(limiter.has_room(&[token]));
+    }
+
+    /// What the console's sign-in does with `sign_in_limits`: room in every limit, then a
+    /// failure charged to each.
+    fn failed_sign_in(limiter: &RateLimiter, client: IpAddr, email: &str, known: bool) -> bool {
+        let limits = sign_in_limits(client, email, known);
+        if !limiter.has_room(&limits) {
+            return false;
+        }
+        for limit in limits {
+            limiter.charge(limit);
+        }
+        true
+    }
+
+    #[test]
+    fn a_stranger_filling_an_emails_count_keeps_out_no_browser_of_that_person() {
+        let limiter = RateLimiter::default();
+        let email = "Owner@Example.org ";
+        for n in 0..FAILED_SIGN_IN_PER_EMAIL {
+            let stranger: IpAddr = format!("192.0.2.{n}").parse().unwrap();
+            assert!(failed_sign_in(&limiter, stranger, email, false));
+        }
+        let another: IpAddr = "192.0.2.200".parse().unwrap();
+        assert!(!failed_sign_in(
+            &limiter,
+            another,
+            "owner@example.org",
+            false
+        ));
+        // The person's own browser is neither blocked nor counted by the email's limit...
+        let own: IpAddr = "198.51.100.7".parse().unwrap();
+        for _ in 0..FAILED_AUTH_PER_IP {
+            assert!(failed_sign_in(&limiter, own, email, true));
+        }
+        // ...while its address's limit still holds.
+        assert!(!failed_sign_in(&limiter, own, email, true));
+        assert_eq!(
+            limiter.state.lock().logs[&Limit::FailedSignIn("owner@example.org".into())].len(),
+            FAILED_SIGN_IN_PER_EMAIL
+        );
     }
 
     #[test]

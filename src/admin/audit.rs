@@ -2,8 +2,9 @@
 
 use super::org;
 use crate::error::ApiError;
-use crate::ops;
+use crate::ops::{self, audit::Query};
 use clap::Args;
+use jiff::Timestamp;
 use postgres::Client;
 use serde_json::{json, Value};
 
@@ -14,24 +15,41 @@ pub struct AuditArgs {
     /// Only the writes of this actor: a token's prefix (svc_mgmt_…), a person's email, or cli.
     #[arg(long)]
     actor: Option<String>,
+    /// Only the writes at or after this time (RFC 3339, e.g. 2026-11-27T00:00:00Z).
+    #[arg(long, value_name = "T")]
+    since: Option<Timestamp>,
+    /// Only the writes before this time (RFC 3339).
+    #[arg(long, value_name = "T")]
+    until: Option<Timestamp>,
     /// How many of the newest entries.
     #[arg(long, default_value_t = 100)]
     limit: u32,
 }
 
+/// Each entry as stored, and in words: `who`, `what`, and the object's name while it exists.
 pub fn run(db: &mut Client, args: AuditArgs) -> Result<Value, ApiError> {
     let caller = org(db, &args.org)?;
-    let entries = ops::audit::list_entries(db, &caller, args.actor.as_deref(), args.limit)?;
+    let query = Query {
+        actor: args.actor.as_deref(),
+        since: args.since.map(Into::into),
+        until: args.until.map(Into::into),
+        limit: args.limit,
+    };
+    let entries = ops::audit::entries(db, &caller, &query)?;
     let items: Vec<Value> = entries
         .iter()
         .map(|entry| {
+            let row = &entry.row;
             json!({
-                "at": entry.at,
-                "actor_kind": entry.actor_kind.as_str(),
-                "actor": entry.actor,
-                "operation": entry.operation,
-                "object_kind": entry.object_kind,
-                "object": entry.object,
+                "at": row.at,
+                "actor_kind": row.actor_kind.as_str(),
+                "actor": row.actor,
+                "operation": entry.operation.as_str(),
+                "object_kind": row.object_kind,
+                "object": row.object,
+                "who": entry.who(),
+                "what": entry.what(),
+                "object_name": row.object_name,
             })
         })
         .collect();

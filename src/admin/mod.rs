@@ -181,12 +181,8 @@ pub fn run(command: AdminCommand, config: &Config) -> Result<Output, ApiError> {
         AdminCommand::Fragment { command } => content::run_fragment(&mut db, command),
         AdminCommand::Site { command } => content::run_site(&mut db, command),
         AdminCommand::Key { command } => keys::run(&mut db, command, prefix),
-        AdminCommand::User { command } => {
-            people::run_user(&mut db, command, config.console_url.as_ref())
-        }
-        AdminCommand::Member { command } => {
-            people::run_member(&mut db, command, config.console_url.as_ref())
-        }
+        AdminCommand::User { command } => people::run_user(&mut db, command, config),
+        AdminCommand::Member { command } => people::run_member(&mut db, command, config),
         AdminCommand::Audit(args) => audit::run(&mut db, args),
         AdminCommand::Demo { format } => {
             let base_url = format!("http://{}", config.listen);

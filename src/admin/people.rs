@@ -1,10 +1,11 @@
 //! `admin user …` and `admin member …`: the console's people from a shell. Each prints one
 //! JSON object with the `link` to pass on (shown once; only its hash is stored).
 
-use crate::config::ConsoleUrl;
+use crate::config::{Config, ConsoleUrl};
 use crate::db::people as stored;
 use crate::domain::{Email, Role};
 use crate::error::ApiError;
+use crate::mail::Mailer;
 use crate::ops::members::{self, Access};
 use crate::ops::Actor;
 use clap::{ArgGroup, Subcommand, ValueEnum};
@@ -63,12 +64,12 @@ pub enum MemberCommand {
     },
 }
 
-pub fn run_user(
-    db: &mut Client,
-    command: UserCommand,
-    url: Option<&ConsoleUrl>,
-) -> Result<Value, ApiError> {
-    let url = console_url(url)?;
+/// Each command prints the link it made, and `mailed`: whether it was also queued to the
+/// person's email (`AGENTCARD_SMTP_URL` set; the mailer sends what is queued before the
+/// command exits).
+pub fn run_user(db: &mut Client, command: UserCommand, config: &Config) -> Result<Value, ApiError> {
+    let url = console_url(config.console_url.as_ref())?;
+    let mailer = Mailer::configured(config);
     match command {
         UserCommand::Create {
             email,
@@ -85,7 +86,8 @@ pub fn run_user(
                 _ => Access::Support,
             };
             let (person, link) = members::create_person(db, &Actor::Cli, url, &email, &access)?;
-            let mut out = json!({"id": person.id.as_str(), "email": person.email, "support": person.support, "link": link});
+            let mailed = members::mail_password_link(mailer.as_ref(), &person, &link);
+            let mut out = json!({"id": person.id.as_str(), "email": person.email, "support": person.support, "link": link, "mailed": mailed});
             if let Access::Member { org_id, role } = access {
                 out["org_id"] = json!(org_id);
                 out["role"] = json!(role.as_str());
@@ -95,7 +97,10 @@ pub fn run_user(
         UserCommand::Reset { email } => {
             let person = stored::find_by_email(db, &email)?.ok_or(ApiError::NotFound)?;
             let link = members::password_link(db, &Actor::Cli, url, &person)?;
-            Ok(json!({"id": person.id.as_str(), "email": person.email, "link": link}))
+            let mailed = members::mail_password_link(mailer.as_ref(), &person, &link);
+            Ok(
+                json!({"id": person.id.as_str(), "email": person.email, "link": link, "mailed": mailed}),
+            )
         }
     }
 }
@@ -103,17 +108,19 @@ pub fn run_user(
 pub fn run_member(
     db: &mut Client,
     command: MemberCommand,
-    url: Option<&ConsoleUrl>,
+    config: &Config,
 ) -> Result<Value, ApiError> {
-    let url = console_url(url)?;
+    let url = console_url(config.console_url.as_ref())?;
+    let mailer = Mailer::configured(config);
     match command {
         MemberCommand::Invite { org, email, role } => {
             let org = super::org(db, &org)?;
             let email = Email::parse(&email)?;
             let role = Role::from(role);
             let link = members::invite(db, &org, url, &email, role)?;
+            let mailed = members::mail_invitation(mailer.as_ref(), &org, &email, role, &link);
             Ok(
-                json!({"org_id": org.org.id, "email": email.as_str(), "role": role.as_str(), "link": link}),
+                json!({"org_id": org.org.id, "email": email.as_str(), "role": role.as_str(), "link": link, "mailed": mailed}),
             )
         }
     }

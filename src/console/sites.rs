@@ -109,8 +109,8 @@ fn what_goes(goes: &WhatGoes) -> Vec<String> {
     }
     lines.extend(goes.widened.iter().map(|card| {
         format!(
-            "Card {card} is eligible only on what goes: it becomes eligible everywhere in the \
-             organisation"
+            "Card {card} is eligible only on what goes: it goes back to draft, so that it is not \
+             shown everywhere in the organisation"
         )
     }));
     lines

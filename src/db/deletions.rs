@@ -7,22 +7,65 @@ use crate::domain::DomainName;
 use crate::ids::{CardId, FragmentId, OrgId};
 use postgres::GenericClient;
 
-/// The organisation's own cards whose whole eligibility list is among `fragment_ids`: deleting
-/// those fragments empties their list, which makes them eligible everywhere.
-pub fn cards_eligible_only_on(
+/// A card named as people read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedCard {
+    pub id: CardId,
+    pub name: String,
+}
+
+impl std::fmt::Display for NamedCard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "\u{201c}{}\u{201d} ({})", self.name, self.id)
+    }
+}
+
+/// The organisation's active cards whose whole eligibility list is among `fragment_ids`:
+/// deleting those fragments would empty their list, which means everywhere.
+pub fn active_cards_only_on(
     db: &mut impl GenericClient,
     org_id: &OrgId,
     fragment_ids: &[FragmentId],
-) -> Result<Vec<CardId>, postgres::Error> {
+) -> Result<Vec<NamedCard>, postgres::Error> {
     let rows = db.query(
-        "SELECT e.card_id FROM card_eligibility e JOIN cards c ON c.id = e.card_id
-          WHERE c.org_id = $1 AND e.org_id = $1
-          GROUP BY e.card_id
+        "SELECT c.id, c.name FROM card_eligibility e JOIN cards c ON c.id = e.card_id
+          WHERE c.org_id = $1 AND e.org_id = $1 AND c.status = 'active'
+          GROUP BY c.id, c.name
          HAVING bool_and(e.fragment_id = ANY($2::text[]))
-          ORDER BY e.card_id COLLATE \"C\"",
+          ORDER BY c.id COLLATE \"C\"",
         &[org_id, &fragment_ids],
     )?;
-    rows.iter().map(|r| r.try_get(0)).collect()
+    rows.iter()
+        .map(|r| {
+            Ok(NamedCard {
+                id: r.try_get(0)?,
+                name: r.try_get(1)?,
+            })
+        })
+        .collect()
+}
+
+/// Locks, until the transaction ends, the organisation's cards listed on these fragments, then
+/// the fragments: a concurrent change of those lists (which locks its card, then the fragments
+/// it names) either ends first or waits for the deletion, so what the deletion reads of them
+/// next stays true.
+pub fn lock_for_deletion(
+    db: &mut impl GenericClient,
+    org_id: &OrgId,
+    fragment_ids: &[FragmentId],
+) -> Result<(), postgres::Error> {
+    db.execute(
+        "SELECT 1 FROM cards
+          WHERE org_id = $1
+            AND id IN (SELECT card_id FROM card_eligibility WHERE fragment_id = ANY($2::text[]))
+          ORDER BY id FOR UPDATE",
+        &[org_id, &fragment_ids],
+    )?;
+    db.execute(
+        "SELECT 1 FROM fragments WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
+        &[&fragment_ids],
+    )?;
+    Ok(())
 }
 
 /// The domain of the organisation's site whose default is this fragment, if one is.

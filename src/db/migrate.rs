@@ -45,6 +45,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "008_site_icons.sql",
         include_str!("../../sql/008_site_icons.sql"),
     ),
+    (
+        10,
+        "010_console_safety.sql",
+        include_str!("../../sql/010_console_safety.sql"),
+    ),
 ];
 
 /// Arbitrary constant naming our advisory lock.

@@ -138,3 +138,64 @@ pub fn choose_org(
     )?;
     Ok(())
 }
+
+/// Stores the hash of a one-time value a form of `session` carries; forgets the session's
+/// values older than a day (a form left open that long is posted again from a fresh page).
+pub fn create_form_nonce(
+    db: &mut impl GenericClient,
+    session: i64,
+    secret_hash: &[u8],
+) -> Result<(), postgres::Error> {
+    db.execute(
+        "WITH stale AS (DELETE FROM form_nonces
+                         WHERE session_id = $1 AND created_at < now() - interval '1 day')
+         INSERT INTO form_nonces (secret_hash, session_id) VALUES ($2, $1)",
+        &[&session, &secret_hash],
+    )?;
+    Ok(())
+}
+
+/// Uses up the session's one-time value with this hash; `false` when it was used already (or
+/// never issued to this session). A concurrent use of the same value waits for this
+/// transaction and then finds nothing.
+pub fn use_form_nonce(
+    db: &mut impl GenericClient,
+    session: i64,
+    secret_hash: &[u8],
+) -> Result<bool, postgres::Error> {
+    let used = db.execute(
+        "DELETE FROM form_nonces WHERE session_id = $1 AND secret_hash = $2",
+        &[&session, &secret_hash],
+    )?;
+    Ok(used == 1)
+}
+
+/// Remembers a browser the person signed in from, by the hash of its device cookie, for a
+/// year; forgets the person's cookies past theirs.
+pub fn create_device_cookie(
+    db: &mut impl GenericClient,
+    person: &PersonId,
+    secret_hash: &[u8],
+) -> Result<(), postgres::Error> {
+    db.execute(
+        "WITH expired AS (DELETE FROM device_cookies
+                           WHERE person_id = $2 AND expires_at <= now())
+         INSERT INTO device_cookies (secret_hash, person_id) VALUES ($1, $2)",
+        &[&secret_hash, person],
+    )?;
+    Ok(())
+}
+
+/// Whether the device cookie with this hash is the person's and has not expired.
+pub fn is_device_of(
+    db: &mut impl GenericClient,
+    person: &PersonId,
+    secret_hash: &[u8],
+) -> Result<bool, postgres::Error> {
+    let row = db.query_opt(
+        "SELECT 1 FROM device_cookies
+          WHERE secret_hash = $1 AND person_id = $2 AND expires_at > now()",
+        &[&secret_hash, person],
+    )?;
+    Ok(row.is_some())
+}

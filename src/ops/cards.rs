@@ -5,6 +5,7 @@
 //! A platform card is visible to every organisation, but it and its lists are the service
 //! operator's business: each organisation reads only its own list of it, and cannot write it.
 
+use super::audit::Operation;
 use super::{record, record_for, Caller, Scope, Wrote};
 use crate::db::cards::{self, CardContent, CardRow, EligibilityRow, Link, Resolved};
 use crate::domain::{
@@ -132,11 +133,11 @@ pub fn replace_eligibility_by_id(
 }
 
 /// An organisation sets the list of its own cards only.
-fn own_card_list(card: &CardRow) -> Result<&'static str, ApiError> {
+fn own_card_list(card: &CardRow) -> Result<Operation, ApiError> {
     if card.is_platform() {
         return Err(ApiError::PlatformCard);
     }
-    Ok("replace_eligibility")
+    Ok(Operation::ReplaceEligibility)
 }
 
 /// Replaces the caller's list of a platform card, which only the service operator sets (a
@@ -156,7 +157,7 @@ pub fn set_platform_eligibility(
                  (PUT /v1/cards/{id}/eligibility): this list is for platform cards only",
             ));
         }
-        Ok("set_platform_eligibility")
+        Ok(Operation::SetPlatformEligibility)
     })
 }
 
@@ -168,7 +169,7 @@ fn write_eligibility(
     caller: &Caller,
     id: &CardId,
     resolve: impl FnOnce(&mut postgres::Transaction) -> Result<Vec<FragmentId>, ApiError>,
-    allowed: impl FnOnce(&CardRow) -> Result<&'static str, ApiError>,
+    allowed: impl FnOnce(&CardRow) -> Result<Operation, ApiError>,
 ) -> Result<Vec<EligibilityRow>, ApiError> {
     let org_id = &caller.org.id;
     let mut tx = db.transaction()?;
@@ -257,7 +258,7 @@ pub fn create_card(
         &mut tx,
         org,
         scope.actor(),
-        card_wrote("create_card", &card.id),
+        card_wrote(Operation::CreateCard, &card.id),
     )?;
     tx.commit()?;
     Ok(card)
@@ -270,7 +271,7 @@ pub fn edit_card(
     id: &CardId,
     content: &CardContent,
 ) -> Result<CardRow, ApiError> {
-    change_card(db, scope, id, "edit_card", |tx| {
+    change_card(db, scope, id, card_wrote(Operation::EditCard, id), |tx| {
         Ok(cards::update_card(tx, id, content)?)
     })
 }
@@ -281,7 +282,8 @@ pub fn set_card_status(
     id: &CardId,
     status: CardStatus,
 ) -> Result<CardRow, ApiError> {
-    change_card(db, scope, id, "set_card_status", |tx| {
+    let wrote = card_wrote(Operation::SetCardStatus, id).detail(status.as_str());
+    change_card(db, scope, id, wrote, |tx| {
         Ok(cards::set_card_status(tx, id, status)?)
     })
 }
@@ -292,20 +294,20 @@ pub fn delete_card(
     scope: Scope,
     id: &CardId,
 ) -> Result<CardRow, ApiError> {
-    change_card(db, scope, id, "delete_card", |tx| {
+    change_card(db, scope, id, card_wrote(Operation::DeleteCard, id), |tx| {
         cards::delete_card(tx, id)?;
         Ok(None)
     })
 }
 
-/// Locks a card within reach of `scope`, applies `change` and records it; answers the changed
+/// Locks a card within reach of `scope`, applies `change` and records it as `wrote`; answers the changed
 /// card (`change` answering `None`: the card as it was). An organisation's scope reaches its
 /// own cards; a platform card there is the operator's (`403`).
 fn change_card(
     db: &mut impl GenericClient,
     scope: Scope,
     id: &CardId,
-    operation: &'static str,
+    wrote: Wrote,
     change: impl FnOnce(&mut postgres::Transaction) -> Result<Option<CardRow>, ApiError>,
 ) -> Result<CardRow, ApiError> {
     let mut tx = db.transaction()?;
@@ -318,20 +320,11 @@ fn change_card(
         });
     }
     let changed = change(&mut tx)?.unwrap_or(card);
-    record(
-        &mut tx,
-        changed.org_id.as_ref(),
-        scope.actor(),
-        card_wrote(operation, id),
-    )?;
+    record(&mut tx, changed.org_id.as_ref(), scope.actor(), wrote)?;
     tx.commit()?;
     Ok(changed)
 }
 
-fn card_wrote<'a>(operation: &'static str, id: &'a CardId) -> Wrote<'a> {
-    Wrote {
-        operation,
-        object_kind: "card",
-        object: id.as_str(),
-    }
+pub(super) fn card_wrote<'a>(operation: Operation, id: &'a CardId) -> Wrote<'a> {
+    Wrote::new(operation, "card", id.as_str())
 }

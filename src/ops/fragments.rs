@@ -2,7 +2,8 @@
 //! a fragment paused that pages still resolve to), and the console's creation (with or without
 //! a reference, making the site if needed) and deletion.
 
-use super::sites::{locked_site, site, widened_warnings, WhatGoes};
+use super::audit::Operation;
+use super::sites::{draft_cards_only_on, drafted_warnings, locked_site, site, WhatGoes};
 use super::{conflict_on_unique, record_for, Caller, Saved, Wrote, CHANGED_MEANWHILE};
 use crate::db::fragments::{FragmentFields, FragmentRow};
 use crate::db::{self, deletions, sites::SiteRow};
@@ -83,7 +84,7 @@ pub fn put_fragment(
     record_for(
         &mut tx,
         caller,
-        fragment_wrote("put_fragment", &saved.record.id),
+        fragment_wrote(Operation::PutFragment, &saved.record.id),
     )?;
     tx.commit()?;
     Ok(FragmentPut {
@@ -162,7 +163,7 @@ pub fn create_fragment(
     record_for(
         &mut tx,
         caller,
-        fragment_wrote("create_fragment", &fragment.id),
+        fragment_wrote(Operation::CreateFragment, &fragment.id),
     )?;
     tx.commit()?;
     Ok(FragmentCreated {
@@ -173,7 +174,8 @@ pub fn create_fragment(
 }
 
 /// Deletes a fragment (a console action), with the rules that target it and its eligibility
-/// entries; a site whose default it is has none after. `warnings` names each.
+/// entries; a site whose default it is has none after; the cards eligible only on it are set
+/// to draft. `warnings` names each.
 pub fn delete_fragment(
     db: &mut impl GenericClient,
     caller: &Caller,
@@ -181,13 +183,18 @@ pub fn delete_fragment(
 ) -> Result<FragmentDeleted, ApiError> {
     let mut tx = db.transaction()?;
     let goes = fragment_deletion(&mut tx, caller, id)?;
+    let drafted = draft_cards_only_on(&mut tx, caller, std::slice::from_ref(id))?;
     if !deletions::delete_fragment(&mut tx, &caller.org.id, id)? {
         return Err(ApiError::NotFound);
     }
-    record_for(&mut tx, caller, fragment_wrote("delete_fragment", id))?;
+    record_for(
+        &mut tx,
+        caller,
+        fragment_wrote(Operation::DeleteFragment, id),
+    )?;
     tx.commit()?;
     let mut warnings = deleted_fragment_warnings(goes.default_of.as_deref(), goes.rules);
-    warnings.extend(widened_warnings(&goes.widened));
+    warnings.extend(drafted_warnings(&drafted));
     Ok(FragmentDeleted {
         id: id.clone(),
         warnings,
@@ -210,7 +217,7 @@ pub fn fragment_deletion(
         rules: db::routes::count_targeting(db, id)?,
         default_of: deletions::site_defaulting_to(db, org_id, id)?,
         eligibility_entries: deletions::count_eligibility_on(db, ids)?,
-        widened: deletions::cards_eligible_only_on(db, org_id, ids)?,
+        widened: deletions::active_cards_only_on(db, org_id, ids)?,
         fragments: vec![fragment],
         domain,
     })
@@ -229,12 +236,8 @@ fn deleted_fragment_warnings(default_of: Option<&str>, rules: i64) -> Vec<String
     default.into_iter().chain(targeted).collect()
 }
 
-fn fragment_wrote<'a>(operation: &'static str, id: &'a FragmentId) -> Wrote<'a> {
-    Wrote {
-        operation,
-        object_kind: "fragment",
-        object: id.as_str(),
-    }
+fn fragment_wrote<'a>(operation: Operation, id: &'a FragmentId) -> Wrote<'a> {
+    Wrote::new(operation, "fragment", id.as_str())
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! and it can be used once within 7 days. Each write is recorded in the audit log in its own
 //! transaction; the rule that an organisation keeps an owner is `db::people::change_membership`'s.
 
+use super::audit::Operation;
 use super::{record, record_for, Actor, Caller, Wrote};
 use crate::auth;
 use crate::config::ConsoleUrl;
@@ -11,6 +12,7 @@ use crate::db::people::{self, Link, LinkPurpose, MembershipChange, Person};
 use crate::domain::{Email, Role};
 use crate::error::ApiError;
 use crate::ids::{OrgId, PersonId};
+use crate::mail::{Mail, Mailer};
 use postgres::{GenericClient, Transaction};
 
 /// 256 random bits.
@@ -78,7 +80,11 @@ pub fn invite(
     };
     let (id, link) = new_link(&mut tx, url, &purpose, &caller.actor)?;
     let id = id.to_string();
-    record_for(&mut tx, caller, invitation_wrote("invite_member", &id))?;
+    record_for(
+        &mut tx,
+        caller,
+        invitation_wrote(Operation::InviteMember, &id),
+    )?;
     tx.commit()?;
     Ok(link)
 }
@@ -94,7 +100,11 @@ pub fn revoke_invitation(
         return Err(ApiError::NotFound);
     }
     let id = id.to_string();
-    record_for(&mut tx, caller, invitation_wrote("revoke_invitation", &id))?;
+    record_for(
+        &mut tx,
+        caller,
+        invitation_wrote(Operation::RevokeInvitation, &id),
+    )?;
     tx.commit()?;
     Ok(())
 }
@@ -106,7 +116,7 @@ pub fn change_role(
     person: &PersonId,
     role: Role,
 ) -> Result<(), ApiError> {
-    change_membership(db, caller, person, Some(role), "change_role")
+    change_membership(db, caller, person, Some(role), Operation::ChangeRole)
 }
 
 /// Removes a member from the caller's organisation.
@@ -115,7 +125,7 @@ pub fn remove_member(
     caller: &Caller,
     person: &PersonId,
 ) -> Result<(), ApiError> {
-    change_membership(db, caller, person, None, "remove_member")
+    change_membership(db, caller, person, None, Operation::RemoveMember)
 }
 
 fn change_membership(
@@ -123,7 +133,7 @@ fn change_membership(
     caller: &Caller,
     person: &PersonId,
     to: Option<Role>,
-    operation: &'static str,
+    operation: Operation,
 ) -> Result<(), ApiError> {
     let mut tx = db.transaction()?;
     match people::change_membership(&mut tx, &caller.org.id, person, to)? {
@@ -136,7 +146,12 @@ fn change_membership(
             ))
         }
     }
-    record_for(&mut tx, caller, person_wrote(operation, person))?;
+    let wrote = person_wrote(operation, person);
+    let wrote = match to {
+        Some(role) => wrote.detail(role.as_str()),
+        None => wrote,
+    };
+    record_for(&mut tx, caller, wrote)?;
     tx.commit()?;
     Ok(())
 }
@@ -151,9 +166,49 @@ pub fn password_link(
 ) -> Result<String, ApiError> {
     let mut tx = db.transaction()?;
     let link = reset_link(&mut tx, url, person, actor)?;
-    record_in_orgs_of(&mut tx, person, actor, "password_link")?;
+    record_in_orgs_of(&mut tx, person, actor, Operation::PasswordLink)?;
     tx.commit()?;
     Ok(link)
+}
+
+/// Mails an invitation's link to the invitee when mail is set up; whether it was queued.
+pub fn mail_invitation(
+    mailer: Option<&Mailer>,
+    caller: &Caller,
+    email: &Email,
+    role: Role,
+    link: &str,
+) -> bool {
+    let mail = || Mail::invitation(email.as_str(), &caller.org.name, role.as_str(), link);
+    mailer.map(|m| m.send(mail())).is_some()
+}
+
+/// Mails a link to set a password to its person when mail is set up; whether it was queued.
+pub fn mail_password_link(mailer: Option<&Mailer>, person: &Person, link: &str) -> bool {
+    mailer
+        .map(|m| m.send(Mail::password(&person.email, link)))
+        .is_some()
+}
+
+/// "Forgot your password": mails a new password link to the person with `email`, if there is
+/// one, and does nothing otherwise; the answer is the same either way, and the mail leaves
+/// from the mailer's thread, so neither the answer nor its time says whether the email is
+/// known. The audit log records the link under the person's email.
+pub fn request_reset(
+    db: &mut impl GenericClient,
+    mailer: &Mailer,
+    url: &ConsoleUrl,
+    email: &str,
+) -> Result<(), ApiError> {
+    let Some(person) = people::find_by_email(db, email.trim())? else {
+        return Ok(());
+    };
+    let actor = Actor::Person {
+        email: person.email.clone(),
+    };
+    let link = password_link(db, &actor, url, &person)?;
+    mail_password_link(Some(mailer), &person, &link);
+    Ok(())
 }
 
 /// A new person without a password yet, and the link with which they set it.
@@ -171,7 +226,7 @@ pub fn create_person(
     if let Access::Member { org_id, role } = access {
         people::add_membership(&mut tx, org_id, &person.id, *role)?;
     }
-    record_in_orgs_of(&mut tx, &person, actor, "create_person")?;
+    record_in_orgs_of(&mut tx, &person, actor, Operation::CreatePerson)?;
     let link = reset_link(&mut tx, url, &person, actor)?;
     tx.commit()?;
     Ok((person, link))
@@ -198,7 +253,7 @@ pub fn make_owner(
         &mut tx,
         Some(org_id),
         actor,
-        person_wrote("make_owner", &person.id),
+        person_wrote(Operation::MakeOwner, &person.id),
     )?;
     tx.commit()?;
     Ok(person)
@@ -216,7 +271,7 @@ pub fn change_password(
     let actor = Actor::Person {
         email: person.email.clone(),
     };
-    record_in_orgs_of(&mut tx, person, &actor, "change_password")?;
+    record_in_orgs_of(&mut tx, person, &actor, Operation::ChangePassword)?;
     tx.commit()?;
     Ok(())
 }
@@ -232,8 +287,49 @@ pub fn live_link(db: &mut impl GenericClient, secret: &str) -> Result<Option<Lin
 
 /// Uses a live link, once: sets the password (`Some` hash) and, for an invitation, adds the
 /// membership, making the person it names when they are new. `None`: the link was used or
-/// expired meanwhile. The person who uses it is the actor the audit log names.
+/// expired meanwhile. The person who uses it is the actor the audit log names. An invitation
+/// for a person who has a password is refused here: only they accept it, signed in ([`join`]).
 pub fn use_link(
+    db: &mut impl GenericClient,
+    link: &Link,
+    person: Option<Person>,
+    password_hash: Option<&str>,
+) -> Result<Option<Person>, ApiError> {
+    if let LinkPurpose::Invitation { email, .. } = &link.purpose {
+        if person.as_ref().is_some_and(|p| p.password_hash.is_some()) {
+            return Err(sign_in_as(email));
+        }
+    }
+    spend_link(db, link, person, password_hash)
+}
+
+/// Accepts an invitation for a person who has a password: only that person, signed in
+/// (`signed_in`, the person of the session), joins; anyone else holding the link is refused
+/// and nothing changes. `None`: the link was used or expired meanwhile.
+pub fn join(
+    db: &mut impl GenericClient,
+    link: &Link,
+    signed_in: &PersonId,
+) -> Result<Option<Person>, ApiError> {
+    let LinkPurpose::Invitation { email, .. } = &link.purpose else {
+        return Err(ApiError::NotFound);
+    };
+    let person = people::find_person(db, signed_in)?.ok_or(ApiError::NotFound)?;
+    if !person.email.eq_ignore_ascii_case(email) {
+        return Err(sign_in_as(email));
+    }
+    spend_link(db, link, Some(person), None)
+}
+
+/// The refusal of an invitation used by someone other than its invitee, signed in.
+fn sign_in_as(email: &str) -> ApiError {
+    ApiError::validation(
+        "email",
+        format!("this invitation is for {email}, who has a password: sign in as {email}, then open the link again"),
+    )
+}
+
+fn spend_link(
     db: &mut impl GenericClient,
     link: &Link,
     person: Option<Person>,
@@ -256,10 +352,12 @@ pub fn use_link(
     match &link.purpose {
         LinkPurpose::Invitation { org_id, role, .. } => {
             people::add_membership(&mut tx, org_id, &person.id, *role)?;
-            let wrote = person_wrote("join", &person.id);
+            let wrote = person_wrote(Operation::Join, &person.id);
             record(&mut tx, Some(org_id), &actor, wrote)?;
         }
-        LinkPurpose::Reset { .. } => record_in_orgs_of(&mut tx, &person, &actor, "set_password")?,
+        LinkPurpose::Reset { .. } => {
+            record_in_orgs_of(&mut tx, &person, &actor, Operation::SetPassword)?
+        }
     }
     tx.commit()?;
     Ok(Some(person))
@@ -280,7 +378,7 @@ fn record_in_orgs_of(
     tx: &mut Transaction,
     person: &Person,
     actor: &Actor,
-    operation: &'static str,
+    operation: Operation,
 ) -> Result<(), ApiError> {
     let orgs = people::orgs_of(tx, &person.id)?;
     if orgs.is_empty() {
@@ -292,18 +390,10 @@ fn record_in_orgs_of(
     Ok(())
 }
 
-fn person_wrote<'a>(operation: &'static str, id: &'a PersonId) -> Wrote<'a> {
-    Wrote {
-        operation,
-        object_kind: "person",
-        object: id.as_str(),
-    }
+fn person_wrote<'a>(operation: Operation, id: &'a PersonId) -> Wrote<'a> {
+    Wrote::new(operation, "person", id.as_str())
 }
 
-fn invitation_wrote<'a>(operation: &'static str, id: &'a str) -> Wrote<'a> {
-    Wrote {
-        operation,
-        object_kind: "invitation",
-        object: id,
-    }
+fn invitation_wrote<'a>(operation: Operation, id: &'a str) -> Wrote<'a> {
+    Wrote::new(operation, "invitation", id)
 }

@@ -10,9 +10,11 @@
 
 pub mod audit;
 pub mod cards;
+pub mod devices;
 pub mod fragments;
 pub mod keys;
 pub mod members;
+pub mod once;
 pub mod orgs;
 pub mod routes;
 pub mod sites;
@@ -22,6 +24,7 @@ use crate::db::audit::{ActorKind, NewEntry};
 use crate::db::orgs::{Org, TokenOwner};
 use crate::error::ApiError;
 use crate::ids::{OrgId, TokenId};
+use audit::Operation;
 use postgres::GenericClient;
 
 /// Who acts: the audit log names a token by its prefix, a person by email, the CLI as `cli`.
@@ -46,6 +49,13 @@ impl Actor {
             Actor::Token { prefix, .. } => prefix,
             Actor::Person { email, .. } => email,
             Actor::Cli => "cli",
+        }
+    }
+
+    fn token(&self) -> Option<&TokenId> {
+        match self {
+            Actor::Token { id, .. } => Some(id),
+            _ => None,
         }
     }
 }
@@ -104,12 +114,31 @@ pub struct Saved<T> {
     pub created: bool,
 }
 
-/// What a write did, as the audit log records it: the operation (`/v1`'s operation ids, the
-/// console's action names) and the object, by kind and id (or domain, for a site).
+/// What a write did, as the audit log records it: the operation, the value it set where its
+/// words name one, and the object, by kind and id (or domain, for a site).
 struct Wrote<'a> {
-    operation: &'static str,
+    operation: Operation,
+    detail: Option<&'a str>,
     object_kind: &'static str,
     object: &'a str,
+}
+
+impl<'a> Wrote<'a> {
+    fn new(operation: Operation, object_kind: &'static str, object: &'a str) -> Wrote<'a> {
+        Wrote {
+            operation,
+            detail: None,
+            object_kind,
+            object,
+        }
+    }
+
+    fn detail(self, detail: &'a str) -> Wrote<'a> {
+        Wrote {
+            detail: Some(detail),
+            ..self
+        }
+    }
 }
 
 /// Records a write of `org` (`None`: the platform's) by `actor`, in the writing transaction.
@@ -123,7 +152,9 @@ fn record(
         org_id: org,
         actor_kind: actor.kind(),
         actor: actor.label(),
-        operation: wrote.operation,
+        actor_token: actor.token(),
+        operation: wrote.operation.as_str(),
+        detail: wrote.detail,
         object_kind: wrote.object_kind,
         object: wrote.object,
     };

@@ -1,6 +1,7 @@
 //! Organisations: who a token acts for (`GET /v1/me`), an organisation opened by the operator
 //! (the CLI's `--org`), and a new organisation.
 
+use super::audit::Operation;
 use super::{record, Actor, Caller, Wrote};
 use crate::db::orgs::{self, Org};
 use crate::domain::OrgName;
@@ -41,11 +42,7 @@ pub fn create_org(
 ) -> Result<Org, ApiError> {
     let mut tx = db.transaction()?;
     let org = orgs::create_org(&mut tx, name)?;
-    let wrote = Wrote {
-        operation: "create_org",
-        object_kind: "org",
-        object: org.id.as_str(),
-    };
+    let wrote = Wrote::new(Operation::CreateOrg, "org", org.id.as_str());
     record(&mut tx, Some(&org.id), actor, wrote)?;
     tx.commit()?;
     Ok(org)

@@ -1,11 +1,14 @@
 //! Sites: list, create or update (`PUT /v1/sites/{domain}`), the site default fragment, and the
 //! console's deletion of a site with everything in it.
 
+use super::audit::Operation;
+use super::cards::card_wrote;
 use super::{record_for, Caller, Saved, Wrote, CHANGED_MEANWHILE};
-use crate::db::{self, deletions, fragments::FragmentRow, icons::StoredIcon, sites::SiteRow};
-use crate::domain::{DomainName, FragmentRef, SiteName};
+use crate::db::deletions::{self, NamedCard};
+use crate::db::{self, fragments::FragmentRow, icons::StoredIcon, sites::SiteRow};
+use crate::domain::{CardStatus, DomainName, FragmentRef, SiteName};
 use crate::error::ApiError;
-use crate::ids::CardId;
+use crate::ids::FragmentId;
 use postgres::GenericClient;
 
 /// `PUT /v1/sites/{domain}`: each member absent keeps the current value.
@@ -35,8 +38,9 @@ pub struct WhatGoes {
     pub default_of: Option<String>,
     /// The eligibility entries deleted with the fragments.
     pub eligibility_entries: i64,
-    /// The organisation's cards eligible only on these fragments: eligible everywhere after.
-    pub widened: Vec<CardId>,
+    /// The organisation's active cards eligible only on these fragments, which an empty list
+    /// would widen to everywhere: the deletion sets them to draft.
+    pub widened: Vec<NamedCard>,
 }
 
 pub fn list_sites(db: &mut impl GenericClient, caller: &Caller) -> Result<Vec<SiteRow>, ApiError> {
@@ -59,7 +63,7 @@ pub fn put_site(
         },
         None => create_site(&mut tx, caller, domain, write)?,
     };
-    record_for(&mut tx, caller, site_wrote("put_site", domain))?;
+    record_for(&mut tx, caller, site_wrote(Operation::PutSite, domain))?;
     tx.commit()?;
     Ok(saved)
 }
@@ -119,7 +123,11 @@ pub fn put_default_fragment(
     let fragment = active_fragment(&mut tx, &site, fragment_ref, "ref")?;
     db::sites::update_site(&mut tx, site.id, None, Some(&fragment.id))?;
     let site = db::sites::site_by_id(&mut tx, site.id)?;
-    record_for(&mut tx, caller, site_wrote("put_default_fragment", domain))?;
+    record_for(
+        &mut tx,
+        caller,
+        site_wrote(Operation::PutDefaultFragment, domain),
+    )?;
     tx.commit()?;
     Ok(site)
 }
@@ -137,29 +145,33 @@ pub fn delete_default_fragment(
     record_for(
         &mut tx,
         caller,
-        site_wrote("delete_default_fragment", domain),
+        site_wrote(Operation::DeleteDefaultFragment, domain),
     )?;
     tx.commit()?;
     Ok(site)
 }
 
-/// Deletes the site with its fragments, rules and eligibility entries (a console action);
-/// `warnings` names the cards this leaves eligible everywhere.
+/// Deletes the site with its fragments, rules and eligibility entries (a console action), and
+/// sets to draft the cards that were eligible only there; `warnings` names each.
 pub fn delete_site(
     db: &mut impl GenericClient,
     caller: &Caller,
     domain: &DomainName,
 ) -> Result<SiteDeleted, ApiError> {
     let mut tx = db.transaction()?;
+    // The site's writers (a fragment made meanwhile) wait until the deletion is done.
+    locked_site(&mut tx, caller, domain)?;
     let goes = site_deletion(&mut tx, caller, domain)?;
+    let ids: Vec<FragmentId> = goes.fragments.iter().map(|f| f.id.clone()).collect();
+    let drafted = draft_cards_only_on(&mut tx, caller, &ids)?;
     if !deletions::delete_site(&mut tx, &caller.org.id, domain)? {
         return Err(ApiError::NotFound);
     }
-    record_for(&mut tx, caller, site_wrote("delete_site", domain))?;
+    record_for(&mut tx, caller, site_wrote(Operation::DeleteSite, domain))?;
     tx.commit()?;
     Ok(SiteDeleted {
         domain: domain.clone(),
-        warnings: widened_warnings(&goes.widened),
+        warnings: drafted_warnings(&drafted),
     })
 }
 
@@ -181,27 +193,45 @@ pub fn site_deletion(
             .is_some()
             .then(|| site.domain.clone()),
         eligibility_entries: deletions::count_eligibility_on(db, &ids)?,
-        widened: deletions::cards_eligible_only_on(db, &caller.org.id, &ids)?,
+        widened: deletions::active_cards_only_on(db, &caller.org.id, &ids)?,
         fragments,
     })
 }
 
-/// Emptying an organisation card's list makes it eligible everywhere: the console says so.
-pub(super) fn widened_warnings(card_ids: &[CardId]) -> Vec<String> {
-    card_ids
+/// A deletion never widens a card: the organisation's active cards eligible only on the
+/// fragments about to go are set to draft, each recorded, in the deleting transaction (before
+/// the deletion empties their lists, with them and the fragments locked); answers them.
+pub(super) fn draft_cards_only_on(
+    tx: &mut postgres::Transaction,
+    caller: &Caller,
+    fragments: &[FragmentId],
+) -> Result<Vec<NamedCard>, ApiError> {
+    let org_id = &caller.org.id;
+    deletions::lock_for_deletion(tx, org_id, fragments)?;
+    let cards = deletions::active_cards_only_on(tx, org_id, fragments)?;
+    for card in &cards {
+        db::cards::set_card_status(tx, &card.id, CardStatus::Draft)?;
+        let wrote = card_wrote(Operation::DraftAfterDeletion, &card.id);
+        record_for(tx, caller, wrote)?;
+    }
+    Ok(cards)
+}
+
+/// What the deletion did to the cards it would have widened, as its warnings say.
+pub(super) fn drafted_warnings(cards: &[NamedCard]) -> Vec<String> {
+    cards
         .iter()
-        .map(|id| {
-            format!("card {id} was eligible only on deleted fragments: it is now eligible everywhere in the organisation")
+        .map(|card| {
+            format!(
+                "card {card} was eligible only on what was deleted: it is a draft now, \
+                 serving nowhere until it is given fragments and activated again"
+            )
         })
         .collect()
 }
 
-fn site_wrote<'a>(operation: &'static str, domain: &'a DomainName) -> Wrote<'a> {
-    Wrote {
-        operation,
-        object_kind: "site",
-        object: domain.as_str(),
-    }
+fn site_wrote<'a>(operation: Operation, domain: &'a DomainName) -> Wrote<'a> {
+    Wrote::new(operation, "site", domain.as_str())
 }
 
 /// The stored copy of the caller's site's icon, which the console serves (never the site's own

@@ -80,6 +80,8 @@ fn writes_through_the_api_and_the_cli_are_recorded_without_secrets() {
     let text = |value: &Value, member: &str| value[member].as_str().unwrap().to_owned();
     let expected = vec![
         entry("cli:cli", "delete_site", "site", "a.example"),
+        // The card was eligible only on the site's fragment: set to draft, not widened.
+        entry("cli:cli", "draft_after_deletion", "card", &own.id),
         entry("cli:cli", "create_token", "token", &text(&cli_token, "id")),
         entry("cli:cli", "create_key", "key", &text(&cli_key, "id")),
         entry(&token, "revoke_key", "key", key_id),
@@ -90,7 +92,7 @@ fn writes_through_the_api_and_the_cli_are_recorded_without_secrets() {
         entry(&token, "put_site", "site", "a.example"),
     ];
     assert_eq!(entries(&t.org_id, &[]), expected);
-    assert_eq!(entries(&t.org_id, &["--actor", "cli"]), expected[..3]);
+    assert_eq!(entries(&t.org_id, &["--actor", "cli"]), expected[..4]);
     assert_eq!(entries(&t.org_id, &["--limit", "2"]), expected[..2]);
 
     let stored: Vec<String> = db()

@@ -398,7 +398,7 @@ fn fragment_create_makes_the_site_when_needed() {
 }
 
 #[test]
-fn deleting_fragments_and_sites_cascades_and_warns_about_widened_cards() {
+fn deleting_fragments_and_sites_cascades_and_names_the_cards_set_to_draft() {
     let a = tenant();
     let b = tenant();
     let only = fragment(&a.org_id, "a.example", Some("/only"));
@@ -454,10 +454,7 @@ fn deleting_fragments_and_sites_cascades_and_warns_about_widened_cards() {
     let warnings = out["warnings"].as_array().unwrap();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].as_str().unwrap().contains(&narrow.id));
-    assert!(warnings[0]
-        .as_str()
-        .unwrap()
-        .contains("eligible everywhere"));
+    assert!(warnings[0].as_str().unwrap().contains("it is a draft now"));
     assert_eq!(eligibility(&a, &narrow.id), json!({"items": []}));
     assert_eq!(eligibility(&a, &platform.id), json!({"items": []}));
     assert_eq!(

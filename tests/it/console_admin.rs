@@ -294,7 +294,7 @@ fn a_fragment_deletion_names_the_site_default_and_the_cards_it_widens() {
     );
     for named in [
         "Eligibility entries: 1",
-        &format!("Card {card} is eligible only on"),
+        &format!("Card \u{201c}Subscription offer\u{201d} ({card}) is eligible only on"),
     ] {
         assert!(text.contains(named), "{named}: {text}");
     }
@@ -308,7 +308,11 @@ fn a_fragment_deletion_names_the_site_default_and_the_cards_it_widens() {
         0
     );
     let after = api.get(&format!("/v1/cards/{card}/eligibility"));
-    assert_eq!(after.json()["items"], json!([]), "eligible everywhere now");
+    assert_eq!(
+        after.json()["items"],
+        json!([]),
+        "the list is empty (the card a draft now)"
+    );
     assert_eq!(
         member.get(&format!("/fragments/{fragment}/delete")).status,
         404

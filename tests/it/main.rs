@@ -45,6 +45,8 @@
 //!   queries, the audit of a password change.
 //! - `console_cards`: the console's card pages: each action read back, refusals, CSRF, audit, and
 //!   the same rules and messages as `/v1`.
+//! - `console_safety`: the console's safety rules below its pages (deletions never widen a
+//!   card, the audit log in words, secrets made once, invitations, device cookies, mail).
 //! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
@@ -70,6 +72,7 @@ mod console;
 mod console_access;
 mod console_admin;
 mod console_cards;
+mod console_safety;
 mod console_web;
 mod conventions;
 mod counting;
