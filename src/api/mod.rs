@@ -105,7 +105,7 @@ pub fn not_served(app: &App) -> Response {
 fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, ApiError> {
     let (owner, db) = authenticate(app, request, client_ip)?;
     let is_write = matches!(request.method(), "PUT" | "POST" | "DELETE");
-    let token = owner.token_id.to_string();
+    let token = owner.token_id.clone();
     let charged = if is_write {
         app.limiter
             .try_charge(&[Limit::Token(token.clone()), Limit::TokenWrites(token)])
