@@ -5,7 +5,7 @@
 //! A platform card is visible to every organisation, but it and its lists are the service
 //! operator's business: each organisation reads only its own list of it, and cannot write it.
 
-use super::{record, record_for, Caller, Scope, Wrote};
+use super::{record, record_for, Caller, Operation, Scope, Wrote};
 use crate::db::cards::{self, CardContent, CardRow, EligibilityRow, Link, Resolved};
 use crate::domain::{
     CardStatus, CardText, DomainName, FragmentRef, Invalid, KeyValues, Lang, LinkUrl,
@@ -132,11 +132,11 @@ pub fn replace_eligibility_by_id(
 }
 
 /// An organisation sets the list of its own cards only.
-fn own_card_list(card: &CardRow) -> Result<&'static str, ApiError> {
+fn own_card_list(card: &CardRow) -> Result<Operation, ApiError> {
     if card.is_platform() {
         return Err(ApiError::PlatformCard);
     }
-    Ok("replace_eligibility")
+    Ok(Operation::ReplaceEligibility)
 }
 
 /// Replaces the caller's list of a platform card, which only the service operator sets (a
@@ -156,7 +156,7 @@ pub fn set_platform_eligibility(
                  (PUT /v1/cards/{id}/eligibility): this list is for platform cards only",
             ));
         }
-        Ok("set_platform_eligibility")
+        Ok(Operation::SetPlatformEligibility)
     })
 }
 
@@ -168,7 +168,7 @@ fn write_eligibility(
     caller: &Caller,
     id: &CardId,
     resolve: impl FnOnce(&mut postgres::Transaction) -> Result<Vec<FragmentId>, ApiError>,
-    allowed: impl FnOnce(&CardRow) -> Result<&'static str, ApiError>,
+    allowed: impl FnOnce(&CardRow) -> Result<Operation, ApiError>,
 ) -> Result<Vec<EligibilityRow>, ApiError> {
     let org_id = &caller.org.id;
     let mut tx = db.transaction()?;
@@ -257,7 +257,7 @@ pub fn create_card(
         &mut tx,
         org,
         scope.actor(),
-        card_wrote("create_card", &card.id),
+        card_wrote(Operation::CreateCard, &card.id),
     )?;
     tx.commit()?;
     Ok(card)
@@ -270,7 +270,7 @@ pub fn edit_card(
     id: &CardId,
     content: &CardContent,
 ) -> Result<CardRow, ApiError> {
-    change_card(db, scope, id, "edit_card", |tx| {
+    change_card(db, scope, id, Operation::EditCard, |tx| {
         Ok(cards::update_card(tx, id, content)?)
     })
 }
@@ -281,7 +281,7 @@ pub fn set_card_status(
     id: &CardId,
     status: CardStatus,
 ) -> Result<CardRow, ApiError> {
-    change_card(db, scope, id, "set_card_status", |tx| {
+    change_card(db, scope, id, Operation::SetCardStatus, |tx| {
         Ok(cards::set_card_status(tx, id, status)?)
     })
 }
@@ -292,7 +292,7 @@ pub fn delete_card(
     scope: Scope,
     id: &CardId,
 ) -> Result<CardRow, ApiError> {
-    change_card(db, scope, id, "delete_card", |tx| {
+    change_card(db, scope, id, Operation::DeleteCard, |tx| {
         cards::delete_card(tx, id)?;
         Ok(None)
     })
@@ -305,7 +305,7 @@ fn change_card(
     db: &mut impl GenericClient,
     scope: Scope,
     id: &CardId,
-    operation: &'static str,
+    operation: Operation,
     change: impl FnOnce(&mut postgres::Transaction) -> Result<Option<CardRow>, ApiError>,
 ) -> Result<CardRow, ApiError> {
     let mut tx = db.transaction()?;
@@ -328,7 +328,7 @@ fn change_card(
     Ok(changed)
 }
 
-fn card_wrote<'a>(operation: &'static str, id: &'a CardId) -> Wrote<'a> {
+fn card_wrote<'a>(operation: Operation, id: &'a CardId) -> Wrote<'a> {
     Wrote {
         operation,
         object_kind: "card",

@@ -3,7 +3,7 @@
 //! a reference, making the site if needed) and deletion.
 
 use super::sites::{locked_site, site, widened_warnings, WhatGoes};
-use super::{conflict_on_unique, record_for, Caller, Saved, Wrote, CHANGED_MEANWHILE};
+use super::{conflict_on_unique, record_for, Caller, Operation, Saved, Wrote, CHANGED_MEANWHILE};
 use crate::db::fragments::{FragmentFields, FragmentRow};
 use crate::db::{self, console, sites::SiteRow};
 use crate::domain::{Description, DomainName, FragmentName, FragmentRef, FragmentStatus};
@@ -83,7 +83,7 @@ pub fn put_fragment(
     record_for(
         &mut tx,
         caller,
-        fragment_wrote("put_fragment", &saved.record.id),
+        fragment_wrote(Operation::PutFragment, &saved.record.id),
     )?;
     tx.commit()?;
     Ok(FragmentPut {
@@ -162,7 +162,7 @@ pub fn create_fragment(
     record_for(
         &mut tx,
         caller,
-        fragment_wrote("create_fragment", &fragment.id),
+        fragment_wrote(Operation::CreateFragment, &fragment.id),
     )?;
     tx.commit()?;
     Ok(FragmentCreated {
@@ -184,7 +184,11 @@ pub fn delete_fragment(
     if !console::delete_fragment(&mut tx, &caller.org.id, id)? {
         return Err(ApiError::NotFound);
     }
-    record_for(&mut tx, caller, fragment_wrote("delete_fragment", id))?;
+    record_for(
+        &mut tx,
+        caller,
+        fragment_wrote(Operation::DeleteFragment, id),
+    )?;
     tx.commit()?;
     let mut warnings = deleted_fragment_warnings(goes.default_of.as_deref(), goes.rules);
     warnings.extend(widened_warnings(&goes.widened));
@@ -229,7 +233,7 @@ fn deleted_fragment_warnings(default_of: Option<&str>, rules: i64) -> Vec<String
     default.into_iter().chain(targeted).collect()
 }
 
-fn fragment_wrote<'a>(operation: &'static str, id: &'a FragmentId) -> Wrote<'a> {
+fn fragment_wrote<'a>(operation: Operation, id: &'a FragmentId) -> Wrote<'a> {
     Wrote {
         operation,
         object_kind: "fragment",

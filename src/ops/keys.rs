@@ -2,7 +2,7 @@
 //! shows a key; `DELETE` revokes, keeping the first revocation date; the console deletes
 //! revoked keys.
 
-use super::{record, record_for, Caller, Scope, Wrote};
+use super::{record, record_for, Caller, Operation, Scope, Wrote};
 use crate::auth::{self, SecretKind};
 use crate::db::keys::{self, KeyRow};
 use crate::domain::KeyName;
@@ -31,7 +31,7 @@ pub fn create_key(
     let secret = auth::generate(SecretKind::DeliveryKey, prefix);
     let mut tx = db.transaction()?;
     let key = keys::create_key(&mut tx, &caller.org.id, name, &secret.hash, &secret.prefix)?;
-    record_for(&mut tx, caller, key_wrote("create_key", &key.id))?;
+    record_for(&mut tx, caller, key_wrote(Operation::CreateKey, &key.id))?;
     tx.commit()?;
     Ok(CreatedKey {
         key,
@@ -47,7 +47,7 @@ pub fn revoke_key(
 ) -> Result<KeyRow, ApiError> {
     let mut tx = db.transaction()?;
     let key = keys::revoke_key(&mut tx, &caller.org.id, id)?.ok_or(ApiError::NotFound)?;
-    record_for(&mut tx, caller, key_wrote("revoke_key", id))?;
+    record_for(&mut tx, caller, key_wrote(Operation::RevokeKey, id))?;
     tx.commit()?;
     Ok(key)
 }
@@ -73,13 +73,13 @@ pub fn delete_revoked_key(
         &mut tx,
         Some(&key.org_id),
         scope.actor(),
-        key_wrote("delete_key", id),
+        key_wrote(Operation::DeleteKey, id),
     )?;
     tx.commit()?;
     Ok(key)
 }
 
-fn key_wrote<'a>(operation: &'static str, id: &'a KeyId) -> Wrote<'a> {
+fn key_wrote<'a>(operation: Operation, id: &'a KeyId) -> Wrote<'a> {
     Wrote {
         operation,
         object_kind: "key",

@@ -4,7 +4,7 @@
 //! and it can be used once within 7 days. Each write is recorded in the audit log in its own
 //! transaction; the rule that an organisation keeps an owner is `db::people::change_membership`'s.
 
-use super::{record, record_for, Actor, Caller, Wrote};
+use super::{record, record_for, Actor, Caller, Operation, Wrote};
 use crate::auth;
 use crate::config::ConsoleUrl;
 use crate::db::people::{self, Link, LinkPurpose, MembershipChange, Person};
@@ -78,7 +78,11 @@ pub fn invite(
     };
     let (id, link) = new_link(&mut tx, url, &purpose, &caller.actor)?;
     let id = id.to_string();
-    record_for(&mut tx, caller, invitation_wrote("invite_member", &id))?;
+    record_for(
+        &mut tx,
+        caller,
+        invitation_wrote(Operation::InviteMember, &id),
+    )?;
     tx.commit()?;
     Ok(link)
 }
@@ -94,7 +98,11 @@ pub fn revoke_invitation(
         return Err(ApiError::NotFound);
     }
     let id = id.to_string();
-    record_for(&mut tx, caller, invitation_wrote("revoke_invitation", &id))?;
+    record_for(
+        &mut tx,
+        caller,
+        invitation_wrote(Operation::RevokeInvitation, &id),
+    )?;
     tx.commit()?;
     Ok(())
 }
@@ -106,7 +114,7 @@ pub fn change_role(
     person: &PersonId,
     role: Role,
 ) -> Result<(), ApiError> {
-    change_membership(db, caller, person, Some(role), "change_role")
+    change_membership(db, caller, person, Some(role), Operation::ChangeRole)
 }
 
 /// Removes a member from the caller's organisation.
@@ -115,7 +123,7 @@ pub fn remove_member(
     caller: &Caller,
     person: &PersonId,
 ) -> Result<(), ApiError> {
-    change_membership(db, caller, person, None, "remove_member")
+    change_membership(db, caller, person, None, Operation::RemoveMember)
 }
 
 fn change_membership(
@@ -123,7 +131,7 @@ fn change_membership(
     caller: &Caller,
     person: &PersonId,
     to: Option<Role>,
-    operation: &'static str,
+    operation: Operation,
 ) -> Result<(), ApiError> {
     let mut tx = db.transaction()?;
     match people::change_membership(&mut tx, &caller.org.id, person, to)? {
@@ -151,7 +159,7 @@ pub fn password_link(
 ) -> Result<String, ApiError> {
     let mut tx = db.transaction()?;
     let link = reset_link(&mut tx, url, person, actor)?;
-    record_in_orgs_of(&mut tx, person, actor, "password_link")?;
+    record_in_orgs_of(&mut tx, person, actor, Operation::PasswordLink)?;
     tx.commit()?;
     Ok(link)
 }
@@ -171,7 +179,7 @@ pub fn create_person(
     if let Access::Member { org_id, role } = access {
         people::add_membership(&mut tx, org_id, &person.id, *role)?;
     }
-    record_in_orgs_of(&mut tx, &person, actor, "create_person")?;
+    record_in_orgs_of(&mut tx, &person, actor, Operation::CreatePerson)?;
     let link = reset_link(&mut tx, url, &person, actor)?;
     tx.commit()?;
     Ok((person, link))
@@ -212,10 +220,12 @@ pub fn use_link(
     match &link.purpose {
         LinkPurpose::Invitation { org_id, role, .. } => {
             people::add_membership(&mut tx, org_id, &person.id, *role)?;
-            let wrote = person_wrote("join", &person.id);
+            let wrote = person_wrote(Operation::Join, &person.id);
             record(&mut tx, Some(org_id), &actor, wrote)?;
         }
-        LinkPurpose::Reset { .. } => record_in_orgs_of(&mut tx, &person, &actor, "set_password")?,
+        LinkPurpose::Reset { .. } => {
+            record_in_orgs_of(&mut tx, &person, &actor, Operation::SetPassword)?
+        }
     }
     tx.commit()?;
     Ok(Some(person))
@@ -236,7 +246,7 @@ fn record_in_orgs_of(
     tx: &mut Transaction,
     person: &Person,
     actor: &Actor,
-    operation: &'static str,
+    operation: Operation,
 ) -> Result<(), ApiError> {
     let orgs = people::orgs_of(tx, &person.id)?;
     if orgs.is_empty() {
@@ -248,7 +258,7 @@ fn record_in_orgs_of(
     Ok(())
 }
 
-fn person_wrote<'a>(operation: &'static str, id: &'a PersonId) -> Wrote<'a> {
+fn person_wrote<'a>(operation: Operation, id: &'a PersonId) -> Wrote<'a> {
     Wrote {
         operation,
         object_kind: "person",
@@ -256,7 +266,7 @@ fn person_wrote<'a>(operation: &'static str, id: &'a PersonId) -> Wrote<'a> {
     }
 }
 
-fn invitation_wrote<'a>(operation: &'static str, id: &'a str) -> Wrote<'a> {
+fn invitation_wrote<'a>(operation: Operation, id: &'a str) -> Wrote<'a> {
     Wrote {
         operation,
         object_kind: "invitation",

@@ -104,10 +104,86 @@ pub struct Saved<T> {
     pub created: bool,
 }
 
-/// What a write did, as the audit log records it: the operation (`/v1`'s operation ids, the
-/// console's action names) and the object, by kind and id (or domain, for a site).
+/// The writes the audit log records: `/v1`'s operation ids and the names of the console's
+/// and the CLI's actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    ChangeRole,
+    CreateCard,
+    CreateFragment,
+    CreateKey,
+    CreateOrg,
+    CreatePerson,
+    CreateRoute,
+    CreateToken,
+    DeleteCard,
+    DeleteDefaultFragment,
+    DeleteFragment,
+    DeleteKey,
+    DeleteRoute,
+    DeleteSite,
+    DeleteToken,
+    EditCard,
+    InviteMember,
+    Join,
+    PasswordLink,
+    PutDefaultFragment,
+    PutFragment,
+    PutSite,
+    RemoveMember,
+    ReplaceEligibility,
+    ReplaceRoutes,
+    RevokeInvitation,
+    RevokeKey,
+    RevokeToken,
+    SetCardStatus,
+    SetPassword,
+    SetPlatformEligibility,
+}
+
+impl Operation {
+    /// The name the audit log stores.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::ChangeRole => "change_role",
+            Operation::CreateCard => "create_card",
+            Operation::CreateFragment => "create_fragment",
+            Operation::CreateKey => "create_key",
+            Operation::CreateOrg => "create_org",
+            Operation::CreatePerson => "create_person",
+            Operation::CreateRoute => "create_route",
+            Operation::CreateToken => "create_token",
+            Operation::DeleteCard => "delete_card",
+            Operation::DeleteDefaultFragment => "delete_default_fragment",
+            Operation::DeleteFragment => "delete_fragment",
+            Operation::DeleteKey => "delete_key",
+            Operation::DeleteRoute => "delete_route",
+            Operation::DeleteSite => "delete_site",
+            Operation::DeleteToken => "delete_token",
+            Operation::EditCard => "edit_card",
+            Operation::InviteMember => "invite_member",
+            Operation::Join => "join",
+            Operation::PasswordLink => "password_link",
+            Operation::PutDefaultFragment => "put_default_fragment",
+            Operation::PutFragment => "put_fragment",
+            Operation::PutSite => "put_site",
+            Operation::RemoveMember => "remove_member",
+            Operation::ReplaceEligibility => "replace_eligibility",
+            Operation::ReplaceRoutes => "replace_routes",
+            Operation::RevokeInvitation => "revoke_invitation",
+            Operation::RevokeKey => "revoke_key",
+            Operation::RevokeToken => "revoke_token",
+            Operation::SetCardStatus => "set_card_status",
+            Operation::SetPassword => "set_password",
+            Operation::SetPlatformEligibility => "set_platform_eligibility",
+        }
+    }
+}
+
+/// What a write did, as the audit log records it: the operation and the object, by kind and
+/// id (or domain, for a site).
 struct Wrote<'a> {
-    operation: &'static str,
+    operation: Operation,
     object_kind: &'static str,
     object: &'a str,
 }
@@ -123,7 +199,7 @@ fn record(
         org_id: org,
         actor_kind: actor.kind(),
         actor: actor.label(),
-        operation: wrote.operation,
+        operation: wrote.operation.as_str(),
         object_kind: wrote.object_kind,
         object: wrote.object,
     };

@@ -1,7 +1,7 @@
 //! Organisations: who a token acts for (`GET /v1/me`), an organisation opened by the operator
 //! (the CLI's `--org`), and a new organisation.
 
-use super::{record, Actor, Caller, Wrote};
+use super::{record, Actor, Caller, Operation, Wrote};
 use crate::db::orgs::{self, Org};
 use crate::domain::OrgName;
 use crate::error::ApiError;
@@ -42,7 +42,7 @@ pub fn create_org(
     let mut tx = db.transaction()?;
     let org = orgs::create_org(&mut tx, name)?;
     let wrote = Wrote {
-        operation: "create_org",
+        operation: Operation::CreateOrg,
         object_kind: "org",
         object: org.id.as_str(),
     };

@@ -3,7 +3,7 @@
 //! replacements end with one of the written lists.
 
 use super::sites::{locked_site, site};
-use super::{conflict_on_unique, record_for, Caller, Wrote, CHANGED_MEANWHILE};
+use super::{conflict_on_unique, record_for, Caller, Operation, Wrote, CHANGED_MEANWHILE};
 use crate::db::{self, routes::NewRoute, routes::RouteRow};
 use crate::domain::{CanonicalPath, DomainName, FragmentRef, MatchMode};
 use crate::error::ApiError;
@@ -61,7 +61,11 @@ pub fn create_route(
     }
     let created = db::routes::insert_route(&mut tx, site.id, &new_route)
         .map_err(conflict_on_unique("path_prefix", RULE_EXISTS))?;
-    record_for(&mut tx, caller, route_wrote("create_route", &created.id))?;
+    record_for(
+        &mut tx,
+        caller,
+        route_wrote(Operation::CreateRoute, &created.id),
+    )?;
     tx.commit()?;
     Ok(created)
 }
@@ -87,7 +91,7 @@ pub fn replace_routes(
         .map_err(conflict_on_unique("routes", CHANGED_MEANWHILE))?;
     let stored = db::routes::list_routes(&mut tx, site.id)?;
     let wrote = Wrote {
-        operation: "replace_routes",
+        operation: Operation::ReplaceRoutes,
         object_kind: "site",
         object: domain.as_str(),
     };
@@ -106,12 +110,12 @@ pub fn delete_route(
     let mut tx = db.transaction()?;
     let site = site(&mut tx, caller, domain)?;
     let removed = db::routes::delete_route(&mut tx, site.id, id)?.ok_or(ApiError::NotFound)?;
-    record_for(&mut tx, caller, route_wrote("delete_route", id))?;
+    record_for(&mut tx, caller, route_wrote(Operation::DeleteRoute, id))?;
     tx.commit()?;
     Ok(removed)
 }
 
-fn route_wrote<'a>(operation: &'static str, id: &'a RouteId) -> Wrote<'a> {
+fn route_wrote<'a>(operation: Operation, id: &'a RouteId) -> Wrote<'a> {
     Wrote {
         operation,
         object_kind: "route",

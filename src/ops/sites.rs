@@ -1,7 +1,7 @@
 //! Sites: list, create or update (`PUT /v1/sites/{domain}`), the site default fragment, and the
 //! console's deletion of a site with everything in it.
 
-use super::{record_for, Caller, Saved, Wrote, CHANGED_MEANWHILE};
+use super::{record_for, Caller, Operation, Saved, Wrote, CHANGED_MEANWHILE};
 use crate::db::{self, console, fragments::FragmentRow, sites::SiteRow};
 use crate::domain::{DomainName, FragmentRef, SiteName};
 use crate::error::ApiError;
@@ -59,7 +59,7 @@ pub fn put_site(
         },
         None => create_site(&mut tx, caller, domain, write)?,
     };
-    record_for(&mut tx, caller, site_wrote("put_site", domain))?;
+    record_for(&mut tx, caller, site_wrote(Operation::PutSite, domain))?;
     tx.commit()?;
     Ok(saved)
 }
@@ -119,7 +119,11 @@ pub fn put_default_fragment(
     let fragment = active_fragment(&mut tx, &site, fragment_ref, "ref")?;
     db::sites::update_site(&mut tx, site.id, None, Some(&fragment.id))?;
     let site = db::sites::site_by_id(&mut tx, site.id)?;
-    record_for(&mut tx, caller, site_wrote("put_default_fragment", domain))?;
+    record_for(
+        &mut tx,
+        caller,
+        site_wrote(Operation::PutDefaultFragment, domain),
+    )?;
     tx.commit()?;
     Ok(site)
 }
@@ -137,7 +141,7 @@ pub fn delete_default_fragment(
     record_for(
         &mut tx,
         caller,
-        site_wrote("delete_default_fragment", domain),
+        site_wrote(Operation::DeleteDefaultFragment, domain),
     )?;
     tx.commit()?;
     Ok(site)
@@ -155,7 +159,7 @@ pub fn delete_site(
     if !console::delete_site(&mut tx, &caller.org.id, domain)? {
         return Err(ApiError::NotFound);
     }
-    record_for(&mut tx, caller, site_wrote("delete_site", domain))?;
+    record_for(&mut tx, caller, site_wrote(Operation::DeleteSite, domain))?;
     tx.commit()?;
     Ok(SiteDeleted {
         domain: domain.clone(),
@@ -196,7 +200,7 @@ pub(super) fn widened_warnings(card_ids: &[CardId]) -> Vec<String> {
         .collect()
 }
 
-fn site_wrote<'a>(operation: &'static str, domain: &'a DomainName) -> Wrote<'a> {
+fn site_wrote<'a>(operation: Operation, domain: &'a DomainName) -> Wrote<'a> {
     Wrote {
         operation,
         object_kind: "site",

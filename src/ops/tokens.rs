@@ -1,7 +1,7 @@
 //! Management tokens, a console action (owners only there): create (the token shown once),
 //! revoke, delete, list (never the token itself).
 
-use super::{record, record_for, Caller, Scope, Wrote};
+use super::{record, record_for, Caller, Operation, Scope, Wrote};
 use crate::auth::{self, SecretKind};
 use crate::db::orgs::{self, Creator, TokenRow};
 use crate::domain::TokenName;
@@ -29,7 +29,11 @@ pub fn create_token(
     let mut tx = db.transaction()?;
     let org_id = &caller.org.id;
     let token = orgs::create_token(&mut tx, org_id, name, &secret.hash, &secret.prefix, creator)?;
-    record_for(&mut tx, caller, token_wrote("create_token", &token.id))?;
+    record_for(
+        &mut tx,
+        caller,
+        token_wrote(Operation::CreateToken, &token.id),
+    )?;
     tx.commit()?;
     Ok(CreatedToken {
         token,
@@ -43,7 +47,7 @@ pub fn revoke_token(
     scope: Scope,
     id: &TokenId,
 ) -> Result<TokenRow, ApiError> {
-    change_token(db, scope, id, "revoke_token", |tx, id| {
+    change_token(db, scope, id, Operation::RevokeToken, |tx, id| {
         orgs::revoke_token(tx, id)
     })
 }
@@ -54,7 +58,7 @@ pub fn delete_token(
     scope: Scope,
     id: &TokenId,
 ) -> Result<TokenRow, ApiError> {
-    change_token(db, scope, id, "delete_token", |tx, id| {
+    change_token(db, scope, id, Operation::DeleteToken, |tx, id| {
         orgs::delete_token(tx, id)
     })
 }
@@ -64,7 +68,7 @@ fn change_token(
     db: &mut impl GenericClient,
     scope: Scope,
     id: &TokenId,
-    operation: &'static str,
+    operation: Operation,
     change: fn(&mut Transaction, &TokenId) -> Result<Option<TokenRow>, postgres::Error>,
 ) -> Result<TokenRow, ApiError> {
     let mut tx = db.transaction()?;
@@ -89,7 +93,7 @@ pub fn list_tokens(
     Ok(orgs::list_tokens(db, &caller.org.id)?)
 }
 
-fn token_wrote<'a>(operation: &'static str, id: &'a TokenId) -> Wrote<'a> {
+fn token_wrote<'a>(operation: Operation, id: &'a TokenId) -> Wrote<'a> {
     Wrote {
         operation,
         object_kind: "token",
