@@ -2,8 +2,9 @@
 # scripts/test.sh [CARGO TEST ARGS...]: every check and test, each run whatever the earlier ones
 # gave: the module graph (scripts/check-deps.py: no cycle between src/'s top-level modules, db/
 # above nothing, SQL only in db/, may's io only in http/), rustfmt, clippy (warnings are
-# errors), cargo test (every target, then the doctests), then the edge recipes' tests, each
-# against the shared cases of edge/cases/ in its real runtime, and edge/front/test.sh, nginx in
+# errors; every feature), cargo test (every target, then the doctests; with the feature
+# external-tools: the tests that need the tools installed below), then the edge recipes'
+# tests, each against the shared cases of edge/cases/ in its real runtime, and edge/front/test.sh, nginx in
 # front of a release build of `agentcard edge`.
 # Exit 0 when all passed; the last line counts what ran: `total: N passed, M failed` over the
 # three checks, cargo's tests and the recipes' cases (a step that failed without counting a
@@ -121,11 +122,11 @@ counted_run() {
 
 check "scripts/check-deps.py (the module graph points one way; SQL and may stay home)" python3 scripts/check-deps.py
 check "cargo fmt --all -- --check" cargo fmt --all -- --check
-check "cargo clippy --all-targets${locked[*]:+ ${locked[*]}} -- -D warnings" \
-	cargo clippy --all-targets "${locked[@]}" -- -D warnings
+check "cargo clippy --all-targets --all-features${locked[*]:+ ${locked[*]}} -- -D warnings" \
+	cargo clippy --all-targets --all-features "${locked[@]}" -- -D warnings
 
-step "cargo test --all-targets --no-fail-fast${locked[*]:+ ${locked[*]}}${*:+ $*}"
-counted_run cargo_counts cargo test --all-targets --no-fail-fast "${locked[@]}" "$@"
+step "cargo test --all-targets --features external-tools --no-fail-fast${locked[*]:+ ${locked[*]}}${*:+ $*}"
+counted_run cargo_counts cargo test --all-targets --features external-tools --no-fail-fast "${locked[@]}" "$@"
 # --all-targets leaves the doctests out; one of them proves that two kinds of id cannot be
 # swapped (src/ids.rs), by failing to compile.
 echo "agentcard: the browser journeys' screenshots: $PWD/target/tmp/browser-screenshots" >&2

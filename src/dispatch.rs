@@ -4,7 +4,7 @@
 use crate::app::App;
 use crate::http::{self, host_without_port, Request, Response, Service};
 use crate::metrics::{Counter, Histogram, HistogramReading, PerThread};
-use crate::router::{self, Area, HostRole};
+use crate::router::{self, Area, CountedArea, HostRole};
 use crate::{api, console, contact, health};
 use std::sync::Arc;
 use std::time::Instant;
@@ -16,10 +16,10 @@ const STATUSES: usize = 500;
 /// The service as the HTTP layer calls it.
 pub struct Dispatch {
     app: Arc<App>,
-    counts: PerThread<[AreaCounts; Area::COUNTED.len()]>,
+    counts: PerThread<[AreaCounts; CountedArea::ALL.len()]>,
 }
 
-/// A worker thread's counts of the answers of one area (of `Area::COUNTED`).
+/// A worker thread's counts of the answers of one area (at its `CountedArea::index`).
 struct AreaCounts {
     statuses: [Counter; STATUSES],
     durations: Histogram,
@@ -43,11 +43,11 @@ impl Dispatch {
     /// The answers so far, by area and status: the pairs that occurred.
     pub fn counts_by_status(&self) -> Vec<((&'static str, u16), u64)> {
         let mut counts = Vec::new();
-        for (area, name) in Area::COUNTED.into_iter().enumerate() {
+        for area in CountedArea::ALL {
             for (i, status) in (FIRST_STATUS..).take(STATUSES).enumerate() {
-                let n = self.counts.sum(|c| &c[area].statuses[i]);
+                let n = self.counts.sum(|c| &c[area.index()].statuses[i]);
                 if n > 0 {
-                    counts.push(((name, status), n));
+                    counts.push(((area.as_str(), status), n));
                 }
             }
         }
@@ -56,14 +56,14 @@ impl Dispatch {
 
     /// The answers' durations so far, by area, every area listed.
     pub fn durations(&self) -> Vec<(&'static str, HistogramReading)> {
-        let durations = |area: usize| self.counts.histogram(|c| &c[area].durations);
-        (Area::COUNTED.into_iter().enumerate())
-            .map(|(area, name)| (name, durations(area)))
+        let durations = |area: CountedArea| self.counts.histogram(|c| &c[area.index()].durations);
+        (CountedArea::ALL.into_iter())
+            .map(|area| (area.as_str(), durations(area)))
             .collect()
     }
 
     fn count(&self, area: Area, status: u16, started: Instant) {
-        let area = area.counted_as();
+        let area = area.counted().index();
         let status = usize::from(status.saturating_sub(FIRST_STATUS)).min(STATUSES - 1);
         let counts = self.counts.slot();
         counts.add(|c| &c[area].statuses[status], 1);

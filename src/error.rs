@@ -7,7 +7,6 @@
 
 use crate::db;
 use crate::domain::Invalid;
-use crate::failure_log::FailureLog;
 use crate::http::{self, Response, BODY_LIMIT};
 use serde_json::Value;
 
@@ -154,10 +153,6 @@ impl From<Invalid> for ApiError {
     }
 }
 
-/// The management API's (and the contact form's) use of the database: an outage is said once,
-/// not once per request.
-pub static DATABASE_ACCESS: FailureLog = FailureLog::new("database access of the management API");
-
 impl ApiError {
     /// An unexpected failure: its cause goes to the log, the client gets `internal error`.
     pub fn internal(cause: impl std::fmt::Display) -> ApiError {
@@ -167,11 +162,12 @@ impl ApiError {
     }
 }
 
+/// The database being unavailable changes no state here: the pool follows it and says the
+/// outage in the log once (`pool`); a request only fails with it.
 impl From<postgres::Error> for ApiError {
     fn from(error: postgres::Error) -> Self {
         let cause = db::describe(&error);
         if db::is_unavailable(&error) {
-            DATABASE_ACCESS.failed(&cause);
             ApiError::Internal(cause)
         } else {
             ApiError::internal(cause)
@@ -182,10 +178,8 @@ impl From<postgres::Error> for ApiError {
 impl From<r2d2::Error> for ApiError {
     fn from(error: r2d2::Error) -> Self {
         // The pool gives up a checkout only when no connection can be made: the database is
-        // unavailable.
-        let cause = format!("no database connection: {error}");
-        DATABASE_ACCESS.failed(&cause);
-        ApiError::Internal(cause)
+        // unavailable, and the pool has marked it so.
+        ApiError::Internal(format!("no database connection: {error}"))
     }
 }
 

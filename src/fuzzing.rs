@@ -4,7 +4,8 @@
 //! a property fails: the fuzzer reports the panic as a crash. The properties live here, next to
 //! the code they check, so a fuzz target is one line, and `cargo test` replays every kept input
 //! (`fuzz/corpus/<target>/`, `fuzz/regressions/<target>/`) through the same functions without a
-//! fuzzer toolchain. Nothing in the crate uses this module; it is public only for `fuzz/`.
+//! fuzzer toolchain. Nothing in the crate uses this module; it is public only for `fuzz/`, and
+//! compiled only for it (feature `fuzzing`) and for the unit tests.
 //!
 //! The parsers that read `&str` get the longest valid UTF-8 start of the bytes (what
 //! `arbitrary` gives for `&str`), so no input is wasted on an early return.

@@ -23,6 +23,9 @@ pub mod domain;
 pub mod edge;
 pub mod error;
 mod failure_log;
+// The fuzz targets' properties: compiled for `fuzz/` (its feature) and for the replay of the
+// kept inputs (`cargo test`), never into the service.
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 mod health;

@@ -5,6 +5,7 @@
 //! charged together: a request charges its token's and its writes' limits only if both have
 //! room.
 
+use crate::ids::TokenId;
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
@@ -29,8 +30,8 @@ const SWEEP_EVERY: u32 = 1024;
 /// A rate limit and what it applies to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Limit {
-    Token(String),
-    TokenWrites(String),
+    Token(TokenId),
+    TokenWrites(TokenId),
     FailedAuth(IpAddr),
     IpWithToken(IpAddr),
     Contact(IpAddr),
@@ -168,8 +169,9 @@ mod tests {
     #[test]
     fn the_121st_request_and_the_61st_write_are_refused() {
         let limiter = RateLimiter::default();
-        let token = || Limit::Token("mgt_a".into());
-        let writes = || Limit::TokenWrites("mgt_a".into());
+        let (a, b) = (TokenId::generate(), TokenId::generate());
+        let token = || Limit::Token(a.clone());
+        let writes = || Limit::TokenWrites(a.clone());
         for _ in 0..60 {
             assert!(limiter.try_charge(&[token(), writes()]));
         }
@@ -178,18 +180,19 @@ mod tests {
             assert!(limiter.try_charge(&[token()]));
         }
         assert!(!limiter.try_charge(&[token()]));
-        assert!(limiter.try_charge(&[Limit::Token("mgt_b".into())]));
+        assert!(limiter.try_charge(&[Limit::Token(b)]));
         assert_eq!(limiter.refusals(), 2);
     }
 
     #[test]
     fn a_refused_charge_charges_nothing() {
         let limiter = RateLimiter::default();
-        let writes = Limit::TokenWrites("t".into());
+        let id = TokenId::generate();
+        let writes = Limit::TokenWrites(id.clone());
         for _ in 0..60 {
             limiter.charge(writes.clone());
         }
-        let token = Limit::Token("t".into());
+        let token = Limit::Token(id);
         assert!(!limiter.try_charge(&[token.clone(), writes]));
         assert!(limiter.has_room(&[token]));
     }

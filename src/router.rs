@@ -28,28 +28,60 @@ pub enum Area {
 }
 
 impl Area {
-    /// The areas as the operator metrics count requests: `/v1` on a host that does not serve
-    /// it counts under `management`, whose `404` it answers.
-    pub const COUNTED: [&'static str; 7] = [
-        "management",
-        "fragment",
-        "health",
-        "ready",
-        "contact",
-        "not_found",
-        "console",
+    /// The area the operator metrics count this one under: `/v1` on a host that does not
+    /// serve it counts under `management`, whose `404` it answers.
+    pub fn counted(self) -> CountedArea {
+        match self {
+            Area::Management | Area::ManagementNotFound => CountedArea::Management,
+            Area::Fragment => CountedArea::Fragment,
+            Area::Health => CountedArea::Health,
+            Area::Ready => CountedArea::Ready,
+            Area::Contact => CountedArea::Contact,
+            Area::NotFound => CountedArea::NotFound,
+            Area::Console => CountedArea::Console,
+        }
+    }
+}
+
+/// The areas as the operator metrics count requests (their `area` label).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountedArea {
+    Management,
+    Fragment,
+    Health,
+    Ready,
+    Contact,
+    NotFound,
+    Console,
+}
+
+impl CountedArea {
+    /// Every counted area, each at its [`CountedArea::index`].
+    pub const ALL: [CountedArea; 7] = [
+        CountedArea::Management,
+        CountedArea::Fragment,
+        CountedArea::Health,
+        CountedArea::Ready,
+        CountedArea::Contact,
+        CountedArea::NotFound,
+        CountedArea::Console,
     ];
 
-    /// This area's index in [`Area::COUNTED`].
-    pub fn counted_as(self) -> usize {
+    /// This area's place in [`CountedArea::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The `area` label.
+    pub fn as_str(self) -> &'static str {
         match self {
-            Area::Management | Area::ManagementNotFound => 0,
-            Area::Fragment => 1,
-            Area::Health => 2,
-            Area::Ready => 3,
-            Area::Contact => 4,
-            Area::NotFound => 5,
-            Area::Console => 6,
+            CountedArea::Management => "management",
+            CountedArea::Fragment => "fragment",
+            CountedArea::Health => "health",
+            CountedArea::Ready => "ready",
+            CountedArea::Contact => "contact",
+            CountedArea::NotFound => "not_found",
+            CountedArea::Console => "console",
         }
     }
 }
@@ -90,13 +122,20 @@ mod tests {
             Area::NotFound,
             Area::Console,
         ];
-        let names = areas.map(|area| Area::COUNTED[area.counted_as()]);
+        let names = areas.map(|area| area.counted().as_str());
         let expected = "management management fragment health ready contact not_found console";
         assert_eq!(
             names.join(" "),
             expected,
             "/v1 on another host counts as management"
         );
+    }
+
+    #[test]
+    fn each_counted_area_is_at_its_index() {
+        for (i, area) in CountedArea::ALL.into_iter().enumerate() {
+            assert_eq!(area.index(), i, "{area:?}");
+        }
     }
 
     #[test]

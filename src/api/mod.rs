@@ -13,7 +13,7 @@ use crate::app::App;
 use crate::auth::{self, Presented};
 use crate::db::{self, orgs::TokenOwner};
 use crate::domain::{DomainName, FragmentRef};
-use crate::error::{ApiError, DATABASE_ACCESS, RETRY_AFTER_SECONDS};
+use crate::error::{ApiError, RETRY_AFTER_SECONDS};
 use crate::http::{media_type, Body, Request, Response, BODY_LIMIT};
 use crate::limits::{Limit, POLICY_HEADER};
 use crate::ops::Caller;
@@ -105,7 +105,7 @@ pub fn not_served(app: &App) -> Response {
 fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, ApiError> {
     let (owner, db) = authenticate(app, request, client_ip)?;
     let is_write = matches!(request.method(), "PUT" | "POST" | "DELETE");
-    let token = owner.token_id.to_string();
+    let token = owner.token_id.clone();
     let charged = if is_write {
         app.limiter
             .try_charge(&[Limit::Token(token.clone()), Limit::TokenWrites(token)])
@@ -200,10 +200,7 @@ fn read_body(request: &Request) -> Result<Value, ApiError> {
 /// Encodes an outcome with the headers every management response carries.
 fn respond(app: &App, outcome: Result<Reply, ApiError>) -> Response {
     let response = match outcome {
-        Ok(reply) => {
-            DATABASE_ACCESS.succeeded();
-            Response::json(reply.status, &reply.body)
-        }
+        Ok(reply) => Response::json(reply.status, &reply.body),
         Err(error) => error_response(app, &error),
     };
     response

@@ -82,6 +82,7 @@ pub fn canonical_page_path(path: &str) -> Option<String> {
 
 /// [`canonical_page_path`] by the general steps alone, without the fast path for a path
 /// canonical already: `crate::fuzzing` checks that the two agree.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn canonical_page_path_by_steps(path: &str) -> Option<String> {
     canonical_steps(path, PAGE_LIMITS).ok()
 }

@@ -63,6 +63,7 @@ impl PendingCard {
     }
 
     /// A call that has already answered (for the tests and the fuzz targets of the rewriter).
+    #[cfg(any(test, feature = "fuzzing"))]
     pub fn answered(answer: Result<Card, Failure>) -> PendingCard {
         let (sender, receiver) = mpsc::channel();
         sender.send(answer).expect("the receiver is here");

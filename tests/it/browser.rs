@@ -11,6 +11,10 @@ use std::path::Path;
 const OWNER_EMAIL: &str = "owner@journey.example";
 
 #[test]
+#[cfg_attr(
+    not(feature = "external-tools"),
+    ignore = "needs Chromium, chromedriver, selenium and axe-core: cargo test --features external-tools"
+)]
 fn an_owner_and_a_member_do_the_console_only_tasks_in_a_browser() {
     let browser_tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
     assert!(

@@ -2,23 +2,38 @@
 //! database, refusals shown next to their field with nothing written, the form token and
 //! origin checks on every card form, the audit log, and the same rules and messages as `/v1`.
 
-use crate::console_fixtures::{assert_labelled, assert_secured, person, Browser};
-use crate::harness::{db, tenant, Resp, Tenant};
+use crate::console_fixtures::{assert_labelled, assert_secured, person_in, Browser};
+use crate::harness::{own_server, Resp, Tenant, TestServer};
 use agentcard::domain::Role;
 use serde_json::{json, Value};
+use std::sync::OnceLock;
+
+/// This module's server, shared by its tests: `/v1/cards` lists every platform card, other
+/// modules' tests make some, and none is made here.
+fn server() -> &'static TestServer {
+    static SERVER: OnceLock<TestServer> = OnceLock::new();
+    SERVER.get_or_init(own_server)
+}
 
 /// An organisation with a `/v1` token to read back with, and a member signed in to it.
 struct Desk {
     api: Tenant,
     email: String,
     member: Browser,
+    server: &'static TestServer,
 }
 
 fn desk() -> Desk {
-    let api = tenant();
-    let email = person(Some(&api.org_id), Role::Member);
-    let member = Browser::signed_in(&email);
-    Desk { api, email, member }
+    let server = server();
+    let api = server.tenant();
+    let email = person_in(&mut server.db(), Some(&api.org_id), Role::Member);
+    let member = Browser::signed_in_to(server, &email);
+    Desk {
+        api,
+        email,
+        member,
+        server,
+    }
 }
 
 /// A card form's fields, every one filled; `changes` replace some.
@@ -45,14 +60,12 @@ fn card_form<'a>(changes: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
 }
 
 impl Desk {
-    /// The organisation's own cards as `/v1/cards` lists them (other tests' platform cards,
-    /// which every organisation sees, left out).
+    /// The cards as `/v1/cards` lists them (every one the organisation's: this module's server
+    /// has no platform card).
     fn cards(&self) -> Vec<Value> {
         let resp = self.api.client.get("/v1/cards");
         assert_eq!(resp.status, 200, "{}", resp.text());
-        let items = resp.json()["items"].as_array().unwrap().clone();
-        let own = |card: &Value| card["account_id"] == self.api.org_id.as_str();
-        items.into_iter().filter(own).collect()
+        resp.json()["items"].as_array().unwrap().clone()
     }
 
     fn card(&self, id: &str) -> Option<Value> {
@@ -72,14 +85,16 @@ impl Desk {
 
     /// The audit log's entries of this organisation: (actor, operation, object), oldest first.
     fn audit(&self) -> Vec<(String, String, String)> {
-        db().query(
-            "SELECT actor, operation, object FROM audit_log WHERE org_id = $1 ORDER BY id",
-            &[&self.api.org_id],
-        )
-        .unwrap()
-        .iter()
-        .map(|row| (row.get(0), row.get(1), row.get(2)))
-        .collect()
+        self.server
+            .db()
+            .query(
+                "SELECT actor, operation, object FROM audit_log WHERE org_id = $1 ORDER BY id",
+                &[&self.api.org_id],
+            )
+            .unwrap()
+            .iter()
+            .map(|row| (row.get(0), row.get(1), row.get(2)))
+            .collect()
     }
 }
 
@@ -288,7 +303,8 @@ fn eligibility_is_chosen_among_the_organisation_fragments() {
     // A fragment made in the console has no reference: it is named by its name.
     let args = ["admin", "fragment", "create", "--org", &desk.api.org_id];
     let more = ["--domain", "elig.example", "--name", "Sidebar"];
-    let (ok, _, err) = crate::fixtures::agentcard(&[&args[..], &more[..]].concat(), &[]);
+    let on_the_desk = [("DATABASE_URL", desk.server.database_url.as_str())];
+    let (ok, _, err) = crate::fixtures::agentcard(&[&args[..], &more[..]].concat(), &on_the_desk);
     assert!(ok, "{err}");
     let id = desk.create(&[]);
     let page = desk.member.get(&format!("/cards/{id}/eligibility"));
@@ -315,7 +331,7 @@ fn eligibility_is_chosen_among_the_organisation_fragments() {
     let page = desk.member.get(&format!("/cards/{id}/eligibility")).text();
     assert!(page.contains("<li>elig.example /world</li>"), "{page}");
     // A fragment of another organisation, or no fragment id at all: refused, list unchanged.
-    let foreign = tenant();
+    let foreign = desk.server.tenant();
     assert_eq!(
         foreign
             .client
@@ -356,7 +372,7 @@ fn fragment_id(desk: &Desk, reference: &str) -> String {
 fn another_organisation_cannot_reach_the_cards() {
     let desk = desk();
     let id = desk.create(&[]);
-    let stranger = desk_of_another_organisation();
+    let stranger = desk_of_another_organisation(desk.server);
     for path in [
         format!("/cards/{id}"),
         format!("/cards/{id}/delete"),
@@ -381,8 +397,12 @@ fn another_organisation_cannot_reach_the_cards() {
     assert!(!stranger.get("/cards").text().contains(&id));
 }
 
-fn desk_of_another_organisation() -> Browser {
-    Browser::signed_in(&person(Some(&tenant().org_id), Role::Owner))
+fn desk_of_another_organisation(server: &TestServer) -> Browser {
+    let org = server.tenant().org_id;
+    Browser::signed_in_to(
+        server,
+        &person_in(&mut server.db(), Some(&org), Role::Owner),
+    )
 }
 
 #[test]

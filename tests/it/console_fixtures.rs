@@ -2,7 +2,7 @@
 //! form token, posts from the console's origin), people and organisations to sign in with, and
 //! the checks every console page gets.
 
-use crate::harness::{db, server, Client, Resp, CONSOLE_HOST};
+use crate::harness::{db, server, Client, Resp, TestServer, CONSOLE_HOST};
 use agentcard::db::{self, people};
 use agentcard::domain::{Email, NewPassword, OrgName, Role};
 use agentcard::ids::{self, OrgId, PersonId};
@@ -13,9 +13,7 @@ use std::sync::OnceLock;
 pub const COOKIE: &str = "agentcard_session";
 
 pub fn console() -> Client {
-    Client::new(server().addr)
-        .host(CONSOLE_HOST)
-        .ip(&crate::harness::next_client_ip())
+    Browser::new().client
 }
 
 /// Every console answer carries these, whatever its status.
@@ -52,28 +50,35 @@ pub const PASSWORD: &str = "correct horse battery";
 
 /// A person with a password, member of `org` as `role` (none: no membership).
 pub fn person(org: Option<&str>, role: Role) -> String {
-    let (email, id) = with_password(format!("{}@example.org", ids::new_id("p_")), false);
+    person_in(&mut db(), org, role)
+}
+
+/// [`person`] in the database of `db` (an [`own_server`](crate::harness::own_server)'s).
+pub fn person_in(db: &mut postgres::Client, org: Option<&str>, role: Role) -> String {
+    let email = format!("{}@example.org", ids::new_id("p_"));
+    let id = with_password(db, email.clone(), false);
     if let Some(org) = org {
-        people::add_membership(&mut db(), &org_id(org), &id, role).unwrap();
+        people::add_membership(db, &org_id(org), &id, role).unwrap();
     }
     email
 }
 
 /// Support staff with a password, member of no organisation.
 pub fn support_person() -> String {
-    with_password(format!("{}@support.example", ids::new_id("s_")), true).0
+    let email = format!("{}@support.example", ids::new_id("s_"));
+    with_password(&mut db(), email.clone(), true);
+    email
 }
 
-fn with_password(email: String, support: bool) -> (String, PersonId) {
-    let mut db = db();
-    let made = people::create_person(&mut db, &Email::parse(&email).unwrap(), support)
+fn with_password(db: &mut postgres::Client, email: String, support: bool) -> PersonId {
+    let made = people::create_person(db, &Email::parse(&email).unwrap(), support)
         .unwrap()
         .unwrap();
     let hash = hashing()
         .hash(&NewPassword::parse(PASSWORD).unwrap())
         .unwrap();
-    people::set_password(&mut db, &made.id, &hash).unwrap();
-    (email, made.id)
+    people::set_password(db, &made.id, &hash).unwrap();
+    made.id
 }
 
 fn hashing() -> &'static Passwords {
@@ -102,15 +107,28 @@ pub struct Browser {
 
 impl Browser {
     pub fn new() -> Browser {
+        Browser::of(server())
+    }
+
+    /// A browser of the console of `server`.
+    pub fn of(server: &TestServer) -> Browser {
         Browser {
-            client: console(),
+            client: server
+                .client()
+                .host(CONSOLE_HOST)
+                .ip(&crate::harness::next_client_ip()),
             cookie: None,
         }
     }
 
     /// A browser of this person, signed in.
     pub fn signed_in(email: &str) -> Browser {
-        let mut browser = Browser::new();
+        Browser::signed_in_to(server(), email)
+    }
+
+    /// A browser of this person, signed in to the console of `server`.
+    pub fn signed_in_to(server: &TestServer, email: &str) -> Browser {
+        let mut browser = Browser::of(server);
         let resp = browser.sign_in(email, PASSWORD);
         assert_eq!(resp.status, 303, "{}", resp.text());
         browser

@@ -170,6 +170,11 @@ pub struct MadeCard {
 
 /// A card of `org` (`None`: a platform card) in `status`.
 pub fn card(org: Option<&str>, status: CardStatus) -> MadeCard {
+    card_in(&mut db(), org, status)
+}
+
+/// [`card`] in the database of `db` (an [`own_server`](crate::harness::own_server)'s).
+pub fn card_in(db: &mut postgres::Client, org: Option<&str>, status: CardStatus) -> MadeCard {
     let content = CardContent {
         name: CardText::parse("Subscription offer", "name").unwrap(),
         lang: Lang::Fr,
@@ -185,7 +190,7 @@ pub fn card(org: Option<&str>, status: CardStatus) -> MadeCard {
             .unwrap(),
     };
     let org = org.map(|org| OrgId::parse(org).unwrap());
-    let row = cards::create_card(&mut db(), org.as_ref(), status, &content).unwrap();
+    let row = cards::create_card(db, org.as_ref(), status, &content).unwrap();
     MadeCard {
         id: row.id.to_string(),
         created_at: row.created_at,

@@ -1,6 +1,12 @@
-//! The test harness: a fresh database per test run, the service started in-process on a free
-//! loopback port, a raw HTTP/1.1 client, and tenants (an organisation with its own token and
-//! its own client address, so that per-IP limits of one test never touch another).
+//! The test harness: databases cloned from one migrated template (made once per run), the
+//! service started in-process on a free loopback port, a raw HTTP/1.1 client, and tenants (an
+//! organisation with its own token and its own client address, so that per-IP limits of one
+//! test never touch another).
+//!
+//! Most tests share one server and its database ([`server`], [`tenant`], [`db`]): they make
+//! organisations of their own and never see each other's. A test whose assertions cover what is
+//! not an organisation's own (platform cards, every row of a table, a lock of the database)
+//! takes a server and database of its own, [`own_server`], dropped when the test ends.
 
 use agentcard::config::Config;
 use agentcard::db::orgs::Creator;
@@ -32,16 +38,29 @@ pub struct TestServer {
     pub database_url: String,
     pub app: std::sync::Arc<agentcard::app::App>,
     _running: agentcard::Running,
+    /// Dropped after the server (fields drop in order): an [`own_server`]'s database.
+    _database: Option<TestDatabase>,
 }
 
 /// The shared server of this test run, started on first use. It serves every test of the
 /// binary, so it runs until the process ends; a server a test starts for itself
-/// ([`start_server`]) stops when that test drops it.
+/// ([`own_server`], [`start_server`]) stops when that test drops it.
 pub fn server() -> &'static TestServer {
     static SERVER: OnceLock<TestServer> = OnceLock::new();
-    SERVER.get_or_init(|| {
+    SERVER.get_or_init(|| TestServer::start(fresh_database(), None))
+}
+
+/// A server with the shared server's settings on a database of its own, cloned from the
+/// template: the test that holds it starts from the migrated, empty state, and nothing another
+/// test does shows in it. The server stops and its database is dropped when it is dropped.
+pub fn own_server() -> TestServer {
+    let database = TestDatabase::create();
+    TestServer::start(database.url.clone(), Some(database))
+}
+
+impl TestServer {
+    fn start(database_url: String, database: Option<TestDatabase>) -> TestServer {
         let _ = env_logger::builder().is_test(true).try_init();
-        let database_url = fresh_database();
         let running = start_running(
             &database_url,
             &[
@@ -54,8 +73,42 @@ pub fn server() -> &'static TestServer {
             database_url,
             app: std::sync::Arc::clone(&running.app),
             _running: running,
+            _database: database,
         }
-    })
+    }
+
+    /// A client of this server, with no address, token or host of its own yet.
+    pub fn client(&self) -> Client {
+        Client::new(self.addr)
+    }
+
+    /// A direct connection to this server's database, for setting and reading state.
+    pub fn db(&self) -> postgres::Client {
+        db::connect(&self.database_url).expect("connect to the test database")
+    }
+
+    /// A new organisation with a live management token, and a client of this server for it.
+    pub fn tenant(&self) -> Tenant {
+        let mut db = self.db();
+        let org = new_org(&mut db, "Test Publisher");
+        let (token_id, token) = new_token(&mut db, org.as_str(), false);
+        Tenant {
+            client: self.client().ip(&next_client_ip()).token(&token),
+            org_id: org.to_string(),
+            token_id,
+            token,
+        }
+    }
+
+    /// Brings this server's fragment cache up to date with its database now (instead of
+    /// waiting for its notification or refresh period).
+    pub fn sync_cache(&self) {
+        self.app
+            .delivery
+            .cache
+            .refresh_changed(&mut self.db())
+            .expect("refresh the fragment cache");
+    }
 }
 
 /// An in-process server a test started for itself: it stops (its listeners, its connections,
@@ -119,12 +172,7 @@ fn start_running(database_url: &str, extra: &[(&str, &str)]) -> agentcard::Runni
 /// Brings the shared server's fragment cache up to date with the database now (instead of
 /// waiting for its notification or refresh period).
 pub fn sync_cache() {
-    server()
-        .app
-        .delivery
-        .cache
-        .refresh_changed(&mut db())
-        .expect("refresh the fragment cache");
+    server().sync_cache();
 }
 
 /// The PostgreSQL server where tests may create databases: `AGENTCARD_TEST_PG_URL`, else the
@@ -134,15 +182,73 @@ fn admin_url() -> String {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
 }
 
-/// The databases this process made, dropped when it exits.
+/// The databases this process made and has not dropped yet, dropped when it exits.
 static MADE: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-/// Creates `agentcard_test_<time>_<pid>_<n>` on the test server and returns its URL. The
-/// process drops it when it exits, `cargo test` alone included; the first call also drops what
-/// runs that were killed left behind.
+/// A database cloned from the template, for a server of the shared server's kind, dropped
+/// when the process exits (`cargo test` alone included).
 pub fn fresh_database() -> String {
-    let admin_url = admin_url();
-    let mut admin = db::connect(&admin_url).expect("connect to the test PostgreSQL server");
+    let mut admin = admin();
+    let name = new_database(&mut admin, &format!("TEMPLATE \"{}\"", template()));
+    with_database(&admin_url(), &name)
+}
+
+/// A database without even the migrations, for a test of the migrations themselves; dropped
+/// when the process exits.
+pub fn empty_database() -> String {
+    let name = new_database(&mut admin(), "");
+    with_database(&admin_url(), &name)
+}
+
+/// A database cloned from the template that is dropped with this value (and at the latest
+/// when the process exits).
+pub struct TestDatabase {
+    pub url: String,
+    name: String,
+}
+
+impl TestDatabase {
+    pub fn create() -> TestDatabase {
+        let mut admin = admin();
+        let name = new_database(&mut admin, &format!("TEMPLATE \"{}\"", template()));
+        TestDatabase {
+            url: with_database(&admin_url(), &name),
+            name,
+        }
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        // `FORCE`: a server's connections may still be closing.
+        let dropped = admin().batch_execute(&format!(
+            "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
+            self.name
+        ));
+        if dropped.is_ok() {
+            made().retain(|name| *name != self.name);
+        }
+    }
+}
+
+/// The migrated database every test database is cloned from (`CREATE DATABASE … TEMPLATE`,
+/// a copy of files, much faster than running the migrations again), made on first use.
+/// Nobody stays connected to it: PostgreSQL clones only a database nobody uses.
+fn template() -> &'static str {
+    static TEMPLATE: OnceLock<String> = OnceLock::new();
+    TEMPLATE.get_or_init(|| {
+        let name = new_database(&mut admin(), "");
+        let url = with_database(&admin_url(), &name);
+        let mut template = db::connect(&url).expect("connect to the template database");
+        db::migrate::run(&mut template).expect("migrate the template database");
+        name
+    })
+}
+
+/// A connection to the PostgreSQL server where tests make databases. The first one also
+/// drops what killed runs left behind and has this process's databases dropped at exit.
+fn admin() -> postgres::Client {
+    let mut admin = db::connect(&admin_url()).expect("connect to the test PostgreSQL server");
     static FIRST: Once = Once::new();
     FIRST.call_once(|| {
         drop_leftovers(&mut admin);
@@ -150,18 +256,28 @@ pub fn fresh_database() -> String {
         let registered = unsafe { libc::atexit(drop_made_databases) };
         assert_eq!(registered, 0, "register the test databases' drop at exit");
     });
-    let seconds = unix_seconds();
-    let mut made = MADE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let name = format!(
-        "agentcard_test_{seconds}_{}_{}",
-        std::process::id(),
-        made.len()
-    );
     admin
-        .batch_execute(&format!("CREATE DATABASE \"{name}\""))
+}
+
+fn made() -> std::sync::MutexGuard<'static, Vec<String>> {
+    MADE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Creates `agentcard_test_<time>_<pid>_<n>` with `options` (empty, or a template) and
+/// returns its name.
+fn new_database(admin: &mut postgres::Client, options: &str) -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let name = format!(
+        "agentcard_test_{}_{}_{n}",
+        unix_seconds(),
+        std::process::id()
+    );
+    made().push(name.clone());
+    admin
+        .batch_execute(&format!("CREATE DATABASE \"{name}\" {options}"))
         .expect("create the test database");
-    made.push(name.clone());
-    with_database(&admin_url, &name)
+    name
 }
 
 fn unix_seconds() -> u64 {
@@ -170,21 +286,31 @@ fn unix_seconds() -> u64 {
         .map_or(0, |since| since.as_secs())
 }
 
-/// At exit, with `FORCE`: the in-process servers still hold connections.
+/// At exit, with `FORCE`: the in-process servers still hold connections. A few at a time, on
+/// threads of their own (the exiting thread's thread-locals, which the client uses, are
+/// already gone): each drop waits on PostgreSQL's files more than on this process.
 extern "C" fn drop_made_databases() {
-    // On a thread of its own: the exiting thread's thread-locals, which the client uses, are
-    // already gone.
-    let dropper = std::thread::spawn(|| {
-        let made = std::mem::take(&mut *MADE.lock().unwrap_or_else(|p| p.into_inner()));
-        let Ok(mut admin) = db::connect(&admin_url()) else {
-            return;
-        };
-        for name in made {
-            let _ =
-                admin.batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"));
-        }
-    });
-    let _ = dropper.join();
+    const AT_ONCE: usize = 4;
+    let made = std::mem::take(&mut *made());
+    let share = made.len().div_ceil(AT_ONCE).max(1);
+    let droppers: Vec<_> = made
+        .chunks(share)
+        .map(|names| {
+            let names = names.to_vec();
+            std::thread::spawn(move || {
+                let Ok(mut admin) = db::connect(&admin_url()) else {
+                    return;
+                };
+                for name in names {
+                    let drop = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
+                    let _ = admin.batch_execute(&drop);
+                }
+            })
+        })
+        .collect();
+    for dropper in droppers {
+        let _ = dropper.join();
+    }
 }
 
 /// Drops the test databases of runs that ended without dropping theirs (killed): nobody
@@ -243,9 +369,9 @@ fn with_database(admin_url: &str, name: &str) -> String {
     }
 }
 
-/// A direct database connection for reading state back.
+/// A direct connection to the shared server's database, for setting and reading state.
 pub fn db() -> postgres::Client {
-    db::connect(&server().database_url).expect("connect to the test database")
+    server().db()
 }
 
 /// A distinct fake client address per tenant (TEST-NET and 10/8 ranges, never routed).
@@ -263,18 +389,9 @@ pub struct Tenant {
     pub client: Client,
 }
 
+/// A new organisation on the shared server.
 pub fn tenant() -> Tenant {
-    let mut db = db();
-    let org = new_org(&mut db, "Test Publisher");
-    let (token_id, token) = new_token(&mut db, org.as_str(), false);
-    Tenant {
-        client: Client::new(server().addr)
-            .ip(&next_client_ip())
-            .token(&token),
-        org_id: org.to_string(),
-        token_id,
-        token,
-    }
+    server().tenant()
 }
 
 /// A new organisation named `name`.

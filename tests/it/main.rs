@@ -1,8 +1,11 @@
 //! The integration tests: every one talks to a real `agentcard` server over real HTTP, on a
-//! fresh PostgreSQL database made for this run.
+//! PostgreSQL database cloned from a template migrated once per run. The few that also run
+//! tools beside PostgreSQL (Chromium, the Python packages) are ignored unless the feature
+//! `external-tools` is on (`scripts/test.sh` turns it on).
 //!
 //! Index:
-//! - `harness`: the database, the in-process server, the raw HTTP client, tenants.
+//! - `harness`: the template database and its clones, the shared in-process server and
+//!   `own_server` (a server on a database of its own), the raw HTTP client, tenants.
 //! - `fixtures`: what the test modules share: data builders, `assert_error`, the `admin` runner.
 //! - `edge_fixtures`: what the edge's test modules share: `agentcard edge` as a child process.
 //! - `console_fixtures`: what the console's test modules share: a browser of the console, people.

@@ -66,6 +66,10 @@ fn unix_now() -> f64 {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "external-tools"),
+    ignore = "needs prometheus_client: cargo test --features external-tools"
+)]
 fn every_family_is_exposed_and_the_counters_move_with_the_requests() {
     let (mut w, fragment) = World::with_a_served_fragment("metrics.example");
     let token = w.management_token();

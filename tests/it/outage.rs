@@ -320,6 +320,10 @@ impl Scene {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "external-tools"),
+    ignore = "needs prometheus_client: cargo test --features external-tools"
+)]
 fn fragment_serves_through_a_database_outage_and_everything_recovers() {
     let cluster = PrivateCluster::start_new();
     let database_url = cluster.create_database("agentcard_outage");

@@ -335,6 +335,10 @@ fn described_operations(description: &Value) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "external-tools"),
+    ignore = "needs schemathesis: cargo test --features external-tools"
+)]
 fn schemathesis_finds_the_server_as_openapi_json_describes_it() {
     let version = schemathesis_version();
     let description_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("openapi.json");
@@ -509,6 +513,10 @@ fn judged_by_the_description(description: &Value, cases: &[Case]) -> Vec<bool> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "external-tools"),
+    ignore = "needs jsonschema: cargo test --features external-tools"
+)]
 fn the_description_and_the_server_refuse_the_same_values() {
     let t = tenant();
     fixtures::new_site(&t, "example.com");

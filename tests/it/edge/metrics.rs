@@ -90,6 +90,10 @@ fn scrape_settled(metrics: SocketAddr, calls: f64, open: f64) -> Scrape {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "external-tools"),
+    ignore = "needs prometheus_client: cargo test --features external-tools"
+)]
 fn metrics_count_every_request_kind_fail_open_cause_and_placed_card_exactly() {
     let stubs = Stubs::start();
     let metrics = free_local_addr();
