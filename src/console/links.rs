@@ -9,7 +9,7 @@ use super::pages::{self, Field, Layout, LinkPage};
 use super::refusal::Refusal;
 use super::session;
 use super::sign_in::signed_in;
-use crate::db::people::{self, Link, LinkPurpose, Person};
+use crate::db::people::{self, LinkPurpose, OneTimeLink, Person};
 use crate::domain::NewPassword;
 use crate::error::ApiError;
 use crate::ops::members::{self, live_link, LINK_PATH};
@@ -23,7 +23,7 @@ enum Step {
     Join { person: Person },
 }
 
-fn step(db: &mut Client, link: &Link) -> Result<Step, Refusal> {
+fn step(db: &mut Client, link: &OneTimeLink) -> Result<Step, Refusal> {
     let person = match &link.purpose {
         LinkPurpose::Reset { person } => people::find_person(db, person)?,
         LinkPurpose::Invitation { email, .. } => people::find_by_email(db, email)?,
@@ -36,7 +36,7 @@ fn step(db: &mut Client, link: &Link) -> Result<Step, Refusal> {
     })
 }
 
-fn is_invitation(link: &Link) -> bool {
+fn is_invitation(link: &OneTimeLink) -> bool {
     matches!(link.purpose, LinkPurpose::Invitation { .. })
 }
 
@@ -58,7 +58,7 @@ fn link_page(
     db: &mut Client,
     layout: Layout,
     secret: &str,
-    link: &Link,
+    link: &OneTimeLink,
     step: &Step,
 ) -> Result<LinkPage, Refusal> {
     let intro = match &link.purpose {

@@ -8,7 +8,7 @@ use super::audit::{self, AuditEntry, Operation};
 use super::{Actor, Caller};
 use crate::auth;
 use crate::config::ConsoleUrl;
-use crate::db::people::{self, Link, LinkPurpose, MembershipChange, Person};
+use crate::db::people::{self, LinkPurpose, MembershipChange, OneTimeLink, Person};
 use crate::domain::{Email, Role};
 use crate::error::ApiError;
 use crate::ids::{OrgId, PersonId};
@@ -278,7 +278,10 @@ pub fn change_password(
 
 /// The live link whose secret is `secret`; `None` when it is unknown, used or expired (or not
 /// of a secret's form).
-pub fn live_link(db: &mut impl GenericClient, secret: &str) -> Result<Option<Link>, ApiError> {
+pub fn live_link(
+    db: &mut impl GenericClient,
+    secret: &str,
+) -> Result<Option<OneTimeLink>, ApiError> {
     if !auth::is_random_hex(secret, LINK_SECRET_BYTES) {
         return Ok(None);
     }
@@ -291,7 +294,7 @@ pub fn live_link(db: &mut impl GenericClient, secret: &str) -> Result<Option<Lin
 /// for a person who has a password is refused here: only they accept it, signed in ([`join`]).
 pub fn use_link(
     db: &mut impl GenericClient,
-    link: &Link,
+    link: &OneTimeLink,
     person: Option<Person>,
     password_hash: Option<&str>,
 ) -> Result<Option<Person>, ApiError> {
@@ -308,7 +311,7 @@ pub fn use_link(
 /// and nothing changes. `None`: the link was used or expired meanwhile.
 pub fn join(
     db: &mut impl GenericClient,
-    link: &Link,
+    link: &OneTimeLink,
     signed_in: &PersonId,
 ) -> Result<Option<Person>, ApiError> {
     let LinkPurpose::Invitation { email, .. } = &link.purpose else {
@@ -331,7 +334,7 @@ fn sign_in_as(email: &str) -> ApiError {
 
 fn spend_link(
     db: &mut impl GenericClient,
-    link: &Link,
+    link: &OneTimeLink,
     person: Option<Person>,
     password_hash: Option<&str>,
 ) -> Result<Option<Person>, ApiError> {
@@ -364,7 +367,7 @@ fn spend_link(
 }
 
 /// The person an invitation names, made when it is first used.
-fn invited_person(tx: &mut Transaction, link: &Link) -> Result<Person, ApiError> {
+fn invited_person(tx: &mut Transaction, link: &OneTimeLink) -> Result<Person, ApiError> {
     let LinkPurpose::Invitation { email, .. } = &link.purpose else {
         return Err(ApiError::NotFound);
     };
