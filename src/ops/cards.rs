@@ -7,7 +7,7 @@
 
 use super::audit::{self, AuditEntry, Operation};
 use super::{Caller, Scope};
-use crate::db::cards::{self, CardContent, CardRow, EligibilityRow, Link, Resolved};
+use crate::db::cards::{self, CardContent, CardLink, CardRow, EligibilityRow, Resolved};
 use crate::domain::{
     CardStatus, CardText, DomainName, FragmentRef, Invalid, KeyValues, Lang, LinkUrl,
 };
@@ -45,7 +45,7 @@ impl CardForm<'_> {
         let title = CardText::parse(self.title, "title")?;
         let body = CardText::parse_body(self.body)?;
         let link = match (present(self.link_url), present(self.link_label)) {
-            (Some(url), Some(label)) => Some(Link {
+            (Some(url), Some(label)) => Some(CardLink {
                 url: LinkUrl::parse(url)?,
                 label: CardText::parse(label, "link_label")?,
             }),
