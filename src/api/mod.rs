@@ -139,7 +139,10 @@ fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, Api
 /// A write is visible to this instance's next `/fragment` call.
 fn refresh_fragment_cache(ctx: &mut OperationContext) {
     let org_id = ctx.caller.org.id.as_str();
-    ctx.app.delivery.cache.see_write(&mut ctx.db, org_id);
+    ctx.app
+        .delivery
+        .cache
+        .reload_org_after_write(&mut ctx.db, org_id);
 }
 
 /// Step 1: the bearer token, checked against the database on every call, with the per-IP

@@ -132,7 +132,7 @@ fn signed_in(mut ctx: PageContext, page: &Page, handle: SignedInHandler) -> Resp
     let writes = page.method == Method::Post;
     let answer = allowed(&ctx, page).and_then(|()| handle(&mut ctx));
     if writes && answer.is_ok() {
-        see_write(ctx.app, ctx.db, &ctx.visit);
+        reload_after_write(ctx.app, ctx.db, &ctx.visit);
     }
     answer.unwrap_or_else(|refusal| pages::refusal(&refusal, Some(&ctx.visit)))
 }
@@ -153,9 +153,11 @@ fn allowed(ctx: &PageContext, page: &Page) -> Result<(), Refusal> {
 /// A card, key, site or fragment changed from the console is what this instance's next
 /// `/fragment` call serves, as after a write through `/v1` (a write that changed nothing of
 /// the snapshot costs one version check).
-fn see_write(app: &App, db: &mut Client, visit: &Visit) {
+fn reload_after_write(app: &App, db: &mut Client, visit: &Visit) {
     if let Some(org) = &visit.org {
-        app.delivery.cache.see_write(db, org.org_id.as_str());
+        app.delivery
+            .cache
+            .reload_org_after_write(db, org.org_id.as_str());
     }
 }
 
