@@ -5,7 +5,7 @@ use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
 use super::notice::Notice;
 use super::pages::{self, Field, Layout};
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use crate::db::keys::KeyRow;
 use crate::domain::KeyName;
 use crate::error::ApiError;
@@ -23,7 +23,7 @@ pub struct KeysPage {
     pub secret: Option<String>,
 }
 
-fn page(ctx: &mut PageContext) -> Result<KeysPage, Refusal> {
+fn page(ctx: &mut PageContext) -> Result<KeysPage, PageRefusal> {
     Ok(KeysPage {
         layout: ctx.layout(),
         keys: ops::keys::list_keys(ctx.db, &ctx.caller()?)?,

@@ -6,7 +6,7 @@ use super::captures::LinkSecret;
 use super::context::{Answer, PublicContext};
 use super::notice::Notice;
 use super::pages::{self, Field, Layout, LinkPage};
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use super::session;
 use super::sign_in::signed_in;
 use crate::db::people::{self, LinkPurpose, OneTimeLink, Person};
@@ -23,7 +23,7 @@ enum Step {
     Join { person: Person },
 }
 
-fn step(db: &mut Client, link: &OneTimeLink) -> Result<Step, Refusal> {
+fn step(db: &mut Client, link: &OneTimeLink) -> Result<Step, PageRefusal> {
     let person = match &link.purpose {
         LinkPurpose::Reset { person } => people::find_person(db, person)?,
         LinkPurpose::Invitation { email, .. } => people::find_by_email(db, email)?,
@@ -40,8 +40,8 @@ fn is_invitation(link: &OneTimeLink) -> bool {
     matches!(link.purpose, LinkPurpose::Invitation { .. })
 }
 
-fn dead_link() -> Refusal {
-    Refusal::Gone("this link is unknown, used or expired: ask for a new one")
+fn dead_link() -> PageRefusal {
+    PageRefusal::Gone("this link is unknown, used or expired: ask for a new one")
 }
 
 /// `GET /link/{link}`. The link's secret stands for the form token: a link is used before
@@ -60,7 +60,7 @@ fn link_page(
     secret: &str,
     link: &OneTimeLink,
     step: &Step,
-) -> Result<LinkPage, Refusal> {
+) -> Result<LinkPage, PageRefusal> {
     let intro = match &link.purpose {
         LinkPurpose::Invitation {
             email,

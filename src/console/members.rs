@@ -6,7 +6,7 @@ use super::captures::InvitationNumber;
 use super::context::{Answer, PageContext};
 use super::notice::Notice;
 use super::pages::{self, Field, MembersPage};
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use super::session::console_url;
 use crate::db::people;
 use crate::domain::{Email, Role};
@@ -14,7 +14,7 @@ use crate::error::ApiError;
 use crate::ids::PersonId;
 use crate::ops::members;
 
-fn page(ctx: &mut PageContext) -> Result<MembersPage, Refusal> {
+fn page(ctx: &mut PageContext) -> Result<MembersPage, PageRefusal> {
     let org = ctx.caller()?.org.id;
     Ok(MembersPage {
         layout: ctx.layout(),

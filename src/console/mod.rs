@@ -38,7 +38,7 @@ use captures::Captures;
 use context::{Answer, PageContext, PublicContext};
 use form::Form;
 use postgres::Client;
-use refusal::Refusal;
+use refusal::PageRefusal;
 use routes::{Handler, Method, Page, SignedInHandler};
 use session::Visit;
 use std::sync::Arc;
@@ -63,7 +63,7 @@ pub fn handle(app: &Arc<App>, request: Request) -> Response {
             app.blocking
                 .run(move || serve(&app_for_job, &request, page, captures))
                 .unwrap_or_else(|error| match error {
-                    BlockingError::Busy => Err(Refusal::Busy),
+                    BlockingError::Busy => Err(PageRefusal::Busy),
                     BlockingError::Panicked => Err(ApiError::internal(error).into()),
                 })
                 .unwrap_or_else(|refusal| pages::refusal(&refusal, None))
@@ -77,7 +77,7 @@ pub fn handle(app: &Arc<App>, request: Request) -> Response {
 /// a failed sign-in of the client address, as a wrong password does.
 fn serve(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer {
     let answer = open(app, request, page, captures);
-    if page.counts_refusals && answer.as_ref().is_err_and(Refusal::of_input) {
+    if page.counts_refusals && answer.as_ref().is_err_and(PageRefusal::of_input) {
         app.limiter
             .charge(Limit::FailedAuth(app.client_ip(request)));
     }
@@ -90,7 +90,7 @@ fn serve(app: &App, request: &Request, page: &Page, captures: Captures) -> Answe
 fn open(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer {
     let writes = page.method == Method::Post;
     if writes && !session::from_own_origin(app, request) {
-        return Err(Refusal::Forbidden(
+        return Err(PageRefusal::Forbidden(
             "this form was not sent from the console's own pages: nothing was changed",
         ));
     }
@@ -116,7 +116,7 @@ fn open(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer
         Handler::Public(handle) => handle(&mut ctx),
         Handler::SignedIn(handle) => match ctx.visit.take() {
             Some(visit) => Ok(signed_in(ctx.with_visit(visit), page, handle)),
-            None if writes => Err(Refusal::Forbidden(
+            None if writes => Err(PageRefusal::Forbidden(
                 "your session has ended: sign in again (nothing was changed)",
             )),
             None => Ok(pages::redirect("/sign-in")),
@@ -137,9 +137,9 @@ fn signed_in(mut ctx: PageContext, page: &Page, handle: SignedInHandler) -> Resp
     answer.unwrap_or_else(|refusal| pages::refusal(&refusal, Some(&ctx.visit)))
 }
 
-fn allowed(ctx: &PageContext, page: &Page) -> Result<(), Refusal> {
+fn allowed(ctx: &PageContext, page: &Page) -> Result<(), PageRefusal> {
     if page.method == Method::Post && !ctx.visit.token_matches(ctx.form.get("csrf")) {
-        return Err(Refusal::Forbidden(
+        return Err(PageRefusal::Forbidden(
             "this form is out of date or not from your session: reload the page and send it \
              again (nothing was changed)",
         ));

@@ -4,7 +4,7 @@
 
 use super::context::{Answer, PageContext, PublicContext};
 use super::pages::{self, SignIn};
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use super::session;
 use crate::app::App;
 use crate::db::{people, sessions};
@@ -65,7 +65,7 @@ pub fn check_password(
     email: &str,
     stored: Option<&str>,
     candidate: &str,
-) -> Result<bool, Refusal> {
+) -> Result<bool, PageRefusal> {
     let limits = [
         Limit::FailedAuth(app.client_ip(request)),
         Limit::FailedSignIn(email.trim().to_lowercase()),

@@ -6,7 +6,7 @@ use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
 use super::notice::Notice;
 use super::pages::{self, Field, Layout};
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use crate::db::orgs::{Creator, TokenRow};
 use crate::domain::TokenName;
 use crate::error::ApiError;
@@ -24,7 +24,7 @@ pub struct TokensPage {
     pub secret: Option<String>,
 }
 
-fn page(ctx: &mut PageContext) -> Result<TokensPage, Refusal> {
+fn page(ctx: &mut PageContext) -> Result<TokensPage, PageRefusal> {
     Ok(TokensPage {
         layout: ctx.layout(),
         tokens: ops::tokens::list_tokens(ctx.db, &ctx.caller()?)?,
