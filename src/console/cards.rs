@@ -11,7 +11,6 @@ use super::notice::Notice;
 use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
 use crate::db::cards::{self as stored, CardRow};
-use crate::db::fragments;
 use crate::domain::{CardStatus, Lang};
 use crate::error::ApiError;
 use crate::ids::{CardId, FragmentId};
@@ -280,8 +279,8 @@ fn eligibility_page(
     let listed = card_ops::get_eligibility(ctx.db, caller, &card.id)?;
     let saved: Vec<&FragmentId> = listed.iter().map(|row| &row.fragment_id).collect();
     let mut choices = Vec::new();
-    for site in sites::list_sites(ctx.db, caller)? {
-        for fragment in fragments::list_fragments(ctx.db, site.id)? {
+    for (site, fragments) in sites::list_sites_with_fragments(ctx.db, caller)? {
+        for fragment in fragments {
             let checked = match wanted {
                 Some(wanted) => wanted.contains(&fragment.id),
                 None => saved.contains(&&fragment.id),

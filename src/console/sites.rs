@@ -24,13 +24,7 @@ pub struct SitesPage {
 
 /// `GET /sites`.
 pub fn list(ctx: &mut PageContext) -> Answer {
-    let caller = ctx.caller()?;
-    let mut sites = Vec::new();
-    for site in ops::sites::list_sites(ctx.db, &caller)? {
-        let domain = DomainName::parse(&site.domain)?;
-        let fragments = ops::fragments::list_fragments(ctx.db, &caller, &domain)?;
-        sites.push((site, fragments));
-    }
+    let sites = ops::sites::list_sites_with_fragments(ctx.db, &ctx.caller()?)?;
     let page = SitesPage {
         layout: ctx.layout(),
         sites,

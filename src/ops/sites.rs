@@ -8,8 +8,9 @@ use crate::db::deletions::{self, NamedCard};
 use crate::db::{self, fragments::FragmentRow, icons::StoredIcon, sites::SiteRow};
 use crate::domain::{CardStatus, DomainName, FragmentRef, SiteName};
 use crate::error::ApiError;
-use crate::ids::FragmentId;
+use crate::ids::{FragmentId, SiteId};
 use postgres::GenericClient;
+use std::collections::HashMap;
 
 /// `PUT /v1/sites/{domain}`: each member absent keeps the current value.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -45,6 +46,26 @@ pub struct WhatGoes {
 
 pub fn list_sites(db: &mut impl GenericClient, caller: &Caller) -> Result<Vec<SiteRow>, ApiError> {
     Ok(db::sites::list_sites(db, &caller.org.id)?)
+}
+
+/// The caller's sites, each with its fragments (as [`super::fragments::list_fragments`] lists
+/// them): two queries however many sites there are.
+pub fn list_sites_with_fragments(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+) -> Result<Vec<(SiteRow, Vec<FragmentRow>)>, ApiError> {
+    let sites = db::sites::list_sites(db, &caller.org.id)?;
+    let mut fragments: HashMap<SiteId, Vec<FragmentRow>> = HashMap::new();
+    for (site_id, fragment) in db::fragments::list_org_fragments(db, &caller.org.id)? {
+        fragments.entry(site_id).or_default().push(fragment);
+    }
+    Ok(sites
+        .into_iter()
+        .map(|site| {
+            let own = fragments.remove(&site.id).unwrap_or_default();
+            (site, own)
+        })
+        .collect())
 }
 
 /// Creates the site or updates it. A default fragment can only be named on an existing site,

@@ -48,6 +48,8 @@
 //!   queries, the audit of a password change.
 //! - `console_cards`: the console's card pages: each action read back, refusals, CSRF, audit, and
 //!   the same rules and messages as `/v1`.
+//! - `console_queries`: each console page's data in a bounded number of queries (counted by a
+//!   proxy in front of PostgreSQL) for an organisation of 50 sites.
 //! - `console_safety`: the console's safety rules below its pages (deletions never widen a
 //!   card, the audit log in words, secrets made once, invitations, device cookies, mail).
 //! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
@@ -75,6 +77,7 @@ mod console;
 mod console_access;
 mod console_admin;
 mod console_cards;
+mod console_queries;
 mod console_safety;
 mod console_web;
 mod conventions;
