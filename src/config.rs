@@ -55,6 +55,9 @@ pub struct Config {
     pub metrics_listen: Option<SocketAddr>,
     /// Connections one client address may hold open.
     pub max_connections_per_address: usize,
+    /// Password hashes (console sign-ins, new passwords) a minute, from all addresses together;
+    /// beyond, a sign-in is refused (`429`) without hashing.
+    pub password_hashes_per_minute: u64,
 }
 
 impl Config {
@@ -117,9 +120,19 @@ impl Config {
                 "AGENTCARD_MAX_CONNECTIONS_PER_IP",
                 "256",
             )? as usize,
+            password_hashes_per_minute: parse_positive(
+                &get,
+                "AGENTCARD_PASSWORD_HASHES_PER_MINUTE",
+                PASSWORD_HASHES_PER_MINUTE,
+            )?,
         })
     }
 }
+
+/// The default of `AGENTCARD_PASSWORD_HASHES_PER_MINUTE`: 20 hashes a second, about half of
+/// one core of the machine of docs/performance.md (a hash takes about 25 ms there), so that a
+/// sign-in flood from any number of addresses keeps most of a core for everything else.
+const PASSWORD_HASHES_PER_MINUTE: &str = "1200";
 
 /// The console's origin: `scheme://host[:port]`, the host being the console host.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -24,7 +24,7 @@ use crate::app::App;
 use crate::blocking::BlockingError;
 use crate::error::ApiError;
 use crate::http::{Request, Response};
-use crate::password::Busy;
+use crate::password::Refused;
 use form::Form;
 use postgres::Client;
 use routes::Route;
@@ -77,9 +77,12 @@ impl From<r2d2::Error> for Refusal {
     }
 }
 
-impl From<Busy> for Refusal {
-    fn from(_: Busy) -> Self {
-        Refusal::Busy
+impl From<Refused> for Refusal {
+    fn from(refused: Refused) -> Self {
+        match refused {
+            Refused::Busy => Refusal::Busy,
+            Refused::TooMany => Refusal::Api(ApiError::RateLimited),
+        }
     }
 }
 

@@ -38,6 +38,8 @@
 //!   message.
 //! - `console_web`: the web console: hosts, security headers, sign-in and sessions, form tokens
 //!   and origins, one-time links, members and the owners-only rules.
+//! - `console_flood`: beyond the global rate of password hashes, sign-ins, password changes
+//!   and set-password links from any address are refused (`429`) without hashing.
 //! - `console_cards`: the console's card pages: each action read back, refusals, CSRF, audit, and
 //!   the same rules and messages as `/v1`.
 //! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
@@ -64,6 +66,7 @@ mod client;
 mod console;
 mod console_admin;
 mod console_cards;
+mod console_flood;
 mod console_web;
 mod conventions;
 mod counting;
