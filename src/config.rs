@@ -188,6 +188,12 @@ impl ConsoleUrl {
     pub fn is_plain_http(&self) -> bool {
         self.0.starts_with("http://")
     }
+
+    /// The `Strict-Transport-Security` of the console's answers over HTTPS: browsers keep to
+    /// HTTPS for a year; none over plain HTTP, where it would mean nothing.
+    pub fn strict_transport(&self) -> Option<&'static str> {
+        (!self.is_plain_http()).then_some("max-age=31536000")
+    }
 }
 
 /// `localhost` or a name under it, which browsers resolve to loopback.
