@@ -15,7 +15,9 @@
 #    address of its own (127.1.0.1 onward), so no address nears its limit of failures: what a
 #    botnet of a few hundred addresses does. It starts a second before wrk and ends after it.
 # 4. Prints each run's req/s and p99, the flood's answers by status (422: checked, 429:
-#    beyond the global rate of hashes, 503: the hashing queue full), the medians over rounds
+#    beyond the global rate of hashes, 503: the hashing queue full), the CPU time of the
+#    server, of its hashing threads and of its blocking pool (where hashes ran before their
+#    threads of their own), the medians over rounds
 #    and the ratios flood/alone against the targets (req/s at least 0.85 of alone: the flood
 #    client's own share of the cores; p99 at most 1.2 times), and a sign-in with the right
 #    password once the flood is over.
@@ -23,10 +25,10 @@
 # wrk is installed from Debian's packages with apt-get when absent (scripts/lib/apt.sh). No
 # traffic leaves loopback. Everything started here is stopped on exit.
 #
-# Knobs (environment): ROUNDS (2), DURATION seconds per run (10; 3 with --quick or QUICK=1),
+# Knobs (environment): ROUNDS (3), DURATION seconds per run (10; 3 with --quick or QUICK=1),
 # CONNECTIONS (64), THREADS wrk threads (2), WORKERS server threads (nproc), FLOOD_RATE
-# sign-ins a second (40), FLOOD_CLIENTS (8), AGENTCARD_BIN, DATABASE_URL (see
-# scripts/lib/postgres.sh).
+# sign-ins a second (40), FLOOD_CLIENTS (8), AGENTCARD_BIN, AGENTCARD_PASSWORD_HASHES_PER_MINUTE
+# (passed to the server), DATABASE_URL (see scripts/lib/postgres.sh).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -50,14 +52,13 @@ readonly FLOOD_CLIENT=scripts/bench/signin_flood.py
 bench_args scripts/bench-signin-flood.sh "$@"
 
 bench_knobs
-ROUNDS=$(knob ROUNDS "${ROUNDS:-2}" 20)
 WORKERS=$(knob WORKERS "${WORKERS:-$(nproc)}" 256)
 FLOOD_RATE=$(knob FLOOD_RATE "${FLOOD_RATE:-40}" 10000)
 FLOOD_CLIENTS=$(knob FLOOD_CLIENTS "${FLOOD_CLIENTS:-8}" 256)
 PREBUILT_BIN=${AGENTCARD_BIN:-}
 
 bench_server_env
-unset AGENTCARD_CONSOLE_URL AGENTCARD_PASSWORD_HASHES_PER_MINUTE
+unset AGENTCARD_CONSOLE_URL
 
 bench_workdir agentcard-flood
 
@@ -82,17 +83,17 @@ prepare() {
 	[[ -n $PARTNER_ID && -n $FRAGMENT_ID ]] || die "the data set has no bench organisation or fragment"
 }
 
-# server_env COMMAND...: COMMAND with the server's settings.
-server_env() {
-	DATABASE_URL=$BENCH_URL AGENTCARD_LISTEN=127.0.0.1:$PORT AGENTCARD_CONSOLE_HOST=$CONSOLE_HOST \
-		AGENTCARD_REFRESH_MS=60000 AGENTCARD_WORKERS=$WORKERS "$@"
-}
 
 start_server() {
 	section "Server (loopback, $WORKERS worker threads, console on $CONSOLE_HOST)"
 	local log=$WORKDIR/agentcard.log
-	# At the default filter: its start-up says which priority the hashing threads got.
-	server_env env -u RUST_LOG "$AGENTCARD_BIN" serve >"$log" 2>&1 &
+	if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$PORT/"; then
+		die "something already answers on 127.0.0.1:$PORT"
+	fi
+	# A simple command, so that $! is the server's own pid; at the default log filter, so that
+	# its start-up says which priority the hashing threads got.
+	DATABASE_URL=$BENCH_URL AGENTCARD_LISTEN=127.0.0.1:$PORT AGENTCARD_CONSOLE_HOST=$CONSOLE_HOST \
+		AGENTCARD_REFRESH_MS=60000 AGENTCARD_WORKERS=$WORKERS env -u RUST_LOG "$AGENTCARD_BIN" serve >"$log" 2>&1 &
 	PID_AGENTCARD=$!
 	STARTED_PIDS+=("$PID_AGENTCARD")
 	wait_http agentcard "$PID_AGENTCARD" "http://127.0.0.1:$PORT/ready" "$log"
@@ -108,7 +109,8 @@ sign_in() {
 
 make_person() {
 	local link status
-	link=$(server_env "$AGENTCARD_BIN" admin user create --email "$EMAIL" --support |
+	link=$(DATABASE_URL=$BENCH_URL AGENTCARD_LISTEN=127.0.0.1:$PORT AGENTCARD_CONSOLE_HOST=$CONSOLE_HOST \
+		"$AGENTCARD_BIN" admin user create --email "$EMAIL" --support |
 		sed -n 's/.*"link": *"\([^"]*\)".*/\1/p')
 	[[ $link == "$CONSOLE_ORIGIN/link/"* ]] || die "admin user create printed no link"
 	status=$(curl -sS -o /dev/null --max-time 60 -w '%{http_code}' -H "Host: $CONSOLE_HOST:$PORT" \
@@ -120,6 +122,20 @@ make_person() {
 }
 
 # ---------------------------------------------------------------- runs
+
+# thread_ticks PREFIX: CPU time so far (utime+stime, ticks) of agentcard's threads whose name
+# starts with PREFIX.
+thread_ticks() {
+	local task stat comm total=0
+	local -a fields
+	for task in /proc/"$PID_AGENTCARD"/task/*; do
+		{ read -r comm <"$task/comm" && read -r stat <"$task/stat"; } 2>/dev/null || continue
+		[[ $comm == "$1"* ]] || continue
+		read -r -a fields <<<"${stat##*) }"
+		total=$((total + fields[11] + fields[12]))
+	done
+	echo "$total"
+}
 
 # One line per run, tab-separated: 1 kind (alone, flood), 2 round, 3 req/s, 4 p99 µs,
 # 5 non-2xx, 6 the flood's answers (or -).
@@ -133,10 +149,15 @@ wrk_fragment() {
 		-d "${seconds}s" --latency --timeout 2s -s "$FRAGMENT_LUA" "http://127.0.0.1:$PORT"
 }
 
+ticks_s() {
+	awk -v t="$1" -v hz="$CLK_TCK" 'BEGIN { printf "%.1f", t / hz }'
+}
+
 # measure KIND ROUND: one wrk run, under the flood when KIND is flood.
 measure() {
 	local kind=$1 round=$2 output=$WORKDIR/wrk-$1-$2.txt flood=- flood_pid="" flood_out
-	local requests rps p99 non2xx
+	local requests rps p99 non2xx hashing blocking all
+	hashing=$(thread_ticks password-) blocking=$(thread_ticks blocking-) all=$(cpu_ticks "$PID_AGENTCARD")
 	if [[ $kind == flood ]]; then
 		flood_out=$WORKDIR/flood-$round.txt
 		setsid -w python3 "$FLOOD_CLIENT" "$PORT" "$CONSOLE_HOST:$PORT" "$CONSOLE_ORIGIN" \
@@ -158,7 +179,9 @@ measure() {
 	printf 'round %d/%d  %-6s %10.0f req/s  p99 %8.3f ms  non-2xx %d' "$round" "$ROUNDS" "$kind" \
 		"$rps" "$(ms "$p99")" "$non2xx"
 	[[ $kind == flood ]] && printf '   flood: %s' "$flood"
-	echo
+	printf '\n           agentcard CPU %.1f s, of which hashing threads %.1f s, blocking pool %.1f s\n' \
+		"$(ticks_s $(($(cpu_ticks "$PID_AGENTCARD") - all)))" "$(ticks_s $(($(thread_ticks password-) - hashing)))" \
+		"$(ticks_s $(($(thread_ticks blocking-) - blocking)))"
 	# The report's flush of the run's requests, out of the next run.
 	sleep 2
 }

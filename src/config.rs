@@ -129,10 +129,14 @@ impl Config {
     }
 }
 
-/// The default of `AGENTCARD_PASSWORD_HASHES_PER_MINUTE`: 20 hashes a second, about half of
-/// one core of the machine of docs/performance.md (a hash takes about 25 ms there), so that a
-/// sign-in flood from any number of addresses keeps most of a core for everything else.
-const PASSWORD_HASHES_PER_MINUTE: &str = "1200";
+/// The default of `AGENTCARD_PASSWORD_HASHES_PER_MINUTE`: 5 hashes a second, about a tenth of
+/// a core of the machine of docs/performance.md (a hash takes 17 to 23 ms of CPU there), ample
+/// for people signing in. The hashing threads' idle priority puts them behind the process's
+/// own serving threads only: the kernel shares the cores between groups of processes first, and
+/// the process's group pays for its hashes, which a load balancer's or a neighbour's share
+/// then lacks. So the rate is what bounds a flood's cost: on that machine, at 20 hashes a second
+/// `/fragment` lost half its requests under a flood, at 5 a twelfth.
+const PASSWORD_HASHES_PER_MINUTE: &str = "300";
 
 /// The console's origin: `scheme://host[:port]`, the host being the console host.
 #[derive(Debug, Clone, PartialEq, Eq)]
