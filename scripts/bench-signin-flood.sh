@@ -77,10 +77,7 @@ prepare() {
 	fi
 	DATABASE_URL=$BENCH_URL "$AGENTCARD_BIN" migrate >/dev/null
 	psql_bench -v bench_key="$BENCH_KEY" -f scripts/bench-data.sql
-	PARTNER_ID=$(psql_bench -At -c "SELECT id FROM orgs WHERE id LIKE 'acc\_bench%'")
-	FRAGMENT_ID=$(psql_bench -At -c "SELECT f.id FROM fragments f JOIN sites s ON s.id = f.site_id
-		WHERE s.domain = 'site1.example' AND f.ref = '/section1'")
-	[[ -n $PARTNER_ID && -n $FRAGMENT_ID ]] || die "the data set has no bench organisation or fragment"
+	bench_ids
 }
 
 
