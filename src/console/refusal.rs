@@ -1,7 +1,7 @@
 //! Why a console request is refused, as its error page says (`pages::refusal` renders it).
 
 use crate::error::ApiError;
-use crate::password::Busy;
+use crate::password::Refused;
 
 /// Why a console request is refused, as its error page says.
 #[derive(Debug)]
@@ -44,9 +44,12 @@ impl From<r2d2::Error> for Refusal {
     }
 }
 
-impl From<Busy> for Refusal {
-    fn from(_: Busy) -> Self {
-        Refusal::Busy
+impl From<Refused> for Refusal {
+    fn from(refused: Refused) -> Self {
+        match refused {
+            Refused::Busy => Refusal::Busy,
+            Refused::TooMany => Refusal::Api(ApiError::RateLimited),
+        }
     }
 }
 

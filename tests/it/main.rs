@@ -46,6 +46,8 @@
 //! - `console_access`: the console's access rules walked from its page table (every page, a
 //!   visitor not signed in and a member on owners' pages), NUL and invalid UTF-8 in forms and
 //!   queries, the audit of a password change.
+//! - `console_flood`: beyond the global rate of password hashes, sign-ins, password changes
+//!   and set-password links from any address are refused (`429`) without hashing.
 //! - `console_cards`: the console's card pages: each action read back, refusals, CSRF, audit, and
 //!   the same rules and messages as `/v1`.
 //! - `console_safety`: the console's safety rules below its pages (deletions never widen a
@@ -75,6 +77,7 @@ mod console;
 mod console_access;
 mod console_admin;
 mod console_cards;
+mod console_flood;
 mod console_safety;
 mod console_web;
 mod conventions;
