@@ -170,7 +170,7 @@ impl Fields {
 
 /// The key-values field: one `key=value` a line, blank lines skipped, spaces around the key
 /// and the value dropped (the value's by `KeyValues`' own rule).
-fn key_value_pairs(text: &str) -> Result<Vec<(String, String)>, Invalid> {
+pub(super) fn key_value_pairs(text: &str) -> Result<Vec<(String, String)>, Invalid> {
     text.lines()
         .filter(|line| !line.trim().is_empty())
         .map(|line| {
@@ -187,7 +187,7 @@ fn key_value_pairs(text: &str) -> Result<Vec<(String, String)>, Invalid> {
 }
 
 /// A card's stored key-values as the field shows them.
-fn key_value_lines(key_values: &Value) -> String {
+pub(super) fn key_value_lines(key_values: &Value) -> String {
     let Some(object) = key_values.as_object() else {
         return String::new();
     };

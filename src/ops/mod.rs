@@ -15,6 +15,7 @@ pub mod keys;
 pub mod members;
 pub mod orgs;
 pub mod routes;
+pub mod site_map;
 pub mod sites;
 pub mod tokens;
 

@@ -96,6 +96,28 @@ pub fn replace_routes(
     Ok(stored)
 }
 
+/// Rewrites one rule of the caller's site (a console action; its id is kept), by the checks
+/// of [`create_route`] but the ceiling: another rule of the same path and match mode is a
+/// conflict.
+pub fn update_route(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+    id: &RouteId,
+    route: &RouteWrite,
+) -> Result<RouteRow, ApiError> {
+    let mut tx = db.transaction()?;
+    let site = locked_site(&mut tx, caller, domain)?;
+    let targets = target_ids(&mut tx, site.id, std::slice::from_ref(route))?;
+    let new_route = resolve(route, &targets, "ref")?;
+    let updated = db::routes::update_route(&mut tx, site.id, id, &new_route)
+        .map_err(conflict_on_unique("path_prefix", RULE_EXISTS))?
+        .ok_or(ApiError::NotFound)?;
+    record_for(&mut tx, caller, route_wrote("update_route", id))?;
+    tx.commit()?;
+    Ok(updated)
+}
+
 /// Removes one rule of the caller's site and answers it; another site's rule is not found.
 pub fn delete_route(
     db: &mut impl GenericClient,
