@@ -359,11 +359,7 @@ pub fn rename(ctx: &mut PageContext) -> Answer {
     let caller = ctx.caller()?;
     let result: Result<_, Failed> = (|| {
         let name = SiteName::parse(ctx.form.get("name"))?;
-        let write = SiteWrite {
-            name: Some(name),
-            default_fragment_ref: None,
-        };
-        ops::sites::put_site(ctx.db, &caller, &domain, write)?;
+        ops::sites::rename_site(ctx.db, &caller, &domain, name)?;
         Ok(pages::redirect_with(&site_path(&domain), Notice::SiteSaved))
     })();
     finish(ctx, &domain, result, |page| &mut page.rename)

@@ -45,6 +45,8 @@
 //!   queries, the audit of a password change.
 //! - `console_cards`: the console's card pages: each action read back, refusals, CSRF, audit, and
 //!   the same rules and messages as `/v1`.
+//! - `console_sites`: the console's site map: sites, a page per site, fragments with and without a
+//!   reference, the default, rules, the "test a page" box; read back, refusals, isolation.
 //! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
@@ -70,6 +72,7 @@ mod console;
 mod console_access;
 mod console_admin;
 mod console_cards;
+mod console_sites;
 mod console_web;
 mod conventions;
 mod counting;
