@@ -36,8 +36,8 @@
 //!   services: heads read one way or refused, upstream connections pooled only clean, no status
 //!   line after a head, no upgrades, framing toward the client its own.
 //! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
-//! - `same_messages`: each refused value through `/v1` and the `admin` CLI: the same field and
-//!   message.
+//! - `same_messages`: each refused value through `/v1`, the `admin` CLI and the console's site map
+//!   forms: the same field and message.
 //! - `console_web`: the web console: hosts, security headers, sign-in and sessions, form tokens
 //!   and origins, one-time links, members and the owners-only rules.
 //! - `console_access`: the console's access rules walked from its page table (every page, a
