@@ -24,7 +24,8 @@
 //! - `routes`: routing rules: list order, POST, PUT (atomic, concurrent), DELETE.
 //! - `cards`: `/v1/cards` and eligibility lists (order of checks, atomicity, platform cards).
 //! - `icon`: the site icon's fetch against loopback HTTPS servers (link, favicon, redirects,
-//!   refused addresses, SVG, size, time), one attempt an hour, the background fetch on `/v1`.
+//!   refused addresses, SVG, size, time), one attempt an hour, the background fetch on `/v1`
+//!   and on the site's console page.
 //! - `keys`: `/v1/keys` (shown once, newest first, repeatable revocation, isolation).
 //! - `demo`: `agentcard admin demo` and the requests it prints.
 //! - `edge`: `agentcard edge`: every shared case of `edge/cases/` (with its log line per
