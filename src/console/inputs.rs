@@ -69,13 +69,7 @@ impl Input {
 
     /// The ids of the texts that describe the input: its hint, its refusal.
     pub fn described_by(&self) -> String {
-        let hint = (!self.hint.is_empty()).then(|| format!("{}-hint", self.id));
-        let error = self.error.is_some().then(|| format!("{}-error", self.id));
-        [hint, error]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(" ")
+        described_by(&self.id, !self.hint.is_empty(), self.error.is_some())
     }
 
     pub fn is_line(&self) -> bool {
@@ -95,6 +89,24 @@ impl Input {
     }
 }
 
+/// The ids of the texts that describe the input `id` (`aria-describedby`): its hint's, its
+/// refusal's.
+pub fn described_by(id: &str, hint: bool, error: bool) -> String {
+    let hint = hint.then(|| format!("{id}-hint"));
+    let error = error.then(|| format!("{id}-error"));
+    [hint, error]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether a refusal's `field` names the input `name` or one of its members
+/// (`key_values.Section` names `key_values`).
+pub fn names(field: &str, name: &str) -> bool {
+    field == name || field.strip_prefix(name).is_some_and(|m| m.starts_with('.'))
+}
+
 /// The inputs of one form.
 #[derive(Debug, Clone, Default)]
 pub struct Inputs(pub Vec<Input>);
@@ -111,13 +123,7 @@ impl Inputs {
     /// Shows `message` next to the input `field` names or is a member of
     /// (`key_values.Section`); `false` when it names none of this form.
     pub fn refuse(&mut self, field: &str, message: String) -> bool {
-        let names = |input: &&mut Input| {
-            field == input.name
-                || field
-                    .strip_prefix(input.name)
-                    .is_some_and(|m| m.starts_with('.'))
-        };
-        match self.0.iter_mut().find(names) {
+        match self.0.iter_mut().find(|input| names(field, input.name)) {
             Some(found) => {
                 found.error = Some(message);
                 found.error_field = field.to_string();

@@ -121,15 +121,20 @@ def owner_maps_a_site(owner):
     return sidebar.rsplit("/", 1)[1]
 
 
+def fills_a_new_card(person, name, brand, title, whose):
+    """The new card form filled in English (`whose` names the screenshots)."""
+    person.follow("Cards", f"cards of the {whose}")
+    person.follow("New card", f"{whose}'s new card")
+    person.fill("Name", name)
+    person.choose("Language", "en")
+    person.fill("Brand", brand)
+    person.fill("Title", title)
+    person.fill("Text", "Licensing: ask us.")
+
+
 def owner_writes_a_card_for_the_sidebar(owner):
     """A card eligible only on the fragment without a reference, then active."""
-    owner.follow("Cards", "cards of the owner")
-    owner.follow("New card", "owner's new card")
-    owner.fill("Name", "Sidebar card")
-    owner.choose("Language", "en")
-    owner.fill("Brand", "Map Daily")
-    owner.fill("Title", SIDEBAR_CARD_TITLE)
-    owner.fill("Text", "Licensing: ask the map.")
+    fills_a_new_card(owner, "Sidebar card", "Map Daily", SIDEBAR_CARD_TITLE, "owner")
     owner.press("Save", "owner's card saved")
     owner.follow("Eligibility", "owner's card eligibility")
     owner.tick(f"{MAPPED_SITE} Sidebar")
@@ -234,13 +239,7 @@ def member_joins(member, link):
 
 
 def member_writes_previews_and_activates_a_card(member):
-    member.follow("Cards", "cards")
-    member.follow("New card", "new card")
-    member.fill("Name", "Journey card")
-    member.choose("Language", "en")
-    member.fill("Brand", "Journey Daily")
-    member.fill("Title", CARD_TITLE)
-    member.fill("Text", "Licensing: ask us.")
+    fills_a_new_card(member, "Journey card", "Journey Daily", CARD_TITLE, "member")
     member.press("Preview", "card preview")
     frame = member.driver.find_element("css selector", "iframe")
     expect("the preview frame's sandbox", frame.get_attribute("sandbox"), "")
