@@ -488,4 +488,27 @@ mod tests {
         assert_eq!(rule_for(&site, "/sport/world/europe/"), Some("root".into()));
         assert_eq!(rule_for(&site, "/"), Some("root".into()));
     }
+
+    #[test]
+    fn the_rule_deciding_is_named_by_its_path_and_match_mode() {
+        let mut site = Site::default();
+        site.add_rule("/news/", true, fragment("exact"));
+        site.add_rule("/news/", false, fragment("prefix"));
+        site.add_rule("/", false, fragment("root"));
+        let deciding = |path: &str| {
+            site.rule_deciding(path)
+                .map(|(rule, mode, f)| (rule.to_string(), mode, f.id.to_string()))
+        };
+        let named = |rule: &str, mode, id: &str| Some((rule.into(), mode, id.into()));
+        assert_eq!(
+            deciding("/news/"),
+            named("/news/", MatchMode::Exact, "exact")
+        );
+        assert_eq!(
+            deciding("/news/today/"),
+            named("/news/", MatchMode::Prefix, "prefix")
+        );
+        assert_eq!(deciding("/sport/"), named("/", MatchMode::Prefix, "root"));
+        assert_eq!(deciding("/"), named("/", MatchMode::Prefix, "root"));
+    }
 }

@@ -5,7 +5,7 @@
 //! audit log.
 
 use crate::console_fixtures::{assert_labelled, new_org, person, Browser};
-use crate::harness::{db, tenant, Resp, Tenant};
+use crate::harness::{db, server, tenant, Client, Resp, Tenant};
 use agentcard::domain::{CardStatus, Role};
 use serde_json::{json, Value};
 
@@ -520,4 +520,68 @@ fn an_organisation_with_no_site_is_shown_its_first_steps() {
     let desk = desk();
     desk.add_site("steps.example");
     assert!(!desk.member.get("/").text().contains("First steps"));
+}
+
+#[test]
+fn the_test_box_names_the_fragment_fragment_serves_from() {
+    let desk = desk();
+    desk.add_site("agree.example");
+    let mut card_of = Vec::new();
+    for (reference, name) in [
+        ("/exact", "Exact"),
+        ("/prefix", "Prefix"),
+        ("/default", "Default"),
+        ("/asked", "Asked"),
+    ] {
+        desk.add_fragment("agree.example", reference, name);
+        // One active card eligible on this fragment alone: the card served names the fragment.
+        let card = crate::fixtures::card(Some(&desk.api.org_id), CardStatus::Active).id;
+        let list = json!({"fragments": [{"domain": "agree.example", "ref": reference}]});
+        let resp = desk
+            .api
+            .client
+            .put(&format!("/v1/cards/{card}/eligibility"), &list);
+        assert_eq!(resp.status, 200, "{}", resp.text());
+        card_of.push((card, format!("Fragment: {reference} ({name}).")));
+    }
+    redirected(&desk.add_rule("agree.example", "/news", "exact", "/exact"));
+    redirected(&desk.add_rule("agree.example", "/news", "prefix", "/prefix"));
+    desk.member
+        .write("/sites/agree.example/default", &[("ref", "/default")]);
+    let key = desk.api.client.post("/v1/keys", &json!({}));
+    let key = key.json()["key"].as_str().unwrap().to_string();
+    let asked = desk.fragment_named("agree.example", "Asked")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    crate::harness::sync_cache();
+    for url in [
+        "https://agree.example/news",
+        "https://agree.example/News/Today",
+        "https://agree.example/elsewhere",
+        "https://agree.example/a//b",
+    ] {
+        let query = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("partner_id", &desk.api.org_id)
+            .append_pair("fragment_id", &asked)
+            .append_pair("lang", "fr")
+            .append_pair("page_url", url)
+            .finish();
+        let served = Client::new(server().addr).request(
+            "GET",
+            &format!("/fragment?{query}"),
+            &[("X-API-Key", key.as_str())],
+            None,
+        );
+        let card = crate::fixtures::served_card(&served);
+        let (_, said) = tested(&desk, "agree.example", url);
+        let (_, named) = card_of
+            .iter()
+            .find(|(id, _)| *id == card)
+            .expect("a card of ours");
+        assert!(
+            said.contains(named.as_str()),
+            "{url}: /fragment served {named}, the box says {said}"
+        );
+    }
 }
