@@ -152,6 +152,20 @@ fn fragments_with_and_without_a_reference_are_made_edited_paused_and_activated()
     assert_eq!(listed[0]["ref"], "/sport");
     assert_eq!(listed[1]["ref"], Value::Null, "created without one");
     assert_eq!(listed[1]["id"], without.as_str());
+    // A reference the site has already: refused next to it, nothing made.
+    let again = [("ref", "/sport"), ("name", "Sport again"), ("lang", "fr")];
+    let resp = desk.member.write("/sites/frag.example/fragments", &again);
+    assert_eq!(resp.status, 422);
+    let page = resp.text();
+    assert!(
+        page.contains("data-field=\"ref\">the site already has a fragment with this reference"),
+        "{page}"
+    );
+    assert!(
+        page.contains("value=\"Sport again\""),
+        "what was typed stays"
+    );
+    assert_eq!(desk.fragments("frag.example").len(), 2);
 
     let edit = [
         ("name", " Side bar "),
