@@ -27,7 +27,8 @@
 //! - `routes`: routing rules: list order, POST, PUT (atomic, concurrent), DELETE.
 //! - `cards`: `/v1/cards` and eligibility lists (order of checks, atomicity, platform cards).
 //! - `icon`: the site icon's fetch against loopback HTTPS servers (link, favicon, redirects,
-//!   refused addresses, SVG, size, time), one attempt an hour, the background fetch on `/v1`.
+//!   refused addresses, SVG, size, time), one attempt an hour, the background fetch on `/v1`
+//!   and on the site's console page.
 //! - `keys`: `/v1/keys` (shown once, newest first, repeatable revocation, isolation).
 //! - `demo`: `agentcard admin demo` and the requests it prints.
 //! - `edge`: `agentcard edge`: every shared case of `edge/cases/` (with its log line per
@@ -39,8 +40,8 @@
 //!   services: heads read one way or refused, upstream connections pooled only clean, no status
 //!   line after a head, no upgrades, framing toward the client its own.
 //! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
-//! - `same_messages`: each refused value through `/v1` and the `admin` CLI: the same field and
-//!   message.
+//! - `same_messages`: each refused value through `/v1`, the `admin` CLI and the console's site map
+//!   forms: the same field and message.
 //! - `console_web`: the web console: hosts, security headers, sign-in and sessions, form tokens
 //!   and origins, one-time links, members and the owners-only rules.
 //! - `console_access`: the console's access rules walked from its page table (every page, a
@@ -52,6 +53,8 @@
 //!   the same rules and messages as `/v1`.
 //! - `console_safety`: the console's safety rules below its pages (deletions never widen a
 //!   card, the audit log in words, secrets made once, invitations, device cookies, mail).
+//! - `console_sites`: the console's site map: sites, a page per site, fragments with and without a
+//!   reference, the default, rules, the "test a page" box; read back, refusals, isolation.
 //! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
@@ -79,6 +82,7 @@ mod console_admin;
 mod console_cards;
 mod console_flood;
 mod console_safety;
+mod console_sites;
 mod console_web;
 mod conventions;
 mod counting;
