@@ -102,10 +102,7 @@ load_data() {
 		echo "note: CHECKPOINT refused (not superuser nor pg_checkpoint): the checkpointer may" \
 			"write the load's pages during the runs, in PostgreSQL's CPU time"
 	fi
-	PARTNER_ID=$(psql_bench -At -c "SELECT id FROM orgs WHERE id LIKE 'acc\_bench%'")
-	FRAGMENT_ID=$(psql_bench -At -c "SELECT f.id FROM fragments f JOIN sites s ON s.id = f.site_id
-		WHERE s.domain = 'site1.example' AND f.ref = '/section1'")
-	[[ -n $PARTNER_ID && -n $FRAGMENT_ID ]] || die "the data set has no bench organisation or fragment"
+	bench_ids
 	echo "api_key:     $BENCH_KEY"
 	echo "partner_id:  $PARTNER_ID"
 	echo "fragment_id: $FRAGMENT_ID"

@@ -18,9 +18,10 @@ use std::sync::Arc;
 /// Threads that run database work for the management API and the other routes.
 const BLOCKING_THREADS: usize = 16;
 const BLOCKING_QUEUE: usize = 4096;
-/// Password hashes (the console's sign-ins and new passwords) running at once, at most; as
-/// many again times four may wait for a turn, the rest are refused with a `503`.
-const PASSWORD_HASHES: usize = 4;
+/// Threads hashing passwords (the console's sign-ins and new passwords), at most: they run at
+/// the lowest priority, on what the two cores of a small machine leave; four times as many
+/// hashes may wait for a turn, the rest are refused with a `503`.
+const PASSWORD_THREADS: usize = 2;
 
 pub struct App {
     pub config: Config,
@@ -28,7 +29,7 @@ pub struct App {
     pub blocking: BlockingPool,
     pub limiter: RateLimiter,
     pub token_use: TokenUse,
-    /// The console's password hashing, capped.
+    /// The console's password hashing: threads of its own, a queue, a global rate.
     pub passwords: Passwords,
     /// `/fragment`: the snapshot in memory, its refresher, the report.
     pub delivery: Delivery,
@@ -51,7 +52,7 @@ impl App {
             icons: Fetcher::start(&pool, config.icon_fetch.as_ref()),
             blocking: BlockingPool::new(BLOCKING_THREADS, BLOCKING_QUEUE),
             limiter: RateLimiter::default(),
-            passwords: password_hashing(config.workers),
+            passwords: password_hashing(&config),
             mailer: Mailer::configured(&config),
             stopping: AtomicBool::new(false),
             pool,
@@ -83,8 +84,9 @@ impl App {
     }
 }
 
-/// One hash per worker core (a hash is CPU and memory work), within `PASSWORD_HASHES`.
-fn password_hashing(workers: usize) -> Passwords {
-    let running = workers.clamp(1, PASSWORD_HASHES);
-    Passwords::new(running, 4 * running)
+/// One hashing thread per worker core (a hash is CPU and memory work), within
+/// `PASSWORD_THREADS`.
+fn password_hashing(config: &Config) -> Passwords {
+    let threads = config.workers.clamp(1, PASSWORD_THREADS);
+    Passwords::new(threads, 4 * threads, config.password_hashes_per_minute)
 }

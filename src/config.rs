@@ -61,6 +61,9 @@ pub struct Config {
     pub icon_fetch: Option<IconFetch>,
     /// Where the console's links are also mailed; `None`: they are passed on by hand.
     pub smtp_url: Option<SmtpUrl>,
+    /// Password hashes (console sign-ins, new passwords) a minute, from all addresses together;
+    /// beyond, a sign-in is refused (`429`) without hashing.
+    pub password_hashes_per_minute: u64,
 }
 
 /// The site icon's fetch. Its two settings exist for tests alone, which serve icons from a
@@ -184,9 +187,23 @@ impl Config {
                 "256",
             )? as usize,
             icon_fetch: IconFetch::configured(&get)?,
+            password_hashes_per_minute: parse_positive(
+                &get,
+                "AGENTCARD_PASSWORD_HASHES_PER_MINUTE",
+                PASSWORD_HASHES_PER_MINUTE,
+            )?,
         })
     }
 }
+
+/// The default of `AGENTCARD_PASSWORD_HASHES_PER_MINUTE`: 5 hashes a second, about a tenth of
+/// a core of the machine of docs/performance.md (a hash takes 17 to 23 ms of CPU there), ample
+/// for people signing in. The hashing threads' idle priority puts them behind the process's
+/// own serving threads only: the kernel shares the cores between groups of processes first, and
+/// the process's group pays for its hashes, which a load balancer's or a neighbour's share
+/// then lacks. So the rate is what bounds a flood's cost: on that machine, at 20 hashes a second
+/// `/fragment` lost half its requests under a flood, at 5 a twelfth.
+const PASSWORD_HASHES_PER_MINUTE: &str = "300";
 
 /// The console's origin: `scheme://host[:port]`, the host being the console host.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -241,6 +258,12 @@ impl ConsoleUrl {
     /// Plain HTTP (a `localhost` console): cookies cannot be `Secure` there.
     pub fn is_plain_http(&self) -> bool {
         self.0.starts_with("http://")
+    }
+
+    /// The `Strict-Transport-Security` of the console's answers over HTTPS: browsers keep to
+    /// HTTPS for a year; none over plain HTTP, where it would mean nothing.
+    pub fn strict_transport(&self) -> Option<&'static str> {
+        (!self.is_plain_http()).then_some("max-age=31536000")
     }
 }
 

@@ -1,61 +1,203 @@
 //! The console's passwords: Argon2id with OWASP's parameters (19 MiB, 2 passes, 1 lane),
-//! stored as PHC strings, and a cap on how many hashes run at once.
+//! stored as PHC strings, computed on threads of their own, at the lowest scheduling priority,
+//! under a global rate.
 //!
-//! A hash takes tens of milliseconds and 19 MiB on purpose. Callers run on the blocking pool;
-//! the gate lets `RUNNING` hashes work at a time and `WAITING` more wait for a turn, and
-//! refuses the rest at once ([`Busy`]), so a burst of sign-ins gets a clear "try again" instead
-//! of holding every blocking thread and the memory of every hash.
+//! A hash takes tens of milliseconds of a core and 19 MiB on purpose. So that sign-ins never
+//! take cores from the workers serving `/fragment`, every hash runs on a few threads of this
+//! module at `SCHED_IDLE` (nice 19 where that is refused): the kernel runs them only on time
+//! no other thread wants. The caller, a blocking-pool thread (never a coroutine), waits for its
+//! answer on a channel. As many hashes as there are threads run at once, `waiting` more wait
+//! in the queue, the rest are refused at once ([`Refused::Busy`]); and beyond the global rate
+//! of hashes, whatever the client address, a hash is refused at once too
+//! ([`Refused::TooMany`]), so that a flood from many addresses costs a refusal each, not a hash.
 
 use crate::domain::NewPassword;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::{Algorithm, Argon2, Params, Version};
-use parking_lot::{Condvar, Mutex};
+use crossbeam::channel::{self, Sender};
+use parking_lot::Mutex;
 use rand::rngs::OsRng;
 use rand::RngCore;
-use std::sync::OnceLock;
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::{Arc, OnceLock};
+use std::thread;
+use std::time::Instant;
 
 /// OWASP's Password Storage Cheat Sheet, Argon2id: m=19456 KiB, t=2, p=1.
 const MEMORY_KIB: u32 = 19_456;
 const PASSES: u32 = 2;
 const LANES: u32 = 1;
 
-/// Too many hashes are running or waiting: answered `503`, nothing done.
+/// Why a password was neither hashed nor checked: nothing was done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("too many passwords are being checked at once")]
-pub struct Busy;
+pub enum Refused {
+    /// Every hashing thread is busy and the queue is full: answered `503`.
+    #[error("too many passwords are being checked at once")]
+    Busy,
+    /// Beyond the global rate of hashes, from all addresses together: answered `429`.
+    #[error("too many passwords were checked in the last moments")]
+    TooMany,
+}
+
+type Job = Box<dyn FnOnce() + Send + 'static>;
 
 pub struct Passwords {
-    gate: Gate,
+    /// Work for the hashing threads; a full queue is [`Refused::Busy`].
+    jobs: Sender<Job>,
+    rate: Mutex<Rate>,
     /// Checked when the email is unknown, so that the answer takes the time of a real check.
-    dummy: OnceLock<String>,
+    dummy: Arc<OnceLock<String>>,
 }
 
 impl Passwords {
-    /// `running` hashes at a time, `waiting` more queued.
-    pub fn new(running: usize, waiting: usize) -> Passwords {
+    /// `threads` hashing threads, `waiting` more hashes queued, at most `per_minute` hashes a
+    /// minute (in bursts of up to a second's worth).
+    pub fn new(threads: usize, waiting: usize, per_minute: u64) -> Passwords {
+        let threads = threads.max(1);
+        let (jobs, incoming) = channel::bounded::<Job>(waiting);
+        let (told, priorities) = channel::bounded(threads);
+        for index in 0..threads {
+            let (incoming, told) = (incoming.clone(), told.clone());
+            thread::Builder::new()
+                .name(format!("password-{index}"))
+                .spawn(move || {
+                    let _ = told.send(Priority::lower_own());
+                    for job in incoming {
+                        // A job hands its panic to its caller (its reply is dropped): this
+                        // thread goes on.
+                        let _ = panic::catch_unwind(AssertUnwindSafe(job));
+                    }
+                })
+                .expect("cannot start a password-hashing thread");
+        }
+        if let Ok(priority) = priorities.recv() {
+            log::info!("password hashing: {threads} thread(s) at {priority}, at most {per_minute} hashes a minute");
+        }
         Passwords {
-            gate: Gate::new(running.max(1), waiting),
-            dummy: OnceLock::new(),
+            jobs,
+            rate: Mutex::new(Rate::new(per_minute, Instant::now())),
+            dummy: Arc::new(OnceLock::new()),
         }
     }
 
     /// The PHC string to store for a new password.
-    pub fn hash(&self, password: &NewPassword) -> Result<String, Busy> {
-        let _turn = self.gate.enter()?;
-        Ok(hash_now(password.expose()))
+    pub fn hash(&self, password: &NewPassword) -> Result<String, Refused> {
+        let password = password.expose().to_string();
+        self.run(move || hash_now(&password))
     }
 
     /// Whether `candidate` is the password of `stored`. Without a stored hash (unknown email, or
     /// no password set yet) the same work is done against a dummy hash, and the answer is no.
-    pub fn verify(&self, stored: Option<&str>, candidate: &str) -> Result<bool, Busy> {
-        let dummy = self.dummy.get_or_init(|| {
-            let mut random = [0u8; 16];
-            OsRng.fill_bytes(&mut random);
-            hash_now(&hex::encode(random))
+    pub fn verify(&self, stored: Option<&str>, candidate: &str) -> Result<bool, Refused> {
+        let (stored, candidate) = (stored.map(str::to_string), candidate.to_string());
+        let dummy = Arc::clone(&self.dummy);
+        self.run(move || {
+            let dummy = dummy.get_or_init(|| {
+                let mut random = [0u8; 16];
+                OsRng.fill_bytes(&mut random);
+                hash_now(&hex::encode(random))
+            });
+            let matches = verify_now(stored.as_deref().unwrap_or(dummy), &candidate);
+            stored.is_some() && matches
+        })
+    }
+
+    /// Runs `work` on a hashing thread, within the global rate and the queue, and waits for
+    /// its answer. The caller is an OS thread (the blocking pool's): the wait blocks it.
+    fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Refused> {
+        if !self.rate.lock().take(Instant::now()) {
+            return Err(Refused::TooMany);
+        }
+        let (reply, answer) = channel::bounded(1);
+        let job: Job = Box::new(move || {
+            let _ = reply.send(work());
         });
-        let _turn = self.gate.enter()?;
-        let matches = verify_now(stored.unwrap_or(dummy), candidate);
-        Ok(stored.is_some() && matches)
+        self.jobs.try_send(job).map_err(|_| Refused::Busy)?;
+        Ok(answer
+            .recv()
+            .expect("a hashing job answers (Argon2id hashes any password of bounded length)"))
+    }
+}
+
+/// The global rate of hashes: a bucket that holds a second's worth (at least one) and fills
+/// at `per_minute`; a hash takes one from it, an empty bucket refuses.
+struct Rate {
+    per_second: f64,
+    capacity: f64,
+    tokens: f64,
+    at: Instant,
+}
+
+impl Rate {
+    fn new(per_minute: u64, now: Instant) -> Rate {
+        let per_second = per_minute as f64 / 60.0;
+        let capacity = per_second.max(1.0);
+        Rate {
+            per_second,
+            capacity,
+            tokens: capacity,
+            at: now,
+        }
+    }
+
+    fn take(&mut self, now: Instant) -> bool {
+        let refill = now.saturating_duration_since(self.at).as_secs_f64() * self.per_second;
+        self.tokens = (self.tokens + refill).min(self.capacity);
+        self.at = now;
+        let room = self.tokens >= 1.0;
+        if room {
+            self.tokens -= 1.0;
+        }
+        room
+    }
+}
+
+/// The scheduling priority a hashing thread got for itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Priority {
+    /// `SCHED_IDLE`: runs only when no other thread of the machine wants the core.
+    Idle,
+    /// `SCHED_IDLE` was refused; nice 19, the lowest of the normal policy.
+    Nice19,
+    /// Both were refused: the priority of the process.
+    Unchanged,
+}
+
+impl Priority {
+    /// Lowers the calling thread's priority (Linux sets it per thread), as low as allowed.
+    #[cfg(target_os = "linux")]
+    fn lower_own() -> Priority {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: plain system calls on the calling thread (0, its own id), with a valid param.
+        if unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } == 0 {
+            return Priority::Idle;
+        }
+        // SAFETY: as above.
+        let thread = unsafe { libc::gettid() } as libc::id_t;
+        // SAFETY: as above.
+        if unsafe { libc::setpriority(libc::PRIO_PROCESS, thread, 19) } == 0 {
+            return Priority::Nice19;
+        }
+        Priority::Unchanged
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn lower_own() -> Priority {
+        Priority::Unchanged
+    }
+}
+
+impl fmt::Display for Priority {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Priority::Idle => "SCHED_IDLE",
+            Priority::Nice19 => "nice 19 (SCHED_IDLE refused)",
+            Priority::Unchanged => "normal priority (SCHED_IDLE and nice 19 refused)",
+        })
     }
 }
 
@@ -81,67 +223,17 @@ fn verify_now(stored: &str, candidate: &str) -> bool {
     })
 }
 
-/// A counting semaphore with a bounded queue.
-struct Gate {
-    state: Mutex<GateState>,
-    turn: Condvar,
-    running: usize,
-    waiting: usize,
-}
-
-struct GateState {
-    running: usize,
-    waiting: usize,
-}
-
-/// A turn at the gate, given back when dropped.
-struct Turn<'a>(&'a Gate);
-
-impl Gate {
-    fn new(running: usize, waiting: usize) -> Gate {
-        Gate {
-            state: Mutex::new(GateState {
-                running: 0,
-                waiting: 0,
-            }),
-            turn: Condvar::new(),
-            running,
-            waiting,
-        }
-    }
-
-    fn enter(&self) -> Result<Turn<'_>, Busy> {
-        let mut state = self.state.lock();
-        if state.running >= self.running {
-            if state.waiting >= self.waiting {
-                return Err(Busy);
-            }
-            state.waiting += 1;
-            while state.running >= self.running {
-                self.turn.wait(&mut state);
-            }
-            state.waiting -= 1;
-        }
-        state.running += 1;
-        Ok(Turn(self))
-    }
-}
-
-impl Drop for Turn<'_> {
-    fn drop(&mut self) {
-        self.0.state.lock().running -= 1;
-        self.0.turn.notify_one();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// As many a minute as the tests may ever need.
+    const UNHURRIED: u64 = 60_000;
 
     #[test]
     fn a_hash_verifies_its_password_only() {
-        let passwords = Passwords::new(1, 0);
+        let passwords = Passwords::new(1, 1, UNHURRIED);
         let password = NewPassword::parse("correct horse").unwrap();
         let stored = passwords.hash(&password).unwrap();
         assert!(stored.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"));
@@ -154,20 +246,94 @@ mod tests {
     }
 
     #[test]
-    fn the_gate_queues_a_bounded_number_then_refuses() {
-        let gate = Arc::new(Gate::new(1, 1));
-        let first = gate.enter().unwrap();
-        let waiter = {
-            let gate = Arc::clone(&gate);
-            std::thread::spawn(move || gate.enter().map(|_| ()))
+    fn hashing_threads_run_at_the_lowest_priority() {
+        let passwords = Passwords::new(2, 2, UNHURRIED);
+        // SAFETY: plain system calls reading the calling (hashing) thread's own settings.
+        let (policy, nice) = passwords
+            .run(|| unsafe {
+                let thread = libc::gettid() as libc::id_t;
+                (
+                    libc::sched_getscheduler(0),
+                    libc::getpriority(libc::PRIO_PROCESS, thread),
+                )
+            })
+            .unwrap();
+        assert!(
+            policy == libc::SCHED_IDLE || nice == 19,
+            "policy {policy}, nice {nice}"
+        );
+        // SAFETY: as above, on the test's own thread, which keeps the process's priority.
+        assert_ne!(unsafe { libc::sched_getscheduler(0) }, libc::SCHED_IDLE);
+    }
+
+    #[test]
+    fn a_full_queue_refuses_and_a_panic_reaches_its_caller_only() {
+        let passwords = Arc::new(Passwords::new(1, 1, UNHURRIED));
+        let (release, held) = channel::bounded::<()>(0);
+        let (started, running) = channel::bounded::<()>(0);
+        let holder = {
+            let passwords = Arc::clone(&passwords);
+            thread::spawn(move || {
+                passwords.run(move || {
+                    started.send(()).unwrap();
+                    held.recv().unwrap();
+                })
+            })
         };
-        // The waiter is queued once the state says so (polled: no timed assert).
-        while gate.state.lock().waiting == 0 {
-            std::thread::yield_now();
+        running.recv().unwrap();
+        // The one thread is held: one more job waits in the queue, the next is refused.
+        let queued = {
+            let passwords = Arc::clone(&passwords);
+            thread::spawn(move || passwords.run(|| "queued"))
+        };
+        while passwords.jobs.is_empty() {
+            thread::yield_now();
         }
-        assert_eq!(gate.enter().err(), Some(Busy));
-        drop(first);
-        assert_eq!(waiter.join().unwrap(), Ok(()));
-        assert!(gate.enter().is_ok());
+        assert_eq!(passwords.run(|| ()).err(), Some(Refused::Busy));
+        release.send(()).unwrap();
+        assert_eq!(holder.join().unwrap(), Ok(()));
+        assert_eq!(queued.join().unwrap(), Ok("queued"));
+        let panicked = {
+            let passwords = Arc::clone(&passwords);
+            thread::spawn(move || passwords.run(|| panic!("boom")))
+        };
+        assert!(panicked.join().is_err());
+        assert_eq!(passwords.run(|| 42), Ok(42));
+    }
+
+    #[test]
+    fn the_rate_gives_a_seconds_worth_then_refills() {
+        let start = Instant::now();
+        let mut rate = Rate::new(120, start);
+        assert!(rate.take(start) && rate.take(start));
+        assert!(!rate.take(start));
+        assert!(!rate.take(start + Duration::from_millis(400)));
+        assert!(rate.take(start + Duration::from_millis(600)));
+        assert!(!rate.take(start + Duration::from_millis(600)));
+        // Idle for long, it holds no more than a second's worth.
+        let later = start + Duration::from_secs(60);
+        assert!(rate.take(later) && rate.take(later));
+        assert!(!rate.take(later));
+    }
+
+    #[test]
+    fn a_slow_rate_still_allows_one_at_a_time() {
+        let start = Instant::now();
+        let mut rate = Rate::new(1, start);
+        assert!(rate.take(start));
+        assert!(!rate.take(start + Duration::from_secs(59)));
+        assert!(rate.take(start + Duration::from_secs(61)));
+    }
+
+    #[test]
+    fn refused_by_the_rate_nothing_is_hashed() {
+        let passwords = Passwords::new(1, 1, 1);
+        let password = NewPassword::parse("correct horse").unwrap();
+        let stored = passwords.hash(&password).unwrap();
+        assert_eq!(
+            passwords.verify(Some(&stored), "correct horse"),
+            Err(Refused::TooMany)
+        );
+        assert_eq!(passwords.hash(&password).err(), Some(Refused::TooMany));
     }
 }

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
-# scripts/lib/bench.sh: what the benchmarks share. Sourced by scripts/bench-load.sh and
-# scripts/bench-edge.sh after `set -euo pipefail`, from the repository's root (each `cd`s
-# there first), with BENCH_NAME set to the script's name (the prefix of its messages).
+# scripts/lib/bench.sh: what the benchmarks share. Sourced by scripts/bench-load.sh,
+# scripts/bench-edge.sh and scripts/bench-signin-flood.sh after `set -euo pipefail`, from the
+# repository's root (each `cd`s there first), with BENCH_NAME set to the script's name (the
+# prefix of its messages).
 # Packages are installed with scripts/lib/apt.sh.
 #
 # Functions:
@@ -19,6 +20,7 @@
 #   nginx_conf DIR WORKERS, start_nginx_in VAR DIR NAME URL   an nginx of its own in DIR
 #   fresh_database NAME         BENCH_URL: database NAME, dropped and created afresh
 #   psql_bench ARGS...          psql on BENCH_URL, stopping at the first error
+#   bench_ids                   PARTNER_ID, FRAGMENT_ID of scripts/bench-data.sql
 #   build_release ARGS...       cargo build --release ARGS; sets TARGET_DIR, AGENTCARD_BIN
 #   cpu_ticks PID...            utime+stime of the processes so far, in 1/CLK_TCK s
 #   wrk_session SECONDS OUTPUT NAME WRK-ARGS...   wrk in a session of its own
@@ -233,6 +235,16 @@ fresh_database() {
 	PGCONNECT_TIMEOUT=10 psql -X -w -q -v ON_ERROR_STOP=1 -d "$AGENTCARD_PG_URL" \
 		-c 'SET client_min_messages = warning' -c "DROP DATABASE IF EXISTS $name WITH (FORCE)"
 	agentcard_ensure_database "$name"
+}
+
+# bench_ids: PARTNER_ID, the bench organisation of scripts/bench-data.sql, and FRAGMENT_ID,
+# site1.example's /section1 there: what scripts/bench/fragment.lua asks for.
+# shellcheck disable=SC2034 # PARTNER_ID and FRAGMENT_ID are the callers'
+bench_ids() {
+	PARTNER_ID=$(psql_bench -At -c "SELECT id FROM orgs WHERE id LIKE 'acc\_bench%'")
+	FRAGMENT_ID=$(psql_bench -At -c "SELECT f.id FROM fragments f JOIN sites s ON s.id = f.site_id
+		WHERE s.domain = 'site1.example' AND f.ref = '/section1'")
+	[[ -n $PARTNER_ID && -n $FRAGMENT_ID ]] || die "the data set has no bench organisation or fragment"
 }
 
 # build_release ARGS...: the release build of ARGS (Cargo.lock respected when there is one).

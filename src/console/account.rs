@@ -10,12 +10,18 @@ use crate::db::{people, sessions};
 use crate::domain::NewPassword;
 use crate::error::ApiError;
 use crate::ids::OrgId;
-use crate::ops::members;
+use crate::ops::{self, members};
 
 pub fn home(ctx: &mut PageContext) -> Answer {
+    // An organisation with no site sees its first steps.
+    let first_steps = match &ctx.visit.org {
+        Some(_) => ops::sites::list_sites(ctx.db, &ctx.caller()?)?.is_empty(),
+        None => false,
+    };
     let page = Home {
         layout: ctx.layout(),
         org: ctx.visit.org.clone(),
+        first_steps,
     };
     Ok(pages::html(200, &page))
 }

@@ -5,7 +5,7 @@
 use super::refusal::PageRefusal;
 use crate::domain::DomainName;
 use crate::error::ApiError;
-use crate::ids::{CardId, FragmentId, KeyId, PersonId, TokenId};
+use crate::ids::{CardId, FragmentId, KeyId, PersonId, RouteId, TokenId};
 
 /// A pending invitation, by its number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +25,7 @@ pub enum Capture {
     Domain(DomainName),
     Invitation(InvitationNumber),
     Link(LinkSecret),
+    Route(RouteId),
 }
 
 /// A kind of capture: its name in a pattern, how a segment is parsed, and a segment of valid
@@ -75,6 +76,11 @@ const KINDS: &[Kind] = &[
         name: "link",
         parse: |s| Some(Capture::Link(LinkSecret(s.to_string()))),
         sample: || "0".repeat(64),
+    },
+    Kind {
+        name: "route",
+        parse: |s| RouteId::parse(s).map(Capture::Route),
+        sample: || RouteId::generate().to_string(),
     },
 ];
 
@@ -140,6 +146,7 @@ captured!(
     Domain: DomainName,
     Invitation: InvitationNumber,
     Link: LinkSecret,
+    Route: RouteId,
 );
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! next to the field it names; and the preview of the card as `/fragment` serves it.
 
 use super::form::Form;
+use super::inputs;
 use crate::db::cards::{self as stored, CardRow};
 use crate::delivery::render;
 use crate::domain::Invalid;
@@ -73,13 +74,7 @@ const FIELDS: &[(&str, &str, &str, Kind, bool)] = &[
 impl CardField {
     /// The ids of the texts that describe the field: its hint, its refusal.
     pub fn described_by(&self) -> String {
-        let hint = (!self.hint.is_empty()).then(|| format!("{}-hint", self.name));
-        let error = self.error.is_some().then(|| format!("{}-error", self.name));
-        [hint, error]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(" ")
+        inputs::described_by(self.name, !self.hint.is_empty(), self.error.is_some())
     }
 }
 
@@ -134,13 +129,7 @@ impl Fields {
     /// Shows `message` next to the field that `field` names or is a member of
     /// (`key_values.Section`); `false` when it names no field of the form.
     pub fn refuse(&mut self, field: &str, message: String) -> bool {
-        let names = |f: &&mut CardField| {
-            field == f.name
-                || field
-                    .strip_prefix(f.name)
-                    .is_some_and(|m| m.starts_with('.'))
-        };
-        match self.0.iter_mut().find(names) {
+        match self.0.iter_mut().find(|f| inputs::names(field, f.name)) {
             Some(found) => {
                 found.error = Some(message);
                 found.error_field = field.to_string();
@@ -170,7 +159,7 @@ impl Fields {
 
 /// The key-values field: one `key=value` a line, blank lines skipped, spaces around the key
 /// and the value dropped (the value's by `KeyValues`' own rule).
-fn key_value_pairs(text: &str) -> Result<Vec<(String, String)>, Invalid> {
+pub(super) fn key_value_pairs(text: &str) -> Result<Vec<(String, String)>, Invalid> {
     text.lines()
         .filter(|line| !line.trim().is_empty())
         .map(|line| {
@@ -187,7 +176,7 @@ fn key_value_pairs(text: &str) -> Result<Vec<(String, String)>, Invalid> {
 }
 
 /// A card's stored key-values as the field shows them.
-fn key_value_lines(key_values: &Value) -> String {
+pub(super) fn key_value_lines(key_values: &Value) -> String {
     let Some(object) = key_values.as_object() else {
         return String::new();
     };

@@ -15,6 +15,8 @@ mod cards;
 mod confirm;
 mod context;
 mod form;
+mod fragments;
+mod inputs;
 mod keys;
 mod links;
 mod members;
@@ -22,8 +24,10 @@ mod notice;
 mod pages;
 mod refusal;
 mod routes;
+mod rules;
 mod session;
 mod sign_in;
+mod site_forms;
 mod sites;
 mod tokens;
 
@@ -70,7 +74,7 @@ pub fn handle(app: &Arc<App>, request: Request) -> Response {
         }
         Err(refusal) => pages::refusal(&refusal, None),
     };
-    secured(response)
+    secured(app, response)
 }
 
 /// A page, on a blocking-pool thread; a refusal of a sign-in, whatever refused it, counts as
@@ -161,12 +165,22 @@ fn reload_after_write(app: &App, db: &mut Client, visit: &Visit) {
     }
 }
 
-/// The headers of every console answer: never stored, never framed, no script, no referrer.
-fn secured(response: Response) -> Response {
-    response
+/// The headers of every console answer: never stored, never framed, no script, no referrer;
+/// and, when the console is served over HTTPS, HTTPS only from then on.
+fn secured(app: &App, response: Response) -> Response {
+    let response = response
         .replace_header("Cache-Control", "no-store")
         .header("Content-Security-Policy", CSP)
         .header("Referrer-Policy", "no-referrer")
         .header("X-Content-Type-Options", "nosniff")
-        .header("X-Frame-Options", "DENY")
+        .header("X-Frame-Options", "DENY");
+    match app
+        .config
+        .console_url
+        .as_ref()
+        .and_then(|url| url.strict_transport())
+    {
+        Some(value) => response.header("Strict-Transport-Security", value),
+        None => response,
+    }
 }

@@ -25,10 +25,23 @@ pub enum Notice {
     CardDraft,
     CardDeleted,
     EligibilitySaved,
+    // The site map's pages.
+    SiteCreated,
+    SiteExists,
+    SiteSaved,
+    FragmentCreated,
+    FragmentSaved,
+    FragmentPaused,
+    FragmentActive,
+    DefaultSet,
+    DefaultCleared,
+    RuleAdded,
+    RuleSaved,
+    RuleDeleted,
 }
 
 impl Notice {
-    const ALL: [Notice; 19] = [
+    const ALL: [Notice; 31] = [
         Notice::PasswordChanged,
         Notice::OthersEnded,
         Notice::PasswordSet,
@@ -48,6 +61,18 @@ impl Notice {
         Notice::CardDraft,
         Notice::CardDeleted,
         Notice::EligibilitySaved,
+        Notice::SiteCreated,
+        Notice::SiteExists,
+        Notice::SiteSaved,
+        Notice::FragmentCreated,
+        Notice::FragmentSaved,
+        Notice::FragmentPaused,
+        Notice::FragmentActive,
+        Notice::DefaultSet,
+        Notice::DefaultCleared,
+        Notice::RuleAdded,
+        Notice::RuleSaved,
+        Notice::RuleDeleted,
     ];
 
     /// The notice a query's `notice` names; an unknown key names none.
@@ -118,6 +143,28 @@ impl Notice {
                 "The card was deleted, with its eligibility.",
             ),
             Notice::EligibilitySaved => ("eligibility-saved", "The card's eligibility was saved."),
+            // The site map's pages.
+            Notice::SiteCreated => (
+                "site-created",
+                "The site was added: add its fragments below.",
+            ),
+            Notice::SiteExists => ("site-exists", "The organisation already has this site."),
+            Notice::SiteSaved => ("site-saved", "The site's name was saved."),
+            Notice::FragmentCreated => ("fragment-created", "The fragment was added."),
+            Notice::FragmentSaved => ("fragment-saved", "The fragment was saved."),
+            Notice::FragmentPaused => (
+                "fragment-paused",
+                "The fragment is paused: pages that resolve to it get no card. What still points at it is named beside it.",
+            ),
+            Notice::FragmentActive => ("fragment-active", "The fragment is active."),
+            Notice::DefaultSet => ("default-set", "The site's default fragment was set."),
+            Notice::DefaultCleared => (
+                "default-cleared",
+                "The site has no default fragment now; the fragment itself is kept.",
+            ),
+            Notice::RuleAdded => ("rule-added", "The rule was added."),
+            Notice::RuleSaved => ("rule-saved", "The rule was saved."),
+            Notice::RuleDeleted => ("rule-deleted", "The rule was deleted."),
         }
     }
     /// What a card's page says after its status changed.

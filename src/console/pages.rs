@@ -176,6 +176,8 @@ pub struct LinkPage {
 pub struct Home {
     pub layout: Layout,
     pub org: Option<OrgAccess>,
+    /// The organisation has no site yet.
+    pub first_steps: bool,
 }
 
 #[derive(Template)]

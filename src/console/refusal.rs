@@ -1,7 +1,7 @@
 //! Why a console request is refused, as its error page says (`pages::refusal` renders it).
 
 use crate::error::ApiError;
-use crate::password::Busy;
+use crate::password::Refused;
 
 /// Why a console request is refused, as its error page says.
 #[derive(Debug)]
@@ -44,9 +44,12 @@ impl From<r2d2::Error> for PageRefusal {
     }
 }
 
-impl From<Busy> for PageRefusal {
-    fn from(_: Busy) -> Self {
-        PageRefusal::Busy
+impl From<Refused> for PageRefusal {
+    fn from(refused: Refused) -> Self {
+        match refused {
+            Refused::Busy => PageRefusal::Busy,
+            Refused::TooMany => PageRefusal::Api(ApiError::RateLimited),
+        }
     }
 }
 

@@ -11,6 +11,7 @@ use super::context::{Answer, PageContext, PublicContext};
 use super::pages::Asset;
 use super::refusal::PageRefusal;
 use super::{account, audit, cards, keys, links, members, sign_in, sites, tokens};
+use super::{fragments, rules};
 use crate::error::ApiError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,15 +104,30 @@ pub static PAGES: &[Page] = &[
     member(Post, "/keys/{key}/revoke", keys::revoke),
     member(Get, "/keys/{key}/delete", keys::confirm_delete),
     member(Post, "/keys/{key}/delete", keys::delete),
+    // The site map: sites, their fragments, default and rules.
     member(Get, "/sites", sites::list),
+    member(Post, "/sites", sites::create),
+    member(Get, "/sites/{domain}", sites::site),
+    member(Post, "/sites/{domain}", sites::rename),
+    member(Get, "/sites/{domain}/icon", sites::icon),
+    member(Post, "/sites/{domain}/default", sites::set_default),
+    member(Post, "/sites/{domain}/default/clear", sites::clear_default),
     member(Get, "/sites/{domain}/delete", sites::confirm_delete),
     member(Post, "/sites/{domain}/delete", sites::delete),
+    member(Post, "/sites/{domain}/fragments", fragments::create),
+    member(Get, "/fragments/{fragment}", fragments::show),
+    member(Post, "/fragments/{fragment}", fragments::edit),
+    member(Post, "/fragments/{fragment}/status", fragments::set_status),
     member(
         Get,
         "/fragments/{fragment}/delete",
-        sites::confirm_delete_fragment,
+        fragments::confirm_delete,
     ),
-    member(Post, "/fragments/{fragment}/delete", sites::delete_fragment),
+    member(Post, "/fragments/{fragment}/delete", fragments::delete),
+    member(Post, "/sites/{domain}/rules", rules::add),
+    member(Get, "/sites/{domain}/rules/{route}", rules::show),
+    member(Post, "/sites/{domain}/rules/{route}", rules::edit),
+    member(Post, "/sites/{domain}/rules/{route}/delete", rules::delete),
     member(Get, "/audit", audit::page),
 ];
 

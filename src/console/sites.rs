@@ -1,35 +1,393 @@
-//! Sites and fragments, for every member: the organisation's sites with their fragments, and
-//! the deletion of a site or a fragment after a confirmation page that names what goes with it
-//! (`ops::sites::site_deletion`, `ops::fragments::fragment_deletion`, the same reckoning the
-//! deletion makes).
+//! Sites, for every member: the list with the form that adds one (and the first steps of an
+//! organisation that has none), each site's page (its fragments with their cards, its default,
+//! its rules, its icon, the "test a page" box), its name, its default, and its deletion after
+//! a confirmation page that names what goes with it (`ops::sites::site_deletion`). Every write
+//! goes through `ops` with `/v1`'s rules and messages; a refusal is shown next to its field.
 
 use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
+use super::inputs::{Failed, Input, InputKind, Inputs};
 use super::notice::Notice;
 use super::pages::{self, Layout};
+use super::refusal::PageRefusal;
+use super::site_forms::{fragment_inputs, key_value_list, rule_inputs};
+use crate::db::cards::EligibleCard;
 use crate::db::fragments::FragmentRow;
 use crate::db::sites::SiteRow;
-use crate::domain::DomainName;
-use crate::ids::FragmentId;
+use crate::delivery::page::Page;
+use crate::delivery::select::{resolution, Resolution};
+use crate::domain::{DomainName, FragmentRef, Invalid, SiteName};
+use crate::http::Response;
 use crate::ops;
-use crate::ops::sites::WhatGoes;
+use crate::ops::site_map::{MappedFragment, SiteMap};
+use crate::ops::sites::{SiteWrite, WhatGoes};
 use askama::Template;
+
+/// The longest page URL the "test a page" box takes.
+const PAGE_URL_LIMIT: usize = 2048;
 
 #[derive(Template)]
 #[template(path = "console/sites.html")]
 pub struct SitesPage {
     pub layout: Layout,
-    pub sites: Vec<(SiteRow, Vec<FragmentRow>)>,
+    pub sites: Vec<SiteRow>,
+    pub create: Inputs,
+    pub alert: Option<String>,
+}
+
+/// A card on the site's page.
+pub struct CardView {
+    pub id: String,
+    pub name: String,
+    pub status: &'static str,
+    /// The operator's card: it has no page in the console.
+    pub platform: bool,
+}
+
+pub struct FragmentView {
+    pub id: String,
+    pub reference: Option<String>,
+    pub name: String,
+    pub lang: &'static str,
+    pub status: &'static str,
+    pub active: bool,
+    pub description: Option<String>,
+    pub key_values: Vec<String>,
+    pub warnings: Vec<String>,
+    pub cards: Vec<CardView>,
+}
+
+pub struct RuleView {
+    pub id: String,
+    pub path: String,
+    pub mode: &'static str,
+    pub target: String,
+}
+
+#[derive(Template)]
+#[template(path = "console/site.html")]
+pub struct SitePage {
+    pub layout: Layout,
+    pub domain: String,
+    pub name: String,
+    pub icon: bool,
+    /// The default fragment's reference.
+    pub default: Option<String>,
+    pub fragments: Vec<FragmentView>,
+    /// The organisation's cards eligible on every fragment (an empty list).
+    pub everywhere: Vec<CardView>,
+    pub rules: Vec<RuleView>,
+    pub rename: Inputs,
+    pub fragment: Inputs,
+    pub default_form: Inputs,
+    pub rule: Inputs,
+    pub test: Inputs,
+    /// What the "test a page" box found, sentence by sentence.
+    pub tested: Vec<String>,
+    /// A refusal no field names.
+    pub alert: Option<String>,
+}
+
+/// The path of a site's page.
+pub fn site_path(domain: &DomainName) -> String {
+    format!("/sites/{domain}")
+}
+
+fn create_inputs() -> Inputs {
+    Inputs(vec![Input::new("site", "domain", "Domain")
+        .required()
+        .hint("The bare domain of your pages, such as news.example: no scheme, path or port. www.news.example is another site.")])
+}
+
+fn sites_page(ctx: &mut PageContext) -> Result<SitesPage, PageRefusal> {
+    Ok(SitesPage {
+        layout: ctx.layout(),
+        sites: ops::sites::list_sites(ctx.db, &ctx.caller()?)?,
+        create: create_inputs(),
+        alert: None,
+    })
 }
 
 /// `GET /sites`.
 pub fn list(ctx: &mut PageContext) -> Answer {
-    let sites = ops::sites::list_sites_with_fragments(ctx.db, &ctx.caller()?)?;
-    let page = SitesPage {
-        layout: ctx.layout(),
-        sites,
+    Ok(pages::html(200, &sites_page(ctx)?))
+}
+
+/// `POST /sites`: a new site (an existing one is opened as it is).
+pub fn create(ctx: &mut PageContext) -> Answer {
+    let caller = ctx.caller()?;
+    let result: Result<_, Failed> = (|| {
+        let domain = DomainName::parse(ctx.form.get("domain"))?;
+        let saved = ops::sites::put_site(ctx.db, &caller, &domain, SiteWrite::default())?;
+        let notice = match saved.created {
+            true => Notice::SiteCreated,
+            false => Notice::SiteExists,
+        };
+        Ok(pages::redirect_with(&site_path(&domain), notice))
+    })();
+    let refusals = match result {
+        Ok(response) => return Ok(response),
+        Err(failed) => failed.refusals()?,
     };
-    Ok(pages::html(200, &page))
+    let mut page = sites_page(ctx)?;
+    page.create = page.create.sent(&ctx.form);
+    page.alert = page.create.refuse_all(refusals);
+    Ok(pages::html(422, &page))
+}
+
+fn card_view(card: &EligibleCard) -> CardView {
+    CardView {
+        id: card.card_id.to_string(),
+        name: card.name.clone(),
+        status: card.status.as_str(),
+        platform: card.platform,
+    }
+}
+
+/// A fragment as the pages name it: its reference, else its name.
+pub fn fragment_label(fragment: &FragmentRow) -> String {
+    match &fragment.fragment_ref {
+        Some(reference) => reference.clone(),
+        None => format!("\u{201c}{}\u{201d}", fragment.name),
+    }
+}
+
+fn fragment_view(mapped: MappedFragment) -> FragmentView {
+    let row = mapped.row;
+    FragmentView {
+        active: row.is_active(),
+        id: row.id.to_string(),
+        key_values: key_value_list(&row.key_values),
+        reference: row.fragment_ref,
+        name: row.name,
+        lang: row.lang.as_str(),
+        status: row.status.as_str(),
+        description: row.description,
+        warnings: mapped.warnings,
+        cards: mapped.cards.iter().map(card_view).collect(),
+    }
+}
+
+/// The options of a choice of the site's fragments that have a reference (only those can be
+/// the default or a rule's target).
+fn reference_options(map: &SiteMap) -> Vec<(String, String)> {
+    map.fragments
+        .iter()
+        .filter_map(|f| {
+            let reference = f.row.fragment_ref.clone()?;
+            Some((reference.clone(), format!("{reference} ({})", f.row.name)))
+        })
+        .collect()
+}
+
+/// The site's page from its map, every form empty.
+fn site_page_of(ctx: &PageContext, map: SiteMap) -> SitePage {
+    let options = reference_options(&map);
+    let label = |id: &crate::ids::FragmentId, reference: &Option<String>| match reference {
+        Some(reference) => reference.clone(),
+        None => map
+            .fragments
+            .iter()
+            .find(|f| &f.row.id == id)
+            .map_or(id.to_string(), |f| fragment_label(&f.row)),
+    };
+    let rules = map
+        .routes
+        .iter()
+        .map(|route| RuleView {
+            id: route.id.to_string(),
+            path: route.path.clone(),
+            mode: route.match_mode.as_str(),
+            target: label(&route.fragment_id, &route.fragment_ref),
+        })
+        .collect();
+    let site = &map.site;
+    let default_form = Inputs(vec![Input::new("default", "ref", "Default fragment")
+        .required()
+        .hint("An active fragment with a reference: it serves the pages no rule matches.")
+        .kind(InputKind::Choice(options.clone()))
+        .value(site.default_fragment_ref.clone().unwrap_or_default())]);
+    SitePage {
+        layout: ctx.layout(),
+        domain: site.domain.clone(),
+        name: site.name.clone(),
+        icon: site.icon.is_some(),
+        default: site.default_fragment_ref.clone(),
+        rename: Inputs(vec![Input::new("site", "name", "Name")
+            .hint("Seen in the console only; empty for none.")
+            .value(site.name.clone())]),
+        fragment: fragment_inputs(true),
+        default_form,
+        rule: rule_inputs("rule", options, ["", "exact", ""]),
+        test: Inputs(vec![Input::new("test", "page_url", "Page URL")
+            .required()
+            .hint(
+                "An address of a page, such as https://news.example/sport/today.",
+            )]),
+        tested: Vec::new(),
+        alert: None,
+        rules,
+        everywhere: map.everywhere.iter().map(card_view).collect(),
+        fragments: map.fragments.into_iter().map(fragment_view).collect(),
+    }
+}
+
+/// The site's page, every form empty.
+fn site_page(ctx: &mut PageContext, domain: &DomainName) -> Result<SitePage, PageRefusal> {
+    let map = ops::site_map::site_map(ctx.db, &ctx.caller()?, domain)?;
+    Ok(site_page_of(ctx, map))
+}
+
+/// A site's page form, after its write: the redirect, or the page again with the form as
+/// typed and each refusal next to its field (`422`).
+pub(super) fn finish(
+    ctx: &mut PageContext,
+    domain: &DomainName,
+    result: Result<Response, Failed>,
+    form: fn(&mut SitePage) -> &mut Inputs,
+) -> Answer {
+    let refusals = match result {
+        Ok(response) => return Ok(response),
+        Err(failed) => failed.refusals()?,
+    };
+    let mut page = site_page(ctx, domain)?;
+    let inputs = form(&mut page);
+    *inputs = std::mem::take(inputs).sent(&ctx.form);
+    page.alert = inputs.refuse_all(refusals);
+    Ok(pages::html(422, &page))
+}
+
+/// `GET /sites/{domain}`: the site's page; with `page_url`, what the "test a page" box found.
+/// Opening it looks for the site's icon in the background (once).
+pub fn site(ctx: &mut PageContext) -> Answer {
+    let domain: DomainName = ctx.captures.get()?;
+    let caller = ctx.caller()?;
+    let map = ops::site_map::site_map(ctx.db, &caller, &domain)?;
+    ctx.app.icons.look_up(&map.site);
+    let mut page = site_page_of(ctx, map);
+    let Some(url) = ctx.query.all("page_url").next() else {
+        return Ok(pages::html(200, &page));
+    };
+    page.test = std::mem::take(&mut page.test).sent(&ctx.query);
+    match test_page(ctx, &caller.org.id, url, &page) {
+        Ok(found) => {
+            page.tested = found;
+            Ok(pages::html(200, &page))
+        }
+        Err(invalid) => {
+            page.alert = page.test.refuse_all(vec![invalid]);
+            Ok(pages::html(422, &page))
+        }
+    }
+}
+
+/// What `/fragment` resolves the page to now, by the snapshot it serves from and its own
+/// resolution (`delivery::select::resolution`); a URL it would not resolve is refused.
+fn test_page(
+    ctx: &PageContext,
+    org_id: &crate::ids::OrgId,
+    url: &str,
+    page: &SitePage,
+) -> Result<Vec<String>, Invalid> {
+    if url.len() > PAGE_URL_LIMIT {
+        return Err(Invalid::new(
+            "page_url",
+            format!("page_url must be at most {PAGE_URL_LIMIT} bytes"),
+        ));
+    }
+    let parsed = Page::parse(url).ok_or_else(|| {
+        Invalid::new(
+            "page_url",
+            "page_url must be an http:// or https:// URL with a host; /fragment resolves no other",
+        )
+    })?;
+    let Some(snapshot) = ctx.app.delivery.cache.current() else {
+        return Ok(vec![
+            "The service has not loaded its rules yet: try again in a few seconds.".into(),
+        ]);
+    };
+    let by_request = "/fragment serves the fragment the request names (fragment_id).";
+    let resolved = snapshot
+        .org(org_id.as_str())
+        .and_then(|org| resolution(org, &parsed));
+    let Some((domain, resolved)) = resolved else {
+        return Ok(vec![format!(
+            "{} is not a site of this organisation: {by_request}",
+            parsed.host
+        )]);
+    };
+    let path = match &parsed.path {
+        Some(path) => format!("The page is {path} on {domain}."),
+        None => format!("The page's path on {domain} is not a valid path: no rule matches it."),
+    };
+    let label = |id: &str| {
+        page.fragments
+            .iter()
+            .find(|f| f.id == id)
+            .map_or(id.to_string(), |f| match &f.reference {
+                Some(reference) => format!("{reference} ({})", f.name),
+                None => f.name.clone(),
+            })
+    };
+    let decided = match resolved {
+        Resolution::Rule { path, mode, .. } => format!("The {mode} rule {path} decides."),
+        Resolution::Default(_) => "No rule matches: the site default decides.".into(),
+        Resolution::Nothing => format!("No rule matches and the site has no default: {by_request}"),
+    };
+    let mut found = vec![path, decided];
+    if let Some(fragment) = resolved.fragment() {
+        found.push(format!("Fragment: {}.", label(&fragment.id)));
+        if !fragment.active {
+            found.push("It is paused: /fragment answers 204, no card.".into());
+        }
+    }
+    Ok(found)
+}
+
+/// `GET /sites/{domain}/icon`: the stored copy of the site's icon.
+pub fn icon(ctx: &mut PageContext) -> Answer {
+    let domain: DomainName = ctx.captures.get()?;
+    let icon = ops::sites::site_icon(ctx.db, &ctx.caller()?, &domain)?;
+    Ok(Response::new(200)
+        .header("Content-Type", icon.content_type)
+        .body(icon.bytes))
+}
+
+/// `POST /sites/{domain}`: the site's name.
+pub fn rename(ctx: &mut PageContext) -> Answer {
+    let domain: DomainName = ctx.captures.get()?;
+    let caller = ctx.caller()?;
+    let result: Result<_, Failed> = (|| {
+        let name = SiteName::parse(ctx.form.get("name"))?;
+        ops::sites::rename_site(ctx.db, &caller, &domain, name)?;
+        Ok(pages::redirect_with(&site_path(&domain), Notice::SiteSaved))
+    })();
+    finish(ctx, &domain, result, |page| &mut page.rename)
+}
+
+/// `POST /sites/{domain}/default`: the default fragment, by reference.
+pub fn set_default(ctx: &mut PageContext) -> Answer {
+    let domain: DomainName = ctx.captures.get()?;
+    let caller = ctx.caller()?;
+    let result: Result<_, Failed> = (|| {
+        let fragment_ref = FragmentRef::parse(ctx.form.get("ref"))?;
+        ops::sites::put_default_fragment(ctx.db, &caller, &domain, &fragment_ref)?;
+        Ok(pages::redirect_with(
+            &site_path(&domain),
+            Notice::DefaultSet,
+        ))
+    })();
+    finish(ctx, &domain, result, |page| &mut page.default_form)
+}
+
+/// `POST /sites/{domain}/default/clear`: no default fragment (the fragment is kept).
+pub fn clear_default(ctx: &mut PageContext) -> Answer {
+    let domain: DomainName = ctx.captures.get()?;
+    ops::sites::delete_default_fragment(ctx.db, &ctx.caller()?, &domain)?;
+    Ok(pages::redirect_with(
+        &site_path(&domain),
+        Notice::DefaultCleared,
+    ))
 }
 
 /// `GET /sites/{domain}/delete`.
@@ -42,7 +400,7 @@ pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
         goes: what_goes(&goes),
         action: format!("/sites/{domain}/delete"),
         button: "Delete the site",
-        back: "/sites".into(),
+        back: site_path(&domain),
     };
     Ok(pages::html(200, &page))
 }
@@ -54,42 +412,8 @@ pub fn delete(ctx: &mut PageContext) -> Answer {
     Ok(pages::redirect_with("/sites", Notice::SiteDeleted))
 }
 
-/// `GET /fragments/{fragment}/delete`.
-pub fn confirm_delete_fragment(ctx: &mut PageContext) -> Answer {
-    let id: FragmentId = ctx.captures.get()?;
-    let goes = ops::fragments::fragment_deletion(ctx.db, &ctx.caller()?, &id)?;
-    let page = Confirm {
-        layout: ctx.layout(),
-        title: format!(
-            "Delete the fragment {} of {}",
-            fragment_label(&goes.fragments[0]),
-            goes.domain
-        ),
-        goes: what_goes(&goes),
-        action: format!("/fragments/{id}/delete"),
-        button: "Delete the fragment",
-        back: "/sites".into(),
-    };
-    Ok(pages::html(200, &page))
-}
-
-/// `POST /fragments/{fragment}/delete`.
-pub fn delete_fragment(ctx: &mut PageContext) -> Answer {
-    let id: FragmentId = ctx.captures.get()?;
-    ops::fragments::delete_fragment(ctx.db, &ctx.caller()?, &id)?;
-    Ok(pages::redirect_with("/sites", Notice::FragmentDeleted))
-}
-
-/// A fragment as the pages name it: its reference, else its name.
-fn fragment_label(fragment: &FragmentRow) -> String {
-    match &fragment.fragment_ref {
-        Some(reference) => reference.clone(),
-        None => format!("\u{201c}{}\u{201d}", fragment.name),
-    }
-}
-
 /// The sentences of a confirmation page: each thing that goes, then the cards it widens.
-fn what_goes(goes: &WhatGoes) -> Vec<String> {
+pub fn what_goes(goes: &WhatGoes) -> Vec<String> {
     let fragments: Vec<String> = goes.fragments.iter().map(fragment_label).collect();
     let mut lines = vec![
         format!("Fragments: {}", list_or_none(&fragments)),

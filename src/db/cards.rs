@@ -8,7 +8,7 @@
 
 use super::{read_all, read_opt};
 use crate::domain::{CardStatus, CardText, DomainName, FragmentRef, KeyValues, Lang, LinkUrl};
-use crate::ids::{CardId, FragmentId, OrgId};
+use crate::ids::{CardId, FragmentId, OrgId, SiteId};
 use postgres::types::ToSql;
 use postgres::GenericClient;
 use serde_json::Value;
@@ -240,6 +240,50 @@ pub fn list_eligibility(
             domain: r.try_get(0)?,
             fragment_ref: r.try_get(1)?,
             fragment_id: r.try_get(2)?,
+        })
+    })
+}
+
+/// A card eligible on a site's fragment, as the site's page lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EligibleCard {
+    /// `None`: an organisation card with an empty list, eligible on every fragment.
+    pub fragment_id: Option<FragmentId>,
+    pub card_id: CardId,
+    pub name: String,
+    pub status: CardStatus,
+    pub platform: bool,
+}
+
+/// The cards eligible on the site's fragments, in one query: each entry of a list naming one
+/// of them (the organisation's own cards and the platform cards' lists for it), and the
+/// organisation's cards with an empty list, once each; by card name.
+pub fn eligible_on_site(
+    db: &mut impl GenericClient,
+    org_id: &OrgId,
+    site_id: SiteId,
+) -> Result<Vec<EligibleCard>, postgres::Error> {
+    let rows = db.query(
+        "SELECT e.fragment_id, c.id, c.name, c.status, c.org_id IS NULL
+           FROM card_eligibility e JOIN cards c ON c.id = e.card_id
+          WHERE e.org_id = $1
+            AND e.fragment_id IN (SELECT id FROM fragments WHERE site_id = $2)
+         UNION ALL
+         SELECT NULL, c.id, c.name, c.status, false
+           FROM cards c
+          WHERE c.org_id = $1
+            AND NOT EXISTS (SELECT 1 FROM card_eligibility e
+                             WHERE e.card_id = c.id AND e.org_id = $1)
+          ORDER BY 3, 2",
+        &[org_id, &site_id],
+    )?;
+    read_all(&rows, |r| {
+        Ok(EligibleCard {
+            fragment_id: r.try_get(0)?,
+            card_id: r.try_get(1)?,
+            name: r.try_get(2)?,
+            status: r.try_get(3)?,
+            platform: r.try_get(4)?,
         })
     })
 }

@@ -165,6 +165,22 @@ pub fn update_fragment(
     write_fields(db, &sql, &[id], fields)
 }
 
+/// Sets the status alone (a console action: pause or activate); `updated_at` moves only when
+/// it changes.
+pub fn set_status(
+    db: &mut impl GenericClient,
+    id: &FragmentId,
+    status: FragmentStatus,
+) -> Result<FragmentRow, postgres::Error> {
+    let sql = format!(
+        "UPDATE fragments SET status = $2::text,
+                updated_at = CASE WHEN status IS DISTINCT FROM $2::text
+                                  THEN now() ELSE updated_at END
+          WHERE id = $1 RETURNING {COLUMNS}"
+    );
+    fragment_row(&db.query_one(&sql, &[id, &status])?)
+}
+
 /// Runs a write returning the fragment, binding `leading` then the five stored fields
 /// (name, lang, description, key-values, status) as the next parameters.
 fn write_fields(

@@ -143,6 +143,26 @@ pub fn delete_route(
     read_opt(row, route_row)
 }
 
+/// Rewrites one rule of the site (its id kept) and returns it; `None` when the site has no
+/// such rule.
+pub fn update_route(
+    db: &mut impl GenericClient,
+    site_id: SiteId,
+    id: &RouteId,
+    route: &NewRoute,
+) -> Result<Option<RouteRow>, postgres::Error> {
+    let row = db.query_opt(
+        "WITH r AS (
+             UPDATE routes SET path = $3, match = $4, fragment_id = $5
+              WHERE site_id = $1 AND id = $2
+             RETURNING id, path, match, fragment_id)
+         SELECT r.id, r.path, r.match, r.fragment_id, f.ref
+           FROM r JOIN fragments f ON f.id = r.fragment_id",
+        &[&site_id, id, route.path, &route.mode, route.fragment_id],
+    )?;
+    read_opt(row, route_row)
+}
+
 pub fn delete_all_routes(
     db: &mut impl GenericClient,
     site_id: SiteId,

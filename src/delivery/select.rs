@@ -8,7 +8,7 @@ use super::params::{non_empty, Format, Params};
 use super::snapshot::{Candidate, Card, Fragment, OrgSnapshot, Snapshot};
 use crate::auth::{self, SecretKind};
 use crate::domain::domain_name::parent_or_self_matches;
-use crate::domain::Lang;
+use crate::domain::{Lang, MatchMode};
 use std::cmp::Reverse;
 use std::sync::Arc;
 use xxhash_rust::xxh3::{xxh3_64_with_seed, Xxh3};
@@ -249,11 +249,54 @@ fn resolve<'s>(
     page: Option<&Page>,
     trace: &mut Trace<'s>,
 ) -> Option<&'s Fragment> {
-    let page = page?;
+    let (domain, resolution) = resolution(org, page?)?;
+    trace.site = Some(domain);
+    resolution.fragment()
+}
+
+/// What gives a page of one of the organisation's sites its fragment.
+#[derive(Debug, Clone, Copy)]
+pub enum Resolution<'s> {
+    /// A rule: its canonical path and match mode.
+    Rule {
+        path: &'s str,
+        mode: MatchMode,
+        fragment: &'s Fragment,
+    },
+    /// No rule matches the page's path (or the path is refused): the site default.
+    Default(&'s Fragment),
+    /// Neither: the request's `fragment_id` serves.
+    Nothing,
+}
+
+impl<'s> Resolution<'s> {
+    pub fn fragment(self) -> Option<&'s Fragment> {
+        match self {
+            Resolution::Rule { fragment, .. } | Resolution::Default(fragment) => Some(fragment),
+            Resolution::Nothing => None,
+        }
+    }
+}
+
+/// The resolution of `page` by the organisation's sites, with the site's domain; `None` when
+/// the page's host is no site of the organisation (the request's `fragment_id` serves).
+/// Exact rule, then the longest prefix rule, then the site default.
+pub fn resolution<'s>(org: &'s OrgSnapshot, page: &Page) -> Option<(&'s str, Resolution<'s>)> {
     let (domain, site) = org.sites.get_key_value(page.host.as_str())?;
-    trace.site = Some(domain.as_str());
-    let by_rule = page.path.as_deref().and_then(|path| site.rule_for(path));
-    by_rule.or(site.default_fragment.as_ref())
+    let by_rule = page
+        .path
+        .as_deref()
+        .and_then(|path| site.rule_deciding(path));
+    let resolved = match (by_rule, &site.default_fragment) {
+        (Some((path, mode, fragment)), _) => Resolution::Rule {
+            path,
+            mode,
+            fragment,
+        },
+        (None, Some(fragment)) => Resolution::Default(fragment),
+        (None, None) => Resolution::Nothing,
+    };
+    Some((domain.as_str(), resolved))
 }
 
 /// The pick, highest first: brand (the card's `brand_domain` is the page's host or a parent of

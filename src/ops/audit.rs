@@ -50,10 +50,14 @@ pub enum Operation {
     ChangePassword,
     /// The demonstration's owner made (`admin demo`).
     MakeOwner,
+    RenameSite,
+    EditFragment,
+    SetFragmentStatus,
+    UpdateRoute,
 }
 
 /// Each operation, its stored name and its words.
-const OPERATIONS: [(Operation, &str, &str); 34] = [
+const OPERATIONS: [(Operation, &str, &str); 38] = [
     (Operation::CreateOrg, "create_org", "organisation created"),
     (Operation::PutSite, "put_site", "site saved"),
     (Operation::DeleteSite, "delete_site", "site deleted"),
@@ -132,6 +136,14 @@ const OPERATIONS: [(Operation, &str, &str); 34] = [
         "password changed",
     ),
     (Operation::MakeOwner, "make_owner", "owner made"),
+    (Operation::RenameSite, "rename_site", "site renamed"),
+    (Operation::EditFragment, "edit_fragment", "fragment edited"),
+    (
+        Operation::SetFragmentStatus,
+        "set_fragment_status",
+        "fragment status changed",
+    ),
+    (Operation::UpdateRoute, "update_route", "rule edited"),
 ];
 
 impl Operation {

@@ -68,6 +68,17 @@ pub fn list_fragments(
     Ok(db::fragments::list_fragments(db, site.id)?)
 }
 
+/// The caller's fragment with this id, and its site's domain.
+pub fn get_fragment(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    id: &FragmentId,
+) -> Result<(FragmentRow, DomainName), ApiError> {
+    let (fragment, domain) =
+        db::fragments::find_in_org(db, &caller.org.id, id)?.ok_or(ApiError::NotFound)?;
+    Ok((fragment, DomainName::parse(&domain)?))
+}
+
 /// Creates or replaces the fragment: members left out take their defaults, except `status`,
 /// which is kept (active on creation).
 pub fn put_fragment(
@@ -137,10 +148,69 @@ fn pause_warnings(
 
 /// The warning words are fixed so that scripts can match them: `site default` first, then
 /// `target of N rules` (the same words for every N).
-fn warnings(is_default: bool, rules: i64) -> Vec<String> {
+pub(super) fn warnings(is_default: bool, rules: i64) -> Vec<String> {
     let default = is_default.then(|| "site default".to_owned());
     let targeted = (rules > 0).then(|| format!("target of {rules} rules"));
     default.into_iter().chain(targeted).collect()
+}
+
+/// Edits a fragment found by its id (a console action, the way to write a fragment without a
+/// reference): the fields are replaced as `PUT` replaces them; `status` absent is kept.
+pub fn edit_fragment(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    id: &FragmentId,
+    write: FragmentWrite,
+) -> Result<FragmentPut, ApiError> {
+    write_by_id(db, caller, id, Operation::EditFragment, |tx, current| {
+        let fields = write.into_fields(current.status);
+        db::fragments::update_fragment(tx, id, &fields)
+    })
+}
+
+/// Pauses or activates a fragment found by its id (a console action); the `warnings` are
+/// those of `PUT`.
+pub fn set_fragment_status(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    id: &FragmentId,
+    status: FragmentStatus,
+) -> Result<FragmentPut, ApiError> {
+    write_by_id(db, caller, id, Operation::SetFragmentStatus, |tx, _| {
+        db::fragments::set_status(tx, id, status)
+    })
+}
+
+/// Writes the caller's fragment `id` under its site's lock, answering it with the warnings of
+/// a write that leaves it paused.
+fn write_by_id<C: GenericClient>(
+    db: &mut C,
+    caller: &Caller,
+    id: &FragmentId,
+    operation: Operation,
+    write: impl FnOnce(
+        &mut postgres::Transaction<'_>,
+        &FragmentRow,
+    ) -> Result<FragmentRow, postgres::Error>,
+) -> Result<FragmentPut, ApiError> {
+    let mut tx = db.transaction()?;
+    let org_id = &caller.org.id;
+    let (_, domain) = db::fragments::find_in_org(&mut tx, org_id, id)?.ok_or(ApiError::NotFound)?;
+    let site = locked_site(&mut tx, caller, &DomainName::parse(&domain)?)?;
+    // Read again under the lock: it may have gone meanwhile.
+    let (current, _) =
+        db::fragments::find_in_org(&mut tx, org_id, id)?.ok_or(ApiError::NotFound)?;
+    let record = write(&mut tx, &current)?;
+    let warnings = pause_warnings(&mut tx, &site, &record)?;
+    audit::record(&mut tx, caller, fragment_entry(operation, id))?;
+    tx.commit()?;
+    Ok(FragmentPut {
+        fragment: Saved {
+            record,
+            created: false,
+        },
+        warnings,
+    })
 }
 
 /// Makes a fragment (a console action): with a reference, which must be new to the site, or

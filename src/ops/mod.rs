@@ -17,6 +17,7 @@ pub mod members;
 pub mod once;
 pub mod orgs;
 pub mod routes;
+pub mod site_map;
 pub mod sites;
 pub mod tokens;
 

@@ -5,7 +5,7 @@
 use super::audit::{self, AuditEntry, Operation};
 use super::sites::{locked_site, site};
 use super::{conflict_on_unique, Caller, CHANGED_MEANWHILE};
-use crate::db::{self, routes::NewRoute, routes::RouteRow};
+use crate::db::{self, routes::NewRoute, routes::RouteRow, sites::SiteRow};
 use crate::domain::{CanonicalPath, DomainName, FragmentRef, MatchMode};
 use crate::error::ApiError;
 use crate::ids::{FragmentId, RouteId, SiteId};
@@ -51,9 +51,8 @@ pub fn create_route(
     route: &RouteWrite,
 ) -> Result<RouteRow, ApiError> {
     let mut tx = db.transaction()?;
-    let site = locked_site(&mut tx, caller, domain)?;
-    let targets = target_ids(&mut tx, site.id, std::slice::from_ref(route))?;
-    let new_route = resolve(route, &targets, "ref")?;
+    let (site, target) = site_and_target(&mut tx, caller, domain, route)?;
+    let new_route = route.with_target(&target);
     if db::routes::route_exists(&mut tx, site.id, &route.path, route.mode)? {
         return Err(ApiError::conflict("path_prefix", RULE_EXISTS));
     }
@@ -97,6 +96,27 @@ pub fn replace_routes(
     Ok(stored)
 }
 
+/// Rewrites one rule of the caller's site (a console action; its id is kept), by the checks
+/// of [`create_route`] but the ceiling: another rule of the same path and match mode is a
+/// conflict.
+pub fn update_route(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+    id: &RouteId,
+    route: &RouteWrite,
+) -> Result<RouteRow, ApiError> {
+    let mut tx = db.transaction()?;
+    let (site, target) = site_and_target(&mut tx, caller, domain, route)?;
+    let new_route = route.with_target(&target);
+    let updated = db::routes::update_route(&mut tx, site.id, id, &new_route)
+        .map_err(conflict_on_unique("path_prefix", RULE_EXISTS))?
+        .ok_or(ApiError::NotFound)?;
+    audit::record(&mut tx, caller, route_entry(Operation::UpdateRoute, id))?;
+    tx.commit()?;
+    Ok(updated)
+}
+
 /// Removes one rule of the caller's site and answers it; another site's rule is not found.
 pub fn delete_route(
     db: &mut impl GenericClient,
@@ -114,6 +134,31 @@ pub fn delete_route(
 
 fn route_entry<'a>(operation: Operation, id: &'a RouteId) -> AuditEntry<'a> {
     AuditEntry::new(operation, "route", id.as_str())
+}
+
+/// The caller's site, locked, and the id of `route`'s target (`422` on `ref` when no fragment
+/// of the site has its reference).
+fn site_and_target(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+    route: &RouteWrite,
+) -> Result<(SiteRow, FragmentId), ApiError> {
+    let site = locked_site(db, caller, domain)?;
+    let targets = target_ids(db, site.id, std::slice::from_ref(route))?;
+    let target = resolve(route, &targets, "ref")?.fragment_id.clone();
+    Ok((site, target))
+}
+
+impl RouteWrite {
+    /// The rule to store, its target resolved.
+    fn with_target<'a>(&'a self, fragment_id: &'a FragmentId) -> NewRoute<'a> {
+        NewRoute {
+            path: &self.path,
+            mode: self.mode,
+            fragment_id,
+        }
+    }
 }
 
 /// The fragment ids of the rules' targets, by reference, in one query.
@@ -135,9 +180,5 @@ fn resolve<'a>(
     let fragment_id = targets.get(route.fragment_ref.as_str()).ok_or_else(|| {
         ApiError::validation(field, "no fragment of this site has this reference")
     })?;
-    Ok(NewRoute {
-        path: &route.path,
-        mode: route.mode,
-        fragment_id,
-    })
+    Ok(route.with_target(fragment_id))
 }

@@ -132,6 +132,26 @@ fn update_site(
     Ok(db::sites::site_by_id(db, site.id)?)
 }
 
+/// Renames the caller's site (a console action); unlike [`put_site`], never makes one: another
+/// organisation's site is not found.
+pub fn rename_site(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+    name: SiteName,
+) -> Result<SiteRow, ApiError> {
+    let mut tx = db.transaction()?;
+    let site = locked_site(&mut tx, caller, domain)?;
+    let write = SiteWrite {
+        name: Some(name),
+        default_fragment_ref: None,
+    };
+    let record = update_site(&mut tx, &site, write)?;
+    audit::record(&mut tx, caller, site_entry(Operation::RenameSite, domain))?;
+    tx.commit()?;
+    Ok(record)
+}
+
 /// Makes an active fragment of the site its default.
 pub fn put_default_fragment(
     db: &mut impl GenericClient,

@@ -100,6 +100,16 @@ class Person:
         WebDriverWait(self.driver, seconds).until(
             lambda driver: not urllib.parse.urlparse(driver.current_url).path == path)
 
+    def waits_for_query(self, name, seconds=30):
+        """Polls until the address carries the query parameter `name` (a GET form sent from the
+        keyboard that stays on its page)."""
+        WebDriverWait(self.driver, seconds).until(
+            lambda driver: name in urllib.parse.parse_qs(urllib.parse.urlparse(
+                driver.current_url).query))
+
+    def link_target(self, link_text):
+        return self._link(link_text).get_attribute("href")
+
     def type_keys(self, *keys):
         """Keys typed into whatever has the focus."""
         ActionChains(self.driver).send_keys(*keys).perform()

@@ -1,5 +1,9 @@
 """The console's main journeys in a real browser, run by tests/it/browser.rs against a server
-it started: an owner signs in, makes a management token and a delivery key, reads the audit
+it started: an owner signs in, follows the first steps of an organisation with no site and maps
+one in the browser (a site, a fragment without a reference, one with, a rule, the default, a
+page tested, with the keyboard too), makes a management token and a delivery key, writes a card
+eligible on the fragment without a reference and /fragment serves it by that fragment's id;
+reads the audit
 log, deletes a site after its confirmation page, invites a member;
 the member joins, writes a card, previews it, activates it and makes it eligible on a fragment,
 and /fragment serves it; the member cannot reach the tokens; both sign out, and the owner signs
@@ -32,6 +36,8 @@ SITE = "journey.example"
 FRAGMENT_REF = "/world"
 CARD_TITLE = "Read us, agents"
 DOOMED_SITE = "doomed.example"
+MAPPED_SITE = "map.example"
+SIDEBAR_CARD_TITLE = "Sidebar card"
 
 
 def api(method, path, token=None, body=None):
@@ -74,6 +80,79 @@ def owner_signs_in(owner):
     owner.press("Set password and sign in", "home")
     owner.sees(env["AGENTCARD_OWNER_EMAIL"])
     owner.sees("Your role: owner.")
+
+
+def owner_maps_a_site(owner):
+    """From the first steps on the home page: a site, a fragment without a reference and one
+    with, a rule, the default, and a page tested. The id of the fragment without a reference."""
+    owner.sees("First steps")
+    owner.follow("Add a site", "sites with no site yet")
+    owner.fill("Domain", " Map.Example ")
+    owner.press("Add the site", "site added")
+    owner.sees(f"{MAPPED_SITE}")
+    owner.sees("The site was added")
+    owner.fill("Name", "Sidebar")
+    owner.choose("Language", "en")
+    owner.press("Add the fragment", "fragment without a reference added")
+    owner.fill("Reference (optional)", "/world")
+    owner.fill("Name", "World")
+    owner.choose("Language", "en")
+    owner.press("Add the fragment", "fragment with a reference added")
+    owner.fill("Path", "World/")
+    owner.choose("Match", "prefix")
+    owner.choose("Fragment", "/world (World)")
+    owner.press("Add the rule", "rule added")
+    owner.sees("The rule was added")
+    owner.choose("Default fragment", "/world (World)")
+    owner.press("Set the default", "default set")
+    owner.sees("The site's default fragment was set")
+    owner.fill("Page URL", f"https://{MAPPED_SITE}/world/story")
+    owner.press("Test", "page tested")
+    owner.sees("The prefix rule /world/ decides.")
+    owner.sees("Fragment: /world (World).")
+    # The same box from the keyboard alone.
+    owner.driver.get(f"{CONSOLE}/sites/{MAPPED_SITE}")
+    owner.tab_to("test-page_url", most=120)
+    owner.type_keys(f"https://{MAPPED_SITE}/elsewhere", Keys.ENTER)
+    owner.waits_for_query("page_url")
+    owner.arrived("page tested with the keyboard")
+    owner.sees("No rule matches: the site default decides.")
+    sidebar = owner.link_target("Sidebar")
+    return sidebar.rsplit("/", 1)[1]
+
+
+def fills_a_new_card(person, name, brand, title, whose):
+    """The new card form filled in English (`whose` names the screenshots)."""
+    person.follow("Cards", f"cards of the {whose}")
+    person.follow("New card", f"{whose}'s new card")
+    person.fill("Name", name)
+    person.choose("Language", "en")
+    person.fill("Brand", brand)
+    person.fill("Title", title)
+    person.fill("Text", "Licensing: ask us.")
+
+
+def owner_writes_a_card_for_the_sidebar(owner):
+    """A card eligible only on the fragment without a reference, then active."""
+    fills_a_new_card(owner, "Sidebar card", "Map Daily", SIDEBAR_CARD_TITLE, "owner")
+    owner.press("Save", "owner's card saved")
+    owner.follow("Eligibility", "owner's card eligibility")
+    owner.tick(f"{MAPPED_SITE} Sidebar")
+    owner.press("Save eligibility", "owner's card eligible on the sidebar")
+    owner.follow("Back to the card", "owner's card")
+    owner.press("Activate", "owner's card active")
+    owner.sees("active")
+
+
+def owner_reviews_the_site(owner):
+    """The site's page with the card on the sidebar and a page tested, in a window tall enough
+    to hold it all: docs/images/console-site.png is this screenshot."""
+    owner.driver.set_window_size(1280, 2000)
+    query = urllib.parse.urlencode({"page_url": f"https://{MAPPED_SITE}/world/story"})
+    owner.open(f"{CONSOLE}/sites/{MAPPED_SITE}?{query}", "site page")
+    owner.sees("Sidebar card (active)")
+    owner.sees("Fragment: /world (World).")
+    owner.driver.set_window_size(1280, 900)
 
 
 def owner_makes_a_token_that_works_on_v1(owner):
@@ -160,13 +239,7 @@ def member_joins(member, link):
 
 
 def member_writes_previews_and_activates_a_card(member):
-    member.follow("Cards", "cards")
-    member.follow("New card", "new card")
-    member.fill("Name", "Journey card")
-    member.choose("Language", "en")
-    member.fill("Brand", "Journey Daily")
-    member.fill("Title", CARD_TITLE)
-    member.fill("Text", "Licensing: ask us.")
+    fills_a_new_card(member, "Journey card", "Journey Daily", CARD_TITLE, "member")
     member.press("Preview", "card preview")
     frame = member.driver.find_element("css selector", "iframe")
     expect("the preview frame's sandbox", frame.get_attribute("sandbox"), "")
@@ -189,10 +262,12 @@ def member_makes_the_card_eligible(member):
     member.sees(CARD_TITLE)
 
 
-def fragment_serves_the_card(key, org_id, fragment_id):
-    query = urllib.parse.urlencode({
-        "partner_id": org_id, "fragment_id": fragment_id,
-        "page_url": f"https://{SITE}/world/story", "lang": "en"})
+def fragment_serves_the_card(key, org_id, fragment_id, title=CARD_TITLE, page_url=None):
+    """/fragment serves the card titled `title` for the fragment (for the page, if one)."""
+    params = {"partner_id": org_id, "fragment_id": fragment_id, "lang": "en"}
+    if page_url:
+        params["page_url"] = page_url
+    query = urllib.parse.urlencode(params)
     request = urllib.request.Request(
         f"{API}/fragment?{query}",
         headers={"X-API-Key": key, "User-Agent": "GPTBot/1.2",
@@ -200,8 +275,8 @@ def fragment_serves_the_card(key, org_id, fragment_id):
     with urllib.request.urlopen(request, timeout=30) as answer:
         expect("/fragment's status", answer.status, 200)
         body = answer.read().decode()
-    if CARD_TITLE not in body:
-        raise JourneyFailed(f"/fragment did not serve the card: {body}")
+    if title not in body:
+        raise JourneyFailed(f"/fragment did not serve the card {title!r}: {body}")
 
 
 def member_cannot_reach_the_tokens(member):
@@ -238,15 +313,20 @@ def main():
     member = Person("member", folder)
     try:
         owner_signs_in(owner)
+        sidebar_id = owner_maps_a_site(owner)
         token, fragment_id = owner_makes_a_token_that_works_on_v1(owner)
         key = owner_makes_a_delivery_key(owner)
+        owner_writes_a_card_for_the_sidebar(owner)
+        owner_reviews_the_site(owner)
+        fragment_serves_the_card(key, env["AGENTCARD_ORG_ID"], sidebar_id, SIDEBAR_CARD_TITLE)
         owner_reads_the_audit_log(owner, token, key)
         owner_deletes_a_site(owner, token)
         link = owner_invites_a_member(owner)
         member_joins(member, link)
         member_writes_previews_and_activates_a_card(member)
         member_makes_the_card_eligible(member)
-        fragment_serves_the_card(key, env["AGENTCARD_ORG_ID"], fragment_id)
+        fragment_serves_the_card(key, env["AGENTCARD_ORG_ID"], fragment_id,
+                                 page_url=f"https://{SITE}/world/story")
         member_cannot_reach_the_tokens(member)
         signs_out(member)
         signs_out(owner)

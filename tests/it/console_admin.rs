@@ -301,7 +301,7 @@ fn a_fragment_deletion_names_the_site_default_and_the_cards_it_widens() {
     let deleted = member.write(&format!("/fragments/{fragment}/delete"), &[]);
     assert_eq!(
         deleted.header("Location"),
-        Some("/sites?notice=fragment-deleted")
+        Some("/sites/frag.example?notice=fragment-deleted")
     );
     assert_eq!(
         count("SELECT count(*) FROM fragments WHERE id = $1", &fragment),

@@ -353,6 +353,28 @@ fn the_cookie_is_not_secure_on_a_plain_http_localhost_console_only() {
     );
 }
 
+#[test]
+fn an_https_console_keeps_browsers_to_https_a_plain_http_one_does_not() {
+    // The shared server's console is https://console.test.
+    for path in ["/sign-in", "/console.css", "/nothing/here"] {
+        let resp = console().get(path);
+        assert_eq!(
+            resp.header("Strict-Transport-Security"),
+            Some("max-age=31536000"),
+            "{path}"
+        );
+    }
+    let own = start_server(
+        &server().database_url,
+        &[("AGENTCARD_CONSOLE_HOST", "console.localhost")],
+    );
+    for path in ["/sign-in", "/console.css", "/nothing/here"] {
+        let resp = Client::new(own.addr).host("console.localhost").get(path);
+        assert_secured(&resp, path);
+        assert_eq!(resp.header("Strict-Transport-Security"), None, "{path}");
+    }
+}
+
 /// Whether the browsers' sessions are still there: what a refused write must not change.
 fn still_signed_in(browsers: &[&Browser]) -> bool {
     browsers.iter().all(|b| b.is_signed_in())

@@ -155,6 +155,12 @@ fn start_running(database_url: &str, extra: &[(&str, &str)]) -> agentcard::Runni
             IDLE_TIMEOUT_MS.to_string(),
         ),
         ("AGENTCARD_DB_POOL".into(), "8".into()),
+        // Tests sign in in parallel, faster than a real console's global rate of hashes;
+        // `console_flood` sets its own.
+        (
+            "AGENTCARD_PASSWORD_HASHES_PER_MINUTE".into(),
+            "1000000".into(),
+        ),
         (
             "AGENTCARD_REPORT_FLUSH_MS".into(),
             REPORT_FLUSH_MS.to_string(),

@@ -1,13 +1,16 @@
 //! The site icon: the fetch against HTTPS servers on loopback (a page's icon link, the
 //! favicon, redirects, what is refused: addresses, SVG, size, time, other bodies), one attempt
-//! an hour per site, and the background fetch through a running server, read back on `/v1`.
+//! an hour per site, and the background fetch through a running server, read back on `/v1` and
+//! shown on the site's console page (its stored copy).
 //! Names are answered by the test (`Names::Fixed`), never resolved: test domains end in
 //! `.test`, and nothing is ever connected to off this machine.
 
+use crate::console_fixtures::{new_org, person, Browser, PASSWORD};
 use crate::fixtures::{test_authority, TestAuthority};
-use crate::harness::{db, server, start_server, tenant, Client, Tenant};
+use crate::harness::{db, next_client_ip, server, start_server, tenant, Client, OwnServer};
+use crate::harness::{Tenant, CONSOLE_HOST};
 use agentcard::db::icons;
-use agentcard::domain::DomainName;
+use agentcard::domain::{DomainName, Role};
 use agentcard::icon::{self, Failure, Names};
 use agentcard::ids::OrgId;
 use serde_json::{json, Value};
@@ -20,7 +23,13 @@ use std::time::{Duration, Instant};
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10\x08\x06\0\0\0";
 const ICO: &[u8] = b"\0\0\x01\0\x01\0\x10\x10\0\0\x01\0 \0";
 /// Every name the test servers' certificate is for.
-const NAMES: &[&str] = &["site.test", "cdn.test", "elsewhere.test", "icon-e2e.test"];
+const NAMES: &[&str] = &[
+    "site.test",
+    "cdn.test",
+    "elsewhere.test",
+    "icon-e2e.test",
+    "icon-page.test",
+];
 
 /// What a test server answers to a path.
 enum Reply {
@@ -474,27 +483,55 @@ fn listed_icon(client: &Client, domain: &str) -> Value {
     site["icon"].clone()
 }
 
+/// A server of its own with the icon fetch on, every name connecting to a loopback HTTPS site
+/// whose page links `/static/icon.png` (a PNG), trusting the test authority; the site server
+/// and the directory of the authority's file go with it.
+struct FetchingServer {
+    own: OwnServer,
+    _site: TlsServer,
+    dir: std::path::PathBuf,
+}
+
+impl FetchingServer {
+    fn start(name: &str) -> FetchingServer {
+        let authority = test_authority(NAMES);
+        let site = TlsServer::start("127.0.0.1", &authority, |path| match path {
+            "/" => page(r#"<link rel="icon" href="/static/icon.png">"#),
+            "/static/icon.png" => Reply::Ok("image/png", PNG.to_vec()),
+            _ => Reply::NotFound,
+        });
+        let dir =
+            std::env::temp_dir().join(format!("agentcard-icon-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ca_file = dir.join("ca.pem");
+        std::fs::write(&ca_file, authority.certificate.pem()).unwrap();
+        let connect_to = site.addr.to_string();
+        let own = start_server(
+            &server().database_url,
+            &[
+                ("AGENTCARD_ICON_FETCH", "on"),
+                ("AGENTCARD_ICON_TEST_CONNECT_TO", &connect_to),
+                ("AGENTCARD_ICON_TEST_CA_FILE", ca_file.to_str().unwrap()),
+            ],
+        );
+        FetchingServer {
+            own,
+            _site: site,
+            dir,
+        }
+    }
+}
+
+impl Drop for FetchingServer {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 #[test]
 fn a_running_server_fetches_the_icon_in_the_background_and_v1_shows_its_url() {
-    let authority = test_authority(NAMES);
-    let site_server = TlsServer::start("127.0.0.1", &authority, |path| match path {
-        "/" => page(r#"<link rel="icon" href="/static/icon.png">"#),
-        "/static/icon.png" => Reply::Ok("image/png", PNG.to_vec()),
-        _ => Reply::NotFound,
-    });
-    let dir = std::env::temp_dir().join(format!("agentcard-icon-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let ca_file = dir.join("ca.pem");
-    std::fs::write(&ca_file, authority.certificate.pem()).unwrap();
-    let connect_to = site_server.addr.to_string();
-    let own = start_server(
-        &server().database_url,
-        &[
-            ("AGENTCARD_ICON_FETCH", "on"),
-            ("AGENTCARD_ICON_TEST_CONNECT_TO", &connect_to),
-            ("AGENTCARD_ICON_TEST_CA_FILE", ca_file.to_str().unwrap()),
-        ],
-    );
+    let fetching = FetchingServer::start("e2e");
+    let own = &fetching.own;
     let t = tenant();
     let client = Client::new(own.addr).token(&t.token);
     let site = new_site(&t, "icon-e2e.test");
@@ -524,7 +561,41 @@ fn a_running_server_fetches_the_icon_in_the_background_and_v1_shows_its_url() {
         other, None,
         "another organisation's site of that domain has none"
     );
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_site_page_shows_the_stored_icon_once_its_first_opening_has_fetched_it() {
+    let fetching = FetchingServer::start("page");
+    let t = tenant();
+    new_site(&t, "icon-page.test");
+    let email = person(Some(&t.org_id), Role::Member);
+    let mut browser = Browser {
+        client: Client::new(fetching.own.addr)
+            .host(CONSOLE_HOST)
+            .ip(&next_client_ip()),
+        cookie: None,
+    };
+    assert_eq!(browser.sign_in(&email, PASSWORD).status, 303);
+    assert_eq!(browser.get("/sites/icon-page.test/icon").status, 404);
+    let img = r#"<img class="site-icon" src="/sites/icon-page.test/icon" alt=""#;
+    let started = Instant::now();
+    let shown = loop {
+        // Each opening asks for the icon; the fetcher queues the site once.
+        let page = browser.get("/sites/icon-page.test");
+        assert_eq!(page.status, 200);
+        if page.text().contains(img) || started.elapsed() > Duration::from_secs(30) {
+            break page.text();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(shown.contains(img), "{shown}");
+    let icon = browser.get("/sites/icon-page.test/icon");
+    assert_eq!(icon.status, 200);
+    assert_eq!(icon.header("Content-Type"), Some("image/png"));
+    assert_eq!(icon.body, PNG);
+    // Another organisation's member: not found, like a site of its own it does not have.
+    let other = Browser::signed_in(&person(Some(&new_org()), Role::Owner));
+    assert_eq!(other.get("/sites/icon-page.test/icon").status, 404);
 }
 
 /// The stored icon of a new organisation's site with `domain`.

@@ -27,7 +27,8 @@
 //! - `routes`: routing rules: list order, POST, PUT (atomic, concurrent), DELETE.
 //! - `cards`: `/v1/cards` and eligibility lists (order of checks, atomicity, platform cards).
 //! - `icon`: the site icon's fetch against loopback HTTPS servers (link, favicon, redirects,
-//!   refused addresses, SVG, size, time), one attempt an hour, the background fetch on `/v1`.
+//!   refused addresses, SVG, size, time), one attempt an hour, the background fetch on `/v1`
+//!   and on the site's console page.
 //! - `keys`: `/v1/keys` (shown once, newest first, repeatable revocation, isolation).
 //! - `demo`: `agentcard admin demo` and the requests it prints.
 //! - `edge`: `agentcard edge`: every shared case of `edge/cases/` (with its log line per
@@ -39,19 +40,23 @@
 //!   services: heads read one way or refused, upstream connections pooled only clean, no status
 //!   line after a head, no upgrades, framing toward the client its own.
 //! - `console`: the console-only `admin` commands for cards, fragments, sites and keys.
-//! - `same_messages`: each refused value through `/v1` and the `admin` CLI: the same field and
-//!   message.
+//! - `same_messages`: each refused value through `/v1`, the `admin` CLI and the console's site map
+//!   forms: the same field and message.
 //! - `console_web`: the web console: hosts, security headers, sign-in and sessions, form tokens
 //!   and origins, one-time links, members and the owners-only rules.
 //! - `console_access`: the console's access rules walked from its page table (every page, a
 //!   visitor not signed in and a member on owners' pages), NUL and invalid UTF-8 in forms and
 //!   queries, the audit of a password change.
+//! - `console_flood`: beyond the global rate of password hashes, sign-ins, password changes
+//!   and set-password links from any address are refused (`429`) without hashing.
 //! - `console_cards`: the console's card pages: each action read back, refusals, CSRF, audit, and
 //!   the same rules and messages as `/v1`.
 //! - `console_queries`: each console page's data in a bounded number of queries (counted by a
 //!   proxy in front of PostgreSQL) for an organisation of 50 sites.
 //! - `console_safety`: the console's safety rules below its pages (deletions never widen a
 //!   card, the audit log in words, secrets made once, invitations, device cookies, mail).
+//! - `console_sites`: the console's site map: sites, a page per site, fragments with and without a
+//!   reference, the default, rules, the "test a page" box; read back, refusals, isolation.
 //! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
@@ -77,8 +82,10 @@ mod console;
 mod console_access;
 mod console_admin;
 mod console_cards;
+mod console_flood;
 mod console_queries;
 mod console_safety;
+mod console_sites;
 mod console_web;
 mod conventions;
 mod counting;

@@ -1,7 +1,9 @@
 //! The admin CLI and `/v1` refuse the same value with the same `field` and `message`: each
 //! validation of the contract is sent through both, and the CLI's `agentcard: <field>:
 //! <message>` must be the API's answer. Values only the console takes (a card's texts and link,
-//! a card status) are refused with the message the table names.
+//! a card status) are refused with the message the table names. The console's site map forms
+//! (a site, a fragment, the default, a rule) show next to the field the field and message
+//! `/v1` answers for the same value, every refused field at once, and write nothing.
 
 use crate::fixtures::{admin_output, card, enc, new_fragment, new_site, CARD_FLAGS};
 use crate::harness::{tenant, Resp, Tenant};
@@ -391,4 +393,227 @@ fn an_id_that_names_nothing_is_not_found_alike() {
     let (ok, _, stderr) = admin_output(&["key", "create", "--org", "acc_nobody"]);
     assert!(!ok);
     assert_eq!(stderr, format!("agentcard: {message}\n"));
+}
+
+// ---- the console's site map forms ----
+
+/// One refused value through a console form and through `/v1`.
+struct FormCase {
+    form: String,
+    fields: Vec<(&'static str, String)>,
+    api: Api,
+}
+
+/// Each refusal a console page shows next to a field: (field, message).
+fn shown_refusals(page: &str) -> Vec<(String, String)> {
+    let unescape = |text: &str| {
+        text.replace("&quot;", "\"")
+            .replace("&#34;", "\"")
+            .replace("&#39;", "'")
+            .replace("&#x27;", "'")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&")
+    };
+    page.match_indices("<span class=\"error\"")
+        .map(|(at, _)| {
+            let span = &page[at..at + page[at..].find("</span>").unwrap()];
+            let field_at = span.find("data-field=\"").expect("a field") + 12;
+            let field = &span[field_at..field_at + span[field_at..].find('"').unwrap()];
+            (
+                unescape(field),
+                unescape(&span[span.find('>').unwrap() + 1..]),
+            )
+        })
+        .collect()
+}
+
+/// What the organisation holds, as `/v1` reads it, and its audit log's length.
+fn site_map_state(t: &Tenant) -> Vec<String> {
+    let mut state: Vec<String> = [
+        "/v1/sites",
+        "/v1/sites/a.example/fragments",
+        "/v1/sites/a.example/routes",
+    ]
+    .iter()
+    .map(|path| t.client.get(path).text())
+    .collect();
+    let audit = crate::harness::db()
+        .query_one(
+            "SELECT count(*) FROM audit_log WHERE org_id = $1",
+            &[&t.org_id],
+        )
+        .unwrap()
+        .get::<_, i64>(0);
+    state.push(audit.to_string());
+    state
+}
+
+fn site_map_cases(fragment_id: &str, rule_id: &str) -> Vec<FormCase> {
+    let long = |n: usize| "é".repeat(n);
+    let case = |form: &str, fields: &[(&'static str, &str)], api: Option<Api>| FormCase {
+        form: form.to_owned(),
+        fields: fields.iter().map(|(n, v)| (*n, v.to_string())).collect(),
+        api: api.unwrap(),
+    };
+    let mut cases = Vec::new();
+    for domain in [
+        "localhost",
+        "a_b.example",
+        "1.2.3.4",
+        "http://x.example",
+        "x.example:80",
+    ] {
+        let api = put(&format!("/v1/sites/{}", enc(domain)), json!({}));
+        cases.push(case("/sites", &[("domain", domain)], api));
+    }
+    for name in [long(201), "a\tb".into()] {
+        let api = put("/v1/sites/a.example", json!({"name": name}));
+        cases.push(case("/sites/a.example", &[("name", &name)], api));
+    }
+    for reference in ["a b", "a/../b", &"r".repeat(201)] {
+        let api = put(&fragment_path(reference), json!({"name": "X"}));
+        let fields = [("ref", reference), ("name", "X"), ("lang", "fr")];
+        cases.push(case("/sites/a.example/fragments", &fields, api));
+    }
+    // The fragment's own fields, on creation and on edit alike.
+    let fragment_values: Vec<(&'static str, String, Value)> = vec![
+        ("name", "  ".into(), json!("  ")),
+        ("name", long(201), json!(long(201))),
+        ("lang", "pt".into(), json!("pt")),
+        ("lang", "FR".into(), json!("FR")),
+        ("description", long(2001), json!(long(2001))),
+        ("description", "a\u{7}".into(), json!("a\u{7}")),
+        ("key_values", "Section=x".into(), json!({"Section": ["x"]})),
+        ("key_values", "a=x,y".into(), json!({"a": ["x,y"]})),
+        (
+            "key_values",
+            "__proto__=x".into(),
+            json!({"__proto__": ["x"]}),
+        ),
+        ("key_values", "a= ".into(), json!({"a": [" "]})),
+    ];
+    for (name, typed, sent) in &fragment_values {
+        let mut body = json!({"name": "X", "lang": "fr"});
+        body[*name] = sent.clone();
+        let mut fields = vec![("name", "X"), ("lang", "fr")];
+        fields.retain(|(n, _)| n != name);
+        fields.push((name, typed));
+        let with_ref = [&[("ref", "/new")][..], &fields].concat();
+        let api = || put(&fragment_path("/a"), body.clone());
+        cases.push(case("/sites/a.example/fragments", &with_ref, api()));
+        cases.push(case(&format!("/fragments/{fragment_id}"), &fields, api()));
+    }
+    for reference in ["a b", "/none", "/p"] {
+        let api = put(
+            "/v1/sites/a.example/default-fragment",
+            json!({"ref": reference}),
+        );
+        cases.push(case("/sites/a.example/default", &[("ref", reference)], api));
+    }
+    let rules: [[&str; 3]; 8] = [
+        ["/a b", "exact", "/a"],
+        ["/a/../b", "exact", "/a"],
+        ["/a?b", "prefix", "/a"],
+        ["", "exact", "/a"],
+        ["/b", "both", "/a"],
+        ["/b", "exact", "a b"],
+        ["/b", "exact", "/none"],
+        ["/taken", "exact", "/a"],
+    ];
+    for [path, mode, reference] in rules {
+        let body = json!({"path_prefix": path, "match": mode, "ref": reference});
+        let fields = [("path_prefix", path), ("match", mode), ("ref", reference)];
+        let api = || post("/v1/sites/a.example/routes", body.clone());
+        cases.push(case("/sites/a.example/rules", &fields, api()));
+        if path != "/taken" {
+            let form = format!("/sites/a.example/rules/{rule_id}");
+            cases.push(case(&form, &fields, api()));
+        }
+    }
+    cases
+}
+
+#[test]
+fn the_console_site_map_forms_refuse_a_value_with_the_field_and_message_of_v1() {
+    let setup = Setup::new();
+    let t = &setup.t;
+    new_fragment(t, "a.example", "/p");
+    let paused = put(
+        &fragment_path("/p"),
+        json!({"name": "P", "status": "paused"}),
+    )
+    .unwrap();
+    assert_eq!(setup.send(&paused).status, 200);
+    let rule = json!({"path_prefix": "/taken", "match": "exact", "ref": "/a"});
+    let made = t.client.post("/v1/sites/a.example/routes", &rule);
+    assert_eq!(made.status, 201, "{}", made.text());
+    let rule_id = made.json()["id"].as_str().unwrap().to_owned();
+    let fragments = t.client.get("/v1/sites/a.example/fragments").json();
+    let fragment_id = fragments["items"][0]["id"].as_str().unwrap().to_owned();
+    let email = crate::console_fixtures::person(Some(&t.org_id), agentcard::domain::Role::Member);
+    let console = crate::console_fixtures::Browser::signed_in(&email);
+    let before = site_map_state(t);
+    for case in site_map_cases(&fragment_id, &rule_id) {
+        let resp = setup.send(&case.api);
+        let error = &resp.json()["error"];
+        let expected = (
+            error["field"].as_str().unwrap_or_default().to_owned(),
+            error["message"].as_str().unwrap_or_default().to_owned(),
+        );
+        assert!(
+            matches!(
+                (resp.status, error["code"].as_str()),
+                (422, Some("validation")) | (409, Some("conflict"))
+            ),
+            "{} {}: {}",
+            case.api.method,
+            case.api.path,
+            resp.text()
+        );
+        let fields: Vec<(&str, &str)> = case.fields.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let page = console.write(&case.form, &fields);
+        assert_eq!(
+            page.status,
+            422,
+            "{} {fields:?}: {}",
+            case.form,
+            page.text()
+        );
+        let shown = shown_refusals(&page.text());
+        assert!(
+            shown.contains(&expected),
+            "{} {fields:?}: shown {shown:?}, /v1 {expected:?}",
+            case.form
+        );
+    }
+    assert_eq!(site_map_state(t), before, "a refused form writes nothing");
+}
+
+#[test]
+fn a_console_form_shows_every_refused_field_at_once() {
+    let setup = Setup::new();
+    let t = &setup.t;
+    let email = crate::console_fixtures::person(Some(&t.org_id), agentcard::domain::Role::Member);
+    let console = crate::console_fixtures::Browser::signed_in(&email);
+    let fields = [
+        ("ref", "a b"),
+        ("name", " "),
+        ("lang", "pt"),
+        ("key_values", "Section=x"),
+    ];
+    let page = console.write("/sites/a.example/fragments", &fields);
+    assert_eq!(page.status, 422);
+    let shown: Vec<String> = shown_refusals(&page.text())
+        .into_iter()
+        .map(|(f, _)| f)
+        .collect();
+    assert_eq!(shown, ["ref", "name", "lang", "key_values.Section"]);
+    let rule = [("path_prefix", "/a b"), ("match", "both"), ("ref", "a b")];
+    let page = console.write("/sites/a.example/rules", &rule);
+    let shown: Vec<String> = shown_refusals(&page.text())
+        .into_iter()
+        .map(|(f, _)| f)
+        .collect();
+    assert_eq!(shown, ["path_prefix", "match", "ref"]);
 }

@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# scripts/bench-signin-flood.sh [--quick]: GET /fragment alone and under a flood of sign-ins.
+#
+# 1. Recreates database `agentcard_bench_flood` on the PostgreSQL server scripts/lib/postgres.sh
+#    finds, builds the release binary (unless AGENTCARD_BIN names one already built, e.g. of
+#    another commit), migrates, and loads scripts/bench-data.sql (as scripts/bench-load.sh).
+# 2. Starts `agentcard serve` on 127.0.0.1:18090 (WORKERS threads, default nproc) with the
+#    console on `console.localhost`, and makes a person with a password (a set-password link
+#    of `admin user create`, used over HTTP).
+# 3. Runs wrk (in a session of its own, see scripts/lib/bench.sh) on /fragment, rotating over
+#    1000 page URLs (scripts/bench/fragment.lua), alone and under the flood, alternated for
+#    ROUNDS rounds (alone, flood, alone, flood, …). The flood (scripts/bench/signin_flood.py,
+#    in a session of its own too): FLOOD_CLIENTS clients posting wrong passwords for unknown
+#    emails to the console's sign-in, FLOOD_RATE a second in all, each request from a loopback
+#    address of its own (127.1.0.1 onward), so no address nears its limit of failures: what a
+#    botnet of a few hundred addresses does. It starts a second before wrk and ends after it.
+# 4. Prints each run's req/s and p99, the flood's answers by status (422: checked, 429:
+#    beyond the global rate of hashes, 503: the hashing queue full), the CPU time of the
+#    server, of its hashing threads and of its blocking pool (where hashes ran before their
+#    threads of their own), the medians over rounds
+#    and the ratios flood/alone against the targets (req/s at least 0.85 of alone: the flood
+#    client's own share of the cores; p99 at most 1.2 times), and a sign-in with the right
+#    password once the flood is over.
+#
+# wrk is installed from Debian's packages with apt-get when absent (scripts/lib/apt.sh). No
+# traffic leaves loopback. Everything started here is stopped on exit.
+#
+# Knobs (environment): ROUNDS (3), DURATION seconds per run (10; 3 with --quick or QUICK=1),
+# CONNECTIONS (64), THREADS wrk threads (2), WORKERS server threads (nproc), FLOOD_RATE
+# sign-ins a second (40), FLOOD_CLIENTS (8), AGENTCARD_BIN, AGENTCARD_PASSWORD_HASHES_PER_MINUTE
+# (passed to the server), DATABASE_URL (see scripts/lib/postgres.sh).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+readonly BENCH_NAME=bench-signin-flood
+# shellcheck source=scripts/lib/postgres.sh
+source scripts/lib/postgres.sh
+# shellcheck source=scripts/lib/bench.sh
+source scripts/lib/bench.sh
+
+readonly DATABASE=agentcard_bench_flood
+# The delivery key the data set stores (its SHA-256); not a secret, loopback only.
+readonly BENCH_KEY=svc_live_0be4c11a7d5e9f3b2a6c8d0e1f4b7a9c3d5e8f20
+readonly PORT=18090
+readonly CONSOLE_HOST=console.localhost
+readonly CONSOLE_ORIGIN=http://$CONSOLE_HOST:$PORT
+# The bench person's password: not a secret, loopback only.
+readonly EMAIL=flood-bench@bench.example PASSWORD='bench password, loopback only'
+readonly FRAGMENT_LUA=scripts/bench/fragment.lua
+readonly FLOOD_CLIENT=scripts/bench/signin_flood.py
+
+bench_args scripts/bench-signin-flood.sh "$@"
+
+bench_knobs
+WORKERS=$(knob WORKERS "${WORKERS:-$(nproc)}" 256)
+FLOOD_RATE=$(knob FLOOD_RATE "${FLOOD_RATE:-40}" 10000)
+FLOOD_CLIENTS=$(knob FLOOD_CLIENTS "${FLOOD_CLIENTS:-8}" 256)
+PREBUILT_BIN=${AGENTCARD_BIN:-}
+
+bench_server_env
+unset AGENTCARD_CONSOLE_URL
+
+bench_workdir agentcard-flood
+
+# ---------------------------------------------------------------- database, build, server
+
+prepare() {
+	section "Database and build"
+	command -v wrk >/dev/null || agentcard_apt_install wrk || die "the benchmark needs wrk"
+	command -v setsid >/dev/null || die "the benchmark needs setsid (util-linux)"
+	fresh_database "$DATABASE"
+	if [[ -n $PREBUILT_BIN ]]; then
+		AGENTCARD_BIN=$PREBUILT_BIN
+		echo "binary: $AGENTCARD_BIN (AGENTCARD_BIN, not built here)"
+	else
+		build_release --bin agentcard
+	fi
+	DATABASE_URL=$BENCH_URL "$AGENTCARD_BIN" migrate >/dev/null
+	psql_bench -v bench_key="$BENCH_KEY" -f scripts/bench-data.sql
+	bench_ids
+}
+
+
+start_server() {
+	section "Server (loopback, $WORKERS worker threads, console on $CONSOLE_HOST)"
+	local log=$WORKDIR/agentcard.log
+	if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$PORT/"; then
+		die "something already answers on 127.0.0.1:$PORT"
+	fi
+	# A simple command, so that $! is the server's own pid; at the default log filter, so that
+	# its start-up says which priority the hashing threads got.
+	DATABASE_URL=$BENCH_URL AGENTCARD_LISTEN=127.0.0.1:$PORT AGENTCARD_CONSOLE_HOST=$CONSOLE_HOST \
+		AGENTCARD_REFRESH_MS=60000 AGENTCARD_WORKERS=$WORKERS env -u RUST_LOG "$AGENTCARD_BIN" serve >"$log" 2>&1 &
+	PID_AGENTCARD=$!
+	STARTED_PIDS+=("$PID_AGENTCARD")
+	wait_http agentcard "$PID_AGENTCARD" "http://127.0.0.1:$PORT/ready" "$log"
+	make_person
+}
+
+# sign_in EMAIL PASSWORD: the status of one console sign-in.
+sign_in() {
+	curl -sS -o /dev/null --max-time 60 -w '%{http_code}' -H "Host: $CONSOLE_HOST:$PORT" \
+		-H "Origin: $CONSOLE_ORIGIN" --data-urlencode "email=$1" --data-urlencode "password=$2" \
+		"http://127.0.0.1:$PORT/sign-in"
+}
+
+make_person() {
+	local link status
+	link=$(DATABASE_URL=$BENCH_URL AGENTCARD_LISTEN=127.0.0.1:$PORT AGENTCARD_CONSOLE_HOST=$CONSOLE_HOST \
+		"$AGENTCARD_BIN" admin user create --email "$EMAIL" --support |
+		sed -n 's/.*"link": *"\([^"]*\)".*/\1/p')
+	[[ $link == "$CONSOLE_ORIGIN/link/"* ]] || die "admin user create printed no link"
+	status=$(curl -sS -o /dev/null --max-time 60 -w '%{http_code}' -H "Host: $CONSOLE_HOST:$PORT" \
+		-H "Origin: $CONSOLE_ORIGIN" --data-urlencode "new_password=$PASSWORD" \
+		"http://127.0.0.1:$PORT${link#"$CONSOLE_ORIGIN"}")
+	[[ $status == 303 ]] || die "setting the bench person's password answered $status"
+	[[ $(sign_in "$EMAIL" "$PASSWORD") == 303 ]] || die "the bench person cannot sign in"
+	echo "person: $EMAIL, signed in (303)"
+}
+
+# ---------------------------------------------------------------- runs
+
+# thread_ticks PREFIX: CPU time so far (utime+stime, ticks) of agentcard's threads whose name
+# starts with PREFIX.
+thread_ticks() {
+	local task stat comm total=0
+	local -a fields
+	for task in /proc/"$PID_AGENTCARD"/task/*; do
+		{ read -r comm <"$task/comm" && read -r stat <"$task/stat"; } 2>/dev/null || continue
+		[[ $comm == "$1"* ]] || continue
+		read -r -a fields <<<"${stat##*) }"
+		total=$((total + fields[11] + fields[12]))
+	done
+	echo "$total"
+}
+
+# One line per run, tab-separated: 1 kind (alone, flood), 2 round, 3 req/s, 4 p99 µs,
+# 5 non-2xx, 6 the flood's answers (or -).
+RESULTS=$WORKDIR/results.tsv
+FLOOD_FIRST=0
+
+wrk_fragment() {
+	local seconds=$1 output=$2
+	BENCH_PARTNER_ID=$PARTNER_ID BENCH_FRAGMENT_ID=$FRAGMENT_ID BENCH_API_KEY=$BENCH_KEY \
+		wrk_session "$seconds" "$output" "agentcard /fragment" -t "$THREADS" -c "$CONNECTIONS" \
+		-d "${seconds}s" --latency --timeout 2s -s "$FRAGMENT_LUA" "http://127.0.0.1:$PORT"
+}
+
+ticks_s() {
+	awk -v t="$1" -v hz="$CLK_TCK" 'BEGIN { printf "%.1f", t / hz }'
+}
+
+# measure KIND ROUND: one wrk run, under the flood when KIND is flood.
+measure() {
+	local kind=$1 round=$2 output=$WORKDIR/wrk-$1-$2.txt flood=- flood_pid="" flood_out
+	local requests rps p99 non2xx hashing blocking all
+	hashing=$(thread_ticks password-) blocking=$(thread_ticks blocking-) all=$(cpu_ticks "$PID_AGENTCARD")
+	if [[ $kind == flood ]]; then
+		flood_out=$WORKDIR/flood-$round.txt
+		setsid -w python3 "$FLOOD_CLIENT" "$PORT" "$CONSOLE_HOST:$PORT" "$CONSOLE_ORIGIN" \
+			"$FLOOD_RATE" "$FLOOD_CLIENTS" "$((DURATION + 2))" "$FLOOD_FIRST" >"$flood_out" 2>&1 &
+		flood_pid=$!
+		STARTED_PIDS+=("$flood_pid")
+		sleep 1
+	fi
+	wrk_fragment "$DURATION" "$output"
+	if [[ -n $flood_pid ]]; then
+		wait "$flood_pid" || die "the flood client failed: $(cat "$flood_out")"
+		forget "$flood_pid"
+		flood=$(tail -n 1 "$flood_out")
+		FLOOD_FIRST=$((FLOOD_FIRST + $(sed -n 's/.*addresses=\([0-9]*\).*/\1/p' <<<"$flood")))
+	fi
+	read -r requests rps _ p99 non2xx _ <<<"$(parse_wrk "$output")"
+	((requests > 0)) || die "no request completed (see $output)"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$round" "$rps" "$p99" "$non2xx" "$flood" >>"$RESULTS"
+	printf 'round %d/%d  %-6s %10.0f req/s  p99 %8.3f ms  non-2xx %d' "$round" "$ROUNDS" "$kind" \
+		"$rps" "$(ms "$p99")" "$non2xx"
+	[[ $kind == flood ]] && printf '   flood: %s' "$flood"
+	printf '\n           agentcard CPU %.1f s, of which hashing threads %.1f s, blocking pool %.1f s\n' \
+		"$(ticks_s $(($(cpu_ticks "$PID_AGENTCARD") - all)))" "$(ticks_s $(($(thread_ticks password-) - hashing)))" \
+		"$(ticks_s $(($(thread_ticks blocking-) - blocking)))"
+	# The report's flush of the run's requests, out of the next run.
+	sleep 2
+}
+
+run_rounds() {
+	local round
+	section "Warm-up (${WARMUP} s, not measured)"
+	wrk_fragment "$WARMUP" "$WORKDIR/warmup.txt"
+	sleep 2
+	section "Runs: $ROUNDS rounds of alone and flood (${FLOOD_RATE} sign-ins/s from $FLOOD_CLIENTS clients), wrk $THREADS threads, $CONNECTIONS connections, ${DURATION} s each"
+	for ((round = 1; round <= ROUNDS; round++)); do
+		measure alone "$round"
+		measure flood "$round"
+	done
+}
+
+# verdict NAME VALUE TARGET OP: "NAME VALUE (target OP TARGET: met|missed)".
+verdict() {
+	awk -v n="$1" -v v="$2" -v t="$3" -v op="$4" 'BEGIN {
+		met = (op == ">=") ? v >= t : v <= t
+		printf "%s %.2f (target %s %s: %s)\n", n, v, op, t, met ? "met" : "missed" }'
+}
+
+report() {
+	local alone_rps flood_rps alone_p99 flood_p99
+	section "Results: median over $ROUNDS rounds"
+	alone_rps=$(median alone 3) flood_rps=$(median flood 3)
+	alone_p99=$(median alone 4) flood_p99=$(median flood 4)
+	printf '%-8s %12s %10s\n' run "req/s" "p99 ms"
+	printf '%-8s %12.0f %10.3f\n' alone "$alone_rps" "$(ms "$alone_p99")" flood "$flood_rps" "$(ms "$flood_p99")"
+	echo
+	verdict "req/s flood/alone:" "$(ratio "$flood_rps" "$alone_rps")" 0.85 ">="
+	verdict "p99 flood/alone:  " "$(ratio "$flood_p99" "$alone_p99")" 1.2 "<="
+	echo "paired within rounds: req/s $(paired_ratio flood alone 3), p99 $(paired_ratio flood alone 4)"
+	echo "after the flood, a sign-in with the right password: $(sign_in "$EMAIL" "$PASSWORD")"
+	grep -m 1 'password hashing' "$WORKDIR/agentcard.log" || true
+	machine
+}
+
+main() {
+	local start=$SECONDS
+	machine
+	prepare
+	start_server
+	run_rounds
+	report
+	echo
+	echo "total time: $((SECONDS - start)) s"
+}
+
+main

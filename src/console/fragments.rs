@@ -1,0 +1,164 @@
+//! Fragments, for every member: made on their site's page (with a reference, or without one:
+//! reached through its id only), each one's page to edit it, pause and activate (the site's
+//! page then shows the `warnings` `/v1` answers), and the deletion after a confirmation page
+//! that names what goes with it (`ops::fragments::fragment_deletion`).
+
+use super::card_form::key_value_lines;
+use super::confirm::Confirm;
+use super::context::{Answer, PageContext};
+use super::inputs::{Failed, Inputs};
+use super::notice::Notice;
+use super::pages::{self, Layout};
+use super::site_forms::{fragment_inputs, fragment_write};
+use super::sites::{self, fragment_label, site_path, what_goes};
+use crate::db::fragments::FragmentRow;
+use crate::domain::{DomainName, FragmentRef, FragmentStatus};
+use crate::ids::FragmentId;
+use crate::ops;
+use askama::Template;
+
+#[derive(Template)]
+#[template(path = "console/fragment.html")]
+pub struct FragmentPage {
+    pub layout: Layout,
+    pub id: String,
+    pub domain: String,
+    pub label: String,
+    pub reference: Option<String>,
+    pub status: &'static str,
+    pub fields: Inputs,
+    pub alert: Option<String>,
+}
+
+/// `POST /sites/{domain}/fragments`: a new fragment of the site.
+pub fn create(ctx: &mut PageContext) -> Answer {
+    let domain: DomainName = ctx.captures.get()?;
+    let caller = ctx.caller()?;
+    let result: Result<_, Failed> = (|| {
+        let sent = ctx.form.get("ref");
+        let reference = (!sent.is_empty()).then(|| FragmentRef::parse(sent));
+        let (reference, write) = match (reference.transpose(), fragment_write(&ctx.form)) {
+            (Ok(reference), Ok(write)) => (reference, write),
+            (reference, write) => {
+                let refused = reference.err().into_iter();
+                return Err(refused
+                    .chain(write.err().into_iter().flatten())
+                    .collect::<Vec<_>>()
+                    .into());
+            }
+        };
+        // The site must be this page's: creating a fragment never makes a site here.
+        ops::fragments::list_fragments(ctx.db, &caller, &domain)?;
+        ops::fragments::create_fragment(ctx.db, &caller, &domain, reference.as_ref(), write)?;
+        Ok(pages::redirect_with(
+            &site_path(&domain),
+            Notice::FragmentCreated,
+        ))
+    })();
+    sites::finish(ctx, &domain, result, |page| &mut page.fragment)
+}
+
+fn fragment_page(
+    fragment: &FragmentRow,
+    domain: &DomainName,
+    fields: Inputs,
+    layout: Layout,
+) -> FragmentPage {
+    FragmentPage {
+        layout,
+        id: fragment.id.to_string(),
+        domain: domain.to_string(),
+        label: fragment_label(fragment),
+        reference: fragment.fragment_ref.clone(),
+        status: fragment.status.as_str(),
+        fields,
+        alert: None,
+    }
+}
+
+/// `GET /fragments/{fragment}`: its form.
+pub fn show(ctx: &mut PageContext) -> Answer {
+    let id: FragmentId = ctx.captures.get()?;
+    let (fragment, domain) = ops::fragments::get_fragment(ctx.db, &ctx.caller()?, &id)?;
+    let mut fields = fragment_inputs(false);
+    for input in &mut fields.0 {
+        input.value = match input.name {
+            "name" => fragment.name.clone(),
+            "lang" => fragment.lang.as_str().to_string(),
+            "description" => fragment.description.clone().unwrap_or_default(),
+            _ => key_value_lines(&fragment.key_values),
+        };
+    }
+    let page = fragment_page(&fragment, &domain, fields, ctx.layout());
+    Ok(pages::html(200, &page))
+}
+
+/// `POST /fragments/{fragment}`: its name, language, description and key-values.
+pub fn edit(ctx: &mut PageContext) -> Answer {
+    let id: FragmentId = ctx.captures.get()?;
+    let caller = ctx.caller()?;
+    let (fragment, domain) = ops::fragments::get_fragment(ctx.db, &caller, &id)?;
+    let result: Result<_, Failed> = (|| {
+        let write = fragment_write(&ctx.form)?;
+        ops::fragments::edit_fragment(ctx.db, &caller, &id, write)?;
+        Ok(pages::redirect_with(
+            &site_path(&domain),
+            Notice::FragmentSaved,
+        ))
+    })();
+    let refusals = match result {
+        Ok(response) => return Ok(response),
+        Err(failed) => failed.refusals()?,
+    };
+    let mut fields = fragment_inputs(false).sent(&ctx.form);
+    let alert = fields.refuse_all(refusals);
+    let mut page = fragment_page(&fragment, &domain, fields, ctx.layout());
+    page.alert = alert;
+    Ok(pages::html(422, &page))
+}
+
+/// `POST /fragments/{fragment}/status`: pause or activate; the site's page shows what still
+/// points at a paused fragment.
+pub fn set_status(ctx: &mut PageContext) -> Answer {
+    let id: FragmentId = ctx.captures.get()?;
+    let status = FragmentStatus::parse(ctx.form.get("status"))?;
+    let caller = ctx.caller()?;
+    let (_, domain) = ops::fragments::get_fragment(ctx.db, &caller, &id)?;
+    ops::fragments::set_fragment_status(ctx.db, &caller, &id, status)?;
+    let notice = match status {
+        FragmentStatus::Active => Notice::FragmentActive,
+        FragmentStatus::Paused => Notice::FragmentPaused,
+    };
+    Ok(pages::redirect_with(&site_path(&domain), notice))
+}
+
+/// `GET /fragments/{fragment}/delete`.
+pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
+    let id: FragmentId = ctx.captures.get()?;
+    let goes = ops::fragments::fragment_deletion(ctx.db, &ctx.caller()?, &id)?;
+    let page = Confirm {
+        layout: ctx.layout(),
+        title: format!(
+            "Delete the fragment {} of {}",
+            fragment_label(&goes.fragments[0]),
+            goes.domain
+        ),
+        goes: what_goes(&goes),
+        action: format!("/fragments/{id}/delete"),
+        button: "Delete the fragment",
+        back: format!("/fragments/{id}"),
+    };
+    Ok(pages::html(200, &page))
+}
+
+/// `POST /fragments/{fragment}/delete`.
+pub fn delete(ctx: &mut PageContext) -> Answer {
+    let id: FragmentId = ctx.captures.get()?;
+    let caller = ctx.caller()?;
+    let (_, domain) = ops::fragments::get_fragment(ctx.db, &caller, &id)?;
+    ops::fragments::delete_fragment(ctx.db, &caller, &id)?;
+    Ok(pages::redirect_with(
+        &site_path(&domain),
+        Notice::FragmentDeleted,
+    ))
+}
