@@ -39,6 +39,7 @@ fn each_console_page_reads_an_organisation_of_50_sites_in_a_bounded_number_of_qu
     let org =
         agentcard::db::orgs::create_org(&mut db, &OrgName::parse("Fifty Sites").unwrap()).unwrap();
     let caller = ops::orgs::open(&mut db, &org.id, Actor::Cli).unwrap();
+    let mut fragment = String::new();
     for n in 0..SITES {
         let domain = DomainName::parse(&format!("site{n:02}.example")).unwrap();
         ops::sites::put_site(&mut db, &caller, &domain, SiteWrite::default()).unwrap();
@@ -50,8 +51,10 @@ fn each_console_page_reads_an_organisation_of_50_sites_in_a_bounded_number_of_qu
             status: None,
         };
         let fragment_ref = FragmentRef::parse("front").unwrap();
-        ops::fragments::create_fragment(&mut db, &caller, &domain, Some(&fragment_ref), write)
-            .unwrap();
+        let made =
+            ops::fragments::create_fragment(&mut db, &caller, &domain, Some(&fragment_ref), write)
+                .unwrap();
+        fragment = made.fragment.id.to_string();
     }
     let org_text = org.id.to_string();
     let card = card_in(&mut db, Some(&org_text), CardStatus::Draft).id;
@@ -62,6 +65,9 @@ fn each_console_page_reads_an_organisation_of_50_sites_in_a_bounded_number_of_qu
     let pages = [
         ("/", None),
         ("/sites", Some(last_site.as_str())),
+        (&*format!("/sites/{last_site}"), Some("front")),
+        (&*format!("/sites/{last_site}/delete"), Some("front")),
+        (&*format!("/fragments/{fragment}"), Some("front")),
         ("/cards", None),
         (&*format!("/cards/{card}"), None),
         (
