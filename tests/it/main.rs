@@ -10,6 +10,7 @@
 //! - `edge_fixtures`: what the edge's test modules share: `agentcard edge` as a child process.
 //! - `console_fixtures`: what the console's test modules share: a browser of the console, people.
 //!   Test modules import from these four, never from each other.
+//! - `architecture`: the lines of ARCHITECTURE.md checked against the code (the console's files).
 //! - `http_layer`: hostile input (headers, lengths, chunked bodies, timeouts, close, panics).
 //! - `auth`: bearer tokens, `401`s, `GET /v1/me`, hosts.
 //! - `conventions`: headers on every response, 404/405, body checks in their order.
@@ -73,6 +74,7 @@ mod fixtures;
 mod harness;
 
 mod admin_cli;
+mod architecture;
 mod audit;
 mod auth;
 mod browser;
