@@ -111,6 +111,29 @@ impl Ending {
     pub fn index(self) -> usize {
         self as usize
     }
+
+    /// The ending of these names (as the report stores them), if any.
+    pub fn named(outcome: &str, reason: &str) -> Option<Ending> {
+        Ending::ALL
+            .into_iter()
+            .find(|ending| ending.names() == (outcome, reason))
+    }
+
+    /// A `204`: answered without a card.
+    pub fn is_no_fill(self) -> bool {
+        matches!(
+            self,
+            Ending::NoEligibleCard | Ending::FragmentPaused | Ending::ServingError
+        )
+    }
+
+    /// A `400`, `401` or `403`.
+    pub fn is_refusal(self) -> bool {
+        matches!(
+            self,
+            Ending::InvalidRequest | Ending::InvalidKey | Ending::Forbidden
+        )
+    }
 }
 
 #[derive(Debug)]

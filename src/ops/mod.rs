@@ -14,6 +14,7 @@ pub mod fragments;
 pub mod keys;
 pub mod members;
 pub mod orgs;
+pub mod report;
 pub mod routes;
 pub mod sites;
 pub mod tokens;
