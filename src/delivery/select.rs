@@ -174,6 +174,53 @@ pub struct Decision<'s> {
     pub trace: Trace<'s>,
 }
 
+/// What the steps of a decision tell whoever records them: "why this card?" keeps each
+/// (`delivery::diagnosis`); the serving path's [`NoRecord`] keeps nothing, and since every
+/// method is a no-op the compiler removes the calls. One copy of the rules, whoever asks.
+pub trait Recorder<'s> {
+    /// How the page resolved, or why it did not.
+    fn resolution(&mut self, _step: Resolution<'s, '_>) {}
+    /// A candidate of the pick left out before the order: not in the request's language.
+    fn dropped_for_language(&mut self, _candidate: &'s Candidate) {}
+    /// A candidate kept, and its place in the order.
+    fn kept(&mut self, _candidate: &'s Candidate, _score: Score) {}
+}
+
+/// The recorder of the serving path: records nothing.
+pub struct NoRecord;
+
+impl Recorder<'_> for NoRecord {}
+
+/// A step of the page's resolution.
+#[derive(Debug, Clone, Copy)]
+pub enum Resolution<'s, 'p> {
+    /// No `page_url`, or not an `http`/`https` URL with a host.
+    NoPage,
+    /// The page's host is not a site of the organisation.
+    NotASite,
+    /// A rule of the site: `path` is its canonical path.
+    Rule {
+        path: &'p str,
+        exact: bool,
+        fragment: &'s Fragment,
+    },
+    /// No rule for the page: the site default.
+    SiteDefault(&'s Fragment),
+    /// No rule for the page (or its path is refused by the canonical steps) and no default.
+    Nothing,
+}
+
+/// A kept card's place in the order, highest first, field by field: brand (its
+/// `brand_domain` is the page's host or a parent of it), how many `ctx` values its key-values
+/// hold, the organisation's own card over a platform card, then the stable tie-break.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Score {
+    pub brand: bool,
+    pub context: usize,
+    pub own: bool,
+    pub tie_break: u64,
+}
+
 /// Decides one request. `header_key` is `X-API-Key`, which wins over `api_key`.
 /// `snapshot` is `None` until the cache has loaded: then nothing can be checked, and the edge
 /// gets a no-fill rather than a refusal it would log as the publisher's fault.
@@ -251,46 +298,84 @@ fn decide_traced<'s>(
     };
     trace.requested_fragment = Some(&requested_fragment.id);
     let page = params.page_url.as_deref().and_then(Page::parse);
-    let fragment = resolve(org, page.as_ref(), trace).unwrap_or(requested_fragment);
+    let (site, resolved) = resolve(org, page.as_ref(), &mut NoRecord);
+    trace.site = site;
+    let fragment = resolved.unwrap_or(requested_fragment);
     trace.resolved_fragment = Some(&fragment.id);
-    let outcome = if !fragment.active {
-        Err(Outcome::NoFill(NoFill::FragmentPaused))
-    } else {
-        match pick(org, fragment, lang, page.as_ref(), requested, params) {
-            Some(card) => Ok(Outcome::Served(card)),
-            None => Err(Outcome::NoFill(NoFill::NoEligibleCard)),
-        }
-    };
+    let outcome = serve(org, fragment, lang, page.as_ref(), params, &mut NoRecord);
     trace.page = page;
-    outcome
+    match outcome {
+        Outcome::Served(_) => Ok(outcome),
+        _ => Err(outcome),
+    }
 }
 
-/// Exact rule, then the longest prefix rule, then the site default; `None` leaves the
-/// requested `fragment_id` to serve.
-fn resolve<'s>(
+/// Exact rule, then the longest prefix rule, then the site default: the page's site (when it
+/// is one of the organisation's) and the fragment resolved. `None` leaves the requested
+/// `fragment_id` to serve.
+pub fn resolve<'s, R: Recorder<'s>>(
     org: &'s OrgSnapshot,
     page: Option<&Page>,
-    trace: &mut Trace<'s>,
-) -> Option<&'s Fragment> {
-    let page = page?;
-    let (domain, site) = org.sites.get_key_value(page.host.as_str())?;
-    trace.site = Some(domain.as_str());
+    recorder: &mut R,
+) -> (Option<&'s str>, Option<&'s Fragment>) {
+    let Some(page) = page else {
+        recorder.resolution(Resolution::NoPage);
+        return (None, None);
+    };
+    let Some((domain, site)) = org.sites.get_key_value(page.host.as_str()) else {
+        recorder.resolution(Resolution::NotASite);
+        return (None, None);
+    };
     let by_rule = page.path.as_deref().and_then(|path| site.rule_for(path));
-    by_rule.or(site.default_fragment.as_ref())
+    let fragment = match by_rule {
+        Some(rule) => {
+            recorder.resolution(Resolution::Rule {
+                path: rule.path,
+                exact: rule.exact,
+                fragment: rule.fragment,
+            });
+            Some(rule.fragment)
+        }
+        None => {
+            let default = site.default_fragment.as_ref();
+            recorder.resolution(default.map_or(Resolution::Nothing, Resolution::SiteDefault));
+            default
+        }
+    };
+    (Some(domain.as_str()), fragment)
 }
 
-/// The pick, highest first: brand (the card's `brand_domain` is the page's host or a parent of
-/// it), then how many `ctx` values the card's key-values hold, then the organisation's own card
-/// over a platform card, then a stable hash of (card id, page or fragment, context), so the
-/// same page and context get the same card on every instance (the card id enters through its
-/// own hash, computed when the snapshot is built).
-fn pick<'s>(
+/// What the fragment serves: nothing while it is paused, else the pick's card, else nothing.
+pub fn serve<'s, R: Recorder<'s>>(
+    org: &'s OrgSnapshot,
+    fragment: &'s Fragment,
+    lang: Lang,
+    page: Option<&Page>,
+    params: &Params,
+    recorder: &mut R,
+) -> Outcome<'s> {
+    if !fragment.active {
+        return Outcome::NoFill(NoFill::FragmentPaused);
+    }
+    let requested = params.requested_fragment().unwrap_or("");
+    match pick(org, fragment, lang, page, requested, params, recorder) {
+        Some(card) => Outcome::Served(card),
+        None => Outcome::NoFill(NoFill::NoEligibleCard),
+    }
+}
+
+/// The pick, highest [`Score`] first; of equal scores (only a hash collision), the smaller
+/// id. The tie-break hashes (card id, page or fragment, context), so the same page and
+/// context get the same card on every instance (the card id enters through its own hash,
+/// computed when the snapshot is built).
+fn pick<'s, R: Recorder<'s>>(
     org: &'s OrgSnapshot,
     fragment: &'s Fragment,
     lang: Lang,
     page: Option<&Page>,
     requested: &str,
     params: &Params,
+    recorder: &mut R,
 ) -> Option<&'s Arc<Card>> {
     let seed = context_seed(page, requested, params);
     // The card itself is read only for a brand or key-values it has (see `Candidate`).
@@ -310,21 +395,32 @@ fn pick<'s>(
         } else {
             0
         };
-        (
+        Score {
             brand,
             context,
-            candidate.own,
-            xxh3_64_with_seed(&candidate.id_hash.to_le_bytes(), seed),
-        )
+            own: candidate.own,
+            tie_break: xxh3_64_with_seed(&candidate.id_hash.to_le_bytes(), seed),
+        }
     };
-    fragment
+    let candidates = fragment
         .cards
         .iter()
-        .chain(org.everywhere.get(&lang).into_iter().flatten())
-        .filter(|candidate| candidate.lang == lang)
-        // Each card scored once; of equal scores (only a hash collision), the smaller id.
-        .max_by_key(|candidate| (score(candidate), Reverse(&candidate.card.id)))
-        .map(|candidate| &candidate.card)
+        .chain(org.everywhere.get(&lang).into_iter().flatten());
+    let mut best: Option<((Score, Reverse<&Arc<str>>), &'s Candidate)> = None;
+    for candidate in candidates {
+        if candidate.lang != lang {
+            recorder.dropped_for_language(candidate);
+            continue;
+        }
+        let score = score(candidate);
+        recorder.kept(candidate, score);
+        let key = (score, Reverse(&candidate.card.id));
+        // `>=`: of equal keys the last, as `max_by_key` gives.
+        if best.as_ref().is_none_or(|(best, _)| key >= *best) {
+            best = Some((key, candidate));
+        }
+    }
+    best.map(|(_, candidate)| &candidate.card)
 }
 
 /// Hash of the canonical page (host and canonical path) or, without a page, the requested

@@ -92,12 +92,16 @@ impl Site {
         }
     }
 
-    /// The fragment the rules give canonical `path`: the exact rule for it, else the longest
-    /// prefix rule it starts with.
-    pub fn rule_for(&self, path: &str) -> Option<&Fragment> {
+    /// The rule canonical `path` gets: the exact rule for it, else the longest prefix rule
+    /// it starts with.
+    pub fn rule_for<'p>(&self, path: &'p str) -> Option<RuleMatch<'_, 'p>> {
         let own = self.rules.get(path);
         if let Some(fragment) = own.and_then(|rules| rules.exact.as_ref()) {
-            return Some(fragment);
+            return Some(RuleMatch {
+                path,
+                exact: true,
+                fragment,
+            });
         }
         // Each prefix ends at a slash, so each has one slash fewer than the one before; the
         // first is `path` itself (canonical paths end with `/`), already looked up.
@@ -113,9 +117,23 @@ impl Site {
             } else {
                 self.rules.get(prefix)
             };
-            rules.and_then(|rules| rules.prefix.as_ref())
+            let fragment = rules.and_then(|rules| rules.prefix.as_ref())?;
+            Some(RuleMatch {
+                path: prefix,
+                exact: false,
+                fragment,
+            })
         })
     }
+}
+
+/// The rule a page's path gets: its canonical path (the page's path or a prefix of it), its
+/// match mode and its fragment.
+#[derive(Debug, Clone, Copy)]
+pub struct RuleMatch<'s, 'p> {
+    pub path: &'p str,
+    pub exact: bool,
+    pub fragment: &'s Fragment,
 }
 
 fn slashes(path: &str) -> usize {
@@ -446,7 +464,7 @@ mod tests {
     }
 
     fn rule_for(site: &Site, path: &str) -> Option<String> {
-        site.rule_for(path).map(|f| f.id.to_string())
+        site.rule_for(path).map(|rule| rule.fragment.id.to_string())
     }
 
     #[test]
