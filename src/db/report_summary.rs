@@ -190,3 +190,28 @@ pub fn page_counts(
         })
         .collect())
 }
+
+/// The requests `card_id` served to the organisation in `window`, per UTC day (days without
+/// any left out), in order.
+pub fn served_by_card_per_day(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    card_id: &str,
+    window: Window,
+) -> Result<Vec<(SystemTime, i64)>, postgres::Error> {
+    let rows = db.query(
+        "WITH counted AS (
+             SELECT bucket, requests FROM report_minutes
+              WHERE org_id = $1 AND bucket >= $2 AND bucket < $3 AND card_id = $4
+             UNION ALL
+             SELECT bucket, requests FROM report_hours
+              WHERE org_id = $1 AND bucket >= $2 AND bucket < $3 AND card_id = $4)
+         SELECT date_trunc('day', bucket AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
+                sum(requests)::int8
+           FROM counted
+          GROUP BY day
+          ORDER BY day",
+        &[&org_id, &window.since, &window.until, &card_id],
+    )?;
+    Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
+}

@@ -18,6 +18,7 @@ pub mod report;
 pub mod routes;
 pub mod sites;
 pub mod tokens;
+pub mod why;
 
 use crate::db::audit::{ActorKind, NewEntry};
 use crate::db::orgs::{Org, TokenOwner};

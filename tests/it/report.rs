@@ -831,3 +831,71 @@ fn json_is_the_default_when_standard_output_is_not_a_terminal() {
     assert_eq!(report["window"], "all time");
     assert_eq!(report["since"], "1970-01-01T00:00:00Z");
 }
+
+/// Right after a burst of `/fragment` requests, before the page rows (written every tenth
+/// flush) hold them all: a view by page has the plain report's totals, and its groups add up
+/// to them, what the page rows do not hold yet under `(not yet written)`.
+#[test]
+fn a_view_by_page_has_the_totals_of_every_view_while_its_rows_lag() {
+    use crate::fixtures::{CardSpec, World};
+    let mut w = World::new();
+    let site = w.site("burst.example");
+    let fragment = w.fragment(site, "/home", true);
+    w.card(CardSpec::default(), &[&fragment]);
+    harness::sync_cache();
+    let burst = 30;
+    for n in 0..burst {
+        let page = format!("&page_url=https%3A%2F%2Fburst.example%2Fp{}", n % 3);
+        let gptbot = [("User-Agent", "GPTBot/1.1")];
+        assert_eq!(w.fetch_with(&fragment, &page, &gptbot).status, 200);
+    }
+    // The minutes hold the burst once the plain report counts it all.
+    let started = std::time::Instant::now();
+    while report(&w.org_id, &[])["requests"] != burst {
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "the burst is never counted"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let by_page = report(&w.org_id, &["--by", "page"]);
+    let page_rows: i64 = db()
+        .query_one(
+            "SELECT coalesce(sum(requests), 0)::int8 FROM report_pages WHERE org_id = $1",
+            &[&w.org_id],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(counts(&by_page), counts(&report(&w.org_id, &[])));
+    assert_eq!(by_page["requests"], burst);
+    let groups = keyed_requests(&by_page, "page");
+    assert_eq!(groups.iter().map(|(_, n)| n).sum::<i64>(), burst);
+    let not_yet = groups.iter().find(|(page, _)| page == "(not yet written)");
+    // The page rows read after the report hold at least what it found written.
+    match not_yet {
+        Some((_, n)) => assert!(burst - n <= page_rows, "{by_page}"),
+        None => assert_eq!(page_rows, burst, "{by_page}"),
+    }
+    // Once written, the pages alone.
+    let started = std::time::Instant::now();
+    let written = loop {
+        let by_page = report(&w.org_id, &["--by", "page"]);
+        let groups = keyed_requests(&by_page, "page");
+        if groups.iter().all(|(page, _)| page != "(not yet written)") {
+            break groups;
+        }
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "the page rows are never written"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(
+        written,
+        [
+            (json!("burst.example/p0/"), 10),
+            (json!("burst.example/p1/"), 10),
+            (json!("burst.example/p2/"), 10),
+        ]
+    );
+}

@@ -11,8 +11,10 @@
 //! totals like every other view's.
 
 pub mod csv;
+mod glance;
 mod window;
 
+pub use glance::{card_week, glance, series, CardWeek, Glance};
 pub use window::{parse_time, Bounds, ConsoleWindow, TimeArg};
 
 use crate::agents::Purpose;
