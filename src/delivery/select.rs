@@ -406,7 +406,7 @@ fn pick<'s, R: Recorder<'s>>(
         .cards
         .iter()
         .chain(org.everywhere.get(&lang).into_iter().flatten());
-    let mut best: Option<((Score, Reverse<&Arc<str>>), &'s Candidate)> = None;
+    let mut best: Option<(Place<'s>, &'s Candidate)> = None;
     for candidate in candidates {
         if candidate.lang != lang {
             recorder.dropped_for_language(candidate);
@@ -422,6 +422,9 @@ fn pick<'s, R: Recorder<'s>>(
     }
     best.map(|(_, candidate)| &candidate.card)
 }
+
+/// A kept card's place in the pick: its score, then the smaller id.
+type Place<'s> = (Score, Reverse<&'s Arc<str>>);
 
 /// Hash of the canonical page (host and canonical path) or, without a page, the requested
 /// fragment id; then the sorted context.
