@@ -11,7 +11,7 @@
 
 use super::Output;
 use crate::error::ApiError;
-use crate::ops::report::{self, csv::csv, parse_time, Bounds, Counts, Report, TimeArg};
+use crate::ops::report::{self, csv::csv, parse_time, Bounds, By, Counts, Report, TimeArg};
 use clap::{Args, ValueEnum};
 use jiff::Timestamp;
 use postgres::Client;
@@ -31,46 +31,24 @@ pub struct ReportArgs {
     /// End of the window, excluded, in the same forms. Default: now.
     #[arg(long, value_name = "T", value_parser = parse_time)]
     until: Option<TimeArg>,
-    /// Add groups keyed by this dimension; they add up to the totals.
-    #[arg(long, value_enum)]
+    /// Add groups keyed by this dimension; they add up to the totals: site (null: refused
+    /// before a site was known), fragment (resolved, else requested, with its ref), card (with
+    /// its name; null: none served), page (host and canonical path, from the hourly page
+    /// counts: whole hours, no refused nor no_fill_reasons, "(not yet written)" what they do
+    /// not hold yet), agent (the v0.1 marker, or none), hour (UTC, RFC 3339), day (UTC date).
+    #[arg(long, value_name = "GROUPING", value_parser = parse_by)]
     by: Option<By>,
     /// Default: table when standard output is a terminal, else json.
     #[arg(long, value_enum)]
     format: Option<Format>,
 }
 
-/// The grouping of `--by`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum By {
-    /// The page's site (null: refused before a site was known).
-    Site,
-    /// The fragment resolved, else the one requested, with its ref.
-    Fragment,
-    /// The card served, with its name (null: none served).
-    Card,
-    /// Host and canonical path, from the hourly page counts (whole hours in the window), no
-    /// refused nor no_fill_reasons; what they do not hold yet is "(not yet written)".
-    Page,
-    /// The agent marker as the v0.1 list spells it (GPTBot), or none.
-    Agent,
-    /// The UTC hour (2026-11-24T13:00:00Z).
-    Hour,
-    /// The UTC day (2026-11-24).
-    Day,
-}
-
-impl From<By> for report::By {
-    fn from(by: By) -> report::By {
-        match by {
-            By::Site => report::By::Site,
-            By::Fragment => report::By::Fragment,
-            By::Card => report::By::Card,
-            By::Page => report::By::Page,
-            By::Agent => report::By::Agent,
-            By::Hour => report::By::Hour,
-            By::Day => report::By::Day,
-        }
-    }
+/// `--by`: a grouping of `ops::report`, by its name.
+fn parse_by(text: &str) -> Result<By, String> {
+    By::parse(text).ok_or_else(|| {
+        let names: Vec<&str> = By::ALL.iter().map(|by| by.as_str()).collect();
+        format!("expected one of {}", names.join(", "))
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -86,7 +64,7 @@ enum Format {
 pub fn run(db: &mut Client, args: ReportArgs) -> Result<Output, ApiError> {
     let bounds = Bounds::of_args(args.since, args.until, Timestamp::now())?;
     let org = super::org(db, &args.org)?.org;
-    let report = report::report(db, &org, bounds, args.by.map(report::By::from))?;
+    let report = report::report(db, &org, bounds, args.by)?;
     let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
         Format::Table
     } else {
@@ -202,7 +180,7 @@ fn table(report: &Report) -> String {
         "\nRefused: answered 403, a partner_id or fragment_id not the organisation's (check \
              the edge's settings).\n",
     );
-    if matches!(report.groups, Some((report::By::Page, _))) {
+    if matches!(report.groups, Some((By::Page, _))) {
         out.push_str(
             "Pages are counted per hour (whole hours in the window), without refusals or \
                  no-fill reasons; (not yet written): what their rows do not hold yet.\n",

@@ -50,6 +50,35 @@ pub enum By {
 }
 
 impl By {
+    /// Every grouping, in the order the CLI lists them.
+    pub const ALL: [By; 7] = [
+        By::Site,
+        By::Fragment,
+        By::Card,
+        By::Page,
+        By::Agent,
+        By::Hour,
+        By::Day,
+    ];
+
+    /// Its name, as `--by` and the console's query take it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            By::Site => "site",
+            By::Fragment => "fragment",
+            By::Card => "card",
+            By::Page => "page",
+            By::Agent => "agent",
+            By::Hour => "hour",
+            By::Day => "day",
+        }
+    }
+
+    /// The grouping of this name, if any.
+    pub fn parse(name: &str) -> Option<By> {
+        By::ALL.into_iter().find(|by| by.as_str() == name)
+    }
+
     /// The dimension of the request counts; `None` for pages, which have counts of their own.
     fn dimension(self) -> Option<Dimension> {
         match self {
