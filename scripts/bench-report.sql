@@ -9,9 +9,9 @@
 -- into report_hours, the last two days in report_minutes (one row a minute per counter of that
 -- hour, so the same counts), and hourly page rows. The counters are aggregated rows, not
 -- requests: 400 rows an hour (a site, a fragment of it, a card or none, an agent and its
--- purpose, an outcome), 288 000 over the 720 hours of report_hours' share, each counting what
--- makes the total 100 000 000. Over the month about 288 000 distinct fragments and every site
--- get requests, so a report by fragment has that many groups. A second organisation has the
+-- purpose, an outcome), 288 000 over the 720 hours, each counting what makes the total
+-- 100 000 000. Over the month about 100 000 distinct fragments (and pages) and every site get
+-- requests, so a report by fragment has that many groups. A second organisation has the
 -- same counters in the same buckets, so the report reads past another's rows.
 
 \set ON_ERROR_STOP on
