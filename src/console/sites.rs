@@ -14,8 +14,7 @@ use super::site_forms::{fragment_inputs, key_value_list, rule_inputs};
 use crate::db::cards::EligibleCard;
 use crate::db::fragments::FragmentRow;
 use crate::db::sites::SiteRow;
-use crate::delivery::page::Page;
-use crate::delivery::select::{resolution, Resolution};
+use crate::delivery::diagnosis::{self, Step};
 use crate::domain::{DomainName, FragmentRef, Invalid, SiteName};
 use crate::http::Response;
 use crate::ops;
@@ -24,7 +23,6 @@ use crate::ops::sites::{SiteWrite, WhatGoes};
 use askama::Template;
 
 /// The longest page URL the "test a page" box takes.
-const PAGE_URL_LIMIT: usize = 2048;
 
 #[derive(Template)]
 #[template(path = "console/sites.html")]
@@ -282,25 +280,15 @@ pub fn site(ctx: &mut PageContext) -> Answer {
 }
 
 /// What `/fragment` resolves the page to now, by the snapshot it serves from and its own
-/// resolution (`delivery::select::resolution`); a URL it would not resolve is refused.
+/// resolution (`delivery::diagnosis::resolution`); a URL it would not resolve is refused.
 fn test_page(
     ctx: &PageContext,
     org_id: &crate::ids::OrgId,
     url: &str,
     page: &SitePage,
 ) -> Result<Vec<String>, Invalid> {
-    if url.len() > PAGE_URL_LIMIT {
-        return Err(Invalid::new(
-            "page_url",
-            format!("page_url must be at most {PAGE_URL_LIMIT} bytes"),
-        ));
-    }
-    let parsed = Page::parse(url).ok_or_else(|| {
-        Invalid::new(
-            "page_url",
-            "page_url must be an http:// or https:// URL with a host; /fragment resolves no other",
-        )
-    })?;
+    let parsed = diagnosis::page(Some(url))
+        .map_err(|refused| Invalid::new(refused.field, refused.message))?;
     let Some(snapshot) = ctx.app.delivery.cache.current() else {
         return Ok(vec![
             "The service has not loaded its rules yet: try again in a few seconds.".into(),
@@ -309,8 +297,8 @@ fn test_page(
     let by_request = "/fragment serves the fragment the request names (fragment_id).";
     let resolved = snapshot
         .org(org_id.as_str())
-        .and_then(|org| resolution(org, &parsed));
-    let Some((domain, resolved)) = resolved else {
+        .map(|org| diagnosis::resolution(org, &parsed));
+    let (Some(domain), step) = resolved.unwrap_or((None, Step::NotASite)) else {
         return Ok(vec![format!(
             "{} is not a site of this organisation: {by_request}",
             parsed.host
@@ -329,13 +317,26 @@ fn test_page(
                 None => f.name.clone(),
             })
     };
-    let decided = match resolved {
-        Resolution::Rule { path, mode, .. } => format!("The {mode} rule {path} decides."),
-        Resolution::Default(_) => "No rule matches: the site default decides.".into(),
-        Resolution::Nothing => format!("No rule matches and the site has no default: {by_request}"),
+    let (decided, fragment) = match &step {
+        Step::Rule {
+            path,
+            exact,
+            fragment,
+        } => {
+            let mode = if *exact { "exact" } else { "prefix" };
+            (format!("The {mode} rule {path} decides."), Some(*fragment))
+        }
+        Step::SiteDefault(fragment) => (
+            "No rule matches: the site default decides.".into(),
+            Some(*fragment),
+        ),
+        Step::Nothing | Step::NotASite => (
+            format!("No rule matches and the site has no default: {by_request}"),
+            None,
+        ),
     };
     let mut found = vec![path, decided];
-    if let Some(fragment) = resolved.fragment() {
+    if let Some(fragment) = fragment {
         found.push(format!("Fragment: {}.", label(&fragment.id)));
         if !fragment.active {
             found.push("It is paused: /fragment answers 204, no card.".into());

@@ -36,16 +36,17 @@ pub enum Dimension {
 pub enum GroupKey {
     /// No grouping: the whole window.
     Total,
-    /// A site or agent marker; `None` where it does not apply (a request refused before its
-    /// site was known).
+    /// An agent marker, or `none`.
     Name(Option<String>),
-    /// A fragment or a card: its id (`None` when the request named no fragment, or no card
-    /// was served) and its label, the fragment's reference or the card's name: `None` when it
-    /// has none, or is not (or no longer) the organisation's fragment, or its card or a
-    /// platform card.
+    /// A site, a fragment or a card: its domain or id (`None` where it does not apply: a
+    /// request refused before its site was known, or that named no fragment, or no card was
+    /// served), the fragment's reference, and the object's name. Reference and name are `None`
+    /// when it has none, or is not (or no longer) the organisation's (or for a card, a
+    /// platform card).
     Item {
         id: Option<String>,
-        label: Option<String>,
+        reference: Option<String>,
+        name: Option<String>,
     },
     /// The start of an hour or of a day.
     Start(SystemTime),
@@ -81,16 +82,20 @@ pub fn request_counts(
     by: Option<Dimension>,
 ) -> Result<Vec<RequestCount>, postgres::Error> {
     let (name, start) = key_sql(by);
-    let label = match by {
+    // The group's reference and name, read once per group (not per counted row).
+    let labels = match by {
+        Some(Dimension::Site) => {
+            "(SELECT NULL::text, s.name FROM sites s WHERE s.domain = g.name AND s.org_id = $1)"
+        }
         Some(Dimension::Fragment) => {
-            "(SELECT f.ref FROM fragments f JOIN sites s ON s.id = f.site_id
+            "(SELECT f.ref, f.name FROM fragments f JOIN sites s ON s.id = f.site_id
                WHERE f.id = g.name AND s.org_id = $1)"
         }
         Some(Dimension::Card) => {
-            "(SELECT c.name FROM cards c
+            "(SELECT NULL::text, c.name FROM cards c
                WHERE c.id = g.name AND (c.org_id = $1 OR c.org_id IS NULL))"
         }
-        _ => "NULL::text",
+        _ => "(SELECT NULL::text, NULL::text)",
     };
     let query = format!(
         "WITH counted AS (
@@ -105,8 +110,10 @@ pub fn request_counts(
              SELECT name, start, outcome, reason, purpose, sum(requests)::int8 AS requests
                FROM counted
               GROUP BY name, start, outcome, reason, purpose)
-         SELECT g.name, {label}, g.start, g.outcome, g.reason, g.purpose, g.requests
+         SELECT g.name, l.reference, g.start, g.outcome, g.reason, g.purpose, g.requests,
+                l.label
            FROM grouped g
+           LEFT JOIN LATERAL {labels} AS l(reference, label) ON true
           ORDER BY g.start, g.name = '', g.name COLLATE \"C\", g.outcome, g.reason, g.purpose"
     );
     let rows = db.query(&query, &[&org_id, &window.since, &window.until])?;
@@ -116,10 +123,11 @@ pub fn request_counts(
             let name = Some(row.get::<_, String>(0)).filter(|name| !name.is_empty());
             let key = match by {
                 None => GroupKey::Total,
-                Some(Dimension::Site | Dimension::Agent) => GroupKey::Name(name),
-                Some(Dimension::Fragment | Dimension::Card) => GroupKey::Item {
+                Some(Dimension::Agent) => GroupKey::Name(name),
+                Some(Dimension::Site | Dimension::Fragment | Dimension::Card) => GroupKey::Item {
                     id: name,
-                    label: row.get(1),
+                    reference: row.get(1),
+                    name: row.get(7),
                 },
                 Some(Dimension::Hour | Dimension::Day) => GroupKey::Start(row.get(2)),
             };
@@ -181,4 +189,29 @@ pub fn page_counts(
             served: row.get(3),
         })
         .collect())
+}
+
+/// The requests `card_id` served to the organisation in `window`, per UTC day (days without
+/// any left out), in order.
+pub fn served_by_card_per_day(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    card_id: &str,
+    window: Window,
+) -> Result<Vec<(SystemTime, i64)>, postgres::Error> {
+    let rows = db.query(
+        "WITH counted AS (
+             SELECT bucket, requests FROM report_minutes
+              WHERE org_id = $1 AND bucket >= $2 AND bucket < $3 AND card_id = $4
+             UNION ALL
+             SELECT bucket, requests FROM report_hours
+              WHERE org_id = $1 AND bucket >= $2 AND bucket < $3 AND card_id = $4)
+         SELECT date_trunc('day', bucket AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
+                sum(requests)::int8
+           FROM counted
+          GROUP BY day
+          ORDER BY day",
+        &[&org_id, &window.since, &window.until, &card_id],
+    )?;
+    Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
 }

@@ -104,7 +104,8 @@ impl Delivery {
     }
 }
 
-fn respond(decision: &Decision) -> Response {
+/// The answer to a decision: the card's bytes with the cache header, a `204`, or the error.
+pub(crate) fn respond(decision: &Decision) -> Response {
     match &decision.outcome {
         Outcome::Served(card) => {
             let (content_type, body) = match decision.trace.format.unwrap_or(Format::Html) {

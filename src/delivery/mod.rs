@@ -10,9 +10,11 @@
 //! - `cache`: the current snapshot, each worker thread's copy of it, and the refresher.
 //! - `select`: the decision of one request (checks, resolution, pick) — the hot path.
 //! - `render`: a card's HTML and JSON bodies, made once per snapshot build.
+//! - `diagnosis`: "why this card?": `select`'s steps for a page, recorded, and the answer.
 //! - `endpoint`: the HTTP glue and the report row.
 
 pub mod cache;
+pub mod diagnosis;
 mod endpoint;
 pub mod page;
 pub mod params;

@@ -8,7 +8,7 @@ use super::params::{non_empty, Format, Params};
 use super::snapshot::{Candidate, Card, Fragment, OrgSnapshot, Snapshot};
 use crate::auth::{self, SecretKind};
 use crate::domain::domain_name::parent_or_self_matches;
-use crate::domain::{Lang, MatchMode};
+use crate::domain::Lang;
 use std::cmp::Reverse;
 use std::sync::Arc;
 use xxhash_rust::xxh3::{xxh3_64_with_seed, Xxh3};
@@ -111,6 +111,29 @@ impl Ending {
     pub fn index(self) -> usize {
         self as usize
     }
+
+    /// The ending of these names (as the report stores them), if any.
+    pub fn named(outcome: &str, reason: &str) -> Option<Ending> {
+        Ending::ALL
+            .into_iter()
+            .find(|ending| ending.names() == (outcome, reason))
+    }
+
+    /// A `204`: answered without a card.
+    pub fn is_no_fill(self) -> bool {
+        matches!(
+            self,
+            Ending::NoEligibleCard | Ending::FragmentPaused | Ending::ServingError
+        )
+    }
+
+    /// A `400`, `401` or `403`.
+    pub fn is_refusal(self) -> bool {
+        matches!(
+            self,
+            Ending::InvalidRequest | Ending::InvalidKey | Ending::Forbidden
+        )
+    }
 }
 
 #[derive(Debug)]
@@ -149,6 +172,53 @@ pub struct Trace<'s> {
 pub struct Decision<'s> {
     pub outcome: Outcome<'s>,
     pub trace: Trace<'s>,
+}
+
+/// What the steps of a decision tell whoever records them: "why this card?" keeps each
+/// (`delivery::diagnosis`); the serving path's [`NoRecord`] keeps nothing, and since every
+/// method is a no-op the compiler removes the calls. One copy of the rules, whoever asks.
+pub trait Recorder<'s> {
+    /// How the page resolved, or why it did not.
+    fn resolution(&mut self, _step: Resolution<'s, '_>) {}
+    /// A candidate of the pick left out before the order: not in the request's language.
+    fn dropped_for_language(&mut self, _candidate: &'s Candidate) {}
+    /// A candidate kept, and its place in the order.
+    fn kept(&mut self, _candidate: &'s Candidate, _score: Score) {}
+}
+
+/// The recorder of the serving path: records nothing.
+pub struct NoRecord;
+
+impl Recorder<'_> for NoRecord {}
+
+/// A step of the page's resolution.
+#[derive(Debug, Clone, Copy)]
+pub enum Resolution<'s, 'p> {
+    /// No `page_url`, or not an `http`/`https` URL with a host.
+    NoPage,
+    /// The page's host is not a site of the organisation.
+    NotASite,
+    /// A rule of the site: `path` is its canonical path.
+    Rule {
+        path: &'p str,
+        exact: bool,
+        fragment: &'s Fragment,
+    },
+    /// No rule for the page: the site default.
+    SiteDefault(&'s Fragment),
+    /// No rule for the page (or its path is refused by the canonical steps) and no default.
+    Nothing,
+}
+
+/// A kept card's place in the order, highest first, field by field: brand (its
+/// `brand_domain` is the page's host or a parent of it), how many `ctx` values its key-values
+/// hold, the organisation's own card over a platform card, then the stable tie-break.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Score {
+    pub brand: bool,
+    pub context: usize,
+    pub own: bool,
+    pub tie_break: u64,
 }
 
 /// Decides one request. `header_key` is `X-API-Key`, which wins over `api_key`.
@@ -228,89 +298,84 @@ fn decide_traced<'s>(
     };
     trace.requested_fragment = Some(&requested_fragment.id);
     let page = params.page_url.as_deref().and_then(Page::parse);
-    let fragment = resolve(org, page.as_ref(), trace).unwrap_or(requested_fragment);
+    let (site, resolved) = resolve(org, page.as_ref(), &mut NoRecord);
+    trace.site = site;
+    let fragment = resolved.unwrap_or(requested_fragment);
     trace.resolved_fragment = Some(&fragment.id);
-    let outcome = if !fragment.active {
-        Err(Outcome::NoFill(NoFill::FragmentPaused))
-    } else {
-        match pick(org, fragment, lang, page.as_ref(), requested, params) {
-            Some(card) => Ok(Outcome::Served(card)),
-            None => Err(Outcome::NoFill(NoFill::NoEligibleCard)),
-        }
-    };
+    let outcome = serve(org, fragment, lang, page.as_ref(), params, &mut NoRecord);
     trace.page = page;
-    outcome
-}
-
-/// Exact rule, then the longest prefix rule, then the site default; `None` leaves the
-/// requested `fragment_id` to serve.
-fn resolve<'s>(
-    org: &'s OrgSnapshot,
-    page: Option<&Page>,
-    trace: &mut Trace<'s>,
-) -> Option<&'s Fragment> {
-    let (domain, resolution) = resolution(org, page?)?;
-    trace.site = Some(domain);
-    resolution.fragment()
-}
-
-/// What gives a page of one of the organisation's sites its fragment.
-#[derive(Debug, Clone, Copy)]
-pub enum Resolution<'s> {
-    /// A rule: its canonical path and match mode.
-    Rule {
-        path: &'s str,
-        mode: MatchMode,
-        fragment: &'s Fragment,
-    },
-    /// No rule matches the page's path (or the path is refused): the site default.
-    Default(&'s Fragment),
-    /// Neither: the request's `fragment_id` serves.
-    Nothing,
-}
-
-impl<'s> Resolution<'s> {
-    pub fn fragment(self) -> Option<&'s Fragment> {
-        match self {
-            Resolution::Rule { fragment, .. } | Resolution::Default(fragment) => Some(fragment),
-            Resolution::Nothing => None,
-        }
+    match outcome {
+        Outcome::Served(_) => Ok(outcome),
+        _ => Err(outcome),
     }
 }
 
-/// The resolution of `page` by the organisation's sites, with the site's domain; `None` when
-/// the page's host is no site of the organisation (the request's `fragment_id` serves).
-/// Exact rule, then the longest prefix rule, then the site default.
-pub fn resolution<'s>(org: &'s OrgSnapshot, page: &Page) -> Option<(&'s str, Resolution<'s>)> {
-    let (domain, site) = org.sites.get_key_value(page.host.as_str())?;
-    let by_rule = page
-        .path
-        .as_deref()
-        .and_then(|path| site.rule_deciding(path));
-    let resolved = match (by_rule, &site.default_fragment) {
-        (Some((path, mode, fragment)), _) => Resolution::Rule {
-            path,
-            mode,
-            fragment,
-        },
-        (None, Some(fragment)) => Resolution::Default(fragment),
-        (None, None) => Resolution::Nothing,
+/// Exact rule, then the longest prefix rule, then the site default: the page's site (when it
+/// is one of the organisation's) and the fragment resolved. `None` leaves the requested
+/// `fragment_id` to serve.
+pub fn resolve<'s, R: Recorder<'s>>(
+    org: &'s OrgSnapshot,
+    page: Option<&Page>,
+    recorder: &mut R,
+) -> (Option<&'s str>, Option<&'s Fragment>) {
+    let Some(page) = page else {
+        recorder.resolution(Resolution::NoPage);
+        return (None, None);
     };
-    Some((domain.as_str(), resolved))
+    let Some((domain, site)) = org.sites.get_key_value(page.host.as_str()) else {
+        recorder.resolution(Resolution::NotASite);
+        return (None, None);
+    };
+    let by_rule = page.path.as_deref().and_then(|path| site.rule_for(path));
+    let fragment = match by_rule {
+        Some(rule) => {
+            recorder.resolution(Resolution::Rule {
+                path: rule.path,
+                exact: rule.exact,
+                fragment: rule.fragment,
+            });
+            Some(rule.fragment)
+        }
+        None => {
+            let default = site.default_fragment.as_ref();
+            recorder.resolution(default.map_or(Resolution::Nothing, Resolution::SiteDefault));
+            default
+        }
+    };
+    (Some(domain.as_str()), fragment)
 }
 
-/// The pick, highest first: brand (the card's `brand_domain` is the page's host or a parent of
-/// it), then how many `ctx` values the card's key-values hold, then the organisation's own card
-/// over a platform card, then a stable hash of (card id, page or fragment, context), so the
-/// same page and context get the same card on every instance (the card id enters through its
-/// own hash, computed when the snapshot is built).
-fn pick<'s>(
+/// What the fragment serves: nothing while it is paused, else the pick's card, else nothing.
+pub fn serve<'s, R: Recorder<'s>>(
+    org: &'s OrgSnapshot,
+    fragment: &'s Fragment,
+    lang: Lang,
+    page: Option<&Page>,
+    params: &Params,
+    recorder: &mut R,
+) -> Outcome<'s> {
+    if !fragment.active {
+        return Outcome::NoFill(NoFill::FragmentPaused);
+    }
+    let requested = params.requested_fragment().unwrap_or("");
+    match pick(org, fragment, lang, page, requested, params, recorder) {
+        Some(card) => Outcome::Served(card),
+        None => Outcome::NoFill(NoFill::NoEligibleCard),
+    }
+}
+
+/// The pick, highest [`Score`] first; of equal scores (only a hash collision), the smaller
+/// id. The tie-break hashes (card id, page or fragment, context), so the same page and
+/// context get the same card on every instance (the card id enters through its own hash,
+/// computed when the snapshot is built).
+fn pick<'s, R: Recorder<'s>>(
     org: &'s OrgSnapshot,
     fragment: &'s Fragment,
     lang: Lang,
     page: Option<&Page>,
     requested: &str,
     params: &Params,
+    recorder: &mut R,
 ) -> Option<&'s Arc<Card>> {
     let seed = context_seed(page, requested, params);
     // The card itself is read only for a brand or key-values it has (see `Candidate`).
@@ -330,22 +395,36 @@ fn pick<'s>(
         } else {
             0
         };
-        (
+        Score {
             brand,
             context,
-            candidate.own,
-            xxh3_64_with_seed(&candidate.id_hash.to_le_bytes(), seed),
-        )
+            own: candidate.own,
+            tie_break: xxh3_64_with_seed(&candidate.id_hash.to_le_bytes(), seed),
+        }
     };
-    fragment
+    let candidates = fragment
         .cards
         .iter()
-        .chain(org.everywhere.get(&lang).into_iter().flatten())
-        .filter(|candidate| candidate.lang == lang)
-        // Each card scored once; of equal scores (only a hash collision), the smaller id.
-        .max_by_key(|candidate| (score(candidate), Reverse(&candidate.card.id)))
-        .map(|candidate| &candidate.card)
+        .chain(org.everywhere.get(&lang).into_iter().flatten());
+    let mut best: Option<(Place<'s>, &'s Candidate)> = None;
+    for candidate in candidates {
+        if candidate.lang != lang {
+            recorder.dropped_for_language(candidate);
+            continue;
+        }
+        let score = score(candidate);
+        recorder.kept(candidate, score);
+        let key = (score, Reverse(&candidate.card.id));
+        // `>=`: of equal keys the last, as `max_by_key` gives.
+        if best.as_ref().is_none_or(|(best, _)| key >= *best) {
+            best = Some((key, candidate));
+        }
+    }
+    best.map(|(_, candidate)| &candidate.card)
 }
+
+/// A kept card's place in the pick: its score, then the smaller id.
+type Place<'s> = (Score, Reverse<&'s Arc<str>>);
 
 /// Hash of the canonical page (host and canonical path) or, without a page, the requested
 /// fragment id; then the sorted context.

@@ -8,7 +8,6 @@ use super::render::{render, CardContent, Rendered};
 use crate::db::cards::CardRow;
 use crate::db::snapshot::{Rows, Versions};
 use crate::domain::path::prefixes_longest_first;
-use crate::domain::MatchMode;
 use crate::domain::{KeyValues, Lang};
 use crate::ids::OrgId;
 use compact_str::CompactString;
@@ -93,20 +92,16 @@ impl Site {
         }
     }
 
-    /// The fragment the rules give canonical `path`: the exact rule for it, else the longest
-    /// prefix rule it starts with.
-    pub fn rule_for(&self, path: &str) -> Option<&Fragment> {
-        self.rule_deciding(path).map(|(_, _, fragment)| fragment)
-    }
-
-    /// [`Site::rule_for`] with the rule that decided: its canonical path and match mode (what
-    /// the console's "test a page" box names).
-    pub fn rule_deciding(&self, path: &str) -> Option<(&str, MatchMode, &Fragment)> {
-        let own = self.rules.get_key_value(path);
-        if let Some((key, fragment)) =
-            own.and_then(|(key, rules)| Some((key, rules.exact.as_ref()?)))
-        {
-            return Some((key.as_str(), MatchMode::Exact, fragment));
+    /// The rule canonical `path` gets: the exact rule for it, else the longest prefix rule
+    /// it starts with.
+    pub fn rule_for<'p>(&self, path: &'p str) -> Option<RuleMatch<'_, 'p>> {
+        let own = self.rules.get(path);
+        if let Some(fragment) = own.and_then(|rules| rules.exact.as_ref()) {
+            return Some(RuleMatch {
+                path,
+                exact: true,
+                fragment,
+            });
         }
         // Each prefix ends at a slash, so each has one slash fewer than the one before; the
         // first is `path` itself (canonical paths end with `/`), already looked up.
@@ -120,13 +115,25 @@ impl Site {
             let rules = if prefix.len() == path.len() {
                 own
             } else {
-                self.rules.get_key_value(prefix)
+                self.rules.get(prefix)
             };
-            rules.and_then(|(key, rules)| {
-                Some((key.as_str(), MatchMode::Prefix, rules.prefix.as_ref()?))
+            let fragment = rules.and_then(|rules| rules.prefix.as_ref())?;
+            Some(RuleMatch {
+                path: prefix,
+                exact: false,
+                fragment,
             })
         })
     }
+}
+
+/// The rule a page's path gets: its canonical path (the page's path or a prefix of it), its
+/// match mode and its fragment.
+#[derive(Debug, Clone, Copy)]
+pub struct RuleMatch<'s, 'p> {
+    pub path: &'p str,
+    pub exact: bool,
+    pub fragment: &'s Fragment,
 }
 
 fn slashes(path: &str) -> usize {
@@ -457,7 +464,7 @@ mod tests {
     }
 
     fn rule_for(site: &Site, path: &str) -> Option<String> {
-        site.rule_for(path).map(|f| f.id.to_string())
+        site.rule_for(path).map(|rule| rule.fragment.id.to_string())
     }
 
     #[test]
@@ -487,28 +494,5 @@ mod tests {
         site.add_rule("/", false, fragment("root"));
         assert_eq!(rule_for(&site, "/sport/world/europe/"), Some("root".into()));
         assert_eq!(rule_for(&site, "/"), Some("root".into()));
-    }
-
-    #[test]
-    fn the_rule_deciding_is_named_by_its_path_and_match_mode() {
-        let mut site = Site::default();
-        site.add_rule("/news/", true, fragment("exact"));
-        site.add_rule("/news/", false, fragment("prefix"));
-        site.add_rule("/", false, fragment("root"));
-        let deciding = |path: &str| {
-            site.rule_deciding(path)
-                .map(|(rule, mode, f)| (rule.to_string(), mode, f.id.to_string()))
-        };
-        let named = |rule: &str, mode, id: &str| Some((rule.into(), mode, id.into()));
-        assert_eq!(
-            deciding("/news/"),
-            named("/news/", MatchMode::Exact, "exact")
-        );
-        assert_eq!(
-            deciding("/news/today/"),
-            named("/news/", MatchMode::Prefix, "prefix")
-        );
-        assert_eq!(deciding("/sport/"), named("/", MatchMode::Prefix, "root"));
-        assert_eq!(deciding("/"), named("/", MatchMode::Prefix, "root"));
     }
 }

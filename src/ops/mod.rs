@@ -16,10 +16,12 @@ pub mod keys;
 pub mod members;
 pub mod once;
 pub mod orgs;
+pub mod report;
 pub mod routes;
 pub mod site_map;
 pub mod sites;
 pub mod tokens;
+pub mod why;
 
 use crate::db::audit::ActorKind;
 use crate::db::orgs::{Org, TokenOwner};

@@ -76,6 +76,8 @@ pub struct RequestFacts<'a> {
     pub requested_fragment_id: Option<&'a str>,
     pub resolved_fragment_id: Option<&'a str>,
     pub site: Option<&'a str>,
+    /// The card served: `Some` exactly when the request was served (the page counts read
+    /// that, not the outcome's name).
     pub card_id: Option<&'a str>,
     pub lang: Option<&'static str>,
     pub format: Option<&'static str>,
@@ -174,7 +176,7 @@ impl Reporter {
         let (host, path) = facts.page.unwrap_or((NO_PAGE, ""));
         let served = Served {
             requests: 1,
-            served: u64::from(facts.outcome == "served"),
+            served: u64::from(facts.card_id.is_some()),
         };
         let page = PageKey {
             hour: minute / 60,

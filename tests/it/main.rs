@@ -23,6 +23,8 @@
 //! - `audit`: the audit log of writes through `/v1` and the CLI.
 //! - `report`: `agentcard admin report` over the report's aggregates (totals, groupings, window
 //!   edges, formats, bad values, isolation).
+//! - `why`: "why this card?" (`ops::why`) against `/fragment` on the same snapshot; the console's
+//!   glance and a card's week of the report.
 //! - `sites`: sites, the default fragment, isolation between organisations.
 //! - `fragments`: fragment writes and list, the `{ref}` segment, pause warnings.
 //! - `routes`: routing rules: list order, POST, PUT (atomic, concurrent), DELETE.
@@ -111,3 +113,4 @@ mod routes;
 mod same_messages;
 mod schema;
 mod sites;
+mod why;

@@ -1,0 +1,60 @@
+//! A report as CSV, the text of `admin report --format csv` and of the console's downloads: a
+//! header, then a line per group or one of totals; a column per reason and purpose, the same
+//! for every grouping. Page groups leave refused and reasons empty: unknown.
+
+use super::{Counts, Report};
+
+pub fn csv(report: &Report) -> String {
+    let (reasons, purposes) = report.count_names();
+    let counts = |counts: &Counts| {
+        let mut cells = vec![
+            counts.requests.to_string(),
+            counts.served.to_string(),
+            counts.fill_rate().to_string(),
+            counts.refused.map(|n| n.to_string()).unwrap_or_default(),
+        ];
+        let reason_counts = counts.no_fill_reasons.as_ref();
+        cells.extend(reasons.iter().map(|reason| {
+            let count = reason_counts.map(|r| r.get(*reason).copied().unwrap_or(0));
+            count.map(|n| n.to_string()).unwrap_or_default()
+        }));
+        cells.extend(purposes.iter().map(|purpose| {
+            let count = counts.agent_purposes.get(*purpose);
+            count.copied().unwrap_or(0).to_string()
+        }));
+        cells
+    };
+    let mut header: Vec<String> = match &report.groups {
+        Some((by, _)) => by.columns().iter().map(ToString::to_string).collect(),
+        None => ["org_id", "org_name", "since", "until"]
+            .map(String::from)
+            .to_vec(),
+    };
+    header.extend(["requests", "served", "fill_rate", "refused"].map(String::from));
+    header.extend(reasons.iter().map(|r| format!("no_fill_reasons.{r}")));
+    header.extend(purposes.iter().map(|p| format!("agent_purposes.{p}")));
+    let mut lines = vec![header];
+    match &report.groups {
+        Some((_, groups)) => lines.extend(groups.iter().map(|group| {
+            let mut cells: Vec<String> = group
+                .key
+                .cells()
+                .into_iter()
+                .map(Option::unwrap_or_default)
+                .collect();
+            cells.extend(counts(&group.counts));
+            cells
+        })),
+        None => {
+            let mut cells = vec![
+                report.org.id.to_string(),
+                report.org.name.clone(),
+                report.bounds.since().to_string(),
+                report.bounds.until().to_string(),
+            ];
+            cells.extend(counts(&report.total));
+            lines.push(cells);
+        }
+    }
+    lines.iter().map(|cells| crate::csv::line(cells)).collect()
+}

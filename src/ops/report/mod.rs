@@ -1,0 +1,456 @@
+//! The report of an organisation's `/fragment` requests over a window, as `agentcard admin
+//! report` and the console read it: the window (the CLI's `--since`/`--until`, the console's
+//! last 24 hours, 7 or 30 days, two dates), the totals (requests, served, fill rate, refused,
+//! no-fill reasons, agent purposes) and the groups of one dimension, with names beside ids.
+//! Typed values out; the renderers are the callers' (`csv` here for both, JSON and the table
+//! in `admin`).
+//!
+//! Totals come from the request counters whatever the grouping. Page rows are written less
+//! often than the other counters (every tenth flush), so a view by page covers whole hours and
+//! what its rows do not hold yet is the group [`NOT_YET_WRITTEN`]: its groups add up to the
+//! totals like every other view's.
+
+pub mod csv;
+mod glance;
+mod window;
+
+pub use glance::{card_week, glance, series, CardWeek, Glance};
+pub use window::{parse_time, Bounds, ConsoleWindow, TimeArg};
+
+use crate::agents::Purpose;
+use crate::db::orgs::Org;
+use crate::db::report_summary::{self, Dimension, GroupKey, PageCount, RequestCount};
+use crate::delivery::select::Ending;
+use crate::error::ApiError;
+use jiff::Timestamp;
+use postgres::GenericClient;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::SystemTime;
+
+/// The page group of the requests the page rows do not hold yet.
+pub const NOT_YET_WRITTEN: &str = "(not yet written)";
+
+/// What the groups are keyed by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum By {
+    /// The page's site (none: refused before a site was known).
+    Site,
+    /// The fragment resolved, else the one requested.
+    Fragment,
+    /// The card served (none: none served).
+    Card,
+    /// Host and canonical path, from the hourly page counts.
+    Page,
+    /// The agent marker as the v0.1 list spells it (`GPTBot`), or `none`.
+    Agent,
+    /// The UTC hour.
+    Hour,
+    /// The UTC day.
+    Day,
+}
+
+impl By {
+    /// Every grouping, in the order the CLI lists them.
+    pub const ALL: [By; 7] = [
+        By::Site,
+        By::Fragment,
+        By::Card,
+        By::Page,
+        By::Agent,
+        By::Hour,
+        By::Day,
+    ];
+
+    /// Its name, as `--by` and the console's query take it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            By::Site => "site",
+            By::Fragment => "fragment",
+            By::Card => "card",
+            By::Page => "page",
+            By::Agent => "agent",
+            By::Hour => "hour",
+            By::Day => "day",
+        }
+    }
+
+    /// The grouping of this name, if any.
+    pub fn parse(name: &str) -> Option<By> {
+        By::ALL.into_iter().find(|by| by.as_str() == name)
+    }
+
+    /// The dimension of the request counts; `None` for pages, which have counts of their own.
+    fn dimension(self) -> Option<Dimension> {
+        match self {
+            By::Site => Some(Dimension::Site),
+            By::Fragment => Some(Dimension::Fragment),
+            By::Card => Some(Dimension::Card),
+            By::Page => None,
+            By::Agent => Some(Dimension::Agent),
+            By::Hour => Some(Dimension::Hour),
+            By::Day => Some(Dimension::Day),
+        }
+    }
+
+    /// The key's columns, as JSON members and CSV headers (see [`Key::cells`]).
+    pub fn columns(self) -> &'static [&'static str] {
+        match self {
+            By::Site => &["site"],
+            By::Fragment => &["fragment_id", "ref"],
+            By::Card => &["card_id", "card_name"],
+            By::Page => &["page"],
+            By::Agent => &["agent"],
+            By::Hour => &["hour"],
+            By::Day => &["day"],
+        }
+    }
+}
+
+/// A group's key, with the names the console shows beside ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Key {
+    /// `domain` `None`: refused before a site was known; `name` `None`: not (or no longer) a
+    /// site of the organisation.
+    Site {
+        domain: Option<String>,
+        name: Option<String>,
+    },
+    /// `id` `None`: no fragment named; `reference` and `name` `None`: not (or no longer) the
+    /// organisation's (a reference also when it has none).
+    Fragment {
+        id: Option<String>,
+        reference: Option<String>,
+        name: Option<String>,
+    },
+    /// `id` `None`: no card served.
+    Card {
+        id: Option<String>,
+        name: Option<String>,
+    },
+    /// Host and canonical path, `(other pages)`, `(no page)` or [`NOT_YET_WRITTEN`].
+    Page(String),
+    Agent(String),
+    Hour(Timestamp),
+    Day(Timestamp),
+}
+
+impl Key {
+    /// The values of the grouping's columns ([`By::columns`]), `None` where none applies.
+    pub fn cells(&self) -> Vec<Option<String>> {
+        match self {
+            Key::Site { domain, .. } => vec![domain.clone()],
+            Key::Fragment { id, reference, .. } => vec![id.clone(), reference.clone()],
+            Key::Card { id, name } => vec![id.clone(), name.clone()],
+            Key::Page(page) => vec![Some(page.clone())],
+            Key::Agent(agent) => vec![Some(agent.clone())],
+            Key::Hour(start) => vec![Some(start.to_string())],
+            Key::Day(start) => vec![Some(start.strftime("%Y-%m-%d").to_string())],
+        }
+    }
+
+    fn of(key: &GroupKey, by: By) -> Option<Key> {
+        Some(match (key, by) {
+            (GroupKey::Item { id, name, .. }, By::Site) => Key::Site {
+                domain: id.clone(),
+                name: name.clone(),
+            },
+            (
+                GroupKey::Item {
+                    id,
+                    reference,
+                    name,
+                },
+                By::Fragment,
+            ) => Key::Fragment {
+                id: id.clone(),
+                reference: reference.clone(),
+                name: name.clone(),
+            },
+            (GroupKey::Item { id, name, .. }, By::Card) => Key::Card {
+                id: id.clone(),
+                name: name.clone(),
+            },
+            (GroupKey::Name(name), By::Agent) => Key::Agent(name.clone().unwrap_or_default()),
+            (GroupKey::Start(start), By::Hour) => Key::Hour(timestamp(*start)?),
+            (GroupKey::Start(start), By::Day) => Key::Day(timestamp(*start)?),
+            _ => return None,
+        })
+    }
+}
+
+fn timestamp(at: SystemTime) -> Option<Timestamp> {
+    Timestamp::try_from(at).ok()
+}
+
+/// Requests, served, refused and the reasons of the requests not served (both `None` for a
+/// page's counts, which know neither) and the agent purposes of all. Every reason and purpose
+/// is a member, zeros included (and any other name found counted too).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counts {
+    pub requests: i64,
+    pub served: i64,
+    pub refused: Option<i64>,
+    pub no_fill_reasons: Option<BTreeMap<String, i64>>,
+    pub agent_purposes: BTreeMap<String, i64>,
+}
+
+/// Every no-fill reason, in the order of their names.
+pub fn no_fill_reasons() -> impl Iterator<Item = &'static str> {
+    let names: BTreeSet<&str> = Ending::ALL
+        .iter()
+        .filter(|ending| ending.is_no_fill())
+        .map(|ending| ending.names().1)
+        .collect();
+    names.into_iter()
+}
+
+/// A count of zero for each name.
+fn zeros(names: impl Iterator<Item = &'static str>) -> BTreeMap<String, i64> {
+    names.map(|name| (name.to_string(), 0)).collect()
+}
+
+impl Counts {
+    /// Zero requests; `requests_known`: with refused and no-fill reasons.
+    pub fn zero(requests_known: bool) -> Counts {
+        Counts {
+            requests: 0,
+            served: 0,
+            refused: requests_known.then_some(0),
+            no_fill_reasons: requests_known.then(|| zeros(no_fill_reasons())),
+            agent_purposes: zeros(Purpose::ALL.iter().map(|purpose| purpose.as_str())),
+        }
+    }
+
+    fn of_requests<'a>(counts: impl IntoIterator<Item = &'a RequestCount>) -> Counts {
+        let mut sum = Counts::zero(true);
+        for count in counts {
+            let ending = Ending::named(&count.outcome, &count.reason);
+            let served = if ending == Some(Ending::Served) {
+                count.requests
+            } else {
+                0
+            };
+            sum.add(&count.purpose, count.requests, served);
+            match ending {
+                Some(Ending::Served) => {}
+                Some(ending) if ending.is_refusal() => {
+                    *sum.refused.get_or_insert(0) += count.requests;
+                }
+                _ => add(
+                    sum.no_fill_reasons.get_or_insert_default(),
+                    &count.reason,
+                    count.requests,
+                ),
+            }
+        }
+        sum
+    }
+
+    fn of_pages<'a>(counts: impl IntoIterator<Item = &'a PageCount>) -> Counts {
+        let mut sum = Counts::zero(false);
+        for count in counts {
+            sum.add(&count.purpose, count.requests, count.served);
+        }
+        sum
+    }
+
+    /// Adds requests of one agent purpose, `served` of them served.
+    fn add(&mut self, purpose: &str, requests: i64, served: i64) {
+        self.requests += requests;
+        self.served += served;
+        add(&mut self.agent_purposes, purpose, requests);
+    }
+
+    /// What `self` holds beyond `part` (requests, served, purposes): the totals less the
+    /// page rows' sums. Never below zero.
+    fn beyond(&self, part: &Counts) -> Counts {
+        let mut rest = Counts::zero(false);
+        let less = |a: i64, b: i64| (a - b).max(0);
+        rest.requests = less(self.requests, part.requests);
+        rest.served = less(self.served, part.served);
+        for (purpose, &n) in &self.agent_purposes {
+            let counted = part.agent_purposes.get(purpose).copied().unwrap_or(0);
+            rest.agent_purposes
+                .insert(purpose.clone(), less(n, counted));
+        }
+        rest
+    }
+
+    /// Served over requests, rounded half up to 3 decimals in integers (in floating point,
+    /// 3 of 2000 would round down); 0 without requests.
+    pub fn fill_rate(&self) -> f64 {
+        if self.requests <= 0 {
+            return 0.0;
+        }
+        let (served, requests) = (i128::from(self.served), i128::from(self.requests));
+        let thousandths = (served * 2000 + requests) / (requests * 2);
+        thousandths as f64 / 1000.0
+    }
+}
+
+fn add(counts: &mut BTreeMap<String, i64>, name: &str, n: i64) {
+    *counts.entry(name.to_string()).or_default() += n;
+}
+
+/// One group: its key and its counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    pub key: Key,
+    pub counts: Counts,
+}
+
+/// The report of a window.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub org: Org,
+    /// The window counted: for a view by page, in whole hours ([`Bounds::whole_hours`]).
+    pub bounds: Bounds,
+    pub total: Counts,
+    /// The grouping asked for and its groups, in order: by start, else by key in byte order,
+    /// those without one last; by page, [`NOT_YET_WRITTEN`] last.
+    pub groups: Option<(By, Vec<Group>)>,
+}
+
+impl Report {
+    /// Every reason and purpose (and any other name counted in the window): the count
+    /// columns of CSV.
+    pub fn count_names(&self) -> (Vec<&str>, Vec<&str>) {
+        let mut reasons: BTreeSet<&str> = no_fill_reasons().collect();
+        let counted = self.total.no_fill_reasons.iter().flatten();
+        reasons.extend(counted.map(|(reason, _)| reason.as_str()));
+        let purposes = self.total.agent_purposes.keys();
+        (
+            reasons.into_iter().collect(),
+            purposes.map(String::as_str).collect(),
+        )
+    }
+}
+
+/// The report of `org`'s requests in `bounds`, grouped `by` when given.
+pub fn report(
+    db: &mut impl GenericClient,
+    org: &Org,
+    bounds: Bounds,
+    by: Option<By>,
+) -> Result<Report, ApiError> {
+    let org_id = org.id.as_str();
+    let bounds = if by == Some(By::Page) {
+        bounds.whole_hours()
+    } else {
+        bounds
+    };
+    let window = bounds.window();
+    let dimension = by.and_then(By::dimension);
+    let counts = report_summary::request_counts(db, org_id, window, dimension)?;
+    let total = Counts::of_requests(&counts);
+    let groups = match by {
+        None => None,
+        Some(By::Page) => {
+            let pages = report_summary::page_counts(db, org_id, window)?;
+            Some((By::Page, by_page(&pages, &total)))
+        }
+        Some(by) => Some((by, by_key(&counts, by)?)),
+    };
+    Ok(Report {
+        org: org.clone(),
+        bounds,
+        total,
+        groups,
+    })
+}
+
+/// Groups of counts that arrive in key order.
+fn by_key(counts: &[RequestCount], by: By) -> Result<Vec<Group>, ApiError> {
+    counts
+        .chunk_by(|a, b| a.key == b.key)
+        .map(|chunk| {
+            let key = Key::of(&chunk[0].key, by)
+                .ok_or_else(|| ApiError::internal(format!("report group {:?}", chunk[0].key)))?;
+            Ok(Group {
+                key,
+                counts: Counts::of_requests(chunk),
+            })
+        })
+        .collect()
+}
+
+/// The pages' groups, then what they do not hold of `total` yet, when anything.
+fn by_page(counts: &[PageCount], total: &Counts) -> Vec<Group> {
+    let mut groups: Vec<Group> = counts
+        .chunk_by(|a, b| a.page == b.page)
+        .map(|chunk| Group {
+            key: Key::Page(chunk[0].page.clone()),
+            counts: Counts::of_pages(chunk),
+        })
+        .collect();
+    let mut written = Counts::zero(false);
+    for group in &groups {
+        let counts = &group.counts;
+        written.requests += counts.requests;
+        written.served += counts.served;
+        for (purpose, &n) in &counts.agent_purposes {
+            add(&mut written.agent_purposes, purpose, n);
+        }
+    }
+    let rest = total.beyond(&written);
+    if rest.requests > 0 {
+        groups.push(Group {
+            key: Key::Page(NOT_YET_WRITTEN.into()),
+            counts: rest,
+        });
+    }
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_rate_rounds_half_up_to_three_decimals() {
+        let cases = [
+            (0, 0, 0.0),
+            (2, 3, 0.667),
+            (1, 16, 0.063),
+            (3, 2000, 0.002),
+            (1, 3, 0.333),
+            (5, 5, 1.0),
+            (0, 7, 0.0),
+        ];
+        for (served, requests, expected) in cases {
+            let counts = Counts {
+                requests,
+                served,
+                ..Counts::zero(false)
+            };
+            assert_eq!(counts.fill_rate(), expected, "{served}/{requests}");
+        }
+    }
+
+    #[test]
+    fn what_page_rows_do_not_hold_is_a_group_of_its_own() {
+        let page = |page: &str, purpose: &str, requests, served| PageCount {
+            page: page.into(),
+            purpose: purpose.into(),
+            requests,
+            served,
+        };
+        let mut total = Counts::zero(true);
+        total.add("training", 10, 7);
+        total.add("search", 2, 2);
+        let pages = [page("a.example/x", "training", 6, 4)];
+        let groups = by_page(&pages, &total);
+        assert_eq!(groups.len(), 2);
+        let rest = &groups[1];
+        assert_eq!(rest.key, Key::Page(NOT_YET_WRITTEN.into()));
+        assert_eq!((rest.counts.requests, rest.counts.served), (6, 5));
+        assert_eq!(rest.counts.agent_purposes["training"], 4);
+        assert_eq!(rest.counts.agent_purposes["search"], 2);
+        // All written: no such group.
+        let pages = [
+            page("a.example/x", "training", 10, 7),
+            page("a.example/y", "search", 2, 2),
+        ];
+        assert_eq!(by_page(&pages, &total).len(), 2);
+    }
+}

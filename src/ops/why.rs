@@ -1,0 +1,118 @@
+//! "Why this card?" for the console: the question of its form read as `/fragment` reads its
+//! query (`Params::parse`), answered by `delivery::diagnosis` on the organisation's part of
+//! the snapshot this instance serves from now, with the organisation's cards that never
+//! reached the pick and why (their status, or no eligibility on the fragment).
+
+use super::Caller;
+use crate::db::cards::CardRow;
+use crate::delivery::cache::FragmentCache;
+use crate::delivery::diagnosis::{diagnose, Diagnosis, Refused};
+use crate::delivery::params::Params;
+use crate::delivery::snapshot::Snapshot;
+use crate::domain::CardStatus;
+use crate::error::ApiError;
+use std::collections::HashSet;
+use std::sync::Arc;
+use url::form_urlencoded;
+
+/// The form's values, as typed (read like `/fragment`'s parameters of the same names).
+#[derive(Debug, Clone, Default)]
+pub struct Question {
+    pub page_url: String,
+    pub lang: String,
+    /// `ctx.<key>` values: (key, value).
+    pub ctx: Vec<(String, String)>,
+    /// `html` when `None`.
+    pub format: Option<String>,
+    /// The `fragment_id` the edge sends, when known.
+    pub fragment_id: Option<String>,
+    /// The visiting agent's User-Agent: the marker and purpose it is counted under.
+    pub user_agent: Option<String>,
+}
+
+impl Question {
+    /// The question as `/fragment`'s query string.
+    fn query(&self) -> String {
+        let mut query = form_urlencoded::Serializer::new(String::new());
+        query.append_pair("page_url", &self.page_url);
+        query.append_pair("lang", &self.lang);
+        if let Some(format) = &self.format {
+            query.append_pair("format", format);
+        }
+        if let Some(fragment_id) = &self.fragment_id {
+            query.append_pair("fragment_id", fragment_id);
+        }
+        for (key, value) in &self.ctx {
+            query.append_pair(&format!("ctx.{key}"), value);
+        }
+        query.finish()
+    }
+}
+
+/// The snapshot the answer is read from, held while the console renders it.
+pub struct Served {
+    snapshot: Arc<Snapshot>,
+    org_id: String,
+}
+
+/// A card of the organisation's (or a platform card it sees) that the pick never looked at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeftOut {
+    /// Draft or archived: only active cards serve.
+    Status(CardStatus),
+    /// Active, but not eligible on the fragment (its list leaves it out; a platform card
+    /// without a list for the organisation).
+    NotEligible,
+}
+
+/// The snapshot this instance serves `caller`'s organisation from now; an internal error
+/// until it has loaded (`/ready` says so too).
+pub fn served(cache: &FragmentCache, caller: &Caller) -> Result<Served, ApiError> {
+    let snapshot = cache
+        .current()
+        .ok_or_else(|| ApiError::internal("the snapshot has not loaded yet"))?;
+    Ok(Served {
+        snapshot,
+        org_id: caller.org.id.as_str().to_string(),
+    })
+}
+
+impl Served {
+    /// What `/fragment` would do for `question`, step by step; a value `/fragment` would
+    /// not resolve (`page_url` not `http`/`https`, without a host or over 2048 bytes; `lang`;
+    /// `format`; a `fragment_id` not of the organisation) refused on its field (`422`).
+    pub fn diagnose(&self, question: &Question) -> Result<Diagnosis<'_>, ApiError> {
+        let org = self
+            .snapshot
+            .org(&self.org_id)
+            .ok_or_else(|| ApiError::internal("the organisation is not in the snapshot"))?;
+        let query = question.query();
+        let params = Params::parse(&query);
+        diagnose(org, &params, question.user_agent.as_deref())
+            .map_err(|Refused { field, message }| ApiError::validation(field, message))
+    }
+}
+
+/// The cards of `cards` (the organisation's list, `ops::cards::list_cards`) that the pick of
+/// `diagnosis` never looked at, and why; none when no pick ran (no fragment, or paused).
+pub fn left_out<'c>(cards: &'c [CardRow], diagnosis: &Diagnosis) -> Vec<(&'c CardRow, LeftOut)> {
+    if !diagnosis.fragment.is_some_and(|fragment| fragment.active) {
+        return Vec::new();
+    }
+    let considered: HashSet<&str> = diagnosis
+        .considered
+        .iter()
+        .map(|c| &*c.candidate.card.id)
+        .collect();
+    cards
+        .iter()
+        .filter(|card| !considered.contains(card.id.as_str()))
+        .map(|card| {
+            let why = match card.status {
+                CardStatus::Active => LeftOut::NotEligible,
+                status => LeftOut::Status(status),
+            };
+            (card, why)
+        })
+        .collect()
+}
