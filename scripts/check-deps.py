@@ -17,6 +17,8 @@ Fails, naming file:line, when
   - a file outside src/db/ calls a PostgreSQL client's query methods (SQL_CALL) or holds a
     string literal that reads as SQL (SQL_TEXT), or
   - a module names a part of `may` that MAY_ALLOWED does not give it (crate roots: none), or
+  - a function of ops/ opens a transaction and records no audit entry in it (AUDIT_CALL,
+    directly or through a function of its file that does; UNAUDITED_ALLOWED aside), or
   - a file holds what ABSENCES keeps out of it (async code anywhere; a database client or a db
     function called on delivery's request path; a cookie read by /v1).
 Fails, naming the line of Cargo.toml, when a dependency is an async runtime or `may` is built
@@ -82,6 +84,11 @@ ABSENCES = [
     ("a cookie read by /v1", lambda path: path.startswith("api/") or path == "auth.rs",
      re.compile(r"(?i)cookie"), "/v1 authenticates by its Authorization header alone"),
 ]
+# Every transaction ops opens writes, and every write is recorded in the audit log in its
+# transaction: a function of ops/ that opens one calls AUDIT_CALL, itself or through a function
+# of its file. `made_once` runs the create it is given, which records its own entry.
+AUDIT_CALL = re.compile(r"\baudit::record(_by)?\s*\(")
+UNAUDITED_ALLOWED = {"once.rs": {"made_once"}}
 CARGO_TOML = ROOT / "Cargo.toml"
 ASYNC_RUNTIMES = {"tokio", "async-std", "smol", "async-executor", "actix-rt"}
 MAY_FEATURES_REFUSED = {"io_timeout", "io_cancel"}
@@ -216,6 +223,8 @@ def placement_problems():
         if module in WRITES_THROUGH_OPS:
             problems += write_problems(name, text, writes)
         problems += absence_problems(str(relative), text)
+        if module == "ops":
+            problems += audit_problems(str(relative.relative_to("ops")), text)
     return problems
 
 
@@ -337,6 +346,31 @@ def without_comments(text):
     return "".join(out) + text[at:]
 
 
+def audit_problems(name, text):
+    """Where a function of an ops file (`name` relative to src/ops/) opens a transaction that
+    records no audit entry."""
+    code, _ = lexed(without_tests(text))
+    heads = list(FN_HEAD.finditer(code))
+    bodies = {}
+    for i, head in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(code)
+        body = code[head.end():end]
+        bodies[head.group(1)] = (head.start(), ".transaction()" in body,
+                                 bool(AUDIT_CALL.search(body)),
+                                 {m.group(1) for m in CALL.finditer(body)})
+    records = {fn for fn, (_, _, direct, _) in bodies.items() if direct}
+    while True:
+        more = {fn for fn, (_, _, _, calls) in bodies.items() if calls & records} - records
+        if not more:
+            break
+        records |= more
+    allowed = UNAUDITED_ALLOWED.get(name, set())
+    return [f"src/ops/{name}:{line_of(text, at)}: {fn} opens a transaction and records no audit "
+            "entry in it (audit::record): every write of ops is in the audit log"
+            for fn, (at, opens, _, _) in bodies.items()
+            if opens and fn not in records and fn not in allowed]
+
+
 def absence_problems(name, text):
     """Where a file of src/ (`name` relative to it) holds what ABSENCES keeps out of it."""
     code = without_comments(without_tests(text))
@@ -422,6 +456,12 @@ def self_test():
         "[dev-dependencies]",
         'may_minihttp = "0.1"',
     ])
+    ops_file = "\n".join([
+        "pub fn put(db: &mut C) -> R { let mut tx = db.transaction()?; entry(&mut tx)?; tx.commit() }",
+        "fn entry(tx: &mut T) -> R { audit::record(tx, caller, e) }",
+        "pub fn bare(db: &mut C) -> R { let mut tx = db.transaction()?; tx.commit() }",
+        "pub fn made_once(db: &mut C) -> R { let mut tx = db.transaction()?; tx.commit() }",
+    ])
     code_map = "## Code map\n| `db/` | x |\n| `gone` | y |\n## Next\n| `http/` | z |\n"
     expected = {
         "db writes": (sorted(writes["people"]), ["both", "gone", "set"]),
@@ -436,6 +476,7 @@ def self_test():
         "absences in delivery::cache": (lines(absence_problems("delivery/cache.rs", absent)),
                                         [1, 1]),
         "Cargo.toml": (lines(cargo_problems(cargo)), [2, 3]),
+        "unaudited transactions": (lines(audit_problems("once.rs", ops_file)), [3]),
         "code map": (code_map_problems({"db": [], "http": []}, code_map),
                      ["ARCHITECTURE.md's code map has no line for the module http",
                       "ARCHITECTURE.md's code map names gone, which is no module of src/"]),
@@ -537,7 +578,7 @@ def main():
     if not problems:
         print(f"check-deps: {len(graph)} top-level modules, no cycle (nor inside one); db uses only "
               + ", ".join(sorted(DB_MAY_USE)) + "; SQL only in src/db/; console/ and admin/ write through ops; may only where allowed; "
-              "no async, no database on delivery's request path, no cookie on /v1; "
+              "no async, no database on delivery's request path, no cookie on /v1; every transaction of ops audited; "
               "ARCHITECTURE.md's layers and code map match")
     return 1 if problems else 0
 
