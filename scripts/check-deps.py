@@ -20,7 +20,8 @@ Fails, naming file:line, when
   - a function of ops/ opens a transaction and records no audit entry in it (AUDIT_CALL,
     directly or through a function of its file that does; UNAUDITED_ALLOWED aside), or
   - a file holds what ABSENCES keeps out of it (async code anywhere; a database client or a db
-    function called on delivery's request path; a cookie read by /v1).
+    function called on delivery's request path; a cookie read by /v1; a thread started outside
+    THREAD_HOMES).
 Fails, naming the line of Cargo.toml, when a dependency is an async runtime or `may` is built
 with its io time-outs or io cancelling (MAY_FEATURES_REFUSED); and, naming the module, when
 ARCHITECTURE.md's code map (the section after CODE_MAP_MARK) leaves out a top-level module or
@@ -71,6 +72,9 @@ MAY_ALLOWED = {
     "edge": {"go", "coroutine", "sync"},
     "blocking": {"go", "coroutine", "sync"},
 }
+# The files that start OS threads: the stoppable handle every other thread runs in, the
+# blocking pool, the password hashers, the sockets' watchdog and the edge's budget alarm.
+THREAD_HOMES = {"background.rs", "blocking.rs", "password.rs", "http/watchdog.rs", "edge/alarm.rs"}
 # What stays out of which files, over the code without comments (texts kept): (what, which
 # files of src/ by path, the pattern, why). ARCHITECTURE.md's invariants name these.
 ABSENCES = [
@@ -83,6 +87,10 @@ ABSENCES = [
      "a /fragment request reads the snapshot"),
     ("a cookie read by /v1", lambda path: path.startswith("api/") or path == "auth.rs",
      re.compile(r"(?i)cookie"), "/v1 authenticates by its Authorization header alone"),
+    ("a thread started", lambda path: path not in THREAD_HOMES,
+     re.compile(r"\bthread::(spawn|Builder)\b"),
+     "a thread of ours beside the service runs in a background::Background, which stops and "
+     "joins it; the pools and clocks that start their own are " + ", ".join(sorted(THREAD_HOMES))),
 ]
 # Every transaction ops opens writes, and every write is recorded in the audit log in its
 # transaction: a function of ops/ that opens one calls AUDIT_CALL, itself or through a function
@@ -448,6 +456,7 @@ def self_test():
         "let c = request.header(\"Cookie\"); s.await_connected();",
         "let rows = crate::db::snapshot::load(db)?; let t: db::snapshot::Rows;",
         "use postgres::Client;",
+        "let t = std::thread::spawn(f);",
     ])
     cargo = "\n".join([
         "[dependencies]",
@@ -471,10 +480,12 @@ def self_test():
         "may in edge": (lines(may_problems("s.rs", "edge", sample)), [6]),
         "may in a crate root": (lines(may_problems("s.rs", None, sample)), [6, 6, 6]),
         "may in http": (lines(may_problems("s.rs", "http", sample)), []),
-        "absences in delivery": (lines(absence_problems("delivery/x.rs", absent)), [1, 1, 3, 4]),
-        "absences in api": (lines(absence_problems("api/x.rs", absent)), [1, 1, 2]),
+        "absences in delivery": (lines(absence_problems("delivery/x.rs", absent)),
+                                 [1, 1, 3, 4, 5]),
+        "absences in api": (lines(absence_problems("api/x.rs", absent)), [1, 1, 2, 5]),
         "absences in delivery::cache": (lines(absence_problems("delivery/cache.rs", absent)),
-                                        [1, 1]),
+                                        [1, 1, 5]),
+        "absences in blocking": (lines(absence_problems("blocking.rs", absent)), [1, 1]),
         "Cargo.toml": (lines(cargo_problems(cargo)), [2, 3]),
         "unaudited transactions": (lines(audit_problems("once.rs", ops_file)), [3]),
         "code map": (code_map_problems({"db": [], "http": []}, code_map),
@@ -578,7 +589,8 @@ def main():
     if not problems:
         print(f"check-deps: {len(graph)} top-level modules, no cycle (nor inside one); db uses only "
               + ", ".join(sorted(DB_MAY_USE)) + "; SQL only in src/db/; console/ and admin/ write through ops; may only where allowed; "
-              "no async, no database on delivery's request path, no cookie on /v1; every transaction of ops audited; "
+              "no async, no database on delivery's request path, no cookie on /v1, threads only where "
+              "allowed; every transaction of ops audited; "
               "ARCHITECTURE.md's layers and code map match")
     return 1 if problems else 0
 
