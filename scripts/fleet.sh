@@ -349,7 +349,7 @@ prepare() {
 	PGCONNECT_TIMEOUT=10 psql -X -w -q -d "postgres://postgres@127.0.0.1:$PG_PORT/postgres" \
 		-c "CREATE DATABASE $DATABASE"
 	DB_URL=postgres://postgres@127.0.0.1:$PG_PORT/$DATABASE
-	build_release --bin agentcard
+	build_profile --bin agentcard
 	DATABASE_URL=$DB_URL "$AGENTCARD_BIN" migrate >/dev/null
 	DATABASE_URL=$DB_URL "$AGENTCARD_BIN" admin demo >"$WORKDIR/demo.json"
 	read_demo
