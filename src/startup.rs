@@ -1,15 +1,14 @@
 //! What keeps the service or a command from starting, said so that an operator can act on it:
 //! the thing that failed with the setting that names it, every cause the system gave (for the
-//! database, PostgreSQL's own message and SQLSTATE), and what to change. A connection string
-//! is shown with its password replaced by `***`.
+//! database, PostgreSQL's own message and SQLSTATE, or the chain of causes: `db::describe`),
+//! and what to change. A connection string is shown with its password replaced by `***`.
 //!
 //! `postgres::Error` alone prints "db error" or "error connecting to server", which names
-//! neither the server, nor why, nor the setting: its causes are read here, down the chain.
+//! neither the server, nor why, nor the setting.
 
 use crate::db;
 use crate::http;
 use postgres::config::Host;
-use postgres::error::DbError;
 use std::error::Error;
 use std::fmt;
 use std::net::SocketAddr;
@@ -100,7 +99,7 @@ pub fn database_failure(database_url: &str, error: &postgres::Error) -> StartErr
         Err(parse_error) => {
             return StartError {
                 what: format!("DATABASE_URL ({shown}) is not a PostgreSQL connection string"),
-                cause: causes(&parse_error),
+                cause: db::describe(&parse_error),
                 fix: "write it as postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE \
                       (special characters percent-encoded), or as key=value pairs"
                     .into(),
@@ -124,7 +123,7 @@ pub fn database_failure(database_url: &str, error: &postgres::Error) -> StartErr
     };
     StartError {
         what: format!("database: cannot connect to {shown} (DATABASE_URL)"),
-        cause: causes(error),
+        cause: db::describe(error),
         fix,
     }
 }
@@ -153,42 +152,9 @@ pub fn listen_failure(setting: &str, addr: SocketAddr, error: &std::io::Error) -
     };
     StartError {
         what: format!("cannot listen on {addr} ({setting})"),
-        cause: causes(error),
+        cause: error.to_string(),
         fix,
     }
-}
-
-/// Every cause of `error`, outermost first, joined by `: `. PostgreSQL's answer is its message,
-/// SQLSTATE, detail and hint; the "db error" that wraps it says nothing more and is left out.
-fn causes(error: &(dyn Error + 'static)) -> String {
-    let mut parts = Vec::new();
-    let mut next = Some(error);
-    while let Some(error) = next {
-        if let Some(answer) = error.downcast_ref::<DbError>() {
-            parts.push(answered(answer));
-        } else if !wraps_an_answer(error) {
-            parts.push(error.to_string());
-        }
-        next = error.source();
-    }
-    parts.join(": ")
-}
-
-fn wraps_an_answer(error: &(dyn Error + 'static)) -> bool {
-    error
-        .downcast_ref::<postgres::Error>()
-        .is_some_and(|error| error.as_db_error().is_some())
-}
-
-fn answered(answer: &DbError) -> String {
-    let mut text = format!("{} (SQLSTATE {})", answer.message(), answer.code().code());
-    if let Some(detail) = answer.detail() {
-        text.push_str(&format!("; detail: {detail}"));
-    }
-    if let Some(hint) = answer.hint() {
-        text.push_str(&format!("; hint: {hint}"));
-    }
-    text
 }
 
 /// The first server a connection string names, as `host:port`; libpq's defaults when it
