@@ -7,8 +7,9 @@
 #    serves it and sends REQUESTS /fragment requests (default 500, with a card, a no-fill and
 #    refusals among them), then stops the service by SIGTERM so that the report is flushed.
 # 2. Reads "before": every `/v1` listing of the demo organisation (me, sites, each site's
-#    fragments, routes and default, cards and their eligibility, keys) through a serving
-#    instance, and `agentcard admin report --by site` (JSON) with its totals.
+#    fragments and routes, cards and their eligibility, keys) through a serving instance,
+#    `agentcard admin report --by site` (JSON) with its totals, and every request the report
+#    counted (all organisations, refusals included).
 # 3. pg_dump -Fc of the database; the database dropped; a new one, agentcard_drill_dst,
 #    made and restored with pg_restore; the service started on it (its start migrates, which
 #    must find nothing to do).
@@ -84,21 +85,28 @@ snapshot() {
 		for site in $(v1 /v1/sites | python3 -c 'import json,sys; print(*[s["domain"] for s in json.load(sys.stdin)["items"]])'); do
 			echo "fragments $site $(v1 "/v1/sites/$site/fragments")"
 			echo "routes $site $(v1 "/v1/sites/$site/routes")"
-			echo "default $site $(v1 "/v1/sites/$site/default-fragment" || echo none)"
 		done
 		echo "cards $(v1 /v1/cards)"
 		for card in $(v1 /v1/cards | python3 -c 'import json,sys; print(*[c["id"] for c in json.load(sys.stdin)["items"]])'); do
 			echo "eligibility $card $(v1 "/v1/cards/$card/eligibility")"
 		done
 		echo "keys $(v1 /v1/keys)"
-		echo "report $(DATABASE_URL=$url "$AGENTCARD_BIN" admin report --org "$ORG" --by site --format json | tr -d '\n')"
+		echo "report $(DATABASE_URL=$url "$AGENTCARD_BIN" admin report --org "$ORG" --by site \
+			--until "$UNTIL" --format json | tr -d '\n')"
+		echo "counted $(psql -X -w -Atq -d "$url" -c 'SELECT (SELECT coalesce(sum(requests), 0)
+			FROM report_minutes) + (SELECT coalesce(sum(requests), 0) FROM report_hours)')"
 	} >"$out"
 	stop_serving
 	echo "$(wc -l <"$out") listings; report totals: $(totals "$out")"
 }
 
+# totals FILE: the organisation's report totals and every request counted, of a snapshot.
 totals() {
-	sed -n 's/^report //p' "$1" | python3 -c 'import json,sys; t=json.load(sys.stdin)["totals"]; print(json.dumps({k: t[k] for k in ("requests", "served", "refused") if k in t}))'
+	printf '%s, all organisations: %s requests' \
+		"$(sed -n 's/^report //p' "$1" | python3 -c 'import json, sys
+r = json.load(sys.stdin)
+print(", ".join(f"{k} {r[k]}" for k in ("requests", "served", "refused")))')" \
+		"$(sed -n 's/^counted //p' "$1")"
 }
 
 step "PostgreSQL and the binary"
@@ -139,6 +147,8 @@ serve "$SRC_URL"
 } >"$WORKDIR/curl.cfg"
 curl -s -H 'X-Agent-UA: GPTBot/1.2' -K "$WORKDIR/curl.cfg"
 stop_serving
+# The report's window, the same before and after: up to an hour from now.
+UNTIL=$(date -u -d '+1 hour' +%Y-%m-%dT%H:00:00Z)
 step_done
 
 step "before: the listings and the report"
