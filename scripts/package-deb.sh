@@ -3,7 +3,7 @@
 #
 # 1. Installs the cargo-deb tool when it is missing (`cargo install cargo-deb --locked`, from
 #    crates.io, into ~/.cargo/bin; said on stderr first).
-# 2. `cargo deb`: the release build, packaged as Cargo.toml's [package.metadata.deb] says, into
+# 2. `cargo deb --strip`: the release build (debug symbols stripped), packaged as Cargo.toml's [package.metadata.deb] says, into
 #    target/debian/agentcard_<version>-1_<arch>.deb.
 # 3. Extracts the package into a temporary root (dpkg-deb -x, and its control files with -e) and
 #    checks there: every expected file with its mode, the settings file a conffile, the
@@ -26,8 +26,8 @@ if ! cargo deb --version >/dev/null 2>&1; then
 fi
 command -v dpkg-deb >/dev/null || fail "dpkg-deb is needed (Debian's dpkg)"
 
-echo "package-deb: cargo deb --locked" >&2
-deb=$(cargo deb --locked | tail -n 1)
+echo "package-deb: cargo deb --locked --strip" >&2
+deb=$(cargo deb --locked --strip | tail -n 1)
 [[ -f $deb ]] || fail "cargo deb did not name a package file (got '$deb')"
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/agentcard-deb.XXXXXX")
@@ -36,10 +36,11 @@ dpkg-deb -x "$deb" "$root"
 dpkg-deb -e "$deb" "$root/DEBIAN"
 
 # Where cargo-deb puts units: lib/ or usr/lib/ (merged /usr), by version.
-unit=$(find "$root/lib/systemd/system" "$root/usr/lib/systemd/system" -name agentcard.service \
-	2>/dev/null | head -n 1)
+unit=
+for dir in usr/lib lib; do
+	[[ -f $root/$dir/systemd/system/agentcard.service ]] && unit=$dir/systemd/system/agentcard.service
+done
 [[ -n $unit ]] || fail "no agentcard.service in the package"
-unit=${unit#"$root"/}
 
 echo "package-deb: $deb holds:" >&2
 dpkg-deb -c "$deb" | awk '{ print "  " $1 " " $6 }' >&2
@@ -67,8 +68,11 @@ grep -q '^ExecStart=/usr/bin/agentcard serve$' "$root/$unit" || fail "the unit d
 grep -q '^EnvironmentFile=/etc/agentcard/agentcard.env$' "$root/$unit" || fail "the unit does not read the settings file"
 
 if command -v systemd-analyze >/dev/null; then
-	# --root: the unit's binary is the extracted one, as it will be once installed.
-	if ! out=$(systemd-analyze verify --root="$root" "/$unit" 2>&1) || [[ -n $out ]]; then
+	# The unit as installed, but starting the extracted binary (verify checks that it exists).
+	mkdir "$root/verify"
+	sed "s#^ExecStart=/usr/bin/agentcard #ExecStart=$root/usr/bin/agentcard #" "$root/$unit" \
+		>"$root/verify/agentcard.service"
+	if ! out=$(systemd-analyze verify "$root/verify/agentcard.service" 2>&1) || [[ -n $out ]]; then
 		printf '%s\n' "$out" >&2
 		fail "systemd-analyze verify $unit"
 	fi
