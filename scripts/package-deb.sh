@@ -3,8 +3,8 @@
 #
 # 1. Installs the cargo-deb tool when it is missing (`cargo install cargo-deb --locked`, from
 #    crates.io, into ~/.cargo/bin; said on stderr first).
-# 2. `cargo deb --strip`: the release build (debug symbols stripped), packaged as Cargo.toml's [package.metadata.deb] says, into
-#    target/debian/agentcard_<version>-1_<arch>.deb.
+# 2. `cargo deb --strip`: the release build, stripped of its debug symbols, packaged as
+#    Cargo.toml's [package.metadata.deb] says, into target/debian/agentcard_<ver>-1_<arch>.deb.
 # 3. Extracts the package into a temporary root (dpkg-deb -x, and its control files with -e) and
 #    checks there: every expected file with its mode, the settings file a conffile, the
 #    postinst making the `agentcard` system user, the unit verified by `systemd-analyze verify`
