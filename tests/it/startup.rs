@@ -175,31 +175,59 @@ fn links_without_a_console_host_are_a_configuration_error_naming_it() {
     assert!(made.is_empty(), "a person was made without a link to show");
 }
 
+/// A folder for one run of scripts/run.sh: a `cargo` first on its PATH that says it was
+/// called and exits with `cargo_status` (run.sh builds nothing here), and a target folder whose
+/// release binary is the test's.
+struct RunSh {
+    dir: std::path::PathBuf,
+}
+
+impl RunSh {
+    fn new(name: &str, cargo_status: u8) -> RunSh {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("agentcard-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("bin")).unwrap();
+        std::fs::create_dir_all(dir.join("target/release")).unwrap();
+        let cargo = dir.join("bin/cargo");
+        let script = format!("#!/bin/sh\necho 'cargo was called' >&2\nexit {cargo_status}\n");
+        std::fs::write(&cargo, script).unwrap();
+        std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let binary = dir.join("target/release/agentcard");
+        let _ = std::fs::remove_file(&binary);
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_agentcard"), binary).unwrap();
+        RunSh { dir }
+    }
+
+    /// Runs scripts/run.sh with `env`; returns its output.
+    fn run(&self, env: &[(&str, &str)]) -> std::process::Output {
+        let path = format!(
+            "{}:{}",
+            self.dir.join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        Command::new("bash")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/run.sh"))
+            .env("PATH", path)
+            .env("CARGO_TARGET_DIR", self.dir.join("target"))
+            .env_remove("AGENTCARD_CONSOLE_HOST")
+            .envs(env.iter().copied())
+            .output()
+            .expect("run scripts/run.sh")
+    }
+}
+
+impl Drop for RunSh {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 #[test]
 fn run_sh_stops_on_a_database_url_that_cannot_be_used() {
     let port = closed_port();
     let url = format!("postgres://postgres:secret@127.0.0.1:{port}/agentcard");
-    // A `cargo` that fails at once: run.sh must stop before it builds anything.
-    let bin = std::env::temp_dir().join(format!("agentcard-no-cargo-{}", std::process::id()));
-    std::fs::create_dir_all(&bin).unwrap();
-    std::fs::write(
-        bin.join("cargo"),
-        "#!/bin/sh\necho 'cargo was called' >&2\nexit 97\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(bin.join("cargo"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let output = Command::new("bash")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/run.sh"))
-        .env("DATABASE_URL", &url)
-        .env("PATH", path)
-        .output()
-        .expect("run scripts/run.sh");
+    // cargo fails if called: run.sh must stop before it builds anything.
+    let output = RunSh::new("run-sh-url", 97).run(&[("DATABASE_URL", &url)]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stderr}");
     assert!(
@@ -217,5 +245,32 @@ fn run_sh_stops_on_a_database_url_that_cannot_be_used() {
         !stderr.contains("cargo was called") && !stderr.contains("secret"),
         "{stderr}"
     );
-    let _ = std::fs::remove_dir_all(&bin);
+}
+
+#[test]
+fn run_sh_prints_nothing_when_the_service_does_not_start() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let url = server().database_url.clone();
+    let output = RunSh::new("run-sh-listen", 0).run(&[
+        ("DATABASE_URL", &url),
+        ("AGENTCARD_LISTEN", &addr),
+        ("RUST_LOG", "warn"),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        output.stdout.is_empty(),
+        "the block (a sign-in link among it) was printed: {}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    for said in [
+        format!("agentcard: cannot listen on {addr} (AGENTCARD_LISTEN): Address already in use"),
+        format!(
+            "agentcard: error: agentcard serve stopped (status 1) before answering on {addr}; \
+             its error is above"
+        ),
+    ] {
+        assert!(stderr.contains(&said), "{said:?} missing from:\n{stderr}");
+    }
 }
