@@ -195,6 +195,7 @@ stop_load() {
 }
 
 # read_demo: what the load and the writes need of the demo data.
+# shellcheck disable=SC2034 # TOKEN, SITE and WRITTEN_PATH are the callers'
 read_demo() {
 	local values
 	values=$(python3 - "$WORKDIR/demo.json" <<-'EOF'
