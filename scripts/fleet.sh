@@ -49,19 +49,16 @@ readonly AGENT_UA="GPTBot/1.2"
 
 bench_args scripts/fleet.sh "$@"
 QUICK=${QUICK:-0}
-INSTANCES=$(knob INSTANCES "${INSTANCES:-3}" 9)
 STEADY=$(knob STEADY "${STEADY:-$((QUICK == 1 ? 5 : 10))}" 600)
 OUTAGE=$(knob OUTAGE "${OUTAGE:-$((QUICK == 1 ? 10 : 30))}" 600)
 WRITES=$(knob WRITES "${WRITES:-6}" 50)
-CONNECTIONS=$(knob CONNECTIONS "${CONNECTIONS:-64}" 2000)
-THREADS=$(knob THREADS "${THREADS:-2}" 64)
-DRAIN_MS=$(knob DRAIN_MS "${DRAIN_MS:-5000}" 60000)
 
 bench_server_env
 bench_workdir agentcard-fleet
 RESULTS=$WORKDIR/results.tsv
 # shellcheck source=scripts/lib/fleet.sh
 source scripts/lib/fleet.sh
+fleet_knobs
 
 # ---------------------------------------------------------------- phases
 

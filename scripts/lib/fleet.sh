@@ -5,11 +5,13 @@
 # the one here, which stops the cluster too). The caller sets:
 #   LB_PORT FIRST_PORT PG_PORT STATS_PORT   HAProxy, the first instance (the others follow),
 #                                           the cluster, HAProxy's statistics
-#   INSTANCES DRAIN_MS CONNECTIONS THREADS AGENT_UA RESULTS (a file: one line per wrk run)
+#   AGENT_UA RESULTS (a file: one line per wrk run), and the knobs (fleet_knobs)
 #   AGENTCARD_BIN                           the binary start_instance starts
 #   DB_URL                                  once the cluster and its database are made
 #
 # Functions:
+#   fleet_knobs                   INSTANCES (3), CONNECTIONS (64), THREADS (2), DRAIN_MS (5000)
+#                                 from the environment, bounded
 #   cluster_create, cluster_start, cluster_stop [MODE]   the cluster in WORKDIR/pg
 #   start_instance I, stop_instance I (SIGTERM; a status other than 0 counts in BAD_EXITS)
 #   instance_port I, instance_log I
@@ -24,6 +26,13 @@ PG_DIR=$WORKDIR/pg
 PG_BINDIR=
 BAD_EXITS=0
 declare -a INSTANCE_PIDS=()
+
+fleet_knobs() {
+	INSTANCES=$(knob INSTANCES "${INSTANCES:-3}" 9)
+	CONNECTIONS=$(knob CONNECTIONS "${CONNECTIONS:-64}" 2000)
+	THREADS=$(knob THREADS "${THREADS:-2}" 64)
+	DRAIN_MS=$(knob DRAIN_MS "${DRAIN_MS:-5000}" 60000)
+}
 
 # The clean-up of scripts/lib/bench.sh, and the cluster (a caller that has more to clean
 # redefines `cleanup` and calls this).
