@@ -53,10 +53,6 @@ else
 	REF=$(git log -1 --format=%H --diff-filter=A -- "$newest")^
 fi
 git rev-parse --verify --quiet "$REF^{commit}" >/dev/null || die "$REF is not a commit of this repository"
-INSTANCES=$(knob INSTANCES "${INSTANCES:-3}" 9)
-CONNECTIONS=$(knob CONNECTIONS "${CONNECTIONS:-64}" 2000)
-THREADS=$(knob THREADS "${THREADS:-2}" 64)
-DRAIN_MS=$(knob DRAIN_MS "${DRAIN_MS:-5000}" 60000)
 SETTLE=$(knob SETTLE "${SETTLE:-5}" 600)
 
 bench_server_env
@@ -65,6 +61,7 @@ RESULTS=$WORKDIR/results.tsv
 : >"$RESULTS"
 # shellcheck source=scripts/lib/fleet.sh
 source scripts/lib/fleet.sh
+fleet_knobs
 
 PREVIOUS=$WORKDIR/previous
 cleanup() {
@@ -102,7 +99,7 @@ step_end
 step_start "build the new release"
 build_at "$PWD" "$WORKDIR/agentcard-new"
 step_end
-mapfile -t adds < <(comm -13 <(cd "$PREVIOUS/sql" && ls -- *.sql | sort) <(cd sql && ls -- *.sql | sort))
+mapfile -t adds < <(comm -13 <(cd "$PREVIOUS/sql" && printf '%s\n' *.sql) <(cd sql && printf '%s\n' *.sql))
 echo "migrations the new release adds: ${adds[*]:-none (the drill then replaces the binary only)}"
 "$WORKDIR/agentcard-previous" --version || echo "(the previous release has no --version)"
 "$WORKDIR/agentcard-new" --version
