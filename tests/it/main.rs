@@ -60,6 +60,9 @@
 //! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
+//! - `startup`: the real binary started with each mistake (database port, database, user, URL,
+//!   a listen address in use, no console host for a link): stderr names cause and fix; and
+//!   scripts/run.sh refusing a DATABASE_URL that cannot be used, silent when serve fails.
 //! - `logging`: the operator's log at the default filter (no line per request).
 //! - `metrics`: `/metrics` on its own listener, read by Prometheus's parsers (`parse_metrics.py`):
 //!   every family, counters moving with requests, the two listeners kept apart.
@@ -108,4 +111,5 @@ mod routes;
 mod same_messages;
 mod schema;
 mod sites;
+mod startup;
 mod why;
