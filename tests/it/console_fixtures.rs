@@ -175,9 +175,29 @@ impl Browser {
         self.post(path, &all)
     }
 
+    /// A form that makes a secret (a token, a key, an invitation) sent from its page
+    /// `form_page`, as a browser sends it: with the session's form token and the one-time value
+    /// the page gave the form.
+    pub fn create(&self, form_page: &str, path: &str, fields: &[(&str, &str)]) -> Resp {
+        let once = hidden(&self.get(form_page).text(), "once");
+        let mut all = vec![("once", once.as_str())];
+        all.extend_from_slice(fields);
+        self.write(path, &all)
+    }
+
     pub fn is_signed_in(&self) -> bool {
         self.get("/").status == 200
     }
+}
+
+/// The value of a page's (first) hidden field `name`.
+pub fn hidden(page: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let at = page
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no {name}: {page}"))
+        + marker.len();
+    page[at..at + page[at..].find('"').unwrap()].to_string()
 }
 
 /// The value a response sets the session cookie to.

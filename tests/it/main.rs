@@ -47,6 +47,8 @@
 //!   the same rules and messages as `/v1`.
 //! - `console_safety`: the console's safety rules below its pages (deletions never widen a
 //!   card, the audit log in words, secrets made once, invitations, device cookies, mail).
+//! - `console_wiring`: issue 34's rules on the console's pages: secrets made once, invitations
+//!   accepted signed in, device cookies at sign-in, mail, the audit log in words, dates and CSV.
 //! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
@@ -74,6 +76,7 @@ mod console_admin;
 mod console_cards;
 mod console_safety;
 mod console_web;
+mod console_wiring;
 mod conventions;
 mod counting;
 mod delivery;
