@@ -25,10 +25,11 @@ pub enum Notice {
     CardDraft,
     CardDeleted,
     EligibilitySaved,
+    JoinedSignedIn,
 }
 
 impl Notice {
-    const ALL: [Notice; 19] = [
+    const ALL: [Notice; 20] = [
         Notice::PasswordChanged,
         Notice::OthersEnded,
         Notice::PasswordSet,
@@ -48,6 +49,7 @@ impl Notice {
         Notice::CardDraft,
         Notice::CardDeleted,
         Notice::EligibilitySaved,
+        Notice::JoinedSignedIn,
     ];
 
     /// The notice a query's `notice` names; an unknown key names none.
@@ -118,6 +120,10 @@ impl Notice {
                 "The card was deleted, with its eligibility.",
             ),
             Notice::EligibilitySaved => ("eligibility-saved", "The card's eligibility was saved."),
+            Notice::JoinedSignedIn => (
+                "joined-org",
+                "You have joined the organisation: it is the one open now.",
+            ),
         }
     }
     /// What a card's page says after its status changed.

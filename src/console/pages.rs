@@ -222,6 +222,13 @@ pub struct LinkPage {
     pub button: &'static str,
     /// The new password's field; `None`: the link only asks to join.
     pub password: Option<Field>,
+    /// The form is offered (not to someone who must sign in as the invitee first).
+    pub offer: bool,
+    /// The session's form token, when the invitee signed in joins.
+    pub csrf: Option<String>,
+    /// Why no form is offered, and where to sign in (back to the link after).
+    pub note: Option<String>,
+    pub sign_in: Option<String>,
 }
 
 #[derive(Template)]

@@ -67,6 +67,9 @@ pub static PAGES: &[Page] = &[
     sign_in_attempt(Post, "/sign-in", sign_in::sign_in),
     public(Get, "/link/{link}", links::page),
     public(Post, "/link/{link}", links::use_link),
+    // Issue 34 item 7: "forgot your password", counted as sign-ins.
+    public(Get, "/forgot-password", sign_in::forgot_form),
+    sign_in_attempt(Post, "/forgot-password", sign_in::forgot),
     member(Get, "/", account::home),
     member(Post, "/sign-out", sign_in::sign_out),
     member(Get, "/sessions", account::sessions),

@@ -94,10 +94,15 @@ pub fn org_id(text: &str) -> OrgId {
     OrgId::parse(text).expect("an organisation id")
 }
 
-/// A browser of the console: its client address, its session cookie once signed in.
+/// The device cookie's name (a browser the person signed in from before).
+pub const DEVICE_COOKIE: &str = "agentcard_device";
+
+/// A browser of the console: its client address, its session cookie once signed in, and the
+/// device cookie of its last sign-in.
 pub struct Browser {
     pub client: Client,
     pub cookie: Option<String>,
+    pub device: Option<String>,
 }
 
 impl Browser {
@@ -105,6 +110,7 @@ impl Browser {
         Browser {
             client: console(),
             cookie: None,
+            device: None,
         }
     }
 
@@ -118,8 +124,12 @@ impl Browser {
 
     pub fn headers(&self) -> Vec<(&str, String)> {
         let mut headers = vec![("User-Agent", "ConsoleTest/1.0".to_string())];
-        if let Some(cookie) = &self.cookie {
-            headers.push(("Cookie", format!("{COOKIE}={cookie}")));
+        let cookies: Vec<String> = [(COOKIE, &self.cookie), (DEVICE_COOKIE, &self.device)]
+            .iter()
+            .filter_map(|(name, value)| value.as_ref().map(|v| format!("{name}={v}")))
+            .collect();
+        if !cookies.is_empty() {
+            headers.push(("Cookie", cookies.join("; ")));
         }
         headers
     }
@@ -156,6 +166,9 @@ impl Browser {
         let resp = self.post("/sign-in", &[("email", email), ("password", password)]);
         if let Some(secret) = session_cookie(&resp) {
             self.cookie = Some(secret);
+        }
+        if let Some(device) = set_cookie(&resp, DEVICE_COOKIE) {
+            self.device = Some(device);
         }
         resp
     }
@@ -202,9 +215,25 @@ pub fn hidden(page: &str, name: &str) -> String {
 
 /// The value a response sets the session cookie to.
 pub fn session_cookie(resp: &Resp) -> Option<String> {
-    let set = resp.header("Set-Cookie")?;
-    let value = set.strip_prefix(&format!("{COOKIE}="))?.split(';').next()?;
-    Some(value.to_string())
+    set_cookie(resp, COOKIE)
+}
+
+/// The value a response sets the cookie `name` to.
+pub fn set_cookie(resp: &Resp, name: &str) -> Option<String> {
+    set_cookie_header(resp, name)?
+        .split(';')
+        .next()
+        .map(|pair| pair[name.len() + 1..].to_string())
+}
+
+/// The whole `Set-Cookie` header a response sets the cookie `name` with.
+pub fn set_cookie_header<'a>(resp: &'a Resp, name: &str) -> Option<&'a str> {
+    let prefix = format!("{name}=");
+    resp.headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("set-cookie"))
+        .map(|(_, v)| v.as_str())
+        .find(|v| v.starts_with(&prefix))
 }
 
 /// Every visible input and select of a page has an id that a `<label for>` names.

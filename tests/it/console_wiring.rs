@@ -1,9 +1,13 @@
 //! Issue 34's rules on the console's pages, through real HTTP: secrets made once, invitations
 //! accepted by their invitee signed in, device cookies at sign-in, mail, the audit log in words.
 
-use crate::console_fixtures::{hidden, new_org, person, Browser};
+use crate::console_fixtures::{
+    hidden, new_org, person, set_cookie_header, Browser, DEVICE_COOKIE, PASSWORD,
+};
 use crate::harness::db;
 use agentcard::domain::Role;
+/// The console's failed sign-ins per email a minute (decisions.md).
+const FAILED_SIGN_IN_PER_EMAIL: usize = 10;
 
 fn count(sql: &str, org: &str) -> i64 {
     db().query_one(sql, &[&org]).unwrap().get(0)
@@ -59,4 +63,189 @@ fn a_creating_form_sent_twice_makes_one_secret_and_says_it_was_shown() {
         assert_eq!(owner.post(action, &forged).status, 409, "{thing}");
         assert_eq!(count(made, &org), 1, "{thing}");
     }
+}
+
+#[test]
+fn a_browser_the_person_signed_in_from_is_not_locked_out_by_strangers() {
+    let email = person(None, Role::Member);
+    let mut own = Browser::signed_in(&email);
+    let issued = set_cookie_header(&own.sign_in(&email, PASSWORD), DEVICE_COOKIE)
+        .expect("a device cookie at sign-in")
+        .to_string();
+    for attribute in [
+        "Path=/",
+        "Max-Age=31536000",
+        "HttpOnly",
+        "SameSite=Strict",
+        "Secure",
+    ] {
+        assert!(issued.contains(attribute), "{issued}");
+    }
+    assert!(own.device.is_some());
+    // Strangers, from addresses of their own, fill the email's failures for this minute.
+    for _ in 0..FAILED_SIGN_IN_PER_EMAIL {
+        assert_eq!(
+            Browser::new().sign_in(&email, "wrong password!").status,
+            422
+        );
+    }
+    let stranger = Browser::new().sign_in(&email, PASSWORD);
+    assert_eq!(stranger.status, 429, "a browser without the cookie");
+    let mut forged = Browser::new();
+    forged.device = Some("ab".repeat(32));
+    assert_eq!(
+        forged.sign_in(&email, PASSWORD).status,
+        429,
+        "a cookie of no one"
+    );
+    // The person's own browser still signs in, and its failures are not the email's.
+    own.cookie = None;
+    assert_eq!(own.sign_in(&email, "wrong password!").status, 422);
+    let back = own.sign_in(&email, PASSWORD);
+    assert_eq!(back.status, 303, "{}", back.text());
+    assert!(own.is_signed_in());
+    // Its device cookie is its person's only: another person's email is still limited.
+    let other = person(None, Role::Member);
+    for _ in 0..FAILED_SIGN_IN_PER_EMAIL {
+        assert_eq!(
+            Browser::new().sign_in(&other, "wrong password!").status,
+            422
+        );
+    }
+    assert_eq!(own.sign_in(&other, PASSWORD).status, 429);
+}
+
+/// An invitation of a new organisation for `email`, made by an owner in the console: the
+/// organisation and the link's path.
+fn invitation(email: &str) -> (String, String) {
+    let org = new_org();
+    let owner = Browser::signed_in(&person(Some(&org), Role::Owner));
+    let made = owner.create(
+        "/members",
+        "/members/invite",
+        &[("email", email), ("role", "member")],
+    );
+    assert_eq!(made.status, 200, "{}", made.text());
+    let text = made.text();
+    let at = text.find("/link/").expect("a link");
+    (org, text[at..at + 6 + 64].to_string())
+}
+
+fn member_of(org: &str, email: &str) -> bool {
+    let found = db()
+        .query_opt(
+            "SELECT 1 FROM memberships m JOIN persons p ON p.id = m.person_id
+              WHERE m.org_id = $1 AND lower(p.email) = lower($2)",
+            &[&org, &email],
+        )
+        .unwrap();
+    found.is_some()
+}
+
+#[test]
+fn an_invitation_for_a_person_with_a_password_asks_them_to_sign_in_and_return() {
+    let invitee = person(None, Role::Member);
+    let (org, link) = invitation(&invitee);
+
+    // Not signed in: no button; a link to sign in that comes back here.
+    let visitor = Browser::new();
+    let page = visitor.get(&link).text();
+    assert!(!page.contains("<button type=\"submit\">Join"), "{page}");
+    let sign_in = format!("/sign-in?next={link}");
+    assert!(page.contains(&format!("href=\"{sign_in}\"")), "{page}");
+    let posted = visitor.post(&link, &[]);
+    assert_eq!(
+        posted.status,
+        422,
+        "whoever holds the link: {}",
+        posted.text()
+    );
+    assert!(!member_of(&org, &invitee));
+
+    // Signed in as someone else: said so, nothing joined, even by a direct post.
+    let stranger = Browser::signed_in(&person(None, Role::Member));
+    let page = stranger.get(&link).text();
+    assert!(
+        page.contains("You are signed in as") && !page.contains("Join</button>"),
+        "{page}"
+    );
+    let token = stranger.token();
+    let refused = stranger.post(&link, &[("csrf", &token)]);
+    assert_eq!(refused.status, 422, "{}", refused.text());
+    assert!(!member_of(&org, &invitee));
+
+    // The invitee signs in from the link's sign-in page and comes back to it.
+    let mut invited = Browser::new();
+    let form = invited.get(&sign_in).text();
+    assert_eq!(hidden(&form, "next"), link);
+    let signed = invited.post(
+        "/sign-in",
+        &[("email", &invitee), ("password", PASSWORD), ("next", &link)],
+    );
+    assert_eq!(signed.status, 303);
+    assert_eq!(signed.header("Location"), Some(link.as_str()));
+    invited.cookie = crate::console_fixtures::session_cookie(&signed);
+    let page = invited.get(&link).text();
+    assert!(page.contains("Join</button>"), "{page}");
+    // Without the session's form token, nothing.
+    assert_eq!(invited.post(&link, &[]).status, 403);
+    assert!(!member_of(&org, &invitee));
+    let joined = invited.post(&link, &[("csrf", &invited.token())]);
+    assert_eq!(joined.status, 303, "{}", joined.text());
+    assert_eq!(joined.header("Location"), Some("/?notice=joined-org"));
+    assert!(member_of(&org, &invitee));
+    let home = invited.get("/?notice=joined-org").text();
+    assert!(home.contains("You have joined the organisation"), "{home}");
+    assert_eq!(invited.get(&link).status, 410, "used once");
+}
+
+#[test]
+fn a_sign_in_returns_only_to_a_path_of_the_console() {
+    let email = person(None, Role::Member);
+    for (next, location) in [
+        ("/sessions", "/sessions"),
+        ("https://evil.example/", "/"),
+        ("//evil.example/x", "/"),
+        ("/\\evil.example", "/"),
+        ("/x?y=https://evil.example", "/"),
+        ("javascript:alert(1)", "/"),
+        ("", "/"),
+    ] {
+        let mut browser = Browser::new();
+        let page = browser
+            .get(&format!("/sign-in?next={}", urlencode(next)))
+            .text();
+        assert_eq!(
+            page.contains("name=\"next\""),
+            location != "/",
+            "{next}: {page}"
+        );
+        let resp = browser.post(
+            "/sign-in",
+            &[("email", &email), ("password", PASSWORD), ("next", next)],
+        );
+        assert_eq!(resp.status, 303, "{next}");
+        assert_eq!(resp.header("Location"), Some(location), "{next}");
+        browser.cookie = crate::console_fixtures::session_cookie(&resp);
+        // Signed in already, the sign-in page goes on to the same place.
+        let again = browser.get(&format!("/sign-in?next={}", urlencode(next)));
+        assert_eq!(again.header("Location"), Some(location), "{next}");
+    }
+}
+
+fn urlencode(text: &str) -> String {
+    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
+
+#[test]
+fn an_invitation_for_a_new_person_still_sets_the_password() {
+    let email = format!("{}@example.org", agentcard::ids::new_id("fresh_"));
+    let (org, link) = invitation(&email);
+    let visitor = Browser::new();
+    let page = visitor.get(&link).text();
+    assert!(page.contains("name=\"new_password\""), "{page}");
+    let set = visitor.post(&link, &[("new_password", PASSWORD)]);
+    assert_eq!(set.status, 303, "{}", set.text());
+    assert!(member_of(&org, &email));
+    assert_eq!(Browser::new().sign_in(&email, PASSWORD).status, 303);
 }
