@@ -116,6 +116,8 @@ pub static PAGES: &[Page] = &[
     ),
     member(Post, "/fragments/{fragment}/delete", sites::delete_fragment),
     member(Get, "/audit", audit::page),
+    // Issue 34 item 9: the audit log as CSV.
+    member(Get, "/audit.csv", audit::csv),
 ];
 
 const fn page(method: Method, path: &'static str, access: Access, handler: Handler) -> Page {

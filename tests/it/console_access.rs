@@ -204,7 +204,7 @@ fn a_password_change_is_in_the_audit_log() {
     );
     assert_eq!(entries, [expected]);
     let page = browser.get("/audit").text();
-    assert!(page.contains("change_password"), "{page}");
+    assert!(page.contains("password changed"), "{page}");
     assert!(!page.contains(new), "the log holds no secret");
 }
 

@@ -339,9 +339,9 @@ fn the_audit_log_names_console_v1_and_cli_writes_and_holds_no_secret() {
     let page = member.get("/audit").text();
     let owner_email = owner_email(&org);
     for (who, operation) in [
-        (owner_email.as_str(), "create_token"),
-        (&token[..12], "put_site"),
-        ("cli", "invite_member"),
+        (owner_email.as_str(), "token created"),
+        (&token[..12], "site saved"),
+        ("command line", "member invited"),
     ] {
         assert!(
             page.lines()
@@ -351,7 +351,7 @@ fn the_audit_log_names_console_v1_and_cli_writes_and_holds_no_secret() {
     }
     assert!(page.contains(&token_id));
     let filtered = member.get(&format!("/audit?actor={}", &token[..12])).text();
-    assert!(filtered.contains("put_site") && !filtered.contains("create_token"));
+    assert!(filtered.contains("site saved") && !filtered.contains("token created"));
 
     let rows: Vec<String> = db()
         .query(

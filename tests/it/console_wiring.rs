@@ -249,3 +249,137 @@ fn an_invitation_for_a_new_person_still_sets_the_password() {
     assert!(member_of(&org, &email));
     assert_eq!(Browser::new().sign_in(&email, PASSWORD).status, 303);
 }
+
+/// The records of an RFC 4180 text (quoted cells may hold commas, quotes and line breaks).
+fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let (mut records, mut record, mut cell) = (Vec::new(), Vec::new(), String::new());
+    let (mut quoted, mut chars) = (false, text.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                cell.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => cell.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => record.push(std::mem::take(&mut cell)),
+            (false, '\n') => {
+                record.push(std::mem::take(&mut cell));
+                records.push(std::mem::take(&mut record));
+            }
+            (false, c) => cell.push(c),
+        }
+    }
+    records
+}
+
+#[test]
+fn the_audit_page_reads_in_words_within_dates_and_downloads_as_csv() {
+    use crate::fixtures::admin;
+    let org = new_org();
+    let owner_email = person(Some(&org), Role::Owner);
+    let owner = Browser::signed_in(&owner_email);
+    let made = owner.create("/keys", "/keys", &[("name", "edge, \"north\"")]);
+    assert_eq!(made.status, 200);
+    let card = crate::fixtures::card(Some(&org), agentcard::domain::CardStatus::Draft).id;
+    let (ok, _, err) = admin(&["card", "set-status", &card, "active"]);
+    assert!(ok, "{err}");
+    // The key's creation happened on 15 January.
+    db().execute(
+        "UPDATE audit_log SET at = '2026-01-15T12:00:00Z'
+          WHERE org_id = $1 AND operation = 'create_key'",
+        &[&org],
+    )
+    .unwrap();
+
+    let page = owner.get("/audit").text();
+    let row = |what: &str| {
+        let at = page.find(what).unwrap_or_else(|| panic!("{what}: {page}"));
+        let start = page[..at].rfind("<tr>").unwrap();
+        page[start..start + page[start..].find("</tr>").unwrap()].to_string()
+    };
+    let status = row("card set to active");
+    assert!(status.contains("command line"), "{status}");
+    let link = format!("<a href=\"/cards/{card}\">card Subscription offer ({card})</a>");
+    assert!(status.contains(&link), "{status}");
+    let key = row("key created");
+    assert!(key.contains(&owner_email), "{key}");
+    assert!(
+        key.contains("<a href=\"/keys\">key edge, &#34;north&#34;"),
+        "{key}"
+    );
+    assert!(!page.contains("set_card_status") && !page.contains("create_key"));
+
+    // A range of days, both included.
+    let january = owner.get("/audit?from=2026-01-15&to=2026-01-15").text();
+    assert!(january.contains("key created") && !january.contains("card set to active"));
+    let after = owner.get("/audit?from=2026-01-16").text();
+    assert!(!after.contains("key created") && after.contains("card set to active"));
+    let before = owner.get("/audit?to=2026-01-14").text();
+    assert!(before.contains("No entry."), "{before}");
+
+    // Refused next to the field, and nothing read.
+    for (query, field, says) in [
+        ("from=2026-13-01", "from", "a date, as YYYY-MM-DD"),
+        ("to=15/01/2026", "to", "a date, as YYYY-MM-DD"),
+        (
+            "from=2026-01-16&to=2026-01-15",
+            "to",
+            "the end is before the start",
+        ),
+    ] {
+        let resp = owner.get(&format!("/audit?{query}"));
+        assert_eq!(resp.status, 422, "{query}");
+        let text = resp.text();
+        let error = format!("<span class=\"error\" id=\"{field}-error\">{says}</span>");
+        assert!(text.contains(&error), "{query}: {text}");
+        assert!(!text.contains("card set to active"), "{query}");
+        let csv = owner.get(&format!("/audit.csv?{query}"));
+        assert_eq!(csv.status, 422, "{query}");
+    }
+
+    // The CSV of the page's query: what `admin audit` reads, in the same words.
+    let page = owner.get("/audit?from=2026-01-01").text();
+    let href = "/audit.csv?actor=&#38;from=2026-01-01&#38;to=&#38;limit=100";
+    assert!(page.contains(&format!("href=\"{href}\"")), "{page}");
+    let csv = owner.get(&href.replace("&#38;", "&"));
+    assert_eq!(csv.status, 200, "{}", csv.text());
+    assert_eq!(csv.header("Content-Type"), Some("text/csv; charset=utf-8"));
+    assert_eq!(
+        csv.header("Content-Disposition"),
+        Some(format!("attachment; filename=\"audit-{org}.csv\"").as_str())
+    );
+    let records = parse_csv(&csv.text());
+    assert_eq!(
+        records[0],
+        [
+            "at",
+            "who",
+            "operation",
+            "object_kind",
+            "object_id",
+            "object"
+        ]
+    );
+    let (ok, cli, err) = admin(&["audit", "--org", &org]);
+    assert!(ok, "{err}");
+    let expected: Vec<Vec<String>> = cli["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let text = |m: &str| e[m].as_str().unwrap_or("").to_string();
+            vec![
+                text("who"),
+                text("what"),
+                text("object_kind"),
+                text("object"),
+                text("object_name"),
+            ]
+        })
+        .collect();
+    let got: Vec<Vec<String>> = records[1..].iter().map(|r| r[1..].to_vec()).collect();
+    assert_eq!(got, expected);
+    assert!(got.iter().any(|r| r[4] == "edge, \"north\""), "{got:?}");
+}
