@@ -383,3 +383,106 @@ fn the_audit_page_reads_in_words_within_dates_and_downloads_as_csv() {
     assert_eq!(got, expected);
     assert!(got.iter().any(|r| r[4] == "edge, \"north\""), "{got:?}");
 }
+
+#[test]
+fn with_mail_invitations_are_mailed_and_a_forgotten_password_gets_a_link() {
+    use crate::console_fixtures::{link_in, SmtpSink, ORIGIN};
+    use crate::harness::{server, start_server, CLIENT_IP_HEADER};
+    let mut sink = SmtpSink::start();
+    let url = sink.url();
+    let own = start_server(
+        &server().database_url,
+        &[
+            ("AGENTCARD_SMTP_URL", &url),
+            ("AGENTCARD_CLIENT_IP_HEADER", CLIENT_IP_HEADER),
+            ("AGENTCARD_TRUSTED_PROXIES", "127.0.0.0/8"),
+        ],
+    );
+    let sign_in = Browser::on(own.addr).get("/sign-in").text();
+    assert!(sign_in.contains("href=\"/forgot-password\""), "{sign_in}");
+
+    // An invitation made in the console is mailed to its person, and shown as before.
+    let org = new_org();
+    let mut owner = Browser::on(own.addr);
+    assert_eq!(
+        owner
+            .sign_in(&person(Some(&org), Role::Owner), PASSWORD)
+            .status,
+        303
+    );
+    let invitee = format!("{}@example.org", agentcard::ids::new_id("mailed_"));
+    let made = owner.create(
+        "/members",
+        "/members/invite",
+        &[("email", &invitee), ("role", "member")],
+    );
+    assert_eq!(made.status, 200, "{}", made.text());
+    assert!(
+        made.text().contains("It was also mailed"),
+        "{}",
+        made.text()
+    );
+    let text = made.text();
+    let at = text
+        .find("https://console.test/link/")
+        .expect("the link shown");
+    let link = &text[at..at + "https://console.test/link/".len() + 64];
+    let printed = sink.until(link);
+    assert!(printed.contains(&format!("\nTo: {invitee}\n")), "{printed}");
+
+    // "Forgot your password?": the same answer for a known and an unknown email.
+    let known = person(Some(&org), Role::Member);
+    let nobody = format!("{}@example.org", agentcard::ids::new_id("nobody_"));
+    let ask = |email: &str| Browser::on(own.addr).post("/forgot-password", &[("email", email)]);
+    let (for_known, for_nobody) = (ask(&known), ask(&nobody));
+    assert_eq!((for_known.status, for_nobody.status), (200, 200));
+    assert_eq!(for_known.text(), for_nobody.text());
+    assert!(
+        for_known.text().contains("on its way"),
+        "{}",
+        for_known.text()
+    );
+    let to = format!("\nTo: {known}\n");
+    sink.until(&to);
+    let printed = sink.until("If you did not ask for it");
+    let reset = link_in(&printed[printed.find(&to).unwrap()..]);
+    let path = reset.strip_prefix(ORIGIN).unwrap();
+    let page = Browser::on(own.addr).get(path);
+    assert_eq!(page.status, 200);
+    assert!(
+        page.text().contains("name=\"new_password\""),
+        "{}",
+        page.text()
+    );
+    assert!(!sink.until(&to).contains(&format!("To: {nobody}")));
+    let refused = ask("not an email");
+    assert_eq!(refused.status, 422);
+    assert!(refused.text().contains("id=\"email-error\""));
+
+    // Each request counts against the email's sign-in limit, as a failed sign-in does.
+    for _ in 1..FAILED_SIGN_IN_PER_EMAIL {
+        assert_eq!(ask(&known).status, 200);
+    }
+    assert_eq!(ask(&known).status, 429);
+    assert_eq!(Browser::on(own.addr).sign_in(&known, PASSWORD).status, 429);
+}
+
+#[test]
+fn without_mail_the_sign_in_page_says_to_ask_an_owner_and_offers_no_form() {
+    let sign_in = Browser::new().get("/sign-in").text();
+    assert!(
+        sign_in.contains("Ask an owner of your organisation"),
+        "{sign_in}"
+    );
+    assert!(!sign_in.contains("href=\"/forgot-password\""), "{sign_in}");
+    let page = Browser::new().get("/forgot-password");
+    assert_eq!(page.status, 200);
+    let text = page.text();
+    assert!(
+        text.contains("sends no mail")
+            && !text.contains("<form method=\"post\" action=\"/forgot-password\""),
+        "{text}"
+    );
+    let posted = Browser::new().post("/forgot-password", &[("email", "a@example.org")]);
+    assert_eq!(posted.status, 404);
+}
