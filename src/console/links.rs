@@ -166,12 +166,7 @@ pub fn use_link(ctx: &mut PublicContext) -> Answer {
 /// An invitation accepted by the person signed in (`ops::members::join` refuses anyone but
 /// the invitee): their session then looks at the organisation joined.
 fn join(db: &mut Client, link: &Link, visit: &Visit, csrf: &str) -> Answer {
-    if !visit.token_matches(csrf) {
-        return Err(Refusal::Forbidden(
-            "this form is out of date or not from your session: reload the page and send it \
-             again (nothing was changed)",
-        ));
-    }
+    visit.require_token(csrf)?;
     members::join(db, link, &visit.session.person)?.ok_or_else(dead_link)?;
     if let LinkPurpose::Invitation { org_id, .. } = &link.purpose {
         sessions::choose_org(db, visit.session.id, org_id)?;

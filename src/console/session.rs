@@ -165,8 +165,19 @@ impl Visit {
         }))
     }
 
+    /// The refusal of a write without this session's form token.
+    pub fn require_token(&self, sent: &str) -> Result<(), Refusal> {
+        match self.token_matches(sent) {
+            true => Ok(()),
+            false => Err(Refusal::Forbidden(
+                "this form is out of date or not from your session: reload the page and send \
+                 it again (nothing was changed)",
+            )),
+        }
+    }
+
     /// No early exit: the time taken does not tell how much of a guessed token was right.
-    pub fn token_matches(&self, sent: &str) -> bool {
+    fn token_matches(&self, sent: &str) -> bool {
         let expected = self.form_token.as_bytes();
         sent.len() == expected.len()
             && sent

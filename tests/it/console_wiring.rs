@@ -318,6 +318,12 @@ fn the_audit_page_reads_in_words_within_dates_and_downloads_as_csv() {
     assert!(!after.contains("key created") && after.contains("card set to active"));
     let before = owner.get("/audit?to=2026-01-14").text();
     assert!(before.contains("No entry."), "{before}");
+    for edge in [
+        "from=0001-01-01&to=9999-12-31",
+        "from=2026-01-15&to=2026-01-15&actor=cli",
+    ] {
+        assert_eq!(owner.get(&format!("/audit?{edge}")).status, 200, "{edge}");
+    }
 
     // Refused next to the field, and nothing read.
     for (query, field, says) in [
