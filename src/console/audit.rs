@@ -50,16 +50,18 @@ impl Shown {
             who: entry.who(),
             what: entry.what(),
             object: entry.object(),
-            href: object_page(&row.object_kind, &row.object),
+            href: object_page(&row.object_kind, &row.object, row.object_name.is_some()),
         }
     }
 }
 
-/// The console's page of an object of the log, for the kinds that have one.
-fn object_page(kind: &str, id: &str) -> Option<String> {
-    match kind {
-        "card" => Some(format!("/cards/{id}")),
-        "key" => Some("/keys".into()),
+/// The console's page of an object of the log, for the kinds that have one: a card's or a
+/// site's own page while it `exists` (the log names it then), the list of delivery keys.
+fn object_page(kind: &str, id: &str, exists: bool) -> Option<String> {
+    match (kind, exists) {
+        ("card", true) => Some(format!("/cards/{id}")),
+        ("site", true) => Some(format!("/sites/{id}")),
+        ("key", _) => Some("/keys".into()),
         _ => None,
     }
 }

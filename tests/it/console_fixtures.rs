@@ -94,15 +94,10 @@ pub fn org_id(text: &str) -> OrgId {
     OrgId::parse(text).expect("an organisation id")
 }
 
-/// The device cookie's name (a browser the person signed in from before).
-pub const DEVICE_COOKIE: &str = "agentcard_device";
-
-/// A browser of the console: its client address, its session cookie once signed in, and the
-/// device cookie of its last sign-in.
+/// A browser of the console: its client address, its session cookie once signed in.
 pub struct Browser {
     pub client: Client,
     pub cookie: Option<String>,
-    pub device: Option<String>,
 }
 
 impl Browser {
@@ -110,7 +105,6 @@ impl Browser {
         Browser {
             client: console(),
             cookie: None,
-            device: None,
         }
     }
 
@@ -134,12 +128,8 @@ impl Browser {
 
     pub fn headers(&self) -> Vec<(&str, String)> {
         let mut headers = vec![("User-Agent", "ConsoleTest/1.0".to_string())];
-        let cookies: Vec<String> = [(COOKIE, &self.cookie), (DEVICE_COOKIE, &self.device)]
-            .iter()
-            .filter_map(|(name, value)| value.as_ref().map(|v| format!("{name}={v}")))
-            .collect();
-        if !cookies.is_empty() {
-            headers.push(("Cookie", cookies.join("; ")));
+        if let Some(cookie) = &self.cookie {
+            headers.push(("Cookie", format!("{COOKIE}={cookie}")));
         }
         headers
     }
@@ -176,9 +166,6 @@ impl Browser {
         let resp = self.post("/sign-in", &[("email", email), ("password", password)]);
         if let Some(secret) = session_cookie(&resp) {
             self.cookie = Some(secret);
-        }
-        if let Some(device) = set_cookie(&resp, DEVICE_COOKIE) {
-            self.device = Some(device);
         }
         resp
     }
