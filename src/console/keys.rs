@@ -4,7 +4,7 @@
 use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
 use super::notice::Notice;
-use super::pages::{self, Field, Layout};
+use super::pages::{self, Creating, Field, Layout};
 use super::refusal::Refusal;
 use crate::db::keys::KeyRow;
 use crate::domain::KeyName;
@@ -19,8 +19,8 @@ pub struct KeysPage {
     pub layout: Layout,
     pub keys: Vec<KeyRow>,
     pub name: Field,
-    /// A key just made, on the answer that made it only.
-    pub secret: Option<String>,
+    /// The form's one-time value; a key just made, on the answer that made it only.
+    pub creating: Creating,
 }
 
 fn page(ctx: &mut PageContext) -> Result<KeysPage, Refusal> {
@@ -28,7 +28,7 @@ fn page(ctx: &mut PageContext) -> Result<KeysPage, Refusal> {
         layout: ctx.layout(),
         keys: ops::keys::list_keys(ctx.db, &ctx.caller()?)?,
         name: Field::new("name", "Name", "text"),
-        secret: None,
+        creating: Creating::new(ctx.once()?),
     })
 }
 
@@ -36,18 +36,19 @@ pub fn list(ctx: &mut PageContext) -> Answer {
     Ok(pages::html(200, &page(ctx)?))
 }
 
-/// `POST /keys`.
+/// `POST /keys`: the same form sent again makes none.
 pub fn create(ctx: &mut PageContext) -> Answer {
     let caller = ctx.caller()?;
     let mut page = page(ctx)?;
     let Some(name) = page.name.parse(&ctx.form, KeyName::parse) else {
         return Ok(pages::html(422, &page));
     };
-    let prefix = &ctx.app.config.prefix;
-    let created = ops::keys::create_key(ctx.db, &caller, name.as_ref(), prefix)?;
-    page.secret = Some(created.secret);
+    let app = ctx.app;
+    let prefix = &app.config.prefix;
+    let made = ctx.made_once(|tx| ops::keys::create_key(tx, &caller, name.as_ref(), prefix))?;
+    let status = page.creating.made(made.map(|created| created.secret));
     page.keys = ops::keys::list_keys(ctx.db, &caller)?;
-    Ok(pages::html(200, &page))
+    Ok(pages::html(status, &page))
 }
 
 /// `POST /keys/{key}/revoke`.

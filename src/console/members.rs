@@ -5,7 +5,7 @@
 use super::captures::InvitationNumber;
 use super::context::{Answer, PageContext};
 use super::notice::Notice;
-use super::pages::{self, Field, MembersPage};
+use super::pages::{self, Creating, Field, MembersPage};
 use super::refusal::Refusal;
 use super::session::console_url;
 use crate::db::people;
@@ -13,6 +13,7 @@ use crate::domain::{Email, Role};
 use crate::error::ApiError;
 use crate::ids::PersonId;
 use crate::ops::members;
+use crate::ops::once::Made;
 
 fn page(ctx: &mut PageContext) -> Result<MembersPage, Refusal> {
     let org = ctx.caller()?.org.id;
@@ -23,7 +24,8 @@ fn page(ctx: &mut PageContext) -> Result<MembersPage, Refusal> {
         invitations: people::pending_invitations(ctx.db, &org)?,
         email: Field::new("email", "Email", "email"),
         role_error: None,
-        new_link: None,
+        creating: Creating::new(ctx.once()?),
+        mailed: false,
     })
 }
 
@@ -32,25 +34,32 @@ pub fn list(ctx: &mut PageContext) -> Answer {
 }
 
 /// `POST /members/invite`: the link is shown on the answer itself, once (it is not stored, so
-/// no later page can show it).
+/// no later page can show it), and mailed to the person when mail is set up; the same form
+/// sent again makes none.
 pub fn invite(ctx: &mut PageContext) -> Answer {
     let mut page = page(ctx)?;
-    let form = &ctx.form;
-    page.email.value = form.get("email").to_string();
     let caller = ctx.caller()?;
     let url = console_url(ctx.app);
-    let invited = Email::parse(form.get("email"))
+    let sent = ctx.form.get("email").to_string();
+    let invited = Email::parse(&sent)
         .map_err(ApiError::from)
-        .and_then(|email| Ok((email, Role::parse(form.get("role"))?)))
-        .and_then(|(email, role)| members::invite(ctx.db, &caller, url, &email, role));
+        .and_then(|email| Ok((email, Role::parse(ctx.form.get("role"))?)))
+        .and_then(|(email, role)| {
+            let made = ctx.made_once(|tx| members::invite(tx, &caller, url, &email, role))?;
+            Ok((email, role, made))
+        });
     match invited {
-        Ok(link) => {
-            page.new_link = Some(link);
-            page.email.value.clear();
+        Ok((email, role, made)) => {
+            if let Made::New(link) = &made {
+                let mailer = ctx.app.mailer.as_ref();
+                page.mailed = members::mail_invitation(mailer, &caller, &email, role, link);
+            }
+            let status = page.creating.made(made);
             page.invitations = people::pending_invitations(ctx.db, &caller.org.id)?;
-            Ok(pages::html(200, &page))
+            Ok(pages::html(status, &page))
         }
         Err(error) => {
+            page.email.value = sent;
             match pages::field_refusal(error)? {
                 (field, message) if field == "role" => page.role_error = Some(message),
                 (_, message) => page.email.error = Some(message),

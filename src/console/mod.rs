@@ -142,11 +142,8 @@ fn signed_in(mut ctx: PageContext, page: &Page, handle: SignedInHandler) -> Resp
 }
 
 fn allowed(ctx: &PageContext, page: &Page) -> Result<(), Refusal> {
-    if page.method == Method::Post && !ctx.visit.token_matches(ctx.form.get("csrf")) {
-        return Err(Refusal::Forbidden(
-            "this form is out of date or not from your session: reload the page and send it \
-             again (nothing was changed)",
-        ));
+    if page.method == Method::Post {
+        ctx.visit.require_token(ctx.form.get("csrf"))?;
     }
     match page.access {
         Access::Owner => ctx.visit.require_owner(),

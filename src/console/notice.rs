@@ -38,10 +38,11 @@ pub enum Notice {
     RuleAdded,
     RuleSaved,
     RuleDeleted,
+    JoinedSignedIn,
 }
 
 impl Notice {
-    const ALL: [Notice; 31] = [
+    const ALL: [Notice; 32] = [
         Notice::PasswordChanged,
         Notice::OthersEnded,
         Notice::PasswordSet,
@@ -73,6 +74,7 @@ impl Notice {
         Notice::RuleAdded,
         Notice::RuleSaved,
         Notice::RuleDeleted,
+        Notice::JoinedSignedIn,
     ];
 
     /// The notice a query's `notice` names; an unknown key names none.
@@ -165,6 +167,10 @@ impl Notice {
             Notice::RuleAdded => ("rule-added", "The rule was added."),
             Notice::RuleSaved => ("rule-saved", "The rule was saved."),
             Notice::RuleDeleted => ("rule-deleted", "The rule was deleted."),
+            Notice::JoinedSignedIn => (
+                "joined-org",
+                "You have joined the organisation: it is the one open now.",
+            ),
         }
     }
     /// What a card's page says after its status changed.

@@ -11,6 +11,7 @@ use crate::domain::Invalid;
 use crate::error::{ApiError, RETRY_AFTER_SECONDS};
 use crate::http::Response;
 use crate::ids::PersonId;
+use crate::ops::once::{Made, SHOWN_ALREADY};
 use askama::Template;
 
 const STYLESHEET: &str = include_str!("../../templates/console/console.css");
@@ -59,6 +60,39 @@ impl Field {
                 self.value = sent.to_string();
                 self.error = Some(invalid.message);
                 None
+            }
+        }
+    }
+}
+
+/// A form that makes a secret (a token, a key, an invitation): the one-time value it carries,
+/// and on the answer to its `POST` the secret made, shown this once, or the word that the form
+/// was sent already and made nothing.
+#[derive(Debug, Clone, Default)]
+pub struct Creating {
+    pub once: String,
+    pub secret: Option<String>,
+    pub shown_already: Option<&'static str>,
+}
+
+impl Creating {
+    pub fn new(once: String) -> Creating {
+        Creating {
+            once,
+            ..Creating::default()
+        }
+    }
+
+    /// Shows what the post made; the answer's status (`409` for a form sent again).
+    pub fn made(&mut self, made: Made<String>) -> u16 {
+        match made {
+            Made::New(secret) => {
+                self.secret = Some(secret);
+                200
+            }
+            Made::ShownAlready => {
+                self.shown_already = Some(SHOWN_ALREADY);
+                409
             }
         }
     }
@@ -127,6 +161,10 @@ pub struct SignIn {
     pub layout: Layout,
     pub email: Field,
     pub password: Field,
+    /// The console's page to go to once signed in (`sign_in::return_path`); empty: home.
+    pub next: String,
+    /// Mail is set up: the page offers "Forgot your password?".
+    pub mail: bool,
 }
 
 impl SignIn {
@@ -136,8 +174,21 @@ impl SignIn {
             email: Field::new("email", "Email", "email").autocomplete("username"),
             password: Field::new("password", "Password", "password")
                 .autocomplete("current-password"),
+            next: String::new(),
+            mail: false,
         }
     }
+}
+
+/// "Forgot your password?": the email to mail a link to, or (without mail) whom to ask.
+#[derive(Template)]
+#[template(path = "console/forgot_password.html")]
+pub struct ForgotPassword {
+    pub layout: Layout,
+    pub email: Field,
+    pub mail: bool,
+    /// The request was taken: the same words whether the email is known or not.
+    pub sent: bool,
 }
 
 pub fn sign_in(status: u16, page: SignIn) -> Response {
@@ -155,8 +206,10 @@ pub struct MembersPage {
     /// The invite form's email field, and the refusal of its role.
     pub email: Field,
     pub role_error: Option<String>,
-    /// An invitation's link, on the answer that made it only.
-    pub new_link: Option<String>,
+    /// The invite form's one-time value; an invitation's link, on the answer that made it only.
+    pub creating: Creating,
+    /// The invitation was also mailed to its person (`AGENTCARD_SMTP_URL` set).
+    pub mailed: bool,
 }
 
 #[derive(Template)]
@@ -169,6 +222,13 @@ pub struct LinkPage {
     pub button: &'static str,
     /// The new password's field; `None`: the link only asks to join.
     pub password: Option<Field>,
+    /// The form is offered (not to someone who must sign in as the invitee first).
+    pub offer: bool,
+    /// The session's form token, when the invitee signed in joins.
+    pub csrf: Option<String>,
+    /// Why no form is offered, and where to sign in (back to the link after).
+    pub note: Option<String>,
+    pub sign_in: Option<String>,
 }
 
 #[derive(Template)]

@@ -68,6 +68,9 @@ pub static PAGES: &[Page] = &[
     sign_in_attempt(Post, "/sign-in", sign_in::sign_in),
     public(Get, "/link/{link}", links::page),
     public(Post, "/link/{link}", links::use_link),
+    // Issue 34 item 7: "forgot your password", counted as sign-ins.
+    public(Get, "/forgot-password", sign_in::forgot_form),
+    sign_in_attempt(Post, "/forgot-password", sign_in::forgot),
     member(Get, "/", account::home),
     member(Post, "/sign-out", sign_in::sign_out),
     member(Get, "/sessions", account::sessions),
@@ -129,6 +132,8 @@ pub static PAGES: &[Page] = &[
     member(Post, "/sites/{domain}/rules/{route}", rules::edit),
     member(Post, "/sites/{domain}/rules/{route}/delete", rules::delete),
     member(Get, "/audit", audit::page),
+    // Issue 34 item 9: the audit log as CSV.
+    member(Get, "/audit.csv", audit::csv),
 ];
 
 const fn page(method: Method, path: &'static str, access: Access, handler: Handler) -> Page {

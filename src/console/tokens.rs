@@ -5,7 +5,7 @@
 use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
 use super::notice::Notice;
-use super::pages::{self, Field, Layout};
+use super::pages::{self, Creating, Field, Layout};
 use super::refusal::Refusal;
 use crate::db::orgs::{Creator, TokenRow};
 use crate::domain::TokenName;
@@ -20,8 +20,8 @@ pub struct TokensPage {
     pub layout: Layout,
     pub tokens: Vec<TokenRow>,
     pub name: Field,
-    /// A token just made, on the answer that made it only.
-    pub secret: Option<String>,
+    /// The form's one-time value; a token just made, on the answer that made it only.
+    pub creating: Creating,
 }
 
 fn page(ctx: &mut PageContext) -> Result<TokensPage, Refusal> {
@@ -29,7 +29,7 @@ fn page(ctx: &mut PageContext) -> Result<TokensPage, Refusal> {
         layout: ctx.layout(),
         tokens: ops::tokens::list_tokens(ctx.db, &ctx.caller()?)?,
         name: Field::new("name", "Name", "text"),
-        secret: None,
+        creating: Creating::new(ctx.once()?),
     })
 }
 
@@ -37,7 +37,8 @@ pub fn list(ctx: &mut PageContext) -> Answer {
     Ok(pages::html(200, &page(ctx)?))
 }
 
-/// `POST /tokens`: a token made by support staff expires after 90 days, an owner's never.
+/// `POST /tokens`: a token made by support staff expires after 90 days, an owner's never;
+/// the same form sent again makes none.
 pub fn create(ctx: &mut PageContext) -> Answer {
     let caller = ctx.caller()?;
     let mut page = page(ctx)?;
@@ -48,11 +49,13 @@ pub fn create(ctx: &mut PageContext) -> Answer {
         true => Creator::Support,
         false => Creator::Owner,
     };
-    let prefix = &ctx.app.config.prefix;
-    let created = ops::tokens::create_token(ctx.db, &caller, &name, creator, prefix)?;
-    page.secret = Some(created.secret);
+    let app = ctx.app;
+    let prefix = &app.config.prefix;
+    let made =
+        ctx.made_once(|tx| ops::tokens::create_token(tx, &caller, &name, creator, prefix))?;
+    let status = page.creating.made(made.map(|created| created.secret));
     page.tokens = ops::tokens::list_tokens(ctx.db, &caller)?;
-    Ok(pages::html(200, &page))
+    Ok(pages::html(status, &page))
 }
 
 /// `POST /tokens/{token}/revoke`.

@@ -57,6 +57,8 @@
 //!   card, the audit log in words, secrets made once, invitations, device cookies, mail).
 //! - `console_sites`: the console's site map: sites, a page per site, fragments with and without a
 //!   reference, the default, rules, the "test a page" box; read back, refusals, isolation.
+//! - `console_wiring`: issue 34's rules on the console's pages: secrets made once, invitations
+//!   accepted signed in, device cookies at sign-in, mail, the audit log in words, dates and CSV.
 //! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
@@ -89,6 +91,7 @@ mod console_flood;
 mod console_safety;
 mod console_sites;
 mod console_web;
+mod console_wiring;
 mod conventions;
 mod counting;
 mod delivery;
