@@ -43,6 +43,9 @@
 //! - `console_access`: the console's access rules walked from its page table (every page, a
 //!   visitor not signed in and a member on owners' pages), NUL and invalid UTF-8 in forms and
 //!   queries, the audit of a password change.
+//! - `console_people`: confirmations before a revocation or a removal, the members page for
+//!   every member, sessions by browser, every refused card field at once, times in words, the
+//!   pages' notices, error pages and scrolling tables.
 //! - `console_cards`: the console's card pages: each action read back, refusals, CSRF, audit, and
 //!   the same rules and messages as `/v1`.
 //! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
@@ -70,6 +73,7 @@ mod console;
 mod console_access;
 mod console_admin;
 mod console_cards;
+mod console_people;
 mod console_web;
 mod conventions;
 mod counting;
