@@ -208,6 +208,8 @@ fn matched(pattern: &str, segments: &[&str]) -> Option<Captures> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageSample {
     pub method: &'static str,
+    /// The path pattern, as the table writes it (`/cards/{card}`).
+    pub pattern: &'static str,
     pub path: String,
     pub access: Access,
 }
@@ -221,6 +223,7 @@ pub fn page_table() -> Vec<PageSample> {
                 Get => "GET",
                 Post => "POST",
             },
+            pattern: page.path,
             path: sample_path(page.path),
             access: page.access,
         })

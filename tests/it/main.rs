@@ -48,7 +48,8 @@
 //!   pages' notices, error pages and scrolling tables.
 //! - `console_cards`: the console's card pages: each action read back, refusals, CSRF, audit, and
 //!   the same rules and messages as `/v1`.
-//! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
+//! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core;
+//!   every page again at a phone's width (390×844: axe with target size, no sideways scroll).
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
 //! - `logging`: the operator's log at the default filter (no line per request).
