@@ -24,12 +24,32 @@ pub struct KeysPage {
 }
 
 fn page(ctx: &mut PageContext) -> Result<KeysPage, Refusal> {
+    let keys = ops::keys::list_keys(ctx.db, &ctx.caller()?)?;
+    let mut layout = ctx.layout();
+    let about = ctx.query.get("about");
+    layout.about = keys.iter().find(|k| k.id.as_str() == about).map(label);
     Ok(KeysPage {
-        layout: ctx.layout(),
-        keys: ops::keys::list_keys(ctx.db, &ctx.caller()?)?,
+        layout,
+        keys,
         name: Field::new("name", "Name", "text"),
         creating: Creating::new(ctx.once()?),
     })
+}
+
+/// A key as a sentence names it: its name and prefix.
+fn label(key: &KeyRow) -> String {
+    let name = key.name.as_deref().unwrap_or("without a name");
+    format!("{name} ({}…)", key.prefix)
+}
+
+/// The key of the path, of this organisation.
+fn key_of_path(ctx: &mut PageContext) -> Result<KeyRow, Refusal> {
+    let id: KeyId = ctx.captures.get()?;
+    let keys = ops::keys::list_keys(ctx.db, &ctx.caller()?)?;
+    Ok(keys
+        .into_iter()
+        .find(|k| k.id == id)
+        .ok_or(ApiError::NotFound)?)
 }
 
 pub fn list(ctx: &mut PageContext) -> Answer {
@@ -51,30 +71,45 @@ pub fn create(ctx: &mut PageContext) -> Answer {
     Ok(pages::html(status, &page))
 }
 
-/// `POST /keys/{key}/revoke`.
+/// `GET /keys/{key}/revoke`: which key stops, and the button that stops it.
+pub fn confirm_revoke(ctx: &mut PageContext) -> Answer {
+    let key = key_of_path(ctx)?;
+    let page = Confirm {
+        layout: ctx.layout(),
+        title: format!("Revoke the key {}", label(&key)),
+        goes: vec![
+            "Every page whose edge asks with this key gets no card from now on: make and \
+             deploy a new key first if it is in use."
+                .into(),
+        ],
+        action: format!("/keys/{}/revoke", key.id),
+        button: "Revoke the key",
+        back: "/keys".into(),
+    };
+    Ok(pages::html(200, &page))
+}
+
+/// `POST /keys/{key}/revoke`: the notice names the key.
 pub fn revoke(ctx: &mut PageContext) -> Answer {
     let id: KeyId = ctx.captures.get()?;
     ops::keys::revoke_key(ctx.db, &ctx.caller()?, &id)?;
-    Ok(pages::redirect_with("/keys", Notice::KeyRevoked))
+    Ok(pages::redirect_about(
+        "/keys",
+        Notice::KeyRevoked,
+        id.as_str(),
+    ))
 }
 
 /// `GET /keys/{key}/delete`: a revoked key only (a live one is refused as the delete would be).
 pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
-    let id: KeyId = ctx.captures.get()?;
-    let key = ops::keys::list_keys(ctx.db, &ctx.caller()?)?
-        .into_iter()
-        .find(|k| k.id == id)
-        .ok_or(ApiError::NotFound)?;
+    let key = key_of_path(ctx)?;
+    let id = &key.id;
     if !key.is_revoked() {
         return Err(ApiError::validation("id", "this key is live: revoke it first").into());
     }
     let page = Confirm {
         layout: ctx.layout(),
-        title: format!(
-            "Delete the revoked key {} ({}…)",
-            key.name.as_deref().unwrap_or("without a name"),
-            key.prefix
-        ),
+        title: format!("Delete the revoked key {}", label(&key)),
         goes: vec![
             "It leaves the list for good; the audit log keeps what was done with it.".into(),
         ],

@@ -112,9 +112,23 @@ fn link_page(
         )
         .autocomplete("new-password")
     });
+    // The account the password is for, where a password manager saves it with the password.
+    let email = match (step, &link.purpose) {
+        (
+            Step::SetPassword {
+                person: Some(person),
+            },
+            _,
+        ) => Some(person.email.clone()),
+        (Step::SetPassword { person: None }, LinkPurpose::Invitation { email, .. }) => {
+            Some(email.clone())
+        }
+        _ => None,
+    };
     Ok(LinkPage {
         layout,
         intro,
+        email,
         action: format!("{LINK_PATH}{secret}"),
         button: match step {
             Step::Join { .. } => "Join",

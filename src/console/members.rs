@@ -1,8 +1,10 @@
-//! The members page, for owners only (support staff count as owners; the page table checks
-//! the page and each `POST` alike): the members with their roles, the pending invitations,
-//! and the invite form. The writes are `ops::members`'s.
+//! The members page: every member reads it (the members with their roles, the pending
+//! invitations); owners only change it (support staff count as owners; the page table checks
+//! each `POST` and the removal's confirmation): the invite form, a role, a removal after a
+//! confirmation. The writes are `ops::members`'s.
 
 use super::captures::InvitationNumber;
+use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
 use super::notice::Notice;
 use super::pages::{self, Creating, Field, MembersPage};
@@ -17,10 +19,17 @@ use crate::ops::once::Made;
 
 fn page(ctx: &mut PageContext) -> Result<MembersPage, Refusal> {
     let org = ctx.caller()?.org.id;
+    let members = people::members(ctx.db, &org)?;
+    let owners = members.iter().filter(|m| m.role == Role::Owner).count();
     Ok(MembersPage {
         layout: ctx.layout(),
+        owner: ctx.visit.is_owner(),
         me: ctx.visit.session.person.clone(),
-        members: people::members(ctx.db, &org)?,
+        last_owner: (owners == 1)
+            .then(|| members.iter().find(|m| m.role == Role::Owner))
+            .flatten()
+            .map(|m| m.person_id.clone()),
+        members,
         invitations: people::pending_invitations(ctx.db, &org)?,
         email: Field::new("email", "Email", "email"),
         role_error: None,
@@ -75,6 +84,35 @@ pub fn change_role(ctx: &mut PageContext) -> Answer {
     let role = Role::parse(ctx.form.get("role"))?;
     members::change_role(ctx.db, &ctx.caller()?, &person, role)?;
     Ok(pages::redirect_with("/members", Notice::RoleChanged))
+}
+
+/// `GET /members/{person}/remove`: who leaves, and the button that removes them.
+pub fn confirm_remove(ctx: &mut PageContext) -> Answer {
+    let person: PersonId = ctx.captures.get()?;
+    let org = ctx.caller()?.org;
+    let member = people::members(ctx.db, &org.id)?
+        .into_iter()
+        .find(|m| m.person_id == person)
+        .ok_or(ApiError::NotFound)?;
+    let goes = match person == ctx.visit.session.person {
+        true => format!("You no longer open {}.", org.name),
+        false => format!(
+            "They no longer open {}; they come back only with a new invitation.",
+            org.name
+        ),
+    };
+    let page = Confirm {
+        layout: ctx.layout(),
+        title: format!(
+            "Remove {} ({}) from {}",
+            member.email, member.role, org.name
+        ),
+        goes: vec![goes],
+        action: format!("/members/{person}/remove"),
+        button: "Remove the member",
+        back: "/members".into(),
+    };
+    Ok(pages::html(200, &page))
 }
 
 /// `POST /members/{person}/remove`: an owner who removes themselves goes home.

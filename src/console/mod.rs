@@ -9,6 +9,7 @@
 
 mod account;
 mod audit;
+mod browsers;
 mod captures;
 mod card_form;
 mod cards;

@@ -116,6 +116,8 @@ pub fn field_refusal(error: ApiError) -> Result<(String, String), Refusal> {
 pub struct Layout {
     pub nav: Option<Nav>,
     pub notice: Option<Notice>,
+    /// What the write was about, by name, where the page found it (`redirect_about`).
+    pub about: Option<String>,
 }
 
 impl Layout {
@@ -123,7 +125,14 @@ impl Layout {
         Layout {
             nav: visit.map(Nav::of),
             notice,
+            about: None,
         }
+    }
+
+    /// The notice's sentence, naming what it is about when the page knows it.
+    pub fn notice_sentence(&self) -> Option<String> {
+        let about = self.about.as_deref();
+        self.notice.map(|notice| notice.sentence_about(about))
     }
 }
 
@@ -199,8 +208,12 @@ pub fn sign_in(status: u16, page: SignIn) -> Response {
 #[template(path = "console/members.html")]
 pub struct MembersPage {
     pub layout: Layout,
+    /// The person looking may change the members (the forms are shown to owners only).
+    pub owner: bool,
     /// The person looking: their own row says so.
     pub me: PersonId,
+    /// The organisation's only owner, whose removal is not offered (it would be refused).
+    pub last_owner: Option<PersonId>,
     pub members: Vec<Member>,
     pub invitations: Vec<PendingInvitation>,
     /// The invite form's email field, and the refusal of its role.
@@ -217,6 +230,8 @@ pub struct MembersPage {
 pub struct LinkPage {
     pub layout: Layout,
     pub intro: String,
+    /// The email of the account whose password is set (read-only, for password managers).
+    pub email: Option<String>,
     /// Where the form posts: the link itself.
     pub action: String,
     pub button: &'static str,
@@ -261,6 +276,7 @@ pub struct PasswordPage {
 #[template(path = "console/error.html")]
 struct ErrorPage {
     layout: Layout,
+    status: u16,
     title: &'static str,
     message: String,
     next_href: &'static str,
@@ -270,21 +286,21 @@ struct ErrorPage {
 /// The page of a refusal, with its status (and `Allow`, `Retry-After` where they belong); to a
 /// signed-in person, with the header of their pages.
 pub fn refusal(refusal: &Refusal, visit: Option<&Visit>) -> Response {
-    let (status, title, message) = match refusal {
-        Refusal::Api(error) => (error.status(), "Not done", error.message()),
-        Refusal::BadRequest(message) => (400, "Not done", message.to_string()),
-        Refusal::Forbidden(message) => (403, "Not allowed", message.to_string()),
-        Refusal::Gone(message) => (410, "Link not valid", message.to_string()),
+    let (status, message) = match refusal {
+        Refusal::Api(error) => (error.status(), error.message()),
+        Refusal::BadRequest(message) => (400, message.to_string()),
+        Refusal::Forbidden(message) => (403, message.to_string()),
+        Refusal::Gone(message) => (410, message.to_string()),
         Refusal::Busy => (
             503,
-            "Busy",
             "The console is busy at this moment: nothing was done. Try again in a few seconds."
                 .into(),
         ),
     };
     let page = ErrorPage {
         layout: Layout::of(visit, None),
-        title,
+        status,
+        title: error_title(status),
         message,
         next_href: "/",
         next_label: "Back to the console",
@@ -301,6 +317,24 @@ pub fn refusal(refusal: &Refusal, visit: Option<&Visit>) -> Response {
     }
 }
 
+/// What happened, in a refusal page's heading, by its status.
+fn error_title(status: u16) -> &'static str {
+    match status {
+        400 => "Not understood",
+        403 => "Not allowed",
+        404 => "Not found",
+        405 => "Not possible on this page",
+        409 => "Not done: it conflicts with what is there",
+        410 => "Link not valid",
+        413 => "Too large",
+        422 => "Not done: a value was refused",
+        429 => "Too many attempts",
+        503 => "Busy",
+        500..=599 => "Something went wrong on our side",
+        _ => "Not done",
+    }
+}
+
 /// `303 See Other` to a page of the console: after a write, the browser reads the result
 /// with a `GET` (post/redirect/get).
 pub fn redirect(location: &str) -> Response {
@@ -310,6 +344,26 @@ pub fn redirect(location: &str) -> Response {
 /// The redirect after a write to a page that says `notice`.
 pub fn redirect_with(location: &str, notice: Notice) -> Response {
     redirect(&format!("{location}?notice={}", notice.key()))
+}
+
+/// The redirect after a write about one object (a key, a token): its id rides in the query
+/// (`about`), and the page names it from its own list, so a crafted link cannot make the page
+/// say a name of its choosing.
+pub fn redirect_about(location: &str, notice: Notice, about: &str) -> Response {
+    redirect(&format!("{location}?notice={}&about={about}", notice.key()))
+}
+
+/// A moment as a person reads it, `27 Nov 2026, 20:41 UTC`: every time a page shows, through
+/// `time.html`, which keeps its exact value in `<time datetime>`. A text that is not a moment
+/// is shown as it is.
+pub fn when(at: &str) -> String {
+    match at.parse::<jiff::Timestamp>() {
+        Ok(moment) => moment
+            .to_zoned(jiff::tz::TimeZone::UTC)
+            .strftime("%-d %b %Y, %H:%M UTC")
+            .to_string(),
+        Err(_) => at.to_string(),
+    }
 }
 
 /// The console's own files, served to anyone (they hold nothing of an organisation), at once

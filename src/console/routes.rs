@@ -78,9 +78,10 @@ pub static PAGES: &[Page] = &[
     member(Get, "/password", account::password_form),
     member(Post, "/password", account::change_password),
     member(Post, "/org", account::choose_org),
-    owner(Get, "/members", members::list),
+    member(Get, "/members", members::list),
     owner(Post, "/members/invite", members::invite),
     owner(Post, "/members/{person}/role", members::change_role),
+    owner(Get, "/members/{person}/remove", members::confirm_remove),
     owner(Post, "/members/{person}/remove", members::remove),
     owner(
         Post,
@@ -99,11 +100,13 @@ pub static PAGES: &[Page] = &[
     member(Post, "/cards/{card}/eligibility", cards::save_eligibility),
     owner(Get, "/tokens", tokens::list),
     owner(Post, "/tokens", tokens::create),
+    owner(Get, "/tokens/{token}/revoke", tokens::confirm_revoke),
     owner(Post, "/tokens/{token}/revoke", tokens::revoke),
     owner(Get, "/tokens/{token}/delete", tokens::confirm_delete),
     owner(Post, "/tokens/{token}/delete", tokens::delete),
     member(Get, "/keys", keys::list),
     member(Post, "/keys", keys::create),
+    member(Get, "/keys/{key}/revoke", keys::confirm_revoke),
     member(Post, "/keys/{key}/revoke", keys::revoke),
     member(Get, "/keys/{key}/delete", keys::confirm_delete),
     member(Post, "/keys/{key}/delete", keys::delete),
@@ -226,6 +229,8 @@ fn matched(pattern: &str, segments: &[&str]) -> Option<Captures> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageSample {
     pub method: &'static str,
+    /// The path pattern, as the table writes it (`/cards/{card}`).
+    pub pattern: &'static str,
     pub path: String,
     pub access: Access,
 }
@@ -239,6 +244,7 @@ pub fn page_table() -> Vec<PageSample> {
                 Get => "GET",
                 Post => "POST",
             },
+            pattern: page.path,
             path: sample_path(page.path),
             access: page.access,
         })

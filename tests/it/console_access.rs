@@ -212,7 +212,7 @@ fn a_password_change_is_in_the_audit_log() {
 fn the_layout_says_the_notice_a_redirect_names_once_on_any_page() {
     let joined = Browser::new().get("/sign-in?notice=joined").text();
     let said =
-        "<p role=\"status\">You have joined the organisation: sign in with your password.</p>";
+        "<p role=\"status\" class=\"notice\">You have joined the organisation: sign in with your password.</p>";
     assert_eq!(joined.matches(said).count(), 1, "{joined}");
     let member = Browser::signed_in(&person(Some(&new_org()), Role::Member));
     let saved = member.get("/cards?notice=card-saved").text();

@@ -71,7 +71,7 @@ fn an_owner_creates_revokes_and_deletes_a_token_that_works_on_v1() {
     let revoked = owner.write(&format!("/tokens/{id}/revoke"), &[]);
     assert_eq!(
         revoked.header("Location"),
-        Some("/tokens?notice=token-revoked")
+        Some(format!("/tokens?notice=token-revoked&about={id}").as_str())
     );
     assert_eq!(me(&token), 401);
     assert_eq!(tokens_of(&org), [(id.clone(), true, None)]);
@@ -218,7 +218,8 @@ fn a_member_creates_revokes_and_deletes_a_delivery_key() {
     assert_eq!(keys_of(&org), [(id.clone(), false)]);
 
     let revoked = member.write(&format!("/keys/{id}/revoke"), &[]);
-    assert_eq!(revoked.header("Location"), Some("/keys?notice=key-revoked"));
+    let location = format!("/keys?notice=key-revoked&about={id}");
+    assert_eq!(revoked.header("Location"), Some(location.as_str()));
     assert_eq!(fragment_status(&org, &fragment, &key), 401);
     assert_eq!(member.get(&format!("/keys/{id}/delete")).status, 200);
     let deleted = member.write(&format!("/keys/{id}/delete"), &[]);

@@ -246,7 +246,11 @@ fn a_person_lists_their_sessions_and_signs_out_the_others() {
         Browser::signed_in(&email),
     );
     let page = here.get("/sessions").text();
-    assert_eq!(page.matches("ConsoleTest/1.0").count(), 3, "{page}");
+    assert_eq!(
+        page.matches("<td>Unknown browser</td>").count(),
+        3,
+        "{page}"
+    );
     assert_eq!(page.matches("this session").count(), 1);
     let done = here.write("/sessions/end-others", &[]);
     assert_eq!(
@@ -671,8 +675,10 @@ fn members_manage_nothing_of_the_members_even_by_direct_post() {
         .unwrap()
         .get(0);
     let owner_id = person_id(&owner_email);
-    assert!(!member.get("/").text().contains("href=\"/members\""));
-    assert_eq!(member.get("/members").status, 403);
+    assert_eq!(
+        member.get(&format!("/members/{owner_id}/remove")).status,
+        403
+    );
     let refused = [
         (
             "/members/invite".to_string(),

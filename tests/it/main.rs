@@ -59,7 +59,11 @@
 //!   reference, the default, rules, the "test a page" box; read back, refusals, isolation.
 //! - `console_wiring`: issue 34's rules on the console's pages: secrets made once, invitations
 //!   accepted signed in, device cookies at sign-in, mail, the audit log in words, dates and CSV.
-//! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
+//! - `console_people`: confirmations before a revocation or a removal, the members page for
+//!   every member, sessions by browser, every refused card field at once, times in words, the
+//!   pages' notices, error pages and scrolling tables.
+//! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core;
+//!   every page again at a phone's width (390×844: axe with target size, no sideways scroll).
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
 //! - `startup`: the real binary started with each mistake (database port, database, user, URL,
@@ -88,6 +92,7 @@ mod console_access;
 mod console_admin;
 mod console_cards;
 mod console_flood;
+mod console_people;
 mod console_safety;
 mod console_sites;
 mod console_web;
