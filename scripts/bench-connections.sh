@@ -25,10 +25,10 @@ readonly PORT=18090 DATABASE=agentcard_bench_conn
 agentcard_find_postgres
 url=$(agentcard_database_url "$DATABASE")
 psql -X -q -d "$AGENTCARD_PG_URL" -c "DROP DATABASE IF EXISTS $DATABASE" -c "CREATE DATABASE $DATABASE"
-cargo build --release --locked --bin agentcard >&2
+cargo build --profile bench-lto --locked --bin agentcard >&2
 
 DATABASE_URL=$url AGENTCARD_LISTEN=127.0.0.1:$PORT RUST_LOG=warn \
-	target/release/agentcard serve &
+	target/bench-lto/agentcard serve &
 pid=$!
 trap 'kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true' EXIT
 for _ in $(seq 100); do

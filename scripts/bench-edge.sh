@@ -148,7 +148,7 @@ pick_ports() {
 prepare() {
 	section "Database and build"
 	fresh_database "$DATABASE"
-	build_release --bin agentcard
+	build_profile --bin agentcard
 	EDGE_UA=agentcard-edge/$("$AGENTCARD_BIN" --version | awk '{ print $2 }')
 	DATABASE_URL=$BENCH_URL "$AGENTCARD_BIN" migrate >/dev/null
 	insert_data

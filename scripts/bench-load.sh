@@ -2,7 +2,8 @@
 # scripts/bench-load.sh [--quick]: load benchmark of GET /fragment against two references.
 #
 # 1. Recreates database `agentcard_bench` on the PostgreSQL server scripts/lib/postgres.sh
-#    finds, builds the release binaries, migrates, and loads scripts/bench-data.sql (10
+#    finds, builds the binaries (profile bench-lto; BUILD_PROFILE=release for the default
+#    release build's figures), migrates, and loads scripts/bench-data.sql (10
 #    organisations, 10 000 sites, 1 000 000 fragments, 200 000 rules, 10 000 cards, keys).
 # 2. Starts three servers on loopback, each with WORKERS threads (default: nproc), NOT
 #    pinned (servers and wrk share every CPU), all answering the same ~600-byte card
@@ -79,7 +80,7 @@ ensure_tools() {
 prepare_database() {
 	section "Database and build"
 	fresh_database "$DATABASE"
-	build_release --bin agentcard --example hello_minihttp
+	build_profile --bin agentcard --example hello_minihttp
 	HELLO_BIN=$TARGET_DIR/examples/hello_minihttp
 
 	DATABASE_URL=$BENCH_URL "$AGENTCARD_BIN" migrate >/dev/null

@@ -50,7 +50,7 @@ main() {
 	machine
 	section "Database and build"
 	fresh_database "$DATABASE"
-	build_release --bin agentcard
+	build_profile --bin agentcard
 	DATABASE_URL=$BENCH_URL "$AGENTCARD_BIN" migrate >/dev/null
 	section "Data set (scripts/bench-report.sql)"
 	local start=$EPOCHREALTIME

@@ -73,7 +73,7 @@ prepare() {
 		AGENTCARD_BIN=$PREBUILT_BIN
 		echo "binary: $AGENTCARD_BIN (AGENTCARD_BIN, not built here)"
 	else
-		build_release --bin agentcard
+		build_profile --bin agentcard
 	fi
 	DATABASE_URL=$BENCH_URL "$AGENTCARD_BIN" migrate >/dev/null
 	psql_bench -v bench_key="$BENCH_KEY" -f scripts/bench-data.sql

@@ -45,7 +45,7 @@ late_ms=$((budget + 100))
 
 ensure_bench_tools
 command -v gdb >/dev/null || agentcard_apt_install gdb || die "gdb is needed (Debian's gdb)"
-build_release --bin agentcard
+build_profile --bin agentcard
 bench_server_env
 edge_bin=$(realpath "$AGENTCARD_BIN")
 

@@ -41,6 +41,7 @@ pub mod password;
 mod pool;
 pub mod report;
 mod router;
+pub mod startup;
 mod token_use;
 mod wire;
 
@@ -50,13 +51,7 @@ use dispatch::Dispatch;
 use std::sync::Arc;
 use std::time::Instant;
 
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    #[error("database: {0}")]
-    Database(#[from] postgres::Error),
-    #[error("listen: {0}")]
-    Listen(#[from] std::io::Error),
-}
+pub use startup::StartError;
 
 /// A started service: its state and its listeners. Dropping it stops everything it started
 /// ([`Running::stop`]).
@@ -118,22 +113,47 @@ const OWN_ANSWER_HEADERS: &[(&str, &str)] = &[
     ("RateLimit-Policy", limits::POLICY_HEADER),
 ];
 
-/// Applies migrations, then serves on `config.listen` until the process ends.
+/// Binds the listeners, applies the migrations, then serves until the process ends. The
+/// listeners come first: an address in use stops the start before anything else is done.
 pub fn start(config: Config) -> Result<Running, StartError> {
-    let mut client = db::connect(&config.database_url)?;
-    for name in db::migrate::run(&mut client)? {
+    let listeners = Listeners::bind(&config)?;
+    for name in startup::migrate(&config.database_url)? {
         log::info!("applied migration {name}");
     }
     log::info!("agent markers {}", agents::version());
-    drop(client);
-    serve_without_migrating(config)
+    serve(config, listeners)
 }
 
 /// Serves without touching the database first: a database that is down at start makes the
 /// service not ready, never unable to start (and tests use it to prove `/ready` says so).
 pub fn serve_without_migrating(config: Config) -> Result<Running, StartError> {
-    http::configure_runtime(config.workers, STACK_SIZE);
-    let app = App::new(config)?;
+    let listeners = Listeners::bind(&config)?;
+    serve(config, listeners)
+}
+
+/// The public listener and the metrics' one, bound (the coroutine runtime configured first,
+/// as `may` wants before its first socket).
+struct Listeners {
+    public: http::Listener,
+    metrics: Option<http::Listener>,
+}
+
+impl Listeners {
+    fn bind(config: &Config) -> Result<Listeners, StartError> {
+        http::configure_runtime(config.workers, STACK_SIZE);
+        Ok(Listeners {
+            public: startup::bind(startup::LISTEN_SETTING, config.listen)?,
+            metrics: config
+                .metrics_listen
+                .map(|addr| startup::bind(startup::METRICS_LISTEN_SETTING, addr))
+                .transpose()?,
+        })
+    }
+}
+
+fn serve(config: Config, listeners: Listeners) -> Result<Running, StartError> {
+    let database_url = config.database_url.clone();
+    let app = App::new(config).map_err(|e| startup::database_failure(&database_url, &e))?;
     let options = http::ServerOptions {
         limits: http::HttpLimits {
             max_connections_per_address: app.config.max_connections_per_address,
@@ -145,16 +165,23 @@ pub fn serve_without_migrating(config: Config) -> Result<Running, StartError> {
         own_answer_headers: OWN_ANSWER_HEADERS,
     };
     let dispatch = Arc::new(Dispatch::new(Arc::clone(&app)));
-    let server = Arc::new(http::start(
-        app.config.listen,
-        options.clone(),
-        Arc::clone(&dispatch) as Arc<dyn http::Service>,
-    )?);
-    let metrics = match app.config.metrics_listen {
-        Some(listen) => {
+    let server = Arc::new(
+        http::serve(
+            listeners.public,
+            options.clone(),
+            Arc::clone(&dispatch) as Arc<dyn http::Service>,
+        )
+        .map_err(|e| startup::listen_failure(startup::LISTEN_SETTING, app.config.listen, &e))?,
+    );
+    let metrics = match listeners.metrics.zip(app.config.metrics_listen) {
+        Some((listener, addr)) => {
             let (app, server) = (Arc::clone(&app), Arc::clone(&server));
             let endpoint = metrics::Endpoint::new(move || read_metrics(&app, &dispatch, &server));
-            Some(http::start(listen, options, Arc::new(endpoint))?)
+            Some(
+                http::serve(listener, options, Arc::new(endpoint)).map_err(|e| {
+                    startup::listen_failure(startup::METRICS_LISTEN_SETTING, addr, &e)
+                })?,
+            )
         }
         None => None,
     };

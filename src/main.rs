@@ -1,7 +1,7 @@
 //! The `agentcard` binary: `serve`, `migrate` and `admin …`. Everything else is the library.
 
 use agentcard::config::Config;
-use agentcard::{abc_txt, admin, db, edge};
+use agentcard::{abc_txt, admin, edge, startup};
 use clap::{Parser, Subcommand};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -101,8 +101,7 @@ fn run(command: Command) -> Result<(), String> {
         }
         Command::Migrate => {
             let config = Config::from_env().map_err(|e| e.to_string())?;
-            let mut client = db::connect(&config.database_url).map_err(|e| e.to_string())?;
-            let applied = db::migrate::run(&mut client).map_err(|e| e.to_string())?;
+            let applied = startup::migrate(&config.database_url).map_err(|e| e.to_string())?;
             print(&format!("{}\n", serde_json::json!({ "applied": applied })))
         }
         Command::AbcTxt {
@@ -123,7 +122,9 @@ fn run(command: Command) -> Result<(), String> {
         }
         Command::Admin { command } => {
             let config = Config::from_env().map_err(|e| e.to_string())?;
-            let output = admin::run(command, &config).map_err(|e| admin::error_line(&e))?;
+            let mut db = startup::connect(&config.database_url).map_err(|e| e.to_string())?;
+            let output =
+                admin::run(command, &config, &mut db).map_err(|e| admin::error_line(&e))?;
             print(&output.to_string())
         }
     }

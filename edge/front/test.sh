@@ -4,10 +4,10 @@
 #
 #   edge/front/test.sh [--keep] [harness check options, e.g. --case NAME]
 #
-# Builds the release binary (cargo build --release; AGENTCARD_BIN=PATH to use another), installs
-# nginx when absent. Starts the harness's origin and card stubs, `agentcard edge` and nginx with
-# the recipe's files (its addresses substituted, its time-outs as written) on free loopback
-# ports, then checks:
+# Builds the benchmarks' binary (profile bench-lto, scripts/lib/bench.sh's build_profile;
+# AGENTCARD_BIN=PATH to use another), installs nginx when absent. Starts the harness's origin
+# and card stubs, `agentcard edge` and nginx with the recipe's files (its addresses
+# substituted, its time-outs as written) on free loopback ports, then checks:
 #   1. the recipe's marker list is data/agent-markers-v0.1.txt's;
 #   2. every shared case through nginx: each marker's page gets the card (through the edge),
 #      every other request is the origin's answer byte for byte;
@@ -52,7 +52,7 @@ PY
 
 # --- the processes --------------------------------------------------------------------------
 if [[ -z ${AGENTCARD_BIN:-} ]]; then
-	build_release --bin agentcard
+	build_profile --bin agentcard
 fi
 [[ -x $AGENTCARD_BIN ]] || die "no agentcard binary at $AGENTCARD_BIN"
 if ! nginx_binary >/dev/null; then

@@ -21,7 +21,8 @@
 #   fresh_database NAME         BENCH_URL: database NAME, dropped and created afresh
 #   psql_bench ARGS...          psql on BENCH_URL, stopping at the first error
 #   bench_ids                   PARTNER_ID, FRAGMENT_ID of scripts/bench-data.sql
-#   build_release ARGS...       cargo build --release ARGS; sets TARGET_DIR, AGENTCARD_BIN
+#   build_profile ARGS...       cargo build --profile $BUILD_PROFILE ARGS (bench-lto, the
+#                               benchmarks' profile, unless set); sets TARGET_DIR, AGENTCARD_BIN
 #   cpu_ticks PID...            utime+stime of the processes so far, in 1/CLK_TCK s
 #   wrk_session SECONDS OUTPUT NAME WRK-ARGS...   wrk in a session of its own
 #   parse_wrk OUTPUT            "requests rps p50_us p99_us non2xx socket_errors bytes_read"
@@ -247,14 +248,18 @@ bench_ids() {
 	[[ -n $PARTNER_ID && -n $FRAGMENT_ID ]] || die "the data set has no bench organisation or fragment"
 }
 
-# build_release ARGS...: the release build of ARGS (Cargo.lock respected when there is one).
+# build_profile ARGS...: the build of ARGS in profile BUILD_PROFILE, by default bench-lto
+# (Cargo.toml: whole-program LTO, what the figures of docs/performance.md are measured with;
+# BUILD_PROFILE=release measures what `cargo build --release` gives). Cargo.lock is respected
+# when there is one.
 # shellcheck disable=SC2034 # AGENTCARD_BIN is the callers'
-build_release() {
+build_profile() {
 	local -a locked=()
+	local profile=${BUILD_PROFILE:-bench-lto}
 	[[ -f Cargo.lock ]] && locked=(--locked)
-	echo "cargo build --release $*"
-	cargo build --release "${locked[@]}" "$@"
-	TARGET_DIR=${CARGO_TARGET_DIR:-target}/release
+	echo "cargo build --profile $profile $*"
+	cargo build --profile "$profile" "${locked[@]}" "$@"
+	TARGET_DIR=${CARGO_TARGET_DIR:-target}/$profile
 	AGENTCARD_BIN=$TARGET_DIR/agentcard
 }
 

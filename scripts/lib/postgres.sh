@@ -16,9 +16,11 @@
 #                                  pg_ctl), installing Debian's `postgresql` when there are none
 #
 # agentcard_find_postgres tries, in order:
-#   1. $DATABASE_URL, if set and the server answers. AGENTCARD_PG_URL is then
-#      the same server's `postgres` database (or DATABASE_URL itself when that
-#      one is not reachable); run.sh keeps DATABASE_URL as the app database.
+#   1. $DATABASE_URL, when set: the server must answer, else this fails saying
+#      why (an explicit choice is never replaced by another server).
+#      AGENTCARD_PG_URL is then the same server's `postgres` database (or
+#      DATABASE_URL itself when that one is not reachable); run.sh keeps
+#      DATABASE_URL as the app database.
 #   2. The server on 127.0.0.1:5432, user postgres, trust auth.
 #   3. A private cluster in <repo>/.pgdata (data/, run/, log), on
 #      127.0.0.1:54329, using the binaries from /usr/lib/postgresql/<highest>/bin
@@ -312,7 +314,11 @@ agentcard_find_postgres() {
 			_agentcard_log "using the PostgreSQL server of DATABASE_URL ($(_agentcard_mask "$DATABASE_URL"))"
 			return 0
 		fi
-		_agentcard_log "DATABASE_URL ($(_agentcard_mask "$DATABASE_URL")) does not answer (${err:-no error text}); looking for another server"
+		# An explicit choice that fails is reported, never replaced by another server.
+		_agentcard_die "DATABASE_URL ($(_agentcard_mask "$DATABASE_URL")) cannot be used: ${err:-no error text}." \
+			"Start that server, create that database or correct DATABASE_URL;" \
+			"or unset DATABASE_URL to use 127.0.0.1:5432 or a private cluster"
+		return 1
 	fi
 
 	# 2. 127.0.0.1:5432

@@ -14,7 +14,8 @@
 # shellcheck source=scripts/lib/apt.sh
 source "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
-AGENTCARD_VENV=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/.venv
+# A script may name another environment first (scan-console.sh: one whose pins clash with .venv/).
+AGENTCARD_VENV=${AGENTCARD_VENV:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/.venv}
 
 _agentcard_venv_error() {
 	printf 'agentcard: error: %s\n' "$*" >&2

@@ -14,7 +14,6 @@ mod people;
 mod report;
 
 use crate::config::Config;
-use crate::db;
 use crate::error::ApiError;
 use crate::ids::OrgId;
 use crate::ops::{self, Actor, Caller};
@@ -169,21 +168,23 @@ pub enum LineFormat {
     Text,
 }
 
-/// Runs one command against the database of `config`.
-pub fn run(command: AdminCommand, config: &Config) -> Result<Output, ApiError> {
-    let mut db = db::connect(&config.database_url)
-        .map_err(|error| ApiError::Internal(format!("database: {}", db::describe(&error))))?;
+/// Runs one command against `db`, the database of `config`.
+pub fn run(
+    command: AdminCommand,
+    config: &Config,
+    db: &mut postgres::Client,
+) -> Result<Output, ApiError> {
     let prefix = &config.prefix;
     let json = match command {
-        AdminCommand::Org { command } => orgs::run_org(&mut db, command),
-        AdminCommand::Token { command } => orgs::run_token(&mut db, command, prefix),
-        AdminCommand::Card { command } => cards::run(&mut db, command),
-        AdminCommand::Fragment { command } => content::run_fragment(&mut db, command),
-        AdminCommand::Site { command } => content::run_site(&mut db, command),
-        AdminCommand::Key { command } => keys::run(&mut db, command, prefix),
-        AdminCommand::User { command } => people::run_user(&mut db, command, config),
-        AdminCommand::Member { command } => people::run_member(&mut db, command, config),
-        AdminCommand::Audit(args) => audit::run(&mut db, args),
+        AdminCommand::Org { command } => orgs::run_org(db, command),
+        AdminCommand::Token { command } => orgs::run_token(db, command, prefix),
+        AdminCommand::Card { command } => cards::run(db, command),
+        AdminCommand::Fragment { command } => content::run_fragment(db, command),
+        AdminCommand::Site { command } => content::run_site(db, command),
+        AdminCommand::Key { command } => keys::run(db, command, prefix),
+        AdminCommand::User { command } => people::run_user(db, command, config),
+        AdminCommand::Member { command } => people::run_member(db, command, config),
+        AdminCommand::Audit(args) => audit::run(db, args),
         AdminCommand::Demo { format } => {
             let base_url = format!("http://{}", config.listen);
             let format = format.unwrap_or(if std::io::stdout().is_terminal() {
@@ -192,10 +193,10 @@ pub fn run(command: AdminCommand, config: &Config) -> Result<Output, ApiError> {
                 demo::Format::Json
             });
             let console = config.console_url.as_ref();
-            return demo::run(&mut db, prefix, &base_url, console, format);
+            return demo::run(db, prefix, &base_url, console, format);
         }
-        AdminCommand::Report(args) => return report::run(&mut db, args),
-        AdminCommand::AbcTxt { org, format } => return abc_txt_line(&mut db, config, &org, format),
+        AdminCommand::Report(args) => return report::run(db, args),
+        AdminCommand::AbcTxt { org, format } => return abc_txt_line(db, config, &org, format),
     };
     json.map(Output::Json)
 }

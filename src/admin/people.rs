@@ -126,11 +126,15 @@ pub fn run_member(
     }
 }
 
+/// The console's origin, which the printed link points to: a setting, refused by its name
+/// when missing (as `abc-txt` refuses a missing `AGENTCARD_BASE_HOST`).
 fn console_url(url: Option<&ConsoleUrl>) -> Result<&ConsoleUrl, ApiError> {
     url.ok_or_else(|| {
-        ApiError::internal(
-            "set AGENTCARD_CONSOLE_HOST (and AGENTCARD_CONSOLE_URL unless the console is at \
-             https://HOST): the link points to the console",
+        ApiError::validation(
+            "AGENTCARD_CONSOLE_HOST",
+            "not set: the link this prints points to the console; set AGENTCARD_CONSOLE_HOST \
+             to the console's host name (and AGENTCARD_CONSOLE_URL too unless the console is \
+             at https://HOST)",
         )
     })
 }

@@ -10,6 +10,7 @@ use crate::db::{people, sessions};
 use crate::domain::NewPassword;
 use crate::error::ApiError;
 use crate::ids::OrgId;
+use crate::limits;
 use crate::ops::{self, members};
 
 pub fn home(ctx: &mut PageContext) -> Answer {
@@ -66,7 +67,8 @@ pub fn change_password(ctx: &mut PageContext) -> Answer {
     let person = person.ok_or(ApiError::NotFound)?;
     let stored = person.password_hash.as_deref();
     let current = ctx.form.get("current_password");
-    if !check_password(ctx.app, ctx.request, &person.email, stored, current)? {
+    let limits = limits::sign_in_limits(ctx.app.client_ip(ctx.request), &person.email, false);
+    if !check_password(ctx.app, &limits, stored, current)? {
         page.current.error = Some("this is not your current password".into());
         return Ok(pages::html(422, &page));
     }

@@ -1,12 +1,19 @@
 //! The audit log page, for every member: the organisation's writes, newest first, from the
-//! console, `/v1` and the CLI alike (`ops::audit`), filtered by actor, the last 100 by
-//! default. The log holds no secret, so neither does the page.
+//! console, `/v1` and the CLI alike, in words (`ops::audit`): the operation, the object by its
+//! name with a link to its page where it has one, the actor as an email, a token's name and
+//! prefix, or "command line". Filtered by actor and by a range of days (UTC), the last 100 by
+//! default, and downloadable as CSV. The log holds no secret, so neither does the page.
 
 use super::context::{Answer, PageContext};
 use super::pages::{self, Field, Layout};
-use crate::db::audit::AuditRow;
-use crate::ops;
+use super::refusal::PageRefusal;
+use crate::error::ApiError;
+use crate::http::Response;
+use crate::ops::audit::{self, Entry, Query};
 use askama::Template;
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
+use std::time::SystemTime;
 
 /// How many entries a page shows unless asked, and at most.
 const LIMITS: [u32; 3] = [100, 500, 2000];
@@ -16,28 +23,182 @@ const LIMITS: [u32; 3] = [100, 500, 2000];
 pub struct AuditPage {
     pub layout: Layout,
     pub actor: Field,
+    /// From and to, each a day (UTC), both included.
+    pub dates: [Field; 2],
     pub limits: [u32; 3],
     pub limit: u32,
-    pub entries: Vec<AuditRow>,
+    pub entries: Vec<Shown>,
+    /// The same entries as CSV: this page's query on `/audit.csv`.
+    pub csv: String,
 }
 
-/// `GET /audit?actor=…&limit=…`: an unknown limit counts as the default.
-pub fn page(ctx: &mut PageContext) -> Answer {
-    let value = |name: &str| ctx.query.get(name).trim();
+/// An entry as the page shows it.
+pub struct Shown {
+    pub at: String,
+    pub who: String,
+    pub what: String,
+    pub object: String,
+    /// The object's page, where it has one.
+    pub href: Option<String>,
+}
+
+impl Shown {
+    fn of(entry: &Entry) -> Shown {
+        let row = &entry.row;
+        Shown {
+            at: row.at.clone(),
+            who: entry.who(),
+            what: entry.what(),
+            object: entry.object(),
+            href: object_page(&row.object_kind, &row.object, row.object_name.is_some()),
+        }
+    }
+}
+
+/// The console's page of an object of the log, for the kinds that have one: a card's or a
+/// site's own page while it `exists` (the log names it then), the list of delivery keys.
+fn object_page(kind: &str, id: &str, exists: bool) -> Option<String> {
+    match (kind, exists) {
+        ("card", true) => Some(format!("/cards/{id}")),
+        ("site", true) => Some(format!("/sites/{id}")),
+        ("key", _) => Some("/keys".into()),
+        _ => None,
+    }
+}
+
+/// The filter form as sent, and the query it makes; `None` when a field is refused (shown next
+/// to it, and nothing is read).
+struct Filter {
+    actor: Field,
+    from: Field,
+    to: Field,
+    limit: u32,
+    range: Option<(Option<SystemTime>, Option<SystemTime>)>,
+}
+
+fn filter(ctx: &PageContext) -> Filter {
+    let value = |name: &str| ctx.query.get(name).trim().to_string();
     let limit = LIMITS
         .into_iter()
         .find(|l| l.to_string() == value("limit"))
         .unwrap_or(LIMITS[0]);
-    let actor = Some(value("actor")).filter(|a| !a.is_empty());
-    let entries = ops::audit::list_entries(ctx.db, &ctx.caller()?, actor, limit)?;
-    let mut field = Field::new("actor", "Who (an email, a token prefix, or cli)", "text");
-    field.value = value("actor").to_string();
+    let field = |name, label| {
+        let mut field = Field::new(name, label, "date");
+        field.value = value(name);
+        field
+    };
+    let mut actor = Field::new("actor", "Who (an email, a token prefix, or cli)", "text");
+    actor.value = value("actor");
+    let (mut from, mut to) = (field("from", "From (UTC)"), field("to", "To (UTC)"));
+    let since = day(&mut from);
+    let until = day(&mut to);
+    let range = match (since, until) {
+        (Some(since), Some(until)) => {
+            let until = until.and_then(|d| d.tomorrow().ok());
+            match (since, until) {
+                (Some(s), Some(u)) if s >= u => {
+                    to.error = Some("the end is before the start".into());
+                    None
+                }
+                (since, until) => Some((since.map(start_of), until.map(start_of))),
+            }
+        }
+        _ => None,
+    };
+    Filter {
+        actor,
+        from,
+        to,
+        limit,
+        range,
+    }
+}
+
+/// The day a date field names (`Some(None)` when empty); `None` when refused, with its error.
+fn day(field: &mut Field) -> Option<Option<Date>> {
+    if field.value.is_empty() {
+        return Some(None);
+    }
+    let parsed = (field.value.len() == 10)
+        .then(|| field.value.parse::<Date>().ok())
+        .flatten();
+    if parsed.is_none() {
+        field.error = Some("a date, as YYYY-MM-DD".into());
+    }
+    parsed.map(Some)
+}
+
+fn start_of(day: Date) -> SystemTime {
+    let midnight = day.to_datetime(jiff::civil::Time::midnight());
+    let at = TimeZone::UTC
+        .to_timestamp(midnight)
+        .unwrap_or(jiff::Timestamp::MAX);
+    SystemTime::from(at)
+}
+
+/// The entries the filter keeps.
+fn read(ctx: &mut PageContext, filter: &Filter) -> Result<Option<Vec<Entry>>, PageRefusal> {
+    let Some((since, until)) = filter.range else {
+        return Ok(None);
+    };
+    let actor = Some(filter.actor.value.as_str()).filter(|a| !a.is_empty());
+    let query = Query {
+        actor,
+        since,
+        until,
+        limit: filter.limit,
+    };
+    Ok(Some(audit::entries(ctx.db, &ctx.caller()?, &query)?))
+}
+
+/// `GET /audit?actor=…&from=…&to=…&limit=…`: an unknown limit counts as the default; a date
+/// that is not one, or a range that ends before it starts, is refused next to its field
+/// (`422`) and nothing is read.
+pub fn page(ctx: &mut PageContext) -> Answer {
+    let filter = filter(ctx);
+    let entries = read(ctx, &filter)?;
+    let status = if entries.is_some() { 200 } else { 422 };
+    let csv = csv_href(&filter);
     let page = AuditPage {
         layout: ctx.layout(),
-        actor: field,
+        entries: entries.iter().flatten().map(Shown::of).collect(),
+        actor: filter.actor,
+        dates: [filter.from, filter.to],
         limits: LIMITS,
-        limit,
-        entries,
+        limit: filter.limit,
+        csv,
     };
-    Ok(pages::html(200, &page))
+    Ok(pages::html(status, &page))
+}
+
+/// The CSV file of the page's query.
+fn csv_href(filter: &Filter) -> String {
+    let limit = filter.limit.to_string();
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("actor", &filter.actor.value)
+        .append_pair("from", &filter.from.value)
+        .append_pair("to", &filter.to.value)
+        .append_pair("limit", &limit)
+        .finish();
+    format!("/audit.csv?{query}")
+}
+
+/// `GET /audit.csv?…`: the entries of the same query as the page, as a CSV file.
+pub fn csv(ctx: &mut PageContext) -> Answer {
+    let filter = filter(ctx);
+    let Some(entries) = read(ctx, &filter)? else {
+        let refused = [&filter.from, &filter.to].into_iter().find_map(|f| {
+            let message = f.error.clone()?;
+            Some(ApiError::validation(f.name, message))
+        });
+        return Err(refused.unwrap_or(ApiError::NotFound).into());
+    };
+    let org = ctx.caller()?.org.id;
+    Ok(Response::new(200)
+        .header("Content-Type", "text/csv; charset=utf-8")
+        .header(
+            "Content-Disposition",
+            format!("attachment; filename=\"audit-{org}.csv\""),
+        )
+        .body(audit::csv(&entries).into_bytes()))
 }

@@ -6,7 +6,7 @@ use super::form::Form;
 use super::inputs;
 use crate::db::cards::{self as stored, CardRow};
 use crate::delivery::render;
-use crate::domain::Invalid;
+use crate::domain::{Invalid, Lang};
 use crate::ids::CardId;
 use crate::ops::cards::CardForm;
 use serde_json::Value;
@@ -97,8 +97,9 @@ impl Fields {
         )
     }
 
-    pub fn blank() -> Fields {
-        Fields::with(|name| if name == "lang" { "en" } else { "" }.to_string())
+    /// An empty form, its language `lang`.
+    pub fn blank(lang: Lang) -> Fields {
+        Fields::with(|name| if name == "lang" { lang.as_str() } else { "" }.to_string())
     }
 
     pub fn of_form(form: &Form) -> Fields {
@@ -139,10 +140,13 @@ impl Fields {
         }
     }
 
-    /// The content of the card, checked as the CLI's flags are.
-    pub fn content(&self) -> Result<stored::CardContent, Invalid> {
-        let pairs = key_value_pairs(self.value("key_values"))?;
-        CardForm {
+    /// The content of the card, checked as the CLI's flags are, or every refusal at once.
+    pub fn content(&self) -> Result<stored::CardContent, Vec<Invalid>> {
+        let (pairs, unreadable) = match key_value_pairs(self.value("key_values")) {
+            Ok(pairs) => (pairs, None),
+            Err(invalid) => (Vec::new(), Some(invalid)),
+        };
+        let content = CardForm {
             name: self.value("name"),
             lang: self.value("lang"),
             brand: self.value("brand"),
@@ -153,7 +157,15 @@ impl Fields {
             link_label: Some(self.value("link_label")),
             key_values: &pairs,
         }
-        .parse()
+        .parse_all();
+        match (content, unreadable) {
+            (Ok(content), None) => Ok(content),
+            (Ok(_), Some(invalid)) => Err(vec![invalid]),
+            (Err(mut refused), unreadable) => {
+                refused.extend(unreadable);
+                Err(refused)
+            }
+        }
     }
 }
 

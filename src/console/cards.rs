@@ -160,9 +160,12 @@ fn editor(ctx: &PageContext, card: Option<&CardRow>, fields: Fields) -> CardEdit
     }
 }
 
-/// `GET /cards/new`.
+/// `GET /cards/new`: in the language the organisation uses most (English when it has no
+/// fragment or card yet).
 pub fn new(ctx: &mut PageContext) -> Answer {
-    Ok(pages::html(200, &editor(ctx, None, Fields::blank())))
+    let used = stored::most_used_lang(ctx.db, &ctx.caller()?.org.id)?;
+    let fields = Fields::blank(used.unwrap_or(Lang::En));
+    Ok(pages::html(200, &editor(ctx, None, fields)))
 }
 
 /// `GET /cards/{card}`.
@@ -190,7 +193,10 @@ fn save(ctx: &mut PageContext, caller: &Caller, card: Option<CardRow>) -> Answer
     let fields = Fields::of_form(&ctx.form);
     let content = match fields.content() {
         Ok(content) => content,
-        Err(invalid) => return refused(ctx, card.as_ref(), fields, invalid.into()),
+        Err(all) => {
+            let all = all.into_iter().map(|i| (i.field, i.message)).collect();
+            return refused(ctx, card.as_ref(), fields, all);
+        }
     };
     if ctx.form.get("action") == "preview" {
         let mut page = editor(ctx, card.as_ref(), fields);
@@ -207,22 +213,27 @@ fn save(ctx: &mut PageContext, caller: &Caller, card: Option<CardRow>) -> Answer
             &format!("/cards/{}", saved.id),
             Notice::CardSaved,
         )),
-        Err(error) => refused(ctx, card.as_ref(), fields, error),
+        Err(error) => {
+            let refusal = pages::field_refusal(error)?;
+            refused(ctx, card.as_ref(), fields, vec![refusal])
+        }
     }
 }
 
-/// The form again, as typed, with the refusal next to its field (`422`), or above the
-/// form when it names no field of it; any other refusal is its own page.
+/// The form again, as typed, with each `(field, message)` refusal next to its field (`422`),
+/// or above the form when it names no field of it.
 fn refused(
     ctx: &PageContext,
     card: Option<&CardRow>,
     mut fields: Fields,
-    error: ApiError,
+    refusals: Vec<(String, String)>,
 ) -> Answer {
-    let (field, message) = pages::field_refusal(error)?;
-    let shown = fields.refuse(&field, message.clone());
+    let unplaced: Vec<String> = refusals
+        .into_iter()
+        .filter_map(|(field, message)| (!fields.refuse(&field, message.clone())).then_some(message))
+        .collect();
     let mut page = editor(ctx, card, fields);
-    page.alert = (!shown).then_some(message);
+    page.alert = (!unplaced.is_empty()).then(|| unplaced.join(" "));
     Ok(pages::html(422, &page))
 }
 

@@ -11,9 +11,10 @@ use super::pages::Layout;
 use super::refusal::PageRefusal;
 use super::session::Visit;
 use crate::app::App;
+use crate::error::ApiError;
 use crate::http::{Request, Response};
-use crate::ops::Caller;
-use postgres::Client;
+use crate::ops::{self, once::Made, Caller};
+use postgres::{Client, Transaction};
 
 pub struct PageContext<'a, V = Visit> {
     pub app: &'a App,
@@ -63,6 +64,20 @@ impl PageContext<'_> {
     /// The layout of this person's pages, with the notice of the query.
     pub fn layout(&self) -> Layout {
         Layout::of(Some(&self.visit), self.notice())
+    }
+
+    /// A new one-time value for a form that makes a secret (its hidden field `once`).
+    pub fn once(&mut self) -> Result<String, PageRefusal> {
+        Ok(ops::once::issue(&mut *self.db, self.visit.session.id)?)
+    }
+
+    /// Runs `create` unless the form's one-time value was used already (`ops::once`).
+    pub fn made_once<T>(
+        &mut self,
+        create: impl FnOnce(&mut Transaction) -> Result<T, ApiError>,
+    ) -> Result<Made<T>, ApiError> {
+        let (session, nonce) = (self.visit.session.id, self.form.get("once"));
+        ops::once::made_once(&mut *self.db, session, nonce, create)
     }
 }
 

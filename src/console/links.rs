@@ -1,5 +1,6 @@
 //! The pages of a one-time link: set a password (a reset, or an invitation for someone new),
-//! or join an organisation (an invitation for a person who has a password). Reading the page
+//! or join an organisation (an invitation for a person who has a password, accepted by that
+//! person signed in only; anyone else is asked to sign in as them first). Reading the page
 //! changes nothing; the `POST` uses the link, once, in the transaction that does what it says.
 
 use super::captures::LinkSecret;
@@ -7,9 +8,10 @@ use super::context::{Answer, PublicContext};
 use super::notice::Notice;
 use super::pages::{self, Field, Layout, LinkPage};
 use super::refusal::PageRefusal;
-use super::session;
+use super::session::{self, Visit};
 use super::sign_in::signed_in;
-use crate::db::people::{self, LinkPurpose, OneTimeLink, Person};
+use crate::db::people::{self, OneTimeLink, LinkPurpose, Person};
+use crate::db::sessions;
 use crate::domain::NewPassword;
 use crate::error::ApiError;
 use crate::ops::members::{self, live_link, LINK_PATH};
@@ -45,13 +47,43 @@ fn dead_link() -> PageRefusal {
 }
 
 /// `GET /link/{link}`. The link's secret stands for the form token: a link is used before
-/// any session.
+/// any session (joining, signed in, carries the session's form token too).
 pub fn page(ctx: &mut PublicContext) -> Answer {
     let LinkSecret(secret) = ctx.captures.get()?;
     let link = live_link(ctx.db, &secret)?.ok_or_else(dead_link)?;
     let step = step(ctx.db, &link)?;
-    let page = link_page(ctx.db, ctx.layout(), &secret, &link, &step)?;
+    let layout = ctx.layout();
+    let mut page = link_page(ctx.db, layout, &secret, &link, &step)?;
+    if let Step::Join { person } = &step {
+        ask_to_sign_in(&mut page, ctx.visit.as_ref(), person, &secret);
+    }
     Ok(pages::html(200, &page))
+}
+
+/// An invitation for a person who has a password is accepted by that person signed in only:
+/// anyone else is asked to sign in as them first (back here after), and offered no button.
+fn ask_to_sign_in(page: &mut LinkPage, visit: Option<&Visit>, invitee: &Person, secret: &str) {
+    let email = &invitee.email;
+    match visit {
+        Some(visit) if visit.session.person == invitee.id => {
+            page.csrf = Some(visit.form_token.clone());
+        }
+        Some(visit) => {
+            page.offer = false;
+            page.note = Some(format!(
+                "You are signed in as {}, not {email}: sign out, then sign in as {email} \
+                 and open this link again to accept.",
+                visit.session.email
+            ));
+        }
+        None => {
+            page.offer = false;
+            page.note = Some(format!(
+                "{email} has a password already: sign in as {email} first to accept."
+            ));
+            page.sign_in = Some(format!("/sign-in?next={LINK_PATH}{secret}"));
+        }
+    }
 }
 
 fn link_page(
@@ -80,15 +112,33 @@ fn link_page(
         )
         .autocomplete("new-password")
     });
+    // The account the password is for, where a password manager saves it with the password.
+    let email = match (step, &link.purpose) {
+        (
+            Step::SetPassword {
+                person: Some(person),
+            },
+            _,
+        ) => Some(person.email.clone()),
+        (Step::SetPassword { person: None }, LinkPurpose::Invitation { email, .. }) => {
+            Some(email.clone())
+        }
+        _ => None,
+    };
     Ok(LinkPage {
         layout,
         intro,
+        email,
         action: format!("{LINK_PATH}{secret}"),
         button: match step {
             Step::Join { .. } => "Join",
             Step::SetPassword { .. } => "Set password and sign in",
         },
         password,
+        offer: true,
+        csrf: None,
+        note: None,
+        sign_in: None,
     })
 }
 
@@ -112,14 +162,12 @@ pub fn use_link(ctx: &mut PublicContext) -> Answer {
             }
         },
     };
-    let known = match step {
-        Step::Join { person } => Some(person),
-        Step::SetPassword { person } => person,
+    let person = match (step, &ctx.visit) {
+        (Step::Join { .. }, Some(visit)) => return join(db, &link, visit, ctx.form.get("csrf")),
+        (Step::Join { person }, None) => members::use_link(db, &link, Some(person), None)?,
+        (Step::SetPassword { person }, _) => members::use_link(db, &link, person, hash.as_deref())?,
     };
-    let person = members::use_link(db, &link, known, hash.as_deref())?.ok_or_else(dead_link)?;
-    if hash.is_none() {
-        return Ok(pages::redirect_with("/sign-in", Notice::Joined));
-    }
+    let person = person.ok_or_else(dead_link)?;
     let org = match &link.purpose {
         LinkPurpose::Invitation { org_id, .. } => Some(org_id),
         LinkPurpose::Reset { .. } => None,
@@ -127,4 +175,15 @@ pub fn use_link(ctx: &mut PublicContext) -> Answer {
     let secret = session::start(db, &person, org, ctx.request)?;
     let location = format!("/?notice={}", Notice::PasswordSet.key());
     Ok(signed_in(app, &secret, &location))
+}
+
+/// An invitation accepted by the person signed in (`ops::members::join` refuses anyone but
+/// the invitee): their session then looks at the organisation joined.
+fn join(db: &mut Client, link: &OneTimeLink, visit: &Visit, csrf: &str) -> Answer {
+    visit.require_token(csrf)?;
+    members::join(db, link, &visit.session.person)?.ok_or_else(dead_link)?;
+    if let LinkPurpose::Invitation { org_id, .. } = &link.purpose {
+        sessions::choose_org(db, visit.session.id, org_id)?;
+    }
+    Ok(pages::redirect_with("/", Notice::JoinedSignedIn))
 }

@@ -1,11 +1,13 @@
-//! The members page, for owners only (support staff count as owners; the page table checks
-//! the page and each `POST` alike): the members with their roles, the pending invitations,
-//! and the invite form. The writes are `ops::members`'s.
+//! The members page: every member reads it (the members with their roles, the pending
+//! invitations); owners only change it (support staff count as owners; the page table checks
+//! each `POST` and the removal's confirmation): the invite form, a role, a removal after a
+//! confirmation. The writes are `ops::members`'s.
 
 use super::captures::InvitationNumber;
+use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
 use super::notice::Notice;
-use super::pages::{self, Field, MembersPage};
+use super::pages::{self, Creating, Field, MembersPage};
 use super::refusal::PageRefusal;
 use super::session::console_url;
 use crate::db::people;
@@ -13,17 +15,26 @@ use crate::domain::{Email, Role};
 use crate::error::ApiError;
 use crate::ids::PersonId;
 use crate::ops::members;
+use crate::ops::once::Made;
 
 fn page(ctx: &mut PageContext) -> Result<MembersPage, PageRefusal> {
     let org = ctx.caller()?.org.id;
+    let members = people::members(ctx.db, &org)?;
+    let owners = members.iter().filter(|m| m.role == Role::Owner).count();
     Ok(MembersPage {
         layout: ctx.layout(),
+        owner: ctx.visit.is_owner(),
         me: ctx.visit.session.person.clone(),
-        members: people::members(ctx.db, &org)?,
+        last_owner: (owners == 1)
+            .then(|| members.iter().find(|m| m.role == Role::Owner))
+            .flatten()
+            .map(|m| m.person_id.clone()),
+        members,
         invitations: people::pending_invitations(ctx.db, &org)?,
         email: Field::new("email", "Email", "email"),
         role_error: None,
-        new_link: None,
+        creating: Creating::new(ctx.once()?),
+        mailed: false,
     })
 }
 
@@ -32,25 +43,32 @@ pub fn list(ctx: &mut PageContext) -> Answer {
 }
 
 /// `POST /members/invite`: the link is shown on the answer itself, once (it is not stored, so
-/// no later page can show it).
+/// no later page can show it), and mailed to the person when mail is set up; the same form
+/// sent again makes none.
 pub fn invite(ctx: &mut PageContext) -> Answer {
     let mut page = page(ctx)?;
-    let form = &ctx.form;
-    page.email.value = form.get("email").to_string();
     let caller = ctx.caller()?;
     let url = console_url(ctx.app);
-    let invited = Email::parse(form.get("email"))
+    let sent = ctx.form.get("email").to_string();
+    let invited = Email::parse(&sent)
         .map_err(ApiError::from)
-        .and_then(|email| Ok((email, Role::parse(form.get("role"))?)))
-        .and_then(|(email, role)| members::invite(ctx.db, &caller, url, &email, role));
+        .and_then(|email| Ok((email, Role::parse(ctx.form.get("role"))?)))
+        .and_then(|(email, role)| {
+            let made = ctx.made_once(|tx| members::invite(tx, &caller, url, &email, role))?;
+            Ok((email, role, made))
+        });
     match invited {
-        Ok(link) => {
-            page.new_link = Some(link);
-            page.email.value.clear();
+        Ok((email, role, made)) => {
+            if let Made::New(link) = &made {
+                let mailer = ctx.app.mailer.as_ref();
+                page.mailed = members::mail_invitation(mailer, &caller, &email, role, link);
+            }
+            let status = page.creating.made(made);
             page.invitations = people::pending_invitations(ctx.db, &caller.org.id)?;
-            Ok(pages::html(200, &page))
+            Ok(pages::html(status, &page))
         }
         Err(error) => {
+            page.email.value = sent;
             match pages::field_refusal(error)? {
                 (field, message) if field == "role" => page.role_error = Some(message),
                 (_, message) => page.email.error = Some(message),
@@ -66,6 +84,35 @@ pub fn change_role(ctx: &mut PageContext) -> Answer {
     let role = Role::parse(ctx.form.get("role"))?;
     members::change_role(ctx.db, &ctx.caller()?, &person, role)?;
     Ok(pages::redirect_with("/members", Notice::RoleChanged))
+}
+
+/// `GET /members/{person}/remove`: who leaves, and the button that removes them.
+pub fn confirm_remove(ctx: &mut PageContext) -> Answer {
+    let person: PersonId = ctx.captures.get()?;
+    let org = ctx.caller()?.org;
+    let member = people::members(ctx.db, &org.id)?
+        .into_iter()
+        .find(|m| m.person_id == person)
+        .ok_or(ApiError::NotFound)?;
+    let goes = match person == ctx.visit.session.person {
+        true => format!("You no longer open {}.", org.name),
+        false => format!(
+            "They no longer open {}; they come back only with a new invitation.",
+            org.name
+        ),
+    };
+    let page = Confirm {
+        layout: ctx.layout(),
+        title: format!(
+            "Remove {} ({}) from {}",
+            member.email, member.role, org.name
+        ),
+        goes: vec![goes],
+        action: format!("/members/{person}/remove"),
+        button: "Remove the member",
+        back: "/members".into(),
+    };
+    Ok(pages::html(200, &page))
 }
 
 /// `POST /members/{person}/remove`: an owner who removes themselves goes home.

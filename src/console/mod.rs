@@ -9,6 +9,7 @@
 
 mod account;
 mod audit;
+mod browsers;
 mod captures;
 mod card_form;
 mod cards;
@@ -142,11 +143,8 @@ fn signed_in(mut ctx: PageContext, page: &Page, handle: SignedInHandler) -> Resp
 }
 
 fn allowed(ctx: &PageContext, page: &Page) -> Result<(), PageRefusal> {
-    if page.method == Method::Post && !ctx.visit.token_matches(ctx.form.get("csrf")) {
-        return Err(PageRefusal::Forbidden(
-            "this form is out of date or not from your session: reload the page and send it \
-             again (nothing was changed)",
-        ));
+    if page.method == Method::Post {
+        ctx.visit.require_token(ctx.form.get("csrf"))?;
     }
     match page.access {
         Access::Owner => ctx.visit.require_owner(),
@@ -159,9 +157,7 @@ fn allowed(ctx: &PageContext, page: &Page) -> Result<(), PageRefusal> {
 /// the snapshot costs one version check).
 fn reload_after_write(app: &App, db: &mut Client, visit: &Visit) {
     if let Some(org) = &visit.org {
-        app.delivery
-            .cache
-            .reload_org_after_write(db, org.org_id.as_str());
+        app.delivery.cache.reload_org_after_write(db, org.org_id.as_str());
     }
 }
 

@@ -38,10 +38,11 @@ pub enum Notice {
     RuleAdded,
     RuleSaved,
     RuleDeleted,
+    JoinedSignedIn,
 }
 
 impl Notice {
-    const ALL: [Notice; 31] = [
+    const ALL: [Notice; 32] = [
         Notice::PasswordChanged,
         Notice::OthersEnded,
         Notice::PasswordSet,
@@ -73,6 +74,7 @@ impl Notice {
         Notice::RuleAdded,
         Notice::RuleSaved,
         Notice::RuleDeleted,
+        Notice::JoinedSignedIn,
     ];
 
     /// The notice a query's `notice` names; an unknown key names none.
@@ -165,8 +167,26 @@ impl Notice {
             Notice::RuleAdded => ("rule-added", "The rule was added."),
             Notice::RuleSaved => ("rule-saved", "The rule was saved."),
             Notice::RuleDeleted => ("rule-deleted", "The rule was deleted."),
+            Notice::JoinedSignedIn => (
+                "joined-org",
+                "You have joined the organisation: it is the one open now.",
+            ),
         }
     }
+    /// The sentence naming what the write was about, for the notices that name it (a revoked
+    /// key or token: which one stops working); the others say their own sentence.
+    pub fn sentence_about(self, about: Option<&str>) -> String {
+        match (self, about) {
+            (Notice::KeyRevoked, Some(key)) => {
+                format!("The key {key} was revoked: it is refused from now on.")
+            }
+            (Notice::TokenRevoked, Some(token)) => {
+                format!("The token {token} was revoked: it is refused from now on.")
+            }
+            _ => self.sentence().to_string(),
+        }
+    }
+
     /// What a card's page says after its status changed.
     pub fn card_became(status: CardStatus) -> Notice {
         match status {
@@ -189,5 +209,13 @@ mod tests {
         }
         assert_eq!(Notice::card_became(CardStatus::Active).key(), "card-active");
         assert_eq!(Notice::named("nope"), None);
+        assert_eq!(
+            Notice::KeyRevoked.sentence_about(Some("prod (ak_12…)")),
+            "The key prod (ak_12…) was revoked: it is refused from now on."
+        );
+        assert_eq!(
+            Notice::KeyDeleted.sentence_about(Some("x")),
+            Notice::KeyDeleted.sentence()
+        );
     }
 }

@@ -11,6 +11,7 @@ use crate::domain::Invalid;
 use crate::error::{ApiError, RETRY_AFTER_SECONDS};
 use crate::http::Response;
 use crate::ids::PersonId;
+use crate::ops::once::{Made, SHOWN_ALREADY};
 use askama::Template;
 
 const STYLESHEET: &str = include_str!("../../templates/console/console.css");
@@ -64,6 +65,39 @@ impl Field {
     }
 }
 
+/// A form that makes a secret (a token, a key, an invitation): the one-time value it carries,
+/// and on the answer to its `POST` the secret made, shown this once, or the word that the form
+/// was sent already and made nothing.
+#[derive(Debug, Clone, Default)]
+pub struct Creating {
+    pub once: String,
+    pub secret: Option<String>,
+    pub shown_already: Option<&'static str>,
+}
+
+impl Creating {
+    pub fn new(once: String) -> Creating {
+        Creating {
+            once,
+            ..Creating::default()
+        }
+    }
+
+    /// Shows what the post made; the answer's status (`409` for a form sent again).
+    pub fn made(&mut self, made: Made<String>) -> u16 {
+        match made {
+            Made::New(secret) => {
+                self.secret = Some(secret);
+                200
+            }
+            Made::ShownAlready => {
+                self.shown_already = Some(SHOWN_ALREADY);
+                409
+            }
+        }
+    }
+}
+
 /// A refusal a form shows next to one of its fields, as `(field, message)`; any other is the
 /// refusal of the whole request.
 pub fn field_refusal(error: ApiError) -> Result<(String, String), PageRefusal> {
@@ -82,6 +116,8 @@ pub fn field_refusal(error: ApiError) -> Result<(String, String), PageRefusal> {
 pub struct Layout {
     pub nav: Option<Nav>,
     pub notice: Option<Notice>,
+    /// What the write was about, by name, where the page found it (`redirect_about`).
+    pub about: Option<String>,
 }
 
 impl Layout {
@@ -89,7 +125,14 @@ impl Layout {
         Layout {
             nav: visit.map(Nav::of),
             notice,
+            about: None,
         }
+    }
+
+    /// The notice's sentence, naming what it is about when the page knows it.
+    pub fn notice_sentence(&self) -> Option<String> {
+        let about = self.about.as_deref();
+        self.notice.map(|notice| notice.sentence_about(about))
     }
 }
 
@@ -127,6 +170,10 @@ pub struct SignIn {
     pub layout: Layout,
     pub email: Field,
     pub password: Field,
+    /// The console's page to go to once signed in (`sign_in::return_path`); empty: home.
+    pub next: String,
+    /// Mail is set up: the page offers "Forgot your password?".
+    pub mail: bool,
 }
 
 impl SignIn {
@@ -136,8 +183,21 @@ impl SignIn {
             email: Field::new("email", "Email", "email").autocomplete("username"),
             password: Field::new("password", "Password", "password")
                 .autocomplete("current-password"),
+            next: String::new(),
+            mail: false,
         }
     }
+}
+
+/// "Forgot your password?": the email to mail a link to, or (without mail) whom to ask.
+#[derive(Template)]
+#[template(path = "console/forgot_password.html")]
+pub struct ForgotPassword {
+    pub layout: Layout,
+    pub email: Field,
+    pub mail: bool,
+    /// The request was taken: the same words whether the email is known or not.
+    pub sent: bool,
 }
 
 pub fn sign_in(status: u16, page: SignIn) -> Response {
@@ -148,15 +208,21 @@ pub fn sign_in(status: u16, page: SignIn) -> Response {
 #[template(path = "console/members.html")]
 pub struct MembersPage {
     pub layout: Layout,
+    /// The person looking may change the members (the forms are shown to owners only).
+    pub owner: bool,
     /// The person looking: their own row says so.
     pub me: PersonId,
+    /// The organisation's only owner, whose removal is not offered (it would be refused).
+    pub last_owner: Option<PersonId>,
     pub members: Vec<Member>,
     pub invitations: Vec<PendingInvitation>,
     /// The invite form's email field, and the refusal of its role.
     pub email: Field,
     pub role_error: Option<String>,
-    /// An invitation's link, on the answer that made it only.
-    pub new_link: Option<String>,
+    /// The invite form's one-time value; an invitation's link, on the answer that made it only.
+    pub creating: Creating,
+    /// The invitation was also mailed to its person (`AGENTCARD_SMTP_URL` set).
+    pub mailed: bool,
 }
 
 #[derive(Template)]
@@ -164,11 +230,20 @@ pub struct MembersPage {
 pub struct LinkPage {
     pub layout: Layout,
     pub intro: String,
+    /// The email of the account whose password is set (read-only, for password managers).
+    pub email: Option<String>,
     /// Where the form posts: the link itself.
     pub action: String,
     pub button: &'static str,
     /// The new password's field; `None`: the link only asks to join.
     pub password: Option<Field>,
+    /// The form is offered (not to someone who must sign in as the invitee first).
+    pub offer: bool,
+    /// The session's form token, when the invitee signed in joins.
+    pub csrf: Option<String>,
+    /// Why no form is offered, and where to sign in (back to the link after).
+    pub note: Option<String>,
+    pub sign_in: Option<String>,
 }
 
 #[derive(Template)]
@@ -201,6 +276,7 @@ pub struct PasswordPage {
 #[template(path = "console/error.html")]
 struct ErrorPage {
     layout: Layout,
+    status: u16,
     title: &'static str,
     message: String,
     next_href: &'static str,
@@ -210,21 +286,21 @@ struct ErrorPage {
 /// The page of a refusal, with its status (and `Allow`, `Retry-After` where they belong); to a
 /// signed-in person, with the header of their pages.
 pub fn refusal(refusal: &PageRefusal, visit: Option<&Visit>) -> Response {
-    let (status, title, message) = match refusal {
-        PageRefusal::Api(error) => (error.status(), "Not done", error.message()),
-        PageRefusal::BadRequest(message) => (400, "Not done", message.to_string()),
-        PageRefusal::Forbidden(message) => (403, "Not allowed", message.to_string()),
-        PageRefusal::Gone(message) => (410, "Link not valid", message.to_string()),
+    let (status, message) = match refusal {
+        PageRefusal::Api(error) => (error.status(), error.message()),
+        PageRefusal::BadRequest(message) => (400, message.to_string()),
+        PageRefusal::Forbidden(message) => (403, message.to_string()),
+        PageRefusal::Gone(message) => (410, message.to_string()),
         PageRefusal::Busy => (
             503,
-            "Busy",
             "The console is busy at this moment: nothing was done. Try again in a few seconds."
                 .into(),
         ),
     };
     let page = ErrorPage {
         layout: Layout::of(visit, None),
-        title,
+        status,
+        title: error_title(status),
         message,
         next_href: "/",
         next_label: "Back to the console",
@@ -241,6 +317,24 @@ pub fn refusal(refusal: &PageRefusal, visit: Option<&Visit>) -> Response {
     }
 }
 
+/// What happened, in a refusal page's heading, by its status.
+fn error_title(status: u16) -> &'static str {
+    match status {
+        400 => "Not understood",
+        403 => "Not allowed",
+        404 => "Not found",
+        405 => "Not possible on this page",
+        409 => "Not done: it conflicts with what is there",
+        410 => "Link not valid",
+        413 => "Too large",
+        422 => "Not done: a value was refused",
+        429 => "Too many attempts",
+        503 => "Busy",
+        500..=599 => "Something went wrong on our side",
+        _ => "Not done",
+    }
+}
+
 /// `303 See Other` to a page of the console: after a write, the browser reads the result
 /// with a `GET` (post/redirect/get).
 pub fn redirect(location: &str) -> Response {
@@ -250,6 +344,26 @@ pub fn redirect(location: &str) -> Response {
 /// The redirect after a write to a page that says `notice`.
 pub fn redirect_with(location: &str, notice: Notice) -> Response {
     redirect(&format!("{location}?notice={}", notice.key()))
+}
+
+/// The redirect after a write about one object (a key, a token): its id rides in the query
+/// (`about`), and the page names it from its own list, so a crafted link cannot make the page
+/// say a name of its choosing.
+pub fn redirect_about(location: &str, notice: Notice, about: &str) -> Response {
+    redirect(&format!("{location}?notice={}&about={about}", notice.key()))
+}
+
+/// A moment as a person reads it, `27 Nov 2026, 20:41 UTC`: every time a page shows, through
+/// `time.html`, which keeps its exact value in `<time datetime>`. A text that is not a moment
+/// is shown as it is.
+pub fn when(at: &str) -> String {
+    match at.parse::<jiff::Timestamp>() {
+        Ok(moment) => moment
+            .to_zoned(jiff::tz::TimeZone::UTC)
+            .strftime("%-d %b %Y, %H:%M UTC")
+            .to_string(),
+        Err(_) => at.to_string(),
+    }
 }
 
 /// The console's own files, served to anyone (they hold nothing of an organisation), at once

@@ -68,6 +68,9 @@ pub static PAGES: &[Page] = &[
     sign_in_attempt(Post, "/sign-in", sign_in::sign_in),
     public(Get, "/link/{link}", links::page),
     public(Post, "/link/{link}", links::use_link),
+    // Issue 34 item 7: "forgot your password", counted as sign-ins.
+    public(Get, "/forgot-password", sign_in::forgot_form),
+    sign_in_attempt(Post, "/forgot-password", sign_in::forgot),
     member(Get, "/", account::home),
     member(Post, "/sign-out", sign_in::sign_out),
     member(Get, "/sessions", account::sessions),
@@ -75,9 +78,10 @@ pub static PAGES: &[Page] = &[
     member(Get, "/password", account::password_form),
     member(Post, "/password", account::change_password),
     member(Post, "/org", account::choose_org),
-    owner(Get, "/members", members::list),
+    member(Get, "/members", members::list),
     owner(Post, "/members/invite", members::invite),
     owner(Post, "/members/{person}/role", members::change_role),
+    owner(Get, "/members/{person}/remove", members::confirm_remove),
     owner(Post, "/members/{person}/remove", members::remove),
     owner(
         Post,
@@ -96,11 +100,13 @@ pub static PAGES: &[Page] = &[
     member(Post, "/cards/{card}/eligibility", cards::save_eligibility),
     owner(Get, "/tokens", tokens::list),
     owner(Post, "/tokens", tokens::create),
+    owner(Get, "/tokens/{token}/revoke", tokens::confirm_revoke),
     owner(Post, "/tokens/{token}/revoke", tokens::revoke),
     owner(Get, "/tokens/{token}/delete", tokens::confirm_delete),
     owner(Post, "/tokens/{token}/delete", tokens::delete),
     member(Get, "/keys", keys::list),
     member(Post, "/keys", keys::create),
+    member(Get, "/keys/{key}/revoke", keys::confirm_revoke),
     member(Post, "/keys/{key}/revoke", keys::revoke),
     member(Get, "/keys/{key}/delete", keys::confirm_delete),
     member(Post, "/keys/{key}/delete", keys::delete),
@@ -129,6 +135,8 @@ pub static PAGES: &[Page] = &[
     member(Post, "/sites/{domain}/rules/{route}", rules::edit),
     member(Post, "/sites/{domain}/rules/{route}/delete", rules::delete),
     member(Get, "/audit", audit::page),
+    // Issue 34 item 9: the audit log as CSV.
+    member(Get, "/audit.csv", audit::csv),
 ];
 
 const fn page(method: Method, path: &'static str, access: Access, handler: Handler) -> Page {
@@ -221,6 +229,8 @@ fn matched(pattern: &str, segments: &[&str]) -> Option<Captures> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageSample {
     pub method: &'static str,
+    /// The path pattern, as the table writes it (`/cards/{card}`).
+    pub pattern: &'static str,
     pub path: String,
     pub access: Access,
 }
@@ -234,6 +244,7 @@ pub fn page_table() -> Vec<PageSample> {
                 Get => "GET",
                 Post => "POST",
             },
+            pattern: page.path,
             path: sample_path(page.path),
             access: page.access,
         })

@@ -12,7 +12,7 @@ use crate::db::sessions::{self, Session};
 use crate::domain::Role;
 use crate::http::Request;
 use crate::ids::OrgId;
-use crate::ops::{Actor, Caller};
+use crate::ops::{devices, Actor, Caller};
 use postgres::Client;
 use sha2::{Digest, Sha256};
 
@@ -40,12 +40,7 @@ impl Secret {
 
     /// The cookie's value, if it has the form of a secret (anything else names no session).
     fn of(request: &Request) -> Option<Secret> {
-        request
-            .header_all("cookie")
-            .flat_map(|header| header.split(';'))
-            .filter_map(|pair| pair.trim().split_once('='))
-            .find(|(name, _)| *name == COOKIE)
-            .map(|(_, value)| value)
+        cookie_of(request, COOKIE)
             .filter(|value| auth::is_random_hex(value, SECRET_BYTES))
             .map(|value| Secret(value.to_string()))
     }
@@ -61,6 +56,16 @@ impl Secret {
         digest.update(self.0.as_bytes());
         hex::encode(digest.finalize())
     }
+}
+
+/// The value of the request's cookie `name`, if it sent one.
+pub fn cookie_of<'a>(request: &'a Request, name: &str) -> Option<&'a str> {
+    request
+        .header_all("cookie")
+        .flat_map(|header| header.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(named, _)| *named == name)
+        .map(|(_, value)| value)
 }
 
 /// The console's own address. Configuration sets it whenever a console host is set, and only
@@ -80,9 +85,25 @@ pub fn removed_cookie(app: &App) -> String {
     cookie_with(console_url(app), "", 0)
 }
 
+/// The `Set-Cookie` of a new device cookie (`ops::devices`): `HttpOnly`, `SameSite=Strict`
+/// (it is only ever read by the sign-in's own `POST`), `Secure` as the session cookie.
+pub fn device_cookie(app: &App, value: &str) -> String {
+    let secure = secure(console_url(app));
+    let (name, max_age) = (devices::COOKIE, devices::MAX_AGE);
+    format!("{name}={value}; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Strict{secure}")
+}
+
 fn cookie_with(url: &ConsoleUrl, value: &str, max_age: u32) -> String {
-    let secure = if url.is_plain_http() { "" } else { "; Secure" };
+    let secure = secure(url);
     format!("{COOKIE}={value}; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}")
+}
+
+fn secure(url: &ConsoleUrl) -> &'static str {
+    if url.is_plain_http() {
+        ""
+    } else {
+        "; Secure"
+    }
 }
 
 /// Starts a session for `person` in this browser, looking at `org` (`None`: their first);
@@ -144,8 +165,19 @@ impl Visit {
         }))
     }
 
+    /// The refusal of a write without this session's form token.
+    pub fn require_token(&self, sent: &str) -> Result<(), PageRefusal> {
+        match self.token_matches(sent) {
+            true => Ok(()),
+            false => Err(PageRefusal::Forbidden(
+                "this form is out of date or not from your session: reload the page and send \
+                 it again (nothing was changed)",
+            )),
+        }
+    }
+
     /// No early exit: the time taken does not tell how much of a guessed token was right.
-    pub fn token_matches(&self, sent: &str) -> bool {
+    fn token_matches(&self, sent: &str) -> bool {
         let expected = self.form_token.as_bytes();
         sent.len() == expected.len()
             && sent

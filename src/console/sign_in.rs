@@ -1,38 +1,64 @@
 //! Signing in and out, and the one check of a password a person types, under the limits on
 //! failed attempts (per client address, shared with `/v1`'s failed authentications, and per
-//! email address).
+//! email address unless the browser is one the person signed in from before: `ops::devices`);
+//! "forgot your password" when mail is set up.
 
 use super::context::{Answer, PageContext, PublicContext};
-use super::pages::{self, SignIn};
+use super::pages::{self, Field, ForgotPassword, SignIn};
 use super::refusal::PageRefusal;
 use super::session;
 use crate::app::App;
 use crate::db::{people, sessions};
+use crate::domain::Email;
 use crate::error::ApiError;
-use crate::http::{Request, Response};
-use crate::limits::Limit;
+use crate::http::Response;
+use crate::limits::{self, Limit};
+use crate::ops::{devices, members};
 
 /// Said for a wrong password and an unknown email alike.
 const WRONG: &str = "wrong email or password";
 
-/// `GET /sign-in`: a person signed in already goes home.
+/// Where a sign-in may return to (`next`): a page of the console's own, by its path alone (a
+/// single leading `/`, then only the letters, digits and `/-_.` of the console's paths), so
+/// that no link can send a person elsewhere once signed in (no open redirect).
+pub fn return_path(sent: &str) -> Option<&str> {
+    let path_only = sent
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/-_.".contains(&b));
+    (sent.starts_with('/') && !sent.starts_with("//") && path_only).then_some(sent)
+}
+
+fn page(ctx: &PublicContext, next: Option<&str>) -> SignIn {
+    let mut page = SignIn::empty(ctx.layout());
+    page.next = next.unwrap_or("").to_string();
+    page.mail = ctx.app.mailer.is_some();
+    page
+}
+
+/// `GET /sign-in[?next=PATH]`: a person signed in already goes on, home or to `next`.
 pub fn form(ctx: &mut PublicContext) -> Answer {
+    let next = return_path(ctx.query.get("next"));
     Ok(match ctx.visit {
-        Some(_) => pages::redirect("/"),
-        None => pages::sign_in(200, SignIn::empty(ctx.layout())),
+        Some(_) => pages::redirect(next.unwrap_or("/")),
+        None => pages::sign_in(200, page(ctx, next)),
     })
 }
 
-/// `POST /sign-in`: a new session and its cookie, or the form again with one answer for every
-/// failure, after the same work (an unknown email is checked against a dummy hash).
+/// `POST /sign-in`: a new session and its cookie, and a device cookie for this browser; or the
+/// form again with one answer for every failure, after the same work (an unknown email is
+/// checked against a dummy hash).
 pub fn sign_in(ctx: &mut PublicContext) -> Answer {
     let email = ctx.form.get("email").trim();
+    let next = return_path(ctx.form.get("next"));
     let person = people::find_by_email(ctx.db, email)?;
+    let device = session::cookie_of(ctx.request, devices::COOKIE);
+    let client = ctx.app.client_ip(ctx.request);
+    let id = person.as_ref().map(|p| &p.id);
+    let limits = devices::sign_in_limits(ctx.db, client, email, id, device)?;
     let stored = person.as_ref().and_then(|p| p.password_hash.as_deref());
-    let candidate = ctx.form.get("password");
-    let matches = check_password(ctx.app, ctx.request, email, stored, candidate)?;
+    let matches = check_password(ctx.app, &limits, stored, ctx.form.get("password"))?;
     let (Some(person), true) = (person, matches) else {
-        let mut page = SignIn::empty(ctx.layout());
+        let mut page = page(ctx, next);
         page.email.value = email.to_string();
         page.password.error = Some(WRONG.into());
         return Ok(pages::sign_in(422, page));
@@ -41,7 +67,9 @@ pub fn sign_in(ctx: &mut PublicContext) -> Answer {
         sessions::end_session(ctx.db, visit.session.id)?;
     }
     let secret = session::start(ctx.db, &person, None, ctx.request)?;
-    Ok(signed_in(ctx.app, &secret, "/"))
+    let device = devices::issue(ctx.db, &person.id)?;
+    Ok(signed_in(ctx.app, &secret, next.unwrap_or("/"))
+        .header("Set-Cookie", session::device_cookie(ctx.app, &device)))
 }
 
 /// The redirect that gives the browser its new session cookie.
@@ -56,28 +84,57 @@ pub fn sign_out(ctx: &mut PageContext) -> Answer {
 }
 
 /// Whether `candidate` is the password of `stored` (`None`: unknown email or no password yet,
-/// checked against a dummy hash all the same). A failure counts toward the client address's
-/// failed authentications and the email's failed sign-ins; either one full refuses at once
-/// (`429`) without checking.
+/// checked against a dummy hash all the same), under `limits`: a failure counts toward each;
+/// one full refuses at once (`429`) without checking.
 pub fn check_password(
     app: &App,
-    request: &Request,
-    email: &str,
+    limits: &[Limit],
     stored: Option<&str>,
     candidate: &str,
 ) -> Result<bool, PageRefusal> {
-    let limits = [
-        Limit::FailedAuth(app.client_ip(request)),
-        Limit::FailedSignIn(email.trim().to_lowercase()),
-    ];
-    if !app.limiter.has_room(&limits) {
+    if !app.limiter.has_room(limits) {
         return Err(ApiError::RateLimited.into());
     }
     let matches = app.passwords.verify(stored, candidate)?;
     if !matches {
         for limit in limits {
-            app.limiter.charge(limit);
+            app.limiter.charge(limit.clone());
         }
     }
     Ok(matches)
+}
+
+fn forgot_page(ctx: &PublicContext) -> ForgotPassword {
+    ForgotPassword {
+        layout: ctx.layout(),
+        email: Field::new("email", "Email", "email").autocomplete("username"),
+        mail: ctx.app.mailer.is_some(),
+        sent: false,
+    }
+}
+
+/// `GET /forgot-password`: the form, or without mail whom to ask.
+pub fn forgot_form(ctx: &mut PublicContext) -> Answer {
+    Ok(pages::html(200, &forgot_page(ctx)))
+}
+
+/// `POST /forgot-password`: a link to set a new password is mailed to the person with the
+/// email, if there is one; the answer is the same either way. Each request counts against
+/// the sign-in limits of the address and of the email, as a failed sign-in does, so that
+/// neither guesses nor mails to one person come faster than sign-ins. Without mail: `404`.
+pub fn forgot(ctx: &mut PublicContext) -> Answer {
+    let app = ctx.app;
+    let mailer = app.mailer.as_ref().ok_or(ApiError::NotFound)?;
+    let mut page = forgot_page(ctx);
+    let Some(email) = page.email.parse(&ctx.form, Email::parse) else {
+        return Ok(pages::html(422, &page));
+    };
+    let limits = limits::sign_in_limits(app.client_ip(ctx.request), email.as_str(), false);
+    if !app.limiter.try_charge(&limits) {
+        return Err(ApiError::RateLimited.into());
+    }
+    let url = session::console_url(app);
+    members::request_reset(ctx.db, mailer, url, email.as_str())?;
+    page.sent = true;
+    Ok(pages::html(200, &page))
 }

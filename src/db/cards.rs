@@ -112,6 +112,23 @@ pub fn list_visible_cards(
     read_all(&db.query(&sql, &[org_id])?, card_row)
 }
 
+/// The language most of the organisation's fragments and own cards are in (a tie: the first
+/// name alphabetically); `None` when it has neither.
+pub fn most_used_lang(
+    db: &mut impl GenericClient,
+    org_id: &OrgId,
+) -> Result<Option<Lang>, postgres::Error> {
+    let row = db.query_opt(
+        "SELECT lang FROM (
+             SELECT f.lang FROM fragments f JOIN sites s ON s.id = f.site_id WHERE s.org_id = $1
+             UNION ALL
+             SELECT c.lang FROM cards c WHERE c.org_id = $1) used
+          GROUP BY lang ORDER BY count(*) DESC, lang LIMIT 1",
+        &[org_id],
+    )?;
+    row.map(|r| r.try_get(0)).transpose()
+}
+
 /// The card `id` if the organisation sees it (its own or a platform card).
 pub fn find_visible_card(
     db: &mut impl GenericClient,

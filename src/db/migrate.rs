@@ -46,9 +46,9 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         include_str!("../../sql/008_site_icons.sql"),
     ),
     (
-        10,
-        "010_console_safety.sql",
-        include_str!("../../sql/010_console_safety.sql"),
+        9,
+        "009_console_safety.sql",
+        include_str!("../../sql/009_console_safety.sql"),
     ),
 ];
 

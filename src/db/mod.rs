@@ -44,12 +44,17 @@ pub fn connect(database_url: &str) -> Result<postgres::Client, postgres::Error> 
     pg_config(database_url)?.connect(NoTls)
 }
 
-/// An error as the log should show it: PostgreSQL's own message and code when the server
-/// answered (`postgres::Error` alone prints "db error"), never the statement's parameters.
+/// An error as the log should show it: PostgreSQL's own message and SQLSTATE when the server
+/// answered (`postgres::Error` alone prints "db error"), else every cause of its chain
+/// ("error connecting to server: Connection refused (os error 111)"); never the statement's
+/// parameters (nor a detail, which may quote them).
 pub fn describe(error: &postgres::Error) -> String {
     match error.as_db_error() {
-        Some(db) => format!("{} ({})", db.message(), db.code().code()),
-        None => error.to_string(),
+        Some(db) => format!("{} (SQLSTATE {})", db.message(), db.code().code()),
+        None => std::iter::successors(Some(error as &dyn std::error::Error), |e| e.source())
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(": "),
     }
 }
 

@@ -23,8 +23,9 @@ pub use error::{
     error_json, error_response, method_not_allowed, require_get_or_head, METHOD_NOT_ALLOWED,
 };
 pub use host::{host_without_port, normalize_host};
+pub use may::net::TcpListener as Listener;
 pub use parse::HttpLimits;
-pub use server::{configure_runtime, exclusive_listener, start, Server, ServerOptions};
+pub use server::{configure_runtime, exclusive_listener, serve, start, Server, ServerOptions};
 pub(crate) use watchdog::{Timeouts, Watchdog};
 
 /// Largest request body read, in bytes (the contract's limit of the management API); a larger

@@ -83,7 +83,16 @@ pub fn start(
     options: ServerOptions,
     service: Arc<dyn Service>,
 ) -> io::Result<Server> {
-    let listener = exclusive_listener(listen)?;
+    serve(exclusive_listener(listen)?, options, service)
+}
+
+/// Serves every connection of `listener` (bound earlier, by [`exclusive_listener`]) on a
+/// coroutine.
+pub fn serve(
+    listener: TcpListener,
+    options: ServerOptions,
+    service: Arc<dyn Service>,
+) -> io::Result<Server> {
     let addr = listener.local_addr()?;
     let watchdog = Watchdog::start(Timeouts {
         idle: options.idle_timeout,

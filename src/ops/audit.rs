@@ -246,25 +246,6 @@ pub fn entries(
         .collect()
 }
 
-/// The caller's organisation's last `limit` writes, newest first; only those of `actor` when
-/// given (the console's page of today, before it reads [`entries`]).
-pub fn list_entries(
-    db: &mut impl GenericClient,
-    caller: &Caller,
-    actor: Option<&str>,
-    limit: u32,
-) -> Result<Vec<AuditRow>, ApiError> {
-    let query = Query {
-        actor,
-        limit,
-        ..Query::default()
-    };
-    Ok(entries(db, caller, &query)?
-        .into_iter()
-        .map(|entry| entry.row)
-        .collect())
-}
-
 /// The columns of [`csv`].
 const CSV_HEADER: [&str; 6] = [
     "at",

@@ -36,34 +36,64 @@ pub struct CardForm<'a> {
 impl CardForm<'_> {
     /// The content, or the refusal of the first member at fault, in the form's order.
     pub fn parse(&self) -> Result<CardContent, Invalid> {
-        let name = CardText::parse(self.name, "name")?;
-        let lang = Lang::parse(self.lang, "lang")?;
-        let brand = CardText::parse(self.brand, "brand")?;
-        let brand_domain = present(self.brand_domain)
+        self.parse_all()
+            .map_err(|mut refused| refused.swap_remove(0))
+    }
+
+    /// The content, or the refusal of every member at fault, in the form's order (a form
+    /// shows them all at once); never an empty list.
+    pub fn parse_all(&self) -> Result<CardContent, Vec<Invalid>> {
+        let mut refused = Vec::new();
+        let mut kept = Kept(&mut refused);
+        let name = kept.ok(CardText::parse(self.name, "name"));
+        let lang = kept.ok(Lang::parse(self.lang, "lang"));
+        let brand = kept.ok(CardText::parse(self.brand, "brand"));
+        let brand_domain = kept.ok(present(self.brand_domain)
             .map(|domain| DomainName::parse(domain).map_err(|e| e.on("brand_domain")))
-            .transpose()?;
-        let title = CardText::parse(self.title, "title")?;
-        let body = CardText::parse_body(self.body)?;
-        let link = match (present(self.link_url), present(self.link_label)) {
-            (Some(url), Some(label)) => Some(CardLink {
-                url: LinkUrl::parse(url)?,
-                label: CardText::parse(label, "link_label")?,
-            }),
-            (Some(_), None) => return Err(goes_with("link_label", "link_url")),
-            (None, Some(_)) => return Err(goes_with("link_url", "link_label")),
-            (None, None) => None,
+            .transpose());
+        let title = kept.ok(CardText::parse(self.title, "title"));
+        let body = kept.ok(CardText::parse_body(self.body));
+        let link = self.link(&mut kept);
+        let key_values = kept.ok(KeyValues::from_pairs(self.key_values.iter().cloned()));
+        let content = || {
+            Some(CardContent {
+                name: name?,
+                lang: lang?,
+                brand: brand?,
+                brand_domain: brand_domain?,
+                title: title?,
+                body: body?,
+                link: link?,
+                key_values: key_values?,
+            })
         };
-        let key_values = KeyValues::from_pairs(self.key_values.iter().cloned())?;
-        Ok(CardContent {
-            name,
-            lang,
-            brand,
-            brand_domain,
-            title,
-            body,
-            link,
-            key_values,
-        })
+        content().ok_or(refused)
+    }
+
+    /// The link: a URL and its label go together, each checked.
+    fn link(&self, kept: &mut Kept) -> Option<Option<CardLink>> {
+        match (present(self.link_url), present(self.link_label)) {
+            (Some(url), Some(label)) => {
+                let url = kept.ok(LinkUrl::parse(url));
+                let label = kept.ok(CardText::parse(label, "link_label"));
+                Some(Some(CardLink {
+                    url: url?,
+                    label: label?,
+                }))
+            }
+            (Some(_), None) => kept.ok(Err(goes_with("link_label", "link_url"))),
+            (None, Some(_)) => kept.ok(Err(goes_with("link_url", "link_label"))),
+            (None, None) => Some(None),
+        }
+    }
+}
+
+/// The refusals of a form's members, gathered as each member is checked.
+struct Kept<'a>(&'a mut Vec<Invalid>);
+
+impl Kept<'_> {
+    fn ok<T>(&mut self, checked: Result<T, Invalid>) -> Option<T> {
+        checked.map_err(|invalid| self.0.push(invalid)).ok()
     }
 }
 

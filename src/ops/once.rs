@@ -25,6 +25,16 @@ pub enum Made<T> {
     ShownAlready,
 }
 
+impl<T> Made<T> {
+    /// What was made, seen through `f`.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Made<U> {
+        match self {
+            Made::New(made) => Made::New(f(made)),
+            Made::ShownAlready => Made::ShownAlready,
+        }
+    }
+}
+
 /// A new one-time value for a creating form of `session`, to put in its hidden field.
 pub fn issue(db: &mut impl GenericClient, session: i64) -> Result<String, ApiError> {
     let value = auth::random_hex(NONCE_BYTES);

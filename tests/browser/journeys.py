@@ -189,11 +189,11 @@ def owner_makes_a_delivery_key(owner):
 def owner_reads_the_audit_log(owner, token, key):
     """The console's writes name the owner, /v1's the token's prefix; no secret is shown."""
     owner.follow("Audit log", "audit log")
-    owner.sees("create_token")
-    owner.sees("create_key")
+    owner.sees("token created")
+    owner.sees("key created")
     owner.sees(env["AGENTCARD_OWNER_EMAIL"])
     owner.sees(token[:12])
-    owner.sees("put_site")
+    owner.sees("site saved")
     source = owner.driver.page_source
     for secret in (token, key):
         if secret in source:

@@ -147,7 +147,10 @@ fn a_nul_or_invalid_utf8_in_a_form_is_its_field_422_and_writes_nothing() {
     );
     assert_refused_field(&raw, "name", "a raw NUL");
     assert_eq!(audit_entries(&org), before, "no key was made");
-    assert_eq!(member.write("/keys", &[("name", "fine")]).status, 200);
+    assert_eq!(
+        member.create("/keys", "/keys", &[("name", "fine")]).status,
+        200
+    );
 }
 
 #[test]
@@ -201,7 +204,7 @@ fn a_password_change_is_in_the_audit_log() {
     );
     assert_eq!(entries, [expected]);
     let page = browser.get("/audit").text();
-    assert!(page.contains("change_password"), "{page}");
+    assert!(page.contains("password changed"), "{page}");
     assert!(!page.contains(new), "the log holds no secret");
 }
 
@@ -209,7 +212,7 @@ fn a_password_change_is_in_the_audit_log() {
 fn the_layout_says_the_notice_a_redirect_names_once_on_any_page() {
     let joined = Browser::new().get("/sign-in?notice=joined").text();
     let said =
-        "<p role=\"status\">You have joined the organisation: sign in with your password.</p>";
+        "<p role=\"status\" class=\"notice\">You have joined the organisation: sign in with your password.</p>";
     assert_eq!(joined.matches(said).count(), 1, "{joined}");
     let member = Browser::signed_in(&person(Some(&new_org()), Role::Member));
     let saved = member.get("/cards?notice=card-saved").text();

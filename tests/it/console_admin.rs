@@ -43,7 +43,7 @@ fn tokens_of(org: &str) -> Vec<(String, bool, Option<i32>)> {
 
 /// Creates a token through the console; answers its id and the token.
 fn create_token(owner: &Browser, org: &str, name: &str) -> (String, String) {
-    let page = owner.write("/tokens", &[("name", name)]);
+    let page = owner.create("/tokens", "/tokens", &[("name", name)]);
     assert_eq!(page.status, 200, "{}", page.text());
     let token = shown_secret(&page.text());
     assert!(page.text().contains(name));
@@ -71,7 +71,7 @@ fn an_owner_creates_revokes_and_deletes_a_token_that_works_on_v1() {
     let revoked = owner.write(&format!("/tokens/{id}/revoke"), &[]);
     assert_eq!(
         revoked.header("Location"),
-        Some("/tokens?notice=token-revoked")
+        Some(format!("/tokens?notice=token-revoked&about={id}").as_str())
     );
     assert_eq!(me(&token), 401);
     assert_eq!(tokens_of(&org), [(id.clone(), true, None)]);
@@ -202,7 +202,7 @@ fn a_member_creates_revokes_and_deletes_a_delivery_key() {
     let (org, owner, member) = organisation();
     let (_, token) = create_token(&owner, &org, "setup");
     let fragment = site_with_fragment(&token, "keys.example", "/news");
-    let page = member.write("/keys", &[("name", "edge")]);
+    let page = member.create("/keys", "/keys", &[("name", "edge")]);
     assert_eq!(page.status, 200, "{}", page.text());
     let key = shown_secret(&page.text());
     assert!(key.starts_with("svc_live_"), "{key}");
@@ -218,7 +218,8 @@ fn a_member_creates_revokes_and_deletes_a_delivery_key() {
     assert_eq!(keys_of(&org), [(id.clone(), false)]);
 
     let revoked = member.write(&format!("/keys/{id}/revoke"), &[]);
-    assert_eq!(revoked.header("Location"), Some("/keys?notice=key-revoked"));
+    let location = format!("/keys?notice=key-revoked&about={id}");
+    assert_eq!(revoked.header("Location"), Some(location.as_str()));
     assert_eq!(fragment_status(&org, &fragment, &key), 401);
     assert_eq!(member.get(&format!("/keys/{id}/delete")).status, 200);
     let deleted = member.write(&format!("/keys/{id}/delete"), &[]);
@@ -323,7 +324,7 @@ fn a_fragment_deletion_names_the_site_default_and_the_cards_it_widens() {
 fn the_audit_log_names_console_v1_and_cli_writes_and_holds_no_secret() {
     let (org, owner, member) = organisation();
     let (token_id, token) = create_token(&owner, &org, "audited");
-    let key_page = member.write("/keys", &[("name", "audited")]);
+    let key_page = member.create("/keys", "/keys", &[("name", "audited")]);
     let key = shown_secret(&key_page.text());
     site_with_fragment(&token, "audit.example", "/a");
     let (ok, _, err) = admin_people(&[
@@ -339,9 +340,9 @@ fn the_audit_log_names_console_v1_and_cli_writes_and_holds_no_secret() {
     let page = member.get("/audit").text();
     let owner_email = owner_email(&org);
     for (who, operation) in [
-        (owner_email.as_str(), "create_token"),
-        (&token[..12], "put_site"),
-        ("cli", "invite_member"),
+        (owner_email.as_str(), "token created"),
+        (&token[..12], "site saved"),
+        ("command line", "member invited"),
     ] {
         assert!(
             page.lines()
@@ -351,7 +352,7 @@ fn the_audit_log_names_console_v1_and_cli_writes_and_holds_no_secret() {
     }
     assert!(page.contains(&token_id));
     let filtered = member.get(&format!("/audit?actor={}", &token[..12])).text();
-    assert!(filtered.contains("put_site") && !filtered.contains("create_token"));
+    assert!(filtered.contains("site saved") && !filtered.contains("token created"));
 
     let rows: Vec<String> = db()
         .query(

@@ -122,6 +122,16 @@ impl Browser {
         }
     }
 
+    /// A browser of the console of a server a test started for itself.
+    pub fn on(addr: std::net::SocketAddr) -> Browser {
+        Browser {
+            client: Client::new(addr)
+                .host(CONSOLE_HOST)
+                .ip(&crate::harness::next_client_ip()),
+            ..Browser::new()
+        }
+    }
+
     /// A browser of this person, signed in.
     pub fn signed_in(email: &str) -> Browser {
         Browser::signed_in_to(server(), email)
@@ -194,16 +204,52 @@ impl Browser {
         self.post(path, &all)
     }
 
+    /// A form that makes a secret (a token, a key, an invitation) sent from its page
+    /// `form_page`, as a browser sends it: with the session's form token and the one-time value
+    /// the page gave the form.
+    pub fn create(&self, form_page: &str, path: &str, fields: &[(&str, &str)]) -> Resp {
+        let once = hidden(&self.get(form_page).text(), "once");
+        let mut all = vec![("once", once.as_str())];
+        all.extend_from_slice(fields);
+        self.write(path, &all)
+    }
+
     pub fn is_signed_in(&self) -> bool {
         self.get("/").status == 200
     }
 }
 
+/// The value of a page's (first) hidden field `name`.
+pub fn hidden(page: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let at = page
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no {name}: {page}"))
+        + marker.len();
+    page[at..at + page[at..].find('"').unwrap()].to_string()
+}
+
 /// The value a response sets the session cookie to.
 pub fn session_cookie(resp: &Resp) -> Option<String> {
-    let set = resp.header("Set-Cookie")?;
-    let value = set.strip_prefix(&format!("{COOKIE}="))?.split(';').next()?;
-    Some(value.to_string())
+    set_cookie(resp, COOKIE)
+}
+
+/// The value a response sets the cookie `name` to.
+pub fn set_cookie(resp: &Resp, name: &str) -> Option<String> {
+    set_cookie_header(resp, name)?
+        .split(';')
+        .next()
+        .map(|pair| pair[name.len() + 1..].to_string())
+}
+
+/// The whole `Set-Cookie` header a response sets the cookie `name` with.
+pub fn set_cookie_header<'a>(resp: &'a Resp, name: &str) -> Option<&'a str> {
+    let prefix = format!("{name}=");
+    resp.headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("set-cookie"))
+        .map(|(_, v)| v.as_str())
+        .find(|v| v.starts_with(&prefix))
 }
 
 /// Every visible input and select of a page has an id that a `<label for>` names.
@@ -238,4 +284,96 @@ pub fn admin_people(args: &[&str]) -> (bool, serde_json::Value, String) {
         serde_json::from_str(&stdout).unwrap_or_default(),
         stderr,
     )
+}
+
+/// A local SMTP server that prints every mail it receives (aiosmtpd's `Debugging` handler),
+/// stopped when dropped.
+pub struct SmtpSink {
+    child: std::process::Child,
+    port: u16,
+    printed: std::sync::mpsc::Receiver<String>,
+    seen: String,
+}
+
+impl SmtpSink {
+    pub fn start() -> SmtpSink {
+        use std::io::BufRead;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut child = crate::harness::python_tool("python")
+            .args(["-m", "aiosmtpd", "-n", "-l", &format!("127.0.0.1:{port}")])
+            .env("PYTHONUNBUFFERED", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("python runs");
+        let stdout = child.stdout.take().unwrap();
+        let (lines, printed) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = lines.send(line);
+            }
+        });
+        let mut sink = SmtpSink {
+            child,
+            port,
+            printed,
+            seen: String::new(),
+        };
+        let listening = (0..200).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        if !listening {
+            let _ = sink.child.kill();
+            panic!(
+                "no SMTP sink: {}",
+                crate::harness::install_hint("aiosmtpd==1.4.6")
+            );
+        }
+        sink
+    }
+
+    pub fn url(&self) -> String {
+        format!("smtp://127.0.0.1:{}", self.port)
+    }
+
+    /// What it printed until `wanted` appears (waiting up to a generous cap), its quoted-
+    /// printable soft line breaks joined (a long line, the link's, comes encoded so).
+    pub fn until(&mut self, wanted: &str) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !self.seen.replace("=\n", "").contains(wanted) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.printed.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push_str(&line);
+                    self.seen.push('\n');
+                }
+                Err(_) => panic!("no mail with {wanted}; printed:\n{}", self.seen),
+            }
+        }
+        self.seen.replace("=\n", "")
+    }
+}
+
+impl Drop for SmtpSink {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The link in a mail, as the sink printed it.
+pub fn link_in(printed: &str) -> String {
+    let at = printed.find("https://console.test/link/").expect("a link");
+    let end = printed[at..]
+        .find(char::is_whitespace)
+        .map_or(printed.len(), |e| at + e);
+    printed[at..end].to_owned()
 }

@@ -3,6 +3,7 @@
 //! audit log in words, secrets made once, invitations accepted by the invitee, device cookies,
 //! mail.
 
+use crate::console_fixtures::{link_in, SmtpSink};
 use crate::fixtures::{admin, CardSpec, World};
 use crate::harness::{self, server, Client};
 use serde_json::Value;
@@ -421,95 +422,6 @@ fn a_browser_holding_the_persons_device_cookie_escapes_the_emails_limit_only() {
         .unwrap()
         .get(0);
     assert_eq!(expired_kept, 0, "the next sign-in forgets the expired one");
-}
-
-/// A local SMTP server that prints every mail it receives (aiosmtpd's `Debugging` handler),
-/// stopped when dropped.
-struct SmtpSink {
-    child: std::process::Child,
-    port: u16,
-    printed: std::sync::mpsc::Receiver<String>,
-    seen: String,
-}
-
-impl SmtpSink {
-    fn start() -> SmtpSink {
-        use std::io::BufRead;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut child = harness::python_tool("python")
-            .args(["-m", "aiosmtpd", "-n", "-l", &format!("127.0.0.1:{port}")])
-            .env("PYTHONUNBUFFERED", "1")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("python runs");
-        let stdout = child.stdout.take().unwrap();
-        let (lines, printed) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-            {
-                let _ = lines.send(line);
-            }
-        });
-        let mut sink = SmtpSink {
-            child,
-            port,
-            printed,
-            seen: String::new(),
-        };
-        let listening = (0..200).any(|_| {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-        });
-        if !listening {
-            let _ = sink.child.kill();
-            panic!("no SMTP sink: {}", harness::install_hint("aiosmtpd==1.4.6"));
-        }
-        sink
-    }
-
-    fn url(&self) -> String {
-        format!("smtp://127.0.0.1:{}", self.port)
-    }
-
-    /// What it printed until `wanted` appears (waiting up to a generous cap), its quoted-
-    /// printable soft line breaks joined (a long line, the link's, comes encoded so).
-    fn until(&mut self, wanted: &str) -> String {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while !self.seen.replace("=\n", "").contains(wanted) {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            match self.printed.recv_timeout(left) {
-                Ok(line) => {
-                    self.seen.push_str(&line);
-                    self.seen.push('\n');
-                }
-                Err(_) => panic!("no mail with {wanted}; printed:\n{}", self.seen),
-            }
-        }
-        self.seen.replace("=\n", "")
-    }
-}
-
-impl Drop for SmtpSink {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The link in a mail, as the sink printed it.
-fn link_in(printed: &str) -> String {
-    let at = printed.find("https://console.test/link/").expect("a link");
-    let end = printed[at..]
-        .find(char::is_whitespace)
-        .map_or(printed.len(), |e| at + e);
-    printed[at..end].to_owned()
 }
 
 #[test]

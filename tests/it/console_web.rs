@@ -246,7 +246,11 @@ fn a_person_lists_their_sessions_and_signs_out_the_others() {
         Browser::signed_in(&email),
     );
     let page = here.get("/sessions").text();
-    assert_eq!(page.matches("ConsoleTest/1.0").count(), 3, "{page}");
+    assert_eq!(
+        page.matches("<td>Unknown browser</td>").count(),
+        3,
+        "{page}"
+    );
     assert_eq!(page.matches("this session").count(), 1);
     let done = here.write("/sessions/end-others", &[]);
     assert_eq!(
@@ -519,7 +523,8 @@ fn an_owner_invites_and_the_link_works_once_for_a_new_person() {
     let org = new_org();
     let owner = Browser::signed_in(&person(Some(&org), Role::Owner));
     let newcomer = format!("{}@example.org", ids::new_id("new_"));
-    let made = owner.write(
+    let made = owner.create(
+        "/members",
         "/members/invite",
         &[("email", &newcomer), ("role", "member")],
     );
@@ -659,7 +664,8 @@ fn members_manage_nothing_of_the_members_even_by_direct_post() {
     let owner_email = person(Some(&org), Role::Owner);
     let owner = Browser::signed_in(&owner_email);
     let member = Browser::signed_in(&person(Some(&org), Role::Member));
-    let invited = owner.write(
+    let invited = owner.create(
+        "/members",
         "/members/invite",
         &[("email", "pending@example.org"), ("role", "member")],
     );
@@ -669,8 +675,10 @@ fn members_manage_nothing_of_the_members_even_by_direct_post() {
         .unwrap()
         .get(0);
     let owner_id = person_id(&owner_email);
-    assert!(!member.get("/").text().contains("href=\"/members\""));
-    assert_eq!(member.get("/members").status, 403);
+    assert_eq!(
+        member.get(&format!("/members/{owner_id}/remove")).status,
+        403
+    );
     let refused = [
         (
             "/members/invite".to_string(),
@@ -775,7 +783,8 @@ fn an_owner_changes_roles_removes_members_and_revokes_invitations() {
     let again = owner.write(&format!("/members/{member_id}/remove"), &[]);
     assert_eq!(again.status, 404);
 
-    let made = owner.write(
+    let made = owner.create(
+        "/members",
         "/members/invite",
         &[("email", "revoked@example.org"), ("role", "owner")],
     );
@@ -826,7 +835,11 @@ fn the_invite_form_shows_each_refusal_next_to_its_field() {
             "this person is already a member of the organisation",
         ),
     ] {
-        let resp = owner.write("/members/invite", &[("email", email), ("role", role)]);
+        let resp = owner.create(
+            "/members",
+            "/members/invite",
+            &[("email", email), ("role", role)],
+        );
         assert_eq!(resp.status, 422, "{email} {role}");
         let page = resp.text();
         assert!(
@@ -873,7 +886,8 @@ fn support_staff_open_every_organisation_as_owners() {
     let members = browser.get("/members");
     assert_eq!(members.status, 200);
     assert!(members.text().contains(&owner_email));
-    let invited = browser.write(
+    let invited = browser.create(
+        "/members",
         "/members/invite",
         &[("email", "by-support@example.org"), ("role", "member")],
     );
@@ -989,7 +1003,8 @@ fn the_cli_refuses_what_the_console_refuses() {
 fn every_page_is_secured_labelled_and_without_inline_script() {
     let org = new_org();
     let owner = Browser::signed_in(&person(Some(&org), Role::Owner));
-    let invited = owner.write(
+    let invited = owner.create(
+        "/members",
         "/members/invite",
         &[("email", "pages@example.org"), ("role", "member")],
     );

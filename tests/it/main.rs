@@ -60,9 +60,18 @@
 //!   card, the audit log in words, secrets made once, invitations, device cookies, mail).
 //! - `console_sites`: the console's site map: sites, a page per site, fragments with and without a
 //!   reference, the default, rules, the "test a page" box; read back, refusals, isolation.
-//! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
+//! - `console_wiring`: issue 34's rules on the console's pages: secrets made once, invitations
+//!   accepted signed in, device cookies at sign-in, mail, the audit log in words, dates and CSV.
+//! - `console_people`: confirmations before a revocation or a removal, the members page for
+//!   every member, sessions by browser, every refused card field at once, times in words, the
+//!   pages' notices, error pages and scrolling tables.
+//! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core;
+//!   every page again at a phone's width (390×844: axe with target size, no sideways scroll).
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
+//! - `startup`: the real binary started with each mistake (database port, database, user, URL,
+//!   a listen address in use, no console host for a link): stderr names cause and fix; and
+//!   scripts/run.sh refusing a DATABASE_URL that cannot be used, silent when serve fails.
 //! - `logging`: the operator's log at the default filter (no line per request).
 //! - `metrics`: `/metrics` on its own listener, read by Prometheus's parsers (`parse_metrics.py`):
 //!   every family, counters moving with requests, the two listeners kept apart.
@@ -87,10 +96,12 @@ mod console_access;
 mod console_admin;
 mod console_cards;
 mod console_flood;
+mod console_people;
 mod console_queries;
 mod console_safety;
 mod console_sites;
 mod console_web;
+mod console_wiring;
 mod conventions;
 mod counting;
 mod delivery;
@@ -113,4 +124,5 @@ mod routes;
 mod same_messages;
 mod schema;
 mod sites;
+mod startup;
 mod why;
