@@ -10,7 +10,7 @@ use super::pages::{self, Field, Layout, LinkPage};
 use super::refusal::PageRefusal;
 use super::session::{self, Visit};
 use super::sign_in::signed_in;
-use crate::db::people::{self, OneTimeLink, LinkPurpose, Person};
+use crate::db::people::{self, LinkPurpose, OneTimeLink, Person};
 use crate::db::sessions;
 use crate::domain::NewPassword;
 use crate::error::ApiError;

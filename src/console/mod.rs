@@ -157,7 +157,9 @@ fn allowed(ctx: &PageContext, page: &Page) -> Result<(), PageRefusal> {
 /// the snapshot costs one version check).
 fn reload_after_write(app: &App, db: &mut Client, visit: &Visit) {
     if let Some(org) = &visit.org {
-        app.delivery.cache.reload_org_after_write(db, org.org_id.as_str());
+        app.delivery
+            .cache
+            .reload_org_after_write(db, org.org_id.as_str());
     }
 }
 

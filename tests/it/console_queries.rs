@@ -18,12 +18,15 @@ use crate::fixtures::card_in;
 use crate::harness::own_server_via;
 use agentcard::console::{page_table, Access};
 use agentcard::db::orgs::Creator;
+use agentcard::db::people;
 use agentcard::domain::{
     CanonicalPath, CardStatus, DomainName, FragmentName, FragmentRef, KeyValues, Lang, MatchMode,
     OrgName, Role, TokenName,
 };
-use agentcard::ids::{CardId, FragmentId, KeyId, RouteId, TokenId};
-use agentcard::ops::{self, fragments::FragmentWrite, routes::RouteWrite, sites::SiteWrite, Actor};
+use agentcard::ids::{CardId, FragmentId, KeyId, PersonId, RouteId, TokenId};
+use agentcard::ops::{
+    self, fragments::FragmentWrite, routes::RouteWrite, sites::SiteWrite, Actor, Scope,
+};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -72,32 +75,43 @@ fn each_console_page_reads_an_organisation_of_50_sites_in_a_bounded_number_of_qu
     let route = ops::routes::create_route(&mut db, &caller, &domain, &rule)
         .unwrap()
         .id;
-    let key = ops::keys::create_key(&mut db, &caller, None, "test")
-        .unwrap()
-        .key
-        .id;
-    // Only a revoked key has a deletion page.
-    ops::keys::revoke_key(&mut db, &caller, &key).unwrap();
+    // A live key and token for their revocation pages, revoked ones for their deletion pages.
+    let keys: Vec<KeyId> = (0..2)
+        .map(|_| {
+            ops::keys::create_key(&mut db, &caller, None, "test")
+                .unwrap()
+                .key
+                .id
+        })
+        .collect();
+    ops::keys::revoke_key(&mut db, &caller, &keys[1]).unwrap();
     let name = TokenName::parse("script").unwrap();
-    let token = ops::tokens::create_token(&mut db, &caller, &name, Creator::Owner, "test")
-        .unwrap()
-        .token
-        .id;
+    let tokens: Vec<TokenId> = (0..2)
+        .map(|_| {
+            let made = ops::tokens::create_token(&mut db, &caller, &name, Creator::Owner, "test");
+            made.unwrap().token.id
+        })
+        .collect();
+    ops::tokens::revoke_token(&mut db, Scope::Org(&caller), &tokens[1]).unwrap();
     let org_text = org.id.to_string();
     let card = card_in(&mut db, Some(&org_text), CardStatus::Draft).id;
+    let member = person_in(&mut db, Some(&org_text), Role::Member);
+    let member = people::find_by_email(&mut db, &member).unwrap().unwrap().id;
     let owner = person_in(&mut db, Some(&org_text), Role::Owner);
     let browser = Browser::signed_in_to(&server, &owner);
-    let own = |segment: &str| -> String {
+    let own = |segment: &str, revoked: usize| -> String {
         if CardId::parse(segment).is_some() {
             card.clone()
         } else if KeyId::parse(segment).is_some() {
-            key.to_string()
+            keys[revoked].to_string()
         } else if TokenId::parse(segment).is_some() {
-            token.to_string()
+            tokens[revoked].to_string()
         } else if FragmentId::parse(segment).is_some() {
             fragment.clone()
         } else if RouteId::parse(segment).is_some() {
             route.to_string()
+        } else if PersonId::parse(segment).is_some() {
+            member.to_string()
         } else if segment == "sample.example" {
             last_site.clone()
         } else {
@@ -109,7 +123,9 @@ fn each_console_page_reads_an_organisation_of_50_sites_in_a_bounded_number_of_qu
         .into_iter()
         .filter(|p| p.method == "GET" && p.access != Access::Public);
     for page in signed_in {
-        let path: String = page.path.split('/').map(own).collect::<Vec<_>>().join("/");
+        let revoked = usize::from(page.path.ends_with("/delete"));
+        let segments = page.path.split('/').map(|segment| own(segment, revoked));
+        let path = segments.collect::<Vec<_>>().join("/");
         let before = proxy.counts();
         let answer = browser.get(&path);
         let queries = proxy.largest_growth_since(&before);
