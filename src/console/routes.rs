@@ -10,6 +10,7 @@ use super::captures::{self, Captures};
 use super::context::{Answer, PageContext, PublicContext};
 use super::pages::Asset;
 use super::refusal::Refusal;
+use super::reports;
 use super::{account, audit, cards, keys, links, members, sign_in, sites, tokens};
 use super::{fragments, rules};
 use crate::error::ApiError;
@@ -104,6 +105,9 @@ pub static PAGES: &[Page] = &[
     member(Post, "/keys/{key}/revoke", keys::revoke),
     member(Get, "/keys/{key}/delete", keys::confirm_delete),
     member(Post, "/keys/{key}/delete", keys::delete),
+    // The publisher's numbers.
+    member(Get, "/reports", reports::page),
+    member(Get, "/reports.csv", reports::csv_file),
     // The site map: sites, their fragments, default and rules.
     member(Get, "/sites", sites::list),
     member(Post, "/sites", sites::create),
