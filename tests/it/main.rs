@@ -57,6 +57,8 @@
 //!   card, the audit log in words, secrets made once, invitations, device cookies, mail).
 //! - `console_sites`: the console's site map: sites, a page per site, fragments with and without a
 //!   reference, the default, rules, the "test a page" box; read back, refusals, isolation.
+//! - `console_reports`: the Reports page after real `/fragment` requests: the numbers, CSV and
+//!   buckets of `admin report` for the same window, names and links, refusals, isolation.
 //! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core.
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
@@ -83,6 +85,7 @@ mod console_access;
 mod console_admin;
 mod console_cards;
 mod console_flood;
+mod console_reports;
 mod console_safety;
 mod console_sites;
 mod console_web;

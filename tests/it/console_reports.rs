@@ -1,0 +1,317 @@
+//! The console's Reports page over real HTTP, after real `/fragment` requests: the same
+//! requests, served and fill rate as `agentcard admin report` for the same window, the CSV of a
+//! view equal to `admin report --format csv`, a point of the chart per bucket, groups named and
+//! linked, no-fill reasons with where to act, refusals next to their field with nothing run,
+//! and another organisation's numbers never shown.
+
+use crate::console_fixtures::{person, Browser};
+use crate::fixtures::{admin_output, CardSpec, World};
+use crate::harness::{self, Resp};
+use agentcard::domain::Role;
+use agentcard::ops::report::ConsoleWindow;
+use jiff::Timestamp;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// A publisher whose agents asked for two fragments: `SERVED` requests served by its card on
+/// `/home`, `PAUSED` answered without a card by the paused `/off`.
+struct Scene {
+    w: World,
+    member: Browser,
+    home: String,
+    off: String,
+    card: String,
+}
+
+const SERVED: i64 = 5;
+const PAUSED: i64 = 3;
+
+/// The `page_url` parameter of a page of the publisher's site.
+fn page(path: &str) -> String {
+    format!("&page_url=https%3A%2F%2Fnumbers.example%2F{path}")
+}
+
+fn scene() -> Scene {
+    let mut w = World::new();
+    let site = w.site("numbers.example");
+    let home = w.fragment(site, "/home", true);
+    let off = w.fragment(site, "/off", false);
+    let card = w.card(CardSpec::default(), &[&home]);
+    harness::sync_cache();
+    for _ in 0..SERVED {
+        let resp = w.fetch_with(&home, &page("home"), &[("User-Agent", "GPTBot/1.1")]);
+        assert_eq!(resp.status, 200, "{}", resp.text());
+    }
+    for _ in 0..PAUSED {
+        let resp = w.fetch_with(&off, &page("off"), &[("User-Agent", "ClaudeBot/1.0")]);
+        assert_eq!(resp.status, 204, "{}", resp.text());
+    }
+    let member = Browser::signed_in(&person(Some(&w.org_id), Role::Member));
+    let scene = Scene {
+        w,
+        member,
+        home,
+        off,
+        card,
+    };
+    // The counters reach the database every few seconds: wait for all of them.
+    let started = Instant::now();
+    while scene.report(ConsoleWindow::Last7Days, &[])["requests"] != SERVED + PAUSED {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the requests are never counted"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    scene
+}
+
+/// The window's `--since` and `--until`, as the console computes it now.
+fn window_args(window: ConsoleWindow) -> Vec<String> {
+    let bounds = window.bounds(Timestamp::now());
+    vec![
+        "--since".into(),
+        bounds.since().to_string(),
+        "--until".into(),
+        bounds.until().to_string(),
+    ]
+}
+
+impl Scene {
+    /// `admin report` for the console's window, as JSON.
+    fn report(&self, window: ConsoleWindow, args: &[&str]) -> Value {
+        let text = self.report_text(window, &[args, &["--format", "json"]].concat());
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+    }
+
+    fn report_text(&self, window: ConsoleWindow, args: &[&str]) -> String {
+        let bounds = window_args(window);
+        let bounds: Vec<&str> = bounds.iter().map(String::as_str).collect();
+        let all = [&["report", "--org", &self.w.org_id][..], &bounds, args].concat();
+        let (ok, stdout, stderr) = admin_output(&all);
+        assert!(ok, "{stderr}");
+        stdout
+    }
+
+    fn page(&self, query: &str) -> String {
+        let resp = self.member.get(&format!("/reports{query}"));
+        assert_eq!(resp.status, 200, "{query}: {}", resp.text());
+        resp.text()
+    }
+}
+
+/// The text of the element with this id (`<dd id="total-requests">8</dd>`).
+fn by_id<'p>(page: &'p str, id: &str) -> &'p str {
+    let start = format!("id=\"{id}\">");
+    let at = page
+        .find(&start)
+        .unwrap_or_else(|| panic!("no {id} in {page}"))
+        + start.len();
+    let rest = &page[at..];
+    &rest[..rest.find('<').unwrap()]
+}
+
+/// The page's totals, `(requests, served, fill rate)`, and the same of the CLI's JSON.
+fn totals(page: &str) -> (String, String, String) {
+    let [requests, served, fill] =
+        ["total-requests", "total-served", "total-fill"].map(|id| by_id(page, id).to_string());
+    (requests, served, fill)
+}
+
+fn cli_totals(report: &Value) -> (String, String, String) {
+    let fill = report["fill_rate"].as_f64().unwrap() * 100.0;
+    (
+        report["requests"].to_string(),
+        report["served"].to_string(),
+        format!("{fill:.1} %"),
+    )
+}
+
+fn points(page: &str) -> usize {
+    page.matches("<circle class=\"point requests\"").count()
+}
+
+#[test]
+fn the_page_shows_the_numbers_admin_report_prints_for_each_window() {
+    let s = scene();
+    let windows = [
+        ("", ConsoleWindow::Last7Days, 7),
+        ("?window=7d", ConsoleWindow::Last7Days, 7),
+        ("?window=24h", ConsoleWindow::Last24Hours, 24),
+        ("?window=30d", ConsoleWindow::Last30Days, 30),
+    ];
+    for (query, window, buckets) in windows {
+        let page = s.page(query);
+        let cli = s.report(window, &[]);
+        assert_eq!(totals(&page), cli_totals(&cli), "{query}");
+        assert_eq!(cli["requests"], SERVED + PAUSED);
+        assert_eq!(points(&page), buckets, "{query}");
+        assert_eq!(
+            page.matches("<circle class=\"point served\"").count(),
+            buckets
+        );
+        assert!(page.contains("role=\"img\""), "{page}");
+        assert!(page.contains("aria-labelledby=\"window-title window-desc\""));
+        assert!(page.contains("UTC"));
+        // The table under the chart: a row per bucket.
+        let table = &page[page.find("<table class=\"series\"").unwrap()..];
+        let table = &table[..table.find("</table>").unwrap()];
+        assert_eq!(table.matches("<th scope=\"row\">").count(), buckets);
+    }
+    // Two dates: today alone, one point.
+    let today = Timestamp::now().strftime("%Y-%m-%d").to_string();
+    let page = s.page(&format!("?window=dates&from={today}&to={today}"));
+    assert_eq!(points(&page), 1);
+    assert_eq!(totals(&page).0, (SERVED + PAUSED).to_string());
+}
+
+#[test]
+fn groups_carry_names_and_links_and_no_fill_reasons_say_where_to_act() {
+    let s = scene();
+    let page = s.page("?by=fragment");
+    assert!(
+        page.contains(&format!("<a href=\"/fragments/{}\">", s.home)),
+        "{page}"
+    );
+    assert!(page.contains(&format!("<code>{}</code>", s.off)));
+    let page = s.page("?by=card");
+    assert!(
+        page.contains(&format!("<a href=\"/cards/{}\">card</a>", s.card)),
+        "{page}"
+    );
+    let page = s.page("?by=site");
+    assert!(
+        page.contains("<a href=\"/sites/numbers.example\">"),
+        "{page}"
+    );
+    let page = s.page("?by=agent");
+    for agent in ["GPTBot", "ClaudeBot"] {
+        assert!(
+            page.contains(&format!("<th scope=\"row\">{agent}</th>")),
+            "{page}"
+        );
+    }
+    // The paused fragment's requests: its page, where to activate it.
+    let page = s.page("");
+    let reason = &page[page.find("id=\"reason-fragment_paused\"").expect(&page)..];
+    assert!(reason.starts_with(&format!(
+        "id=\"reason-fragment_paused\"><code>fragment_paused</code>: {PAUSED}"
+    )));
+    assert!(
+        reason.contains(&format!("<a href=\"/fragments/{}\">", s.off)),
+        "{reason}"
+    );
+    assert!(!page.contains("id=\"reason-no_eligible_card\""));
+}
+
+#[test]
+fn each_view_downloads_as_the_csv_admin_report_prints() {
+    let s = scene();
+    for by in ["", "agent", "site", "fragment", "card"] {
+        let resp = s.member.get(&format!("/reports.csv?window=7d&by={by}"));
+        assert_eq!(resp.status, 200, "{by}: {}", resp.text());
+        assert_eq!(resp.header("Content-Type"), Some("text/csv; charset=utf-8"));
+        let disposition = resp.header("Content-Disposition").unwrap();
+        assert!(
+            disposition.starts_with("attachment; filename=\"agentcard-report-"),
+            "{disposition}"
+        );
+        let grouping = if by.is_empty() { "day" } else { by };
+        let cli = s.report_text(
+            ConsoleWindow::Last7Days,
+            &["--format", "csv", "--by", grouping],
+        );
+        assert_eq!(resp.text(), cli, "{by}");
+        // The page's link is this download.
+        let page = s.page(&format!("?window=7d&by={by}"));
+        let link = format!(
+            "href=\"/reports.csv?window=7d{}\" download",
+            if by.is_empty() {
+                String::new()
+            } else {
+                format!("&#38;by={by}")
+            }
+        );
+        assert!(page.contains(&link), "{link}: {page}");
+    }
+    // The same through ?format=csv.
+    let resp = s.member.get("/reports?window=24h&by=agent&format=csv");
+    let cli = s.report_text(
+        ConsoleWindow::Last24Hours,
+        &["--format", "csv", "--by", "agent"],
+    );
+    assert_eq!(resp.text(), cli);
+}
+
+#[track_caller]
+fn assert_refused_next_to(resp: &Resp, field: &str) {
+    assert_eq!(resp.status, 422, "{}", resp.text());
+    let page = resp.text();
+    let error = format!("id=\"report-{field}-error\" data-field=\"{field}\"");
+    assert!(page.contains(&error), "{field}: {page}");
+    assert!(
+        !page.contains("id=\"total-requests\""),
+        "something ran: {page}"
+    );
+    assert!(!page.contains("<svg"));
+}
+
+#[test]
+fn bad_windows_and_groups_are_refused_next_to_their_field_and_nothing_runs() {
+    let member = Browser::signed_in(&person(
+        Some(&crate::console_fixtures::new_org()),
+        Role::Member,
+    ));
+    let today = Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).date();
+    let long_ago = today.saturating_sub(jiff::Span::new().days(400));
+    let tomorrow = today.tomorrow().unwrap();
+    let cases = [
+        ("?by=nope".to_string(), "by"),
+        ("?by=hour".to_string(), "by"),
+        ("?window=1y".to_string(), "window"),
+        (format!("?window=dates&from={today}&to={long_ago}"), "from"),
+        (format!("?window=dates&from={long_ago}&to={today}"), "from"),
+        (format!("?window=dates&from={today}&to={tomorrow}"), "to"),
+        (
+            "?window=dates&from=2026-13-01&to=2026-01-01".to_string(),
+            "from",
+        ),
+        ("?window=dates&from=yesterday".to_string(), "from"),
+        (format!("?from={today}&to=x"), "to"),
+    ];
+    for (query, field) in cases {
+        assert_refused_next_to(&member.get(&format!("/reports{query}")), field);
+        let csv = member.get(&format!("/reports.csv{query}"));
+        assert_eq!(csv.status, 422, "{query}");
+        assert_ne!(csv.header("Content-Type"), Some("text/csv; charset=utf-8"));
+    }
+    let resp = member.get("/reports?window=%00");
+    assert_eq!(resp.status, 422);
+}
+
+#[test]
+fn another_organisations_numbers_never_appear() {
+    let s = scene();
+    let neighbour = Browser::signed_in(&person(
+        Some(&crate::console_fixtures::new_org()),
+        Role::Member,
+    ));
+    for query in [
+        "",
+        "?window=24h",
+        "?by=fragment",
+        "?by=card",
+        "?by=agent",
+        "?by=site",
+    ] {
+        let resp = neighbour.get(&format!("/reports{query}"));
+        assert_eq!(resp.status, 200);
+        let page = resp.text();
+        assert_eq!(by_id(&page, "total-requests"), "0", "{query}");
+        for theirs in [s.home.as_str(), &s.off, &s.card, "numbers.example"] {
+            assert!(!page.contains(theirs), "{query}: {theirs}");
+        }
+    }
+    let csv = neighbour.get("/reports.csv?by=fragment").text();
+    assert!(!csv.contains(&s.home));
+}
