@@ -6,6 +6,7 @@ use super::chart::{bucket_label, percent, Chart};
 use super::context::{Answer, PageContext};
 use super::inputs::{Input, InputKind, Inputs};
 use super::pages::{self, Layout};
+use super::refusal::Refusal;
 use crate::domain::Invalid;
 use crate::error::ApiError;
 use crate::http::Response;
@@ -318,6 +319,34 @@ fn reasons(
         .collect())
 }
 
+/// The home page's last 24 hours: the totals, a small chart, the top agents, the fragments
+/// that answered without a card.
+pub struct Glance {
+    pub requests: i64,
+    pub served: i64,
+    pub fill: String,
+    pub chart: Chart,
+    pub top_agents: Vec<Row>,
+    pub unfilled: Vec<Row>,
+}
+
+/// The organisation's last 24 hours (`ops::report::glance`).
+pub(super) fn glance(ctx: &mut PageContext) -> Result<Glance, Refusal> {
+    let org = ctx.caller()?.org;
+    let glance = report::glance(ctx.db, &org, Timestamp::now())?;
+    let total = &glance.by_hour.total;
+    let title = "Requests and served, last 24 hours".to_string();
+    let rows = |groups: &[report::Group]| groups.iter().map(|g| row(&g.key, &g.counts)).collect();
+    Ok(Glance {
+        requests: total.requests,
+        served: total.served,
+        fill: percent(total),
+        chart: Chart::new("glance", title, &glance.hours, By::Hour),
+        top_agents: rows(&glance.top_agents),
+        unfilled: rows(&glance.unfilled_fragments),
+    })
+}
+
 /// The rows of a grouped report, and its column's name.
 fn rows(report: &Report) -> Option<(&'static str, Vec<Row>)> {
     let (by, groups) = report.groups.as_ref()?;
@@ -326,7 +355,7 @@ fn rows(report: &Report) -> Option<(&'static str, Vec<Row>)> {
 }
 
 /// A group's name, id and console page.
-fn row(key: &Key, counts: &Counts) -> Row {
+pub(super) fn row(key: &Key, counts: &Counts) -> Row {
     let (name, id, link) = match key {
         Key::Site { domain, name } => {
             let link = name

@@ -315,3 +315,33 @@ fn another_organisations_numbers_never_appear() {
     let csv = neighbour.get("/reports.csv?by=fragment").text();
     assert!(!csv.contains(&s.home));
 }
+
+#[test]
+fn the_home_page_shows_the_last_24_hours_as_admin_report_prints_them() {
+    let s = scene();
+    let resp = s.member.get("/");
+    assert_eq!(resp.status, 200);
+    let page = resp.text();
+    let cli = s.report(ConsoleWindow::Last24Hours, &[]);
+    let shown =
+        ["glance-requests", "glance-served", "glance-fill"].map(|id| by_id(&page, id).to_string());
+    let (requests, served, fill) = cli_totals(&cli);
+    assert_eq!(shown, [requests, served, fill]);
+    assert_eq!(points(&page), 24);
+    assert!(
+        page.contains("<th scope=\"row\">GPTBot</th><td>5</td><td>5</td>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<th scope=\"row\">ClaudeBot</th><td>3</td><td>0</td>"),
+        "{page}"
+    );
+    // The paused fragment answered and filled nothing: linked; the served one is not listed.
+    let unfilled = &page[page.find("<ul class=\"unfilled\">").expect(&page)..];
+    let unfilled = &unfilled[..unfilled.find("</ul>").unwrap()];
+    assert!(
+        unfilled.contains(&format!("<a href=\"/fragments/{}\">", s.off)),
+        "{unfilled}"
+    );
+    assert!(!unfilled.contains(&s.home));
+}
