@@ -32,6 +32,7 @@ mod sign_in;
 mod site_forms;
 mod sites;
 mod tokens;
+mod why;
 
 pub use routes::{page_table, Access, PageSample};
 

@@ -10,9 +10,9 @@ use super::captures::{self, Captures};
 use super::context::{Answer, PageContext, PublicContext};
 use super::pages::Asset;
 use super::refusal::Refusal;
-use super::reports;
 use super::{account, audit, cards, keys, links, members, sign_in, sites, tokens};
 use super::{fragments, rules};
+use super::{reports, why};
 use crate::error::ApiError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +108,7 @@ pub static PAGES: &[Page] = &[
     // The publisher's numbers.
     member(Get, "/reports", reports::page),
     member(Get, "/reports.csv", reports::csv_file),
+    member(Get, "/sites/{domain}/why", why::page),
     // The site map: sites, their fragments, default and rules.
     member(Get, "/sites", sites::list),
     member(Post, "/sites", sites::create),
