@@ -345,3 +345,169 @@ fn the_home_page_shows_the_last_24_hours_as_admin_report_prints_them() {
     );
     assert!(!unfilled.contains(&s.home));
 }
+
+/// The text of an HTML escape, back: what the page's `<pre>` shows.
+fn unescape(html: &str) -> String {
+    let pairs = [
+        ("&lt;", "<"),
+        ("&#60;", "<"),
+        ("&gt;", ">"),
+        ("&#62;", ">"),
+        ("&quot;", "\""),
+        ("&#34;", "\""),
+        ("&#39;", "'"),
+        ("&#x27;", "'"),
+        ("&amp;", "&"),
+        ("&#38;", "&"),
+    ];
+    let mut text = html.to_string();
+    for (escaped, raw) in pairs {
+        text = text.replace(escaped, raw);
+    }
+    text
+}
+
+/// The part of `page` between `start` (after it) and `end`.
+fn between<'p>(page: &'p str, start: &str, end: &str) -> &'p str {
+    let at = page
+        .find(start)
+        .unwrap_or_else(|| panic!("no {start} in {page}"))
+        + start.len();
+    &page[at..at + page[at..].find(end).unwrap()]
+}
+
+#[test]
+fn why_this_card_names_the_card_and_the_answer_fragment_serves() {
+    let mut w = World::new();
+    let site = w.site("why.example");
+    let ruled = w.fragment(site, "/sport", true);
+    let default = w.fragment(site, "/home", true);
+    let lone = w.fragment(site, "/lone", true);
+    let paused = w.fragment(site, "/off", false);
+    w.route(site, "/sport/", false, &ruled);
+    w.default_fragment(site, &default);
+    let cards = [&ruled, &default, &lone].map(|f| w.card(CardSpec::default(), &[f]));
+    let english = CardSpec {
+        lang: "en",
+        ..CardSpec::default()
+    };
+    let other_language = w.card(english, &[&ruled]);
+    harness::sync_cache();
+    let member = Browser::signed_in(&person(Some(&w.org_id), Role::Member));
+    // A page resolved by a rule, by the default, by none (the edge's fragment_id serves).
+    let pages = [
+        (
+            "https://why.example/sport/today",
+            0,
+            "matches the prefix rule /sport/",
+        ),
+        ("https://why.example/about", 1, "the site default"),
+        (
+            "https://elsewhere.example/x",
+            2,
+            "is not a site of this organisation",
+        ),
+    ];
+    for (url, served, resolution) in pages {
+        let query: String = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("page_url", url)
+            .append_pair("lang", "fr")
+            .append_pair("fragment_id", &lone)
+            .append_pair("user_agent", "Mozilla/5.0 (compatible; GPTBot/1.1)")
+            .finish();
+        let resp = member.get(&format!("/sites/why.example/why?{query}"));
+        assert_eq!(resp.status, 200, "{}", resp.text());
+        let page = resp.text();
+        let extra = format!(
+            "&page_url={}",
+            url::form_urlencoded::byte_serialize(url.as_bytes()).collect::<String>()
+        );
+        let fragment = w.fetch(&lone, &extra);
+        let card = crate::fixtures::served_card(&fragment);
+        assert_eq!(card, cards[served], "{url}");
+        assert_eq!(
+            between(&page, "id=\"why-served\" data-card=\"", "\""),
+            card,
+            "{url}"
+        );
+        assert_eq!(between(&page, "<span id=\"why-status\">", "<"), "200");
+        assert_eq!(
+            unescape(between(
+                &page,
+                "<pre id=\"why-body\" tabindex=\"0\">",
+                "</pre>"
+            )),
+            fragment.text(),
+            "{url}"
+        );
+        assert!(
+            between(&page, "<p id=\"why-resolution\">", "</p>").contains(resolution),
+            "{page}"
+        );
+        assert!(page.contains("marker GPTBot, purpose training"), "{page}");
+        // The other cards never looked at, and why.
+        for (i, other) in cards.iter().enumerate().filter(|(i, _)| *i != served) {
+            let line = format!("<code>{other}</code>: active, but not eligible on this fragment");
+            assert!(page.contains(&line), "{i}: {page}");
+        }
+    }
+    // The English card was looked at on /sport, and dropped for its language.
+    let resp =
+        member.get("/sites/why.example/why?page_url=https%3A%2F%2Fwhy.example%2Fsport&lang=fr");
+    let line =
+        format!("<code>{other_language}</code>: dropped: in en, not the request&#39;s language");
+    let page = resp.text();
+    assert!(
+        page.contains(&line) || page.contains(&line.replace("&#39;", "'")),
+        "{page}"
+    );
+    // A paused fragment: a 204, no card looked at.
+    let resp = member.get(&format!("/sites/why.example/why?page_url=https%3A%2F%2Fnone.example%2F&lang=fr&fragment_id={paused}"));
+    let page = resp.text();
+    assert_eq!(between(&page, "<span id=\"why-status\">", "<"), "204");
+    assert_eq!(w.fetch(&paused, "").status, 204);
+}
+
+#[test]
+fn why_this_card_refuses_what_fragment_would_next_to_the_field() {
+    let w = World::new();
+    let mut w = w;
+    w.site("refuse.example");
+    harness::sync_cache();
+    let member = Browser::signed_in(&person(Some(&w.org_id), Role::Member));
+    let long = format!("https://refuse.example/{}", "a".repeat(2048));
+    let cases = [
+        ("ftp://refuse.example/".to_string(), "fr", "", "page_url"),
+        ("https://".to_string(), "fr", "", "page_url"),
+        ("/no/scheme".to_string(), "fr", "", "page_url"),
+        (long, "fr", "", "page_url"),
+        ("https://refuse.example/".to_string(), "xx", "", "lang"),
+        (
+            "https://refuse.example/".to_string(),
+            "fr",
+            "novalue",
+            "ctx",
+        ),
+    ];
+    for (url, lang, ctx, field) in cases {
+        let query: String = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("page_url", &url)
+            .append_pair("lang", lang)
+            .append_pair("ctx", ctx)
+            .finish();
+        let resp = member.get(&format!("/sites/refuse.example/why?{query}"));
+        assert_eq!(resp.status, 422, "{field}: {}", resp.text());
+        let page = resp.text();
+        assert!(
+            page.contains(&format!("id=\"why-{field}-error\"")),
+            "{field}: {page}"
+        );
+        assert!(!page.contains("id=\"why-result\""));
+    }
+    // Another organisation's site is not found.
+    let neighbour = Browser::signed_in(&person(
+        Some(&crate::console_fixtures::new_org()),
+        Role::Member,
+    ));
+    assert_eq!(neighbour.get("/sites/refuse.example/why").status, 404);
+}
