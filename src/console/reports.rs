@@ -10,6 +10,7 @@ use super::refusal::Refusal;
 use crate::domain::Invalid;
 use crate::error::ApiError;
 use crate::http::Response;
+use crate::ids::CardId;
 use crate::ops::report::{self, csv::csv, series, By, ConsoleWindow, Counts, Key, Report};
 use askama::Template;
 use jiff::civil::Date;
@@ -344,6 +345,24 @@ pub(super) fn glance(ctx: &mut PageContext) -> Result<Glance, Refusal> {
         chart: Chart::new("glance", title, &glance.hours, By::Hour),
         top_agents: rows(&glance.top_agents),
         unfilled: rows(&glance.unfilled_fragments),
+    })
+}
+
+/// What a card served over the last 7 days, a day a row (UTC).
+pub struct Week {
+    pub served: i64,
+    pub days: Vec<(String, i64)>,
+}
+
+/// The card's last 7 days (`ops::report::card_week`).
+pub(super) fn week(ctx: &mut PageContext, card: &CardId) -> Result<Week, Refusal> {
+    let org = ctx.caller()?.org;
+    let week = report::card_week(ctx.db, &org, card, Timestamp::now())?;
+    Ok(Week {
+        served: week.served,
+        days: (week.days.into_iter())
+            .map(|(day, n)| (bucket_label(day, By::Day), n))
+            .collect(),
     })
 }
 

@@ -511,3 +511,27 @@ fn why_this_card_refuses_what_fragment_would_next_to_the_field() {
     ));
     assert_eq!(neighbour.get("/sites/refuse.example/why").status, 404);
 }
+
+#[test]
+fn the_card_page_shows_what_it_served_each_of_the_last_7_days() {
+    let s = scene();
+    let resp = s.member.get(&format!("/cards/{}", s.card));
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    let page = resp.text();
+    let cli = s.report(ConsoleWindow::Last7Days, &["--by", "card"]);
+    let groups = cli["groups"].as_array().unwrap();
+    let ours = groups
+        .iter()
+        .find(|g| g["card_id"] == s.card.as_str())
+        .unwrap();
+    assert_eq!(by_id(&page, "week-served"), ours["served"].to_string());
+    assert_eq!(ours["served"], SERVED);
+    let table = between(&page, "<table class=\"week\">", "</table>");
+    assert_eq!(table.matches("<th scope=\"row\">").count(), 7);
+    let today = Timestamp::now().strftime("%Y-%m-%d").to_string();
+    assert!(
+        table.contains(&format!("<th scope=\"row\">{today}</th><td>{SERVED}</td>")),
+        "{table}"
+    );
+    assert!(page.contains("no card column"));
+}
