@@ -64,7 +64,7 @@ pub struct CardEditor {
     /// The sample page the preview frame shows (its `srcdoc`).
     pub preview: Option<String>,
     /// What it served over the last 7 days (on its own page).
-    pub week: Option<super::reports::Week>,
+    pub week: Option<super::chart::Week>,
 }
 
 /// A fragment the card may be shown on.

@@ -1,5 +1,6 @@
-//! The console's charts: requests and served over a window's buckets, drawn by the server as
-//! SVG (no script), one point per bucket, with the same numbers in a table beside it.
+//! What the console shows of the numbers: charts of requests and served over a window's
+//! buckets, drawn by the server as SVG (no script), one point per bucket, with the same numbers
+//! in a table beside it; the rows of a group; the home page's glance and a card's week.
 
 use crate::ops::report::{By, Counts};
 use jiff::Timestamp;
@@ -154,4 +155,32 @@ fn describe(buckets: &[Bucket], word: &str) -> String {
         desc.push_str(&most);
     }
     desc
+}
+
+/// One group's row: its name beside its id, the console page of its object.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub name: String,
+    pub id: Option<String>,
+    pub link: Option<String>,
+    pub requests: i64,
+    pub served: i64,
+    pub fill: String,
+}
+
+/// The home page's last 24 hours: the totals, a small chart, the top agents, the fragments
+/// that answered without a card.
+pub struct Glance {
+    pub requests: i64,
+    pub served: i64,
+    pub fill: String,
+    pub chart: Chart,
+    pub top_agents: Vec<Row>,
+    pub unfilled: Vec<Row>,
+}
+
+/// What a card served over the last 7 days, a day a row (UTC).
+pub struct Week {
+    pub served: i64,
+    pub days: Vec<(String, i64)>,
 }

@@ -179,7 +179,7 @@ pub struct Home {
     /// The organisation has no site yet.
     pub first_steps: bool,
     /// The organisation's last 24 hours.
-    pub glance: Option<super::reports::Glance>,
+    pub glance: Option<super::chart::Glance>,
 }
 
 #[derive(Template)]

@@ -2,7 +2,7 @@
 //! table, the groups with names and links, what to do about each no-fill reason) and each view
 //! as CSV. The numbers are `ops::report`'s, the same `admin report` prints for the window.
 
-use super::chart::{bucket_label, percent, Chart};
+use super::chart::{bucket_label, percent, Chart, Glance, Row, Week};
 use super::context::{Answer, PageContext};
 use super::inputs::{Input, InputKind, Inputs};
 use super::pages::{self, Layout};
@@ -53,17 +53,6 @@ const ADVICE: [(&str, &str, &str); 3] = [
         "",
     ),
 ];
-
-/// One group's row: its name beside its id, the console page of its object.
-#[derive(Debug, Clone)]
-pub struct Row {
-    pub name: String,
-    pub id: Option<String>,
-    pub link: Option<String>,
-    pub requests: i64,
-    pub served: i64,
-    pub fill: String,
-}
 
 /// A no-fill reason of the window, with what to do and the fragments it happened on.
 #[derive(Debug, Clone)]
@@ -320,17 +309,6 @@ fn reasons(
         .collect())
 }
 
-/// The home page's last 24 hours: the totals, a small chart, the top agents, the fragments
-/// that answered without a card.
-pub struct Glance {
-    pub requests: i64,
-    pub served: i64,
-    pub fill: String,
-    pub chart: Chart,
-    pub top_agents: Vec<Row>,
-    pub unfilled: Vec<Row>,
-}
-
 /// The organisation's last 24 hours (`ops::report::glance`).
 pub(super) fn glance(ctx: &mut PageContext) -> Result<Glance, Refusal> {
     let org = ctx.caller()?.org;
@@ -346,12 +324,6 @@ pub(super) fn glance(ctx: &mut PageContext) -> Result<Glance, Refusal> {
         top_agents: rows(&glance.top_agents),
         unfilled: rows(&glance.unfilled_fragments),
     })
-}
-
-/// What a card served over the last 7 days, a day a row (UTC).
-pub struct Week {
-    pub served: i64,
-    pub days: Vec<(String, i64)>,
 }
 
 /// The card's last 7 days (`ops::report::card_week`).
