@@ -202,6 +202,7 @@ fn picker() -> Inputs {
     );
     Inputs(vec![
         Input::new("report", "window", "Window")
+            .required()
             .kind(InputKind::Choice(windows.collect()))
             .value("7d"),
         Input::new("report", "from", "From (a date, UTC)")
