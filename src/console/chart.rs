@@ -6,13 +6,13 @@ use crate::ops::report::{By, Counts};
 use jiff::Timestamp;
 
 /// The drawing's own units (`viewBox`); the page scales it to its width.
-const WIDTH: f64 = 600.0;
-const HEIGHT: f64 = 220.0;
+const WIDTH: f64 = 400.0;
+const HEIGHT: f64 = 240.0;
 /// Room for the axis labels: left, right, top, bottom.
-const LEFT: f64 = 48.0;
+const LEFT: f64 = 40.0;
 const RIGHT: f64 = 12.0;
 const TOP: f64 = 12.0;
-const BOTTOM: f64 = 36.0;
+const BOTTOM: f64 = 44.0;
 
 /// One bucket: its label, its counts and where its points are drawn.
 #[derive(Debug, Clone)]

@@ -370,6 +370,18 @@ def console_download(person, href):
         return answer.headers, answer.read().decode()
 
 
+def whole_page(person, name, width=1280):
+    """The whole page as one screenshot `docs-NAME.png` (for docs/console.md), at `width`."""
+    driver = person.driver
+    before = driver.get_window_size()
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(width, min(height + 120, 4000))
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(width, min(height + 120, 4000))
+    driver.save_screenshot(str(person.screenshots / f"docs-{name}.png"))
+    driver.set_window_size(before["width"], before["height"])
+
+
 def agents_ask_and_the_member_reads_the_numbers(member, key, fragment_id):
     """Agents request /fragment; the reports page, the home page and the card page show what
     `admin report` prints for the same window; the CSV downloads, parses and matches; the
@@ -395,6 +407,8 @@ def agents_ask_and_the_member_reads_the_numbers(member, key, fragment_id):
     shows_the_totals(member, "total", report_json("24h"), "reports, 24 hours")
     expect("the chart's points over 24 hours", chart_points(member), 24)
     member.sees("GPTBot")
+    whole_page(member, "reports")
+    whole_page(member, "reports-phone", 390)
     headers, text = console_download(member, member.link_target("Download this view as CSV"))
     expect("the CSV's type", headers["Content-Type"], "text/csv; charset=utf-8")
     if not headers["Content-Disposition"].startswith("attachment; filename="):
@@ -418,6 +432,7 @@ def agents_ask_and_the_member_reads_the_numbers(member, key, fragment_id):
     shown = member.driver.find_element("css selector", "#why-served").get_attribute("data-card")
     expect("the card why-this-card names", shown, served_card)
     member.sees("marker GPTBot, purpose training")
+    whole_page(member, "why-this-card")
     week = report_json("7d", "--by", "card")
     served = next(g["served"] for g in week["groups"] if g["card_id"] == served_card)
     member.driver.find_element("css selector", "#why-served").click()
