@@ -32,6 +32,9 @@ const WINDOWS: [(&str, &str, Option<ConsoleWindow>); 4] = [
     ("dates", "From and to the dates below, by day", None),
 ];
 
+/// How many User-Agents that matched no marker the page lists.
+const UNMATCHED_SHOWN: i64 = 20;
+
 /// The groups of the picker, by their `By` name.
 const GROUPS: [By; 5] = [By::Agent, By::Site, By::Fragment, By::Card, By::Page];
 
@@ -85,6 +88,8 @@ pub struct Numbers {
     pub by: Option<(&'static str, Vec<Row>)>,
     /// The same view as CSV.
     pub csv: String,
+    /// The User-Agents that matched no marker, most requests first.
+    pub unmatched: Vec<(String, i64)>,
 }
 
 impl Numbers {
@@ -137,6 +142,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
         None => None,
     };
     let by = grouped.as_ref().and_then(rows);
+    let unmatched = report::unmatched_agents(ctx.db, &org, bounds, UNMATCHED_SHOWN)?;
     let csv = csv_link(&form);
     let page = ReportsPage {
         layout: ctx.layout(),
@@ -149,6 +155,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
             chart,
             by,
             csv,
+            unmatched,
         }),
     };
     Ok(pages::html(200, &page))

@@ -535,3 +535,38 @@ fn the_card_page_shows_what_it_served_each_of_the_last_7_days() {
     );
     assert!(page.contains("no card column"));
 }
+
+#[test]
+fn the_user_agents_that_matched_no_marker_are_listed_for_their_organisation_only() {
+    let (w, fragment) = World::with_a_served_fragment("unmatched.example");
+    harness::sync_cache();
+    let agent = "Curious-Crawler/0.1 (+https://crawler.example)";
+    for _ in 0..3 {
+        let resp = w.fetch_with(&fragment, &page("x"), &[("User-Agent", agent)]);
+        assert_eq!(resp.status, 200, "{}", resp.text());
+    }
+    let member = Browser::signed_in(&person(Some(&w.org_id), Role::Member));
+    let row = format!("<tr><td><code>{agent}</code></td><td>3</td></tr>");
+    let started = Instant::now();
+    loop {
+        let resp = member.get("/reports?window=24h");
+        assert_eq!(resp.status, 200);
+        if resp.text().contains(&row) {
+            break;
+        }
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "never listed: {}",
+            resp.text()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let neighbour = Browser::signed_in(&person(
+        Some(&crate::console_fixtures::new_org()),
+        Role::Member,
+    ));
+    assert!(!neighbour
+        .get("/reports?window=24h")
+        .text()
+        .contains("Curious-Crawler"));
+}
