@@ -136,11 +136,11 @@ pub fn page(ctx: &mut PageContext) -> Answer {
     let title = "Requests and served".to_string();
     let chart = Chart::new("window", title, &points, asked.window.by());
     let total = by_bucket.total.clone();
-    let reasons = reasons(ctx, &org, &asked, &total)?;
     let grouped = match asked.by {
         Some(by) => Some(report::report(ctx.db, &org, bounds, Some(by))?),
         None => None,
     };
+    let reasons = reasons(ctx, &org, bounds, &total, grouped.as_ref())?;
     let by = grouped.as_ref().and_then(rows);
     let unmatched = report::unmatched_agents(ctx.db, &org, bounds, UNMATCHED_SHOWN)?;
     let csv = csv_link(&form);
@@ -279,11 +279,14 @@ fn dates(ctx: &PageContext) -> Result<ConsoleWindow, Invalid> {
 }
 
 /// Each no-fill reason counted in the window, with what to do and its fragments.
+/// The fragments come from the view by fragment when it is the one shown, else from a report
+/// of their own, run only when some request went without a card.
 fn reasons(
     ctx: &mut PageContext,
     org: &crate::db::orgs::Org,
-    asked: &Asked,
+    bounds: report::Bounds,
     total: &Counts,
+    shown: Option<&Report>,
 ) -> Result<Vec<Reason>, ApiError> {
     let counted: Vec<(String, i64)> = (total.no_fill_reasons.iter().flatten())
         .filter(|(_, n)| **n > 0)
@@ -292,8 +295,10 @@ fn reasons(
     if counted.is_empty() {
         return Ok(Vec::new());
     }
-    let bounds = asked.window.bounds(Timestamp::now());
-    let by_fragment = report::report(ctx.db, org, bounds, Some(By::Fragment))?;
+    let by_fragment = match shown.filter(|r| matches!(r.groups, Some((By::Fragment, _)))) {
+        Some(shown) => shown.clone(),
+        None => report::report(ctx.db, org, bounds, Some(By::Fragment))?,
+    };
     let groups = by_fragment.groups.map(|(_, g)| g).unwrap_or_default();
     Ok(counted
         .into_iter()
