@@ -6,14 +6,20 @@ eligible on the fragment without a reference and /fragment serves it by that fra
 reads the audit
 log, deletes a site after its confirmation page, invites a member;
 the member joins, writes a card, previews it, activates it and makes it eligible on a fragment,
-and /fragment serves it; the member cannot reach the tokens; both sign out, and the owner signs
-in again with the keyboard alone. Every page visited
+and /fragment serves it; agents request /fragment, and the member finds on the reports page
+(7 days, then 24 hours by agent), the home page and the served card's page the counts
+`agentcard admin report` prints for the same window, downloads the view's CSV (the same as
+`admin report --format csv`), counts a point of the chart per bucket, and asks "why this card?"
+of the page, which names the card /fragment served; the member cannot reach the tokens; both
+sign out, and the owner signs in again with the keyboard alone. Every page visited
 passes axe-core (WCAG 2 A and AA); a screenshot of each is written to $AGENTCARD_SCREENSHOTS.
 
 Environment (set by tests/it/browser.rs): AGENTCARD_CONSOLE (the console's origin),
 AGENTCARD_API (the base host's origin, for /v1 and /fragment), AGENTCARD_OWNER_LINK (the link
 with which the owner sets a password), AGENTCARD_OWNER_EMAIL, AGENTCARD_ORG_ID,
-AGENTCARD_CLIENT_IP_HEADER and AGENTCARD_CLIENT_IP (the rate limits' client address).
+AGENTCARD_CLIENT_IP_HEADER and AGENTCARD_CLIENT_IP (the rate limits' client address),
+AGENTCARD_BIN and DATABASE_URL (`agentcard admin report` on the server's database). The whole
+pages of the reports and of "why this card?" are written as docs-*.png (docs/console.md's).
 Exits 0 when every journey passed, else prints the first failure and exits 1.
 """
 
@@ -325,12 +331,12 @@ def signs_in_with_the_keyboard_only(person, email, password):
 
 def admin_report(window, *args):
     """`agentcard admin report` for the console's window ('24h' or '7d'), as text."""
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     if window == "24h":
         until = now.replace(minute=0, second=0, microsecond=0) + datetime.timedelta(hours=1)
         since = until - datetime.timedelta(hours=24)
     else:
-        today = datetime.datetime.combine(now.date(), datetime.time(), datetime.timezone.utc)
+        today = datetime.datetime.combine(now.date(), datetime.time(), datetime.UTC)
         until = today + datetime.timedelta(days=1)
         since = until - datetime.timedelta(days=7)
     stamp = lambda at: at.strftime("%Y-%m-%dT%H:%M:%SZ")
