@@ -184,6 +184,24 @@ fn groups_carry_names_and_links_and_no_fill_reasons_say_where_to_act() {
         page.contains("<a href=\"/sites/numbers.example\">"),
         "{page}"
     );
+    // By page: whole hours; what the page rows do not hold yet is its own group, and the
+    // groups add up to the totals.
+    let page = s.page("?by=page");
+    let table = between(&page, "<table class=\"groups\" id=\"groups\">", "</table>");
+    let requests: i64 = (table.split("<tr><th scope=\"row\">").skip(1))
+        .map(|row| {
+            let cells: Vec<&str> = row.split("<td>").collect();
+            cells[2]
+                .trim_end_matches("</td>")
+                .parse::<i64>()
+                .expect(row)
+        })
+        .sum();
+    assert_eq!(requests, SERVED + PAUSED, "{table}");
+    assert!(
+        table.contains("numbers.example/home/") || table.contains("(not yet written)"),
+        "{table}"
+    );
     let page = s.page("?by=agent");
     for agent in ["GPTBot", "ClaudeBot"] {
         assert!(
