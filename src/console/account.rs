@@ -4,6 +4,7 @@
 use super::context::{Answer, PageContext};
 use super::notice::Notice;
 use super::pages::{self, Field, Home, PasswordPage, SessionsPage};
+use super::reports;
 use super::session;
 use super::sign_in::{check_password, signed_in};
 use crate::db::{people, sessions};
@@ -19,10 +20,15 @@ pub fn home(ctx: &mut PageContext) -> Answer {
         Some(_) => ops::sites::list_sites(ctx.db, &ctx.caller()?)?.is_empty(),
         None => false,
     };
+    let glance = match &ctx.visit.org {
+        Some(_) => Some(reports::glance(ctx)?),
+        None => None,
+    };
     let page = Home {
         layout: ctx.layout(),
         org: ctx.visit.org.clone(),
         first_steps,
+        glance,
     };
     Ok(pages::html(200, &page))
 }

@@ -62,6 +62,8 @@ pub struct CardEditor {
     pub alert: Option<String>,
     /// The sample page the preview frame shows (its `srcdoc`).
     pub preview: Option<String>,
+    /// What it served over the last 7 days (on its own page).
+    pub week: Option<super::chart::Week>,
 }
 
 /// A fragment the card may be shown on.
@@ -157,6 +159,7 @@ fn editor(ctx: &PageContext, card: Option<&CardRow>, fields: Fields) -> CardEdit
         languages: Lang::ALL.iter().map(|lang| lang.as_str()).collect(),
         alert: None,
         preview: None,
+        week: None,
     }
 }
 
@@ -171,7 +174,8 @@ pub fn new(ctx: &mut PageContext) -> Answer {
 /// `GET /cards/{card}`.
 pub fn show(ctx: &mut PageContext) -> Answer {
     let (_, card) = card_of_path(ctx)?;
-    let page = editor(ctx, Some(&card), Fields::of_card(&card));
+    let mut page = editor(ctx, Some(&card), Fields::of_card(&card));
+    page.week = Some(super::reports::week(ctx, &card.id)?);
     Ok(pages::html(200, &page))
 }
 

@@ -13,6 +13,7 @@ mod browsers;
 mod captures;
 mod card_form;
 mod cards;
+mod chart;
 mod confirm;
 mod context;
 mod form;
@@ -24,6 +25,7 @@ mod members;
 mod notice;
 mod pages;
 mod refusal;
+mod reports;
 mod routes;
 mod rules;
 mod session;
@@ -31,6 +33,7 @@ mod sign_in;
 mod site_forms;
 mod sites;
 mod tokens;
+mod why;
 
 pub use routes::{page_table, Access, PageSample};
 

@@ -253,6 +253,8 @@ pub struct Home {
     pub org: Option<OrgAccess>,
     /// The organisation has no site yet.
     pub first_steps: bool,
+    /// The organisation's last 24 hours.
+    pub glance: Option<super::chart::Glance>,
 }
 
 #[derive(Template)]

@@ -12,6 +12,7 @@ use super::pages::Asset;
 use super::refusal::PageRefusal;
 use super::{account, audit, cards, keys, links, members, sign_in, sites, tokens};
 use super::{fragments, rules};
+use super::{reports, why};
 use crate::error::ApiError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +111,10 @@ pub static PAGES: &[Page] = &[
     member(Post, "/keys/{key}/revoke", keys::revoke),
     member(Get, "/keys/{key}/delete", keys::confirm_delete),
     member(Post, "/keys/{key}/delete", keys::delete),
+    // The publisher's numbers.
+    member(Get, "/reports", reports::page),
+    member(Get, "/reports.csv", reports::csv_file),
+    member(Get, "/sites/{domain}/why", why::page),
     // The site map: sites, their fragments, default and rules.
     member(Get, "/sites", sites::list),
     member(Post, "/sites", sites::create),

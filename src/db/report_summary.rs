@@ -215,3 +215,25 @@ pub fn served_by_card_per_day(
     )?;
     Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
 }
+
+/// The User-Agents that matched no marker on the days that start before `until` and end after
+/// `since` (they are counted per UTC day), most requests first, at most `limit`.
+pub fn unmatched_agents(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    window: Window,
+    limit: i64,
+) -> Result<Vec<(String, i64)>, postgres::Error> {
+    let rows = db.query(
+        "SELECT user_agent, sum(requests)::int8 AS requests
+           FROM report_unmatched_agents
+          WHERE org_id = $1
+            AND day >= ($2::timestamptz AT TIME ZONE 'UTC')::date
+            AND day::timestamp AT TIME ZONE 'UTC' < $3
+          GROUP BY user_agent
+          ORDER BY requests DESC, user_agent
+          LIMIT $4",
+        &[&org_id, &window.since, &window.until, &limit],
+    )?;
+    Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
+}

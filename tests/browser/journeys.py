@@ -6,20 +6,32 @@ eligible on the fragment without a reference and /fragment serves it by that fra
 reads the audit
 log, deletes a site after its confirmation page, invites a member;
 the member joins, writes a card, previews it, activates it and makes it eligible on a fragment,
-and /fragment serves it; the member cannot reach the tokens; both sign out, and the owner signs
-in again with the keyboard alone. Every page visited
+and /fragment serves it; agents request /fragment, and the member finds on the reports page
+(7 days, then 24 hours by agent), the home page and the served card's page the counts
+`agentcard admin report` prints for the same window, downloads the view's CSV (the same as
+`admin report --format csv`), counts a point of the chart per bucket, and asks "why this card?"
+of the page, which names the card /fragment served; the member cannot reach the tokens; both
+sign out, and the owner signs in again with the keyboard alone. Every page visited
 passes axe-core (WCAG 2 A and AA); a screenshot of each is written to $AGENTCARD_SCREENSHOTS.
 
 Environment (set by tests/it/browser.rs): AGENTCARD_CONSOLE (the console's origin),
 AGENTCARD_API (the base host's origin, for /v1 and /fragment), AGENTCARD_OWNER_LINK (the link
 with which the owner sets a password), AGENTCARD_OWNER_EMAIL, AGENTCARD_ORG_ID,
-AGENTCARD_CLIENT_IP_HEADER and AGENTCARD_CLIENT_IP (the rate limits' client address).
+AGENTCARD_CLIENT_IP_HEADER and AGENTCARD_CLIENT_IP (the rate limits' client address),
+AGENTCARD_BIN and DATABASE_URL (`agentcard admin report` on the server's database). The whole
+pages of the reports and of "why this card?" are written as docs-*.png (docs/console.md's).
 Exits 0 when every journey passed, else prints the first failure and exits 1.
 """
 
+import csv
+import datetime
+import io
 import json
 import os
+import re
+import subprocess
 import sys
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -262,21 +274,32 @@ def member_makes_the_card_eligible(member):
     member.sees(CARD_TITLE)
 
 
-def fragment_serves_the_card(key, org_id, fragment_id, title=CARD_TITLE, page_url=None):
-    """/fragment serves the card titled `title` for the fragment (for the page, if one)."""
+# The User-Agent of every /fragment request of the journeys, for the report to count.
+FRAGMENT_REQUESTS = []
+
+
+def fragment_request(key, org_id, fragment_id, page_url=None, user_agent="GPTBot/1.2"):
+    """One /fragment request as an agent's edge sends it: (status, body)."""
     params = {"partner_id": org_id, "fragment_id": fragment_id, "lang": "en"}
     if page_url:
         params["page_url"] = page_url
     query = urllib.parse.urlencode(params)
     request = urllib.request.Request(
         f"{API}/fragment?{query}",
-        headers={"X-API-Key": key, "User-Agent": "GPTBot/1.2",
+        headers={"X-API-Key": key, "User-Agent": user_agent,
                  env["AGENTCARD_CLIENT_IP_HEADER"]: env["AGENTCARD_CLIENT_IP"]})
+    FRAGMENT_REQUESTS.append(user_agent)
     with urllib.request.urlopen(request, timeout=30) as answer:
-        expect("/fragment's status", answer.status, 200)
-        body = answer.read().decode()
+        return answer.status, answer.read().decode()
+
+
+def fragment_serves_the_card(key, org_id, fragment_id, title=CARD_TITLE, page_url=None):
+    """/fragment serves the card titled `title` for the fragment (for the page, if one)."""
+    status, body = fragment_request(key, org_id, fragment_id, page_url)
+    expect("/fragment's status", status, 200)
     if title not in body:
         raise JourneyFailed(f"/fragment did not serve the card {title!r}: {body}")
+    return body
 
 
 def member_cannot_reach_the_tokens(member):
@@ -306,6 +329,123 @@ def signs_in_with_the_keyboard_only(person, email, password):
     person.sees(email)
 
 
+def admin_report(window, *args):
+    """`agentcard admin report` for the console's window ('24h' or '7d'), as text."""
+    now = datetime.datetime.now(datetime.UTC)
+    if window == "24h":
+        until = now.replace(minute=0, second=0, microsecond=0) + datetime.timedelta(hours=1)
+        since = until - datetime.timedelta(hours=24)
+    else:
+        today = datetime.datetime.combine(now.date(), datetime.time(), datetime.UTC)
+        until = today + datetime.timedelta(days=1)
+        since = until - datetime.timedelta(days=7)
+    stamp = lambda at: at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    command = [env["AGENTCARD_BIN"], "admin", "report", "--org", env["AGENTCARD_ORG_ID"],
+               "--since", stamp(since), "--until", stamp(until), *args]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise JourneyFailed(f"{command}: {done.stderr}")
+    return done.stdout
+
+
+def report_json(window, *args):
+    return json.loads(admin_report(window, "--format", "json", *args))
+
+
+def shows_the_totals(person, prefix, report, what):
+    """The page's requests, served and fill rate are the report's."""
+    fill = f"{report['fill_rate'] * 100:.1f} %"
+    for name, wanted in (("requests", str(report["requests"])),
+                         ("served", str(report["served"])), ("fill", fill)):
+        expect(f"{what}: {name}", person.value_of(f"#{prefix}-{name}"), wanted)
+
+
+def chart_points(person):
+    return len(person.driver.find_elements("css selector", "svg circle.point.requests"))
+
+
+def console_download(person, href):
+    """A link of the console fetched with the person's cookies: (headers, text)."""
+    cookies = "; ".join(f"{c['name']}={c['value']}" for c in person.driver.get_cookies())
+    console = urllib.parse.urlparse(CONSOLE)
+    request = urllib.request.Request(
+        API + urllib.parse.urlparse(href)._replace(scheme="", netloc="").geturl(),
+        headers={"Host": console.netloc, "Cookie": cookies,
+                 env["AGENTCARD_CLIENT_IP_HEADER"]: env["AGENTCARD_CLIENT_IP"]})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return answer.headers, answer.read().decode()
+
+
+def whole_page(person, name, width=1280):
+    """The whole page as one screenshot `docs-NAME.png` (for docs/console.md), at `width`."""
+    driver = person.driver
+    before = driver.get_window_size()
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(width, min(height + 120, 4000))
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(width, min(height + 120, 4000))
+    driver.save_screenshot(str(person.screenshots / f"docs-{name}.png"))
+    driver.set_window_size(before["width"], before["height"])
+
+
+def agents_ask_and_the_member_reads_the_numbers(member, key, fragment_id):
+    """Agents request /fragment; the reports page, the home page and the card page show what
+    `admin report` prints for the same window; the CSV downloads, parses and matches; the
+    chart has a point a bucket; "why this card" names the card /fragment served."""
+    page_url = f"https://{SITE}/world/story"
+    for agent in ("GPTBot/1.2", "GPTBot/1.2", "ClaudeBot/1.0", "OAI-SearchBot/1.0"):
+        status, body = fragment_request(key, env["AGENTCARD_ORG_ID"], fragment_id, page_url,
+                                        agent)
+        expect("/fragment's status", status, 200)
+    served_card = re.search(r'data-card-id="([^"]+)"', body).group(1)
+    # The counters reach the database every few seconds: poll for every request made.
+    deadline = time.monotonic() + 60
+    while report_json("7d")["requests"] != len(FRAGMENT_REQUESTS):
+        if time.monotonic() > deadline:
+            raise JourneyFailed(f"the report never counts the {len(FRAGMENT_REQUESTS)} requests")
+        time.sleep(0.1)
+    member.follow("Reports", "reports, the last 7 days")
+    shows_the_totals(member, "total", report_json("7d"), "reports, 7 days")
+    expect("the chart's points over 7 days", chart_points(member), 7)
+    member.choose("Window", "Last 24 hours, by hour")
+    member.choose("Group by (optional)", "agent")
+    member.press("Show", "reports, the last 24 hours by agent")
+    shows_the_totals(member, "total", report_json("24h"), "reports, 24 hours")
+    expect("the chart's points over 24 hours", chart_points(member), 24)
+    member.sees("GPTBot")
+    whole_page(member, "reports")
+    whole_page(member, "reports-phone", 390)
+    headers, text = console_download(member, member.link_target("Download this view as CSV"))
+    expect("the CSV's type", headers["Content-Type"], "text/csv; charset=utf-8")
+    if not headers["Content-Disposition"].startswith("attachment; filename="):
+        raise JourneyFailed(f"the CSV is not an attachment: {headers['Content-Disposition']}")
+    expect("the CSV", text, admin_report("24h", "--format", "csv", "--by", "agent"))
+    rows = list(csv.DictReader(io.StringIO(text)))
+    by_agent = {row["agent"]: int(row["requests"]) for row in rows}
+    expect("GPTBot's requests in the CSV", by_agent.get("GPTBot"),
+           sum(1 for agent in FRAGMENT_REQUESTS if agent.startswith("GPTBot/")))
+    member.follow("Home", "home, the last 24 hours")
+    shows_the_totals(member, "glance", report_json("24h"), "home")
+    expect("the home chart's points", chart_points(member), 24)
+    member.follow("Sites", "sites")
+    member.follow(SITE, "the site of the journey")
+    member.follow("Why this card?", "why this card")
+    member.fill("Page URL", page_url)
+    member.choose("Language", "en")
+    member.fill("fragment_id (optional)", fragment_id)
+    member.fill("User-Agent (optional)", "GPTBot/1.2")
+    member.press("Explain", "why this card, answered")
+    shown = member.driver.find_element("css selector", "#why-served").get_attribute("data-card")
+    expect("the card why-this-card names", shown, served_card)
+    member.sees("marker GPTBot, purpose training")
+    whole_page(member, "why-this-card")
+    week = report_json("7d", "--by", "card")
+    served = next(g["served"] for g in week["groups"] if g["card_id"] == served_card)
+    member.driver.find_element("css selector", "#why-served").click()
+    member.arrived("the served card's page")
+    expect("the card's week", member.value_of("#week-served"), str(served))
+
+
 def main():
     folder = screenshots_folder()
     print(f"screenshots: {folder}", flush=True)
@@ -327,6 +467,7 @@ def main():
         member_makes_the_card_eligible(member)
         fragment_serves_the_card(key, env["AGENTCARD_ORG_ID"], fragment_id,
                                  page_url=f"https://{SITE}/world/story")
+        agents_ask_and_the_member_reads_the_numbers(member, key, fragment_id)
         member_cannot_reach_the_tokens(member)
         signs_out(member)
         signs_out(owner)

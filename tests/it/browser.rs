@@ -99,6 +99,9 @@ fn an_owner_and_a_member_do_the_console_only_tasks_in_a_browser() {
         .env("AGENTCARD_OWNER_LINK", owner["link"].as_str().unwrap())
         .env("AGENTCARD_OWNER_EMAIL", OWNER_EMAIL)
         .env("AGENTCARD_ORG_ID", org_id)
+        // `admin report` for the numbers the pages must show.
+        .env("AGENTCARD_BIN", env!("CARGO_BIN_EXE_agentcard"))
+        .env("DATABASE_URL", &server.database_url)
         .env("AGENTCARD_CLIENT_IP_HEADER", CLIENT_IP_HEADER)
         .env("AGENTCARD_CLIENT_IP", "203.0.113.77")
         .output()

@@ -65,6 +65,8 @@
 //! - `console_people`: confirmations before a revocation or a removal, the members page for
 //!   every member, sessions by browser, every refused card field at once, times in words, the
 //!   pages' notices, error pages and scrolling tables.
+//! - `console_reports`: the Reports page after real `/fragment` requests: the numbers, CSV and
+//!   buckets of `admin report` for the same window, names and links, refusals, isolation.
 //! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core;
 //!   every page again at a phone's width (390×844: axe with target size, no sideways scroll).
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
@@ -98,6 +100,7 @@ mod console_cards;
 mod console_flood;
 mod console_people;
 mod console_queries;
+mod console_reports;
 mod console_safety;
 mod console_sites;
 mod console_web;

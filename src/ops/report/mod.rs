@@ -402,6 +402,23 @@ fn by_page(counts: &[PageCount], total: &Counts) -> Vec<Group> {
     groups
 }
 
+/// The User-Agents of `org` that matched no marker in the days `bounds` touches (they are
+/// kept per UTC day, the top 100 of each), most requests first, at most `limit`.
+pub fn unmatched_agents(
+    db: &mut impl GenericClient,
+    org: &Org,
+    bounds: Bounds,
+    limit: i64,
+) -> Result<Vec<(String, i64)>, ApiError> {
+    let window = bounds.window();
+    Ok(report_summary::unmatched_agents(
+        db,
+        org.id.as_str(),
+        window,
+        limit,
+    )?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,418 @@
+//! The publisher's numbers: the Reports page (a window, a group, the totals, a chart and its
+//! table, the groups with names and links, what to do about each no-fill reason) and each view
+//! as CSV. The numbers are `ops::report`'s, the same `admin report` prints for the window.
+
+use super::chart::{bucket_label, percent, Chart, Glance, Row, Week};
+use super::context::{Answer, PageContext};
+use super::inputs::{Input, InputKind, Inputs};
+use super::pages::{self, Layout};
+use super::refusal::PageRefusal;
+use crate::domain::Invalid;
+use crate::error::ApiError;
+use crate::http::Response;
+use crate::ids::CardId;
+use crate::ops::report::{self, csv::csv, series, By, ConsoleWindow, Counts, Key, Report};
+use askama::Template;
+use jiff::civil::Date;
+use jiff::Timestamp;
+
+/// The windows of the picker: the query's value, its label, the window.
+const WINDOWS: [(&str, &str, Option<ConsoleWindow>); 4] = [
+    (
+        "24h",
+        "Last 24 hours, by hour",
+        Some(ConsoleWindow::Last24Hours),
+    ),
+    ("7d", "Last 7 days, by day", Some(ConsoleWindow::Last7Days)),
+    (
+        "30d",
+        "Last 30 days, by day",
+        Some(ConsoleWindow::Last30Days),
+    ),
+    ("dates", "From and to the dates below, by day", None),
+];
+
+/// How many User-Agents that matched no marker the page lists.
+const UNMATCHED_SHOWN: i64 = 20;
+
+/// The groups of the picker, by their `By` name.
+const GROUPS: [By; 5] = [By::Agent, By::Site, By::Fragment, By::Card, By::Page];
+
+/// What to do about each no-fill reason: its words and where to go.
+const ADVICE: [(&str, &str, &str); 3] = [
+    (
+        "fragment_paused",
+        "A paused fragment answers without a card: open it and activate it.",
+        "/sites",
+    ),
+    (
+        "no_eligible_card",
+        "No active card is eligible there: make a card eligible on these fragments.",
+        "/cards",
+    ),
+    (
+        "serving_error",
+        "The service could not serve a card: the operator's logs say why.",
+        "",
+    ),
+];
+
+/// A no-fill reason of the window, with what to do and the fragments it happened on.
+#[derive(Debug, Clone)]
+pub struct Reason {
+    pub name: String,
+    pub requests: i64,
+    pub advice: &'static str,
+    pub link: &'static str,
+    pub fragments: Vec<Row>,
+}
+
+#[derive(Template)]
+#[template(path = "console/reports.html")]
+pub struct ReportsPage {
+    pub layout: Layout,
+    pub form: Inputs,
+    /// The window in words, UTC.
+    pub window: String,
+    /// `None` when a field was refused: nothing was run.
+    pub numbers: Option<Numbers>,
+}
+
+/// What the page shows of a window.
+pub struct Numbers {
+    pub total: Counts,
+    pub fill: String,
+    pub reasons: Vec<Reason>,
+    pub chart: Chart,
+    /// The group shown, its column's name, its rows.
+    pub by: Option<(&'static str, Vec<Row>)>,
+    /// The same view as CSV.
+    pub csv: String,
+    /// The User-Agents that matched no marker, most requests first.
+    pub unmatched: Vec<(String, i64)>,
+}
+
+impl Numbers {
+    pub fn purposes(&self) -> impl Iterator<Item = (&String, &i64)> {
+        self.total.agent_purposes.iter()
+    }
+}
+
+/// What the query asks for: a window and maybe a group; the refusals of its fields.
+struct Asked {
+    window: ConsoleWindow,
+    by: Option<By>,
+}
+
+/// `GET /reports`: the page, opening on the last 7 days; a refused field is shown next to
+/// itself and nothing is run (`422`).
+pub fn page(ctx: &mut PageContext) -> Answer {
+    let mut form = picker().sent(&ctx.query);
+    if form.0[0].value.is_empty() {
+        let dated = !ctx.query.get("from").is_empty() || !ctx.query.get("to").is_empty();
+        form.0[0].value = if dated { "dates" } else { "7d" }.into();
+    }
+    let asked = match asked(ctx) {
+        Ok(asked) => asked,
+        Err(refusals) => {
+            form.refuse_all(refusals);
+            let page = ReportsPage {
+                layout: ctx.layout(),
+                form,
+                window: String::new(),
+                numbers: None,
+            };
+            return Ok(pages::html(422, &page));
+        }
+    };
+    if ctx.query.get("format") == "csv" {
+        return download(ctx, &asked);
+    }
+    let now = Timestamp::now();
+    let org = ctx.caller()?.org;
+    let bounds = asked.window.bounds(now);
+    let by_bucket = report::report(ctx.db, &org, bounds, Some(asked.window.by()))?;
+    let points = series(&by_bucket, &asked.window.buckets(now));
+    let title = "Requests and served".to_string();
+    let chart = Chart::new("window", title, &points, asked.window.by());
+    let total = by_bucket.total.clone();
+    let grouped = match asked.by {
+        Some(by) => Some(report::report(ctx.db, &org, bounds, Some(by))?),
+        None => None,
+    };
+    let reasons = reasons(ctx, &org, bounds, &total, grouped.as_ref())?;
+    let by = grouped.as_ref().and_then(rows);
+    let unmatched = report::unmatched_agents(ctx.db, &org, bounds, UNMATCHED_SHOWN)?;
+    let csv = csv_link(&form);
+    let page = ReportsPage {
+        layout: ctx.layout(),
+        form,
+        window: bounds.words(),
+        numbers: Some(Numbers {
+            fill: percent(&total),
+            total,
+            reasons,
+            chart,
+            by,
+            csv,
+            unmatched,
+        }),
+    };
+    Ok(pages::html(200, &page))
+}
+
+/// `GET /reports.csv`: the view as CSV, the columns of `admin report --format csv`.
+pub fn csv_file(ctx: &mut PageContext) -> Answer {
+    match asked(ctx) {
+        Ok(asked) => download(ctx, &asked),
+        Err(refusals) => {
+            let first = refusals.into_iter().next();
+            let invalid = first.unwrap_or_else(|| Invalid::new("window", "refused"));
+            Err(ApiError::validation(invalid.field, invalid.message).into())
+        }
+    }
+}
+
+fn download(ctx: &mut PageContext, asked: &Asked) -> Answer {
+    let now = Timestamp::now();
+    let org = ctx.caller()?.org;
+    let bounds = asked.window.bounds(now);
+    let view = asked.by.unwrap_or(asked.window.by());
+    let report = report::report(ctx.db, &org, bounds, Some(view))?;
+    let day = |at: Timestamp| at.strftime("%Y-%m-%d").to_string();
+    let name = format!(
+        "agentcard-report-{}-by-{}-{}-{}.csv",
+        org.id.as_str(),
+        view.as_str(),
+        day(bounds.since()),
+        day(bounds.until()),
+    );
+    Ok(Response::new(200)
+        .header("Content-Type", "text/csv; charset=utf-8")
+        .header(
+            "Content-Disposition",
+            format!("attachment; filename=\"{name}\""),
+        )
+        .body(csv(&report).into_bytes()))
+}
+
+/// The picker: a window, two dates, a group.
+fn picker() -> Inputs {
+    let windows = WINDOWS
+        .iter()
+        .map(|(v, l, _)| (v.to_string(), l.to_string()));
+    let mut groups = vec![(String::new(), "None: the totals only".to_string())];
+    groups.extend(
+        GROUPS
+            .iter()
+            .map(|by| (by.as_str().to_string(), by.as_str().to_string())),
+    );
+    Inputs(vec![
+        Input::new("report", "window", "Window")
+            .required()
+            .kind(InputKind::Choice(windows.collect()))
+            .value("7d"),
+        Input::new("report", "from", "From (a date, UTC)")
+            .hint("YYYY-MM-DD, with the window \"from and to the dates below\"."),
+        Input::new("report", "to", "To (a date, UTC, included)").hint("YYYY-MM-DD."),
+        Input::new("report", "by", "Group by").kind(InputKind::Choice(groups)),
+    ])
+}
+
+/// The window and group the query asks for, or the refusal of each field at fault.
+fn asked(ctx: &PageContext) -> Result<Asked, Vec<Invalid>> {
+    let query = &ctx.query;
+    let mut refusals = Vec::new();
+    let by = match query.get("by") {
+        "" => None,
+        name => match By::parse(name).filter(|by| GROUPS.contains(by)) {
+            Some(by) => Some(by),
+            None => {
+                let names: Vec<&str> = GROUPS.iter().map(|by| by.as_str()).collect();
+                let message = format!("expected one of {}", names.join(", "));
+                refusals.push(Invalid::new("by", message));
+                None
+            }
+        },
+    };
+    let name = match query.get("window") {
+        "" if !query.get("from").is_empty() || !query.get("to").is_empty() => "dates",
+        "" => "7d",
+        name => name,
+    };
+    let window = match WINDOWS.iter().find(|(value, _, _)| *value == name) {
+        Some((_, _, Some(window))) => Some(*window),
+        Some((_, _, None)) => dates(ctx).map_err(|invalid| refusals.push(invalid)).ok(),
+        None => {
+            refusals.push(Invalid::new("window", "expected 24h, 7d, 30d or dates"));
+            None
+        }
+    };
+    match window {
+        Some(window) if refusals.is_empty() => Ok(Asked { window, by }),
+        _ => Err(refusals),
+    }
+}
+
+/// The two dates, as `ConsoleWindow::dates` takes them: within what the report keeps.
+fn dates(ctx: &PageContext) -> Result<ConsoleWindow, Invalid> {
+    let date = |field: &str| {
+        let text = ctx.query.get(field);
+        let parsed = text.parse::<Date>().ok().filter(|_| text.len() == 10);
+        parsed.ok_or_else(|| Invalid::new(field, "expected a date, YYYY-MM-DD"))
+    };
+    let (first, last) = (date("from")?, date("to")?);
+    let today = Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).date();
+    let kept = (ctx.app.config.report_kept.as_secs() / 86_400).max(1) as i64;
+    let oldest = today.saturating_sub(jiff::Span::new().days(kept - 1));
+    if first < oldest {
+        let message = format!("the report keeps {kept} days: the first is {oldest}");
+        return Err(Invalid::new("from", message));
+    }
+    if last > today {
+        return Err(Invalid::new("to", format!("after today ({today}, UTC)")));
+    }
+    ConsoleWindow::dates(first, last, kept).map_err(|error| match error {
+        ApiError::Validation { field, message } => Invalid::new(field, message),
+        other => Invalid::new("window", other.to_string()),
+    })
+}
+
+/// Each no-fill reason counted in the window, with what to do and its fragments.
+/// The fragments come from the view by fragment when it is the one shown, else from a report
+/// of their own, run only when some request went without a card.
+fn reasons(
+    ctx: &mut PageContext,
+    org: &crate::db::orgs::Org,
+    bounds: report::Bounds,
+    total: &Counts,
+    shown: Option<&Report>,
+) -> Result<Vec<Reason>, ApiError> {
+    let counted: Vec<(String, i64)> = (total.no_fill_reasons.iter().flatten())
+        .filter(|(_, n)| **n > 0)
+        .map(|(name, n)| (name.clone(), *n))
+        .collect();
+    if counted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let by_fragment = match shown.filter(|r| matches!(r.groups, Some((By::Fragment, _)))) {
+        Some(shown) => shown.clone(),
+        None => report::report(ctx.db, org, bounds, Some(By::Fragment))?,
+    };
+    let groups = by_fragment.groups.map(|(_, g)| g).unwrap_or_default();
+    Ok(counted
+        .into_iter()
+        .map(|(name, requests)| {
+            let advice = ADVICE.iter().find(|(reason, _, _)| *reason == name);
+            let fragments = (groups.iter())
+                .filter(|group| {
+                    let reasons = group.counts.no_fill_reasons.as_ref();
+                    reasons.and_then(|r| r.get(&name)).is_some_and(|n| *n > 0)
+                })
+                .map(|group| row(&group.key, &group.counts))
+                .collect();
+            Reason {
+                advice: advice.map_or("", |a| a.1),
+                link: advice.map_or("", |a| a.2),
+                name,
+                requests,
+                fragments,
+            }
+        })
+        .collect())
+}
+
+/// The organisation's last 24 hours (`ops::report::glance`).
+pub(super) fn glance(ctx: &mut PageContext) -> Result<Glance, PageRefusal> {
+    let org = ctx.caller()?.org;
+    let glance = report::glance(ctx.db, &org, Timestamp::now())?;
+    let total = &glance.by_hour.total;
+    let title = "Requests and served, last 24 hours".to_string();
+    let rows = |groups: &[report::Group]| groups.iter().map(|g| row(&g.key, &g.counts)).collect();
+    Ok(Glance {
+        requests: total.requests,
+        served: total.served,
+        fill: percent(total),
+        chart: Chart::new("glance", title, &glance.hours, By::Hour),
+        top_agents: rows(&glance.top_agents),
+        unfilled: rows(&glance.unfilled_fragments),
+    })
+}
+
+/// The card's last 7 days (`ops::report::card_week`).
+pub(super) fn week(ctx: &mut PageContext, card: &CardId) -> Result<Week, PageRefusal> {
+    let org = ctx.caller()?.org;
+    let week = report::card_week(ctx.db, &org, card, Timestamp::now())?;
+    Ok(Week {
+        served: week.served,
+        days: (week.days.into_iter())
+            .map(|(day, n)| (bucket_label(day, By::Day), n))
+            .collect(),
+    })
+}
+
+/// The rows of a grouped report, and its column's name.
+fn rows(report: &Report) -> Option<(&'static str, Vec<Row>)> {
+    let (by, groups) = report.groups.as_ref()?;
+    let rows = groups.iter().map(|g| row(&g.key, &g.counts)).collect();
+    Some((by.as_str(), rows))
+}
+
+/// A group's name, id and console page.
+pub(super) fn row(key: &Key, counts: &Counts) -> Row {
+    let (name, id, link) = match key {
+        Key::Site { domain, name } => {
+            let link = name
+                .as_ref()
+                .and(domain.as_ref())
+                .map(|d| format!("/sites/{d}"));
+            let shown = name.clone().or(domain.clone());
+            (
+                shown.unwrap_or_else(|| "(no site)".into()),
+                domain.clone(),
+                link,
+            )
+        }
+        Key::Fragment {
+            id,
+            reference,
+            name,
+        } => {
+            let link = name
+                .as_ref()
+                .and(id.as_ref())
+                .map(|i| format!("/fragments/{i}"));
+            let shown = name.clone().or(reference.clone());
+            let shown = shown.unwrap_or_else(|| match id {
+                Some(_) => "(not of this organisation)".into(),
+                None => "(no fragment)".into(),
+            });
+            (shown, id.clone(), link)
+        }
+        Key::Card { id, name } => {
+            let link = id.as_ref().map(|i| format!("/cards/{i}"));
+            let shown = name.clone().unwrap_or_else(|| "(no card served)".into());
+            (shown, id.clone(), link)
+        }
+        Key::Page(page) | Key::Agent(page) => (page.clone(), None, None),
+        Key::Hour(at) => (bucket_label(*at, By::Hour), None, None),
+        Key::Day(at) => (bucket_label(*at, By::Day), None, None),
+    };
+    Row {
+        name,
+        id,
+        link,
+        requests: counts.requests,
+        served: counts.served,
+        fill: percent(counts),
+    }
+}
+
+/// The link of the same view as CSV: the picker's values.
+fn csv_link(form: &Inputs) -> String {
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    for input in form.0.iter().filter(|input| !input.value.is_empty()) {
+        query.append_pair(input.name, &input.value);
+    }
+    format!("/reports.csv?{}", query.finish())
+}

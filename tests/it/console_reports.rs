@@ -1,0 +1,590 @@
+//! The console's Reports page over real HTTP, after real `/fragment` requests: the same
+//! requests, served and fill rate as `agentcard admin report` for the same window, the CSV of a
+//! view equal to `admin report --format csv`, a point of the chart per bucket, groups named and
+//! linked, no-fill reasons with where to act, refusals next to their field with nothing run,
+//! and another organisation's numbers never shown.
+
+use crate::console_fixtures::{person, Browser};
+use crate::fixtures::{admin_output, CardSpec, World};
+use crate::harness::{self, Resp};
+use agentcard::domain::Role;
+use agentcard::ops::report::ConsoleWindow;
+use jiff::Timestamp;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// A publisher whose agents asked for two fragments: `SERVED` requests served by its card on
+/// `/home`, `PAUSED` answered without a card by the paused `/off`.
+struct Scene {
+    w: World,
+    member: Browser,
+    home: String,
+    off: String,
+    card: String,
+}
+
+const SERVED: i64 = 5;
+const PAUSED: i64 = 3;
+
+/// The `page_url` parameter of a page of the publisher's site.
+fn page(path: &str) -> String {
+    format!("&page_url=https%3A%2F%2Fnumbers.example%2F{path}")
+}
+
+fn scene() -> Scene {
+    let mut w = World::new();
+    let site = w.site("numbers.example");
+    let home = w.fragment(site, "/home", true);
+    let off = w.fragment(site, "/off", false);
+    let card = w.card(CardSpec::default(), &[&home]);
+    harness::sync_cache();
+    for _ in 0..SERVED {
+        let resp = w.fetch_with(&home, &page("home"), &[("User-Agent", "GPTBot/1.1")]);
+        assert_eq!(resp.status, 200, "{}", resp.text());
+    }
+    for _ in 0..PAUSED {
+        let resp = w.fetch_with(&off, &page("off"), &[("User-Agent", "ClaudeBot/1.0")]);
+        assert_eq!(resp.status, 204, "{}", resp.text());
+    }
+    let member = Browser::signed_in(&person(Some(&w.org_id), Role::Member));
+    let scene = Scene {
+        w,
+        member,
+        home,
+        off,
+        card,
+    };
+    // The counters reach the database every few seconds: wait for all of them.
+    let started = Instant::now();
+    while scene.report(ConsoleWindow::Last7Days, &[])["requests"] != SERVED + PAUSED {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the requests are never counted"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    scene
+}
+
+/// The window's `--since` and `--until`, as the console computes it now.
+fn window_args(window: ConsoleWindow) -> Vec<String> {
+    let bounds = window.bounds(Timestamp::now());
+    vec![
+        "--since".into(),
+        bounds.since().to_string(),
+        "--until".into(),
+        bounds.until().to_string(),
+    ]
+}
+
+impl Scene {
+    /// `admin report` for the console's window, as JSON.
+    fn report(&self, window: ConsoleWindow, args: &[&str]) -> Value {
+        let text = self.report_text(window, &[args, &["--format", "json"]].concat());
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+    }
+
+    fn report_text(&self, window: ConsoleWindow, args: &[&str]) -> String {
+        let bounds = window_args(window);
+        let bounds: Vec<&str> = bounds.iter().map(String::as_str).collect();
+        let all = [&["report", "--org", &self.w.org_id][..], &bounds, args].concat();
+        let (ok, stdout, stderr) = admin_output(&all);
+        assert!(ok, "{stderr}");
+        stdout
+    }
+
+    fn page(&self, query: &str) -> String {
+        let resp = self.member.get(&format!("/reports{query}"));
+        assert_eq!(resp.status, 200, "{query}: {}", resp.text());
+        resp.text()
+    }
+}
+
+/// The text of the element with this id (`<dd id="total-requests">8</dd>`).
+fn by_id<'p>(page: &'p str, id: &str) -> &'p str {
+    let start = format!("id=\"{id}\">");
+    let at = page
+        .find(&start)
+        .unwrap_or_else(|| panic!("no {id} in {page}"))
+        + start.len();
+    let rest = &page[at..];
+    &rest[..rest.find('<').unwrap()]
+}
+
+/// The page's totals, `(requests, served, fill rate)`, and the same of the CLI's JSON.
+fn totals(page: &str) -> (String, String, String) {
+    let [requests, served, fill] =
+        ["total-requests", "total-served", "total-fill"].map(|id| by_id(page, id).to_string());
+    (requests, served, fill)
+}
+
+fn cli_totals(report: &Value) -> (String, String, String) {
+    let fill = report["fill_rate"].as_f64().unwrap() * 100.0;
+    (
+        report["requests"].to_string(),
+        report["served"].to_string(),
+        format!("{fill:.1} %"),
+    )
+}
+
+fn points(page: &str) -> usize {
+    page.matches("<circle class=\"point requests\"").count()
+}
+
+#[test]
+fn the_page_shows_the_numbers_admin_report_prints_for_each_window() {
+    let s = scene();
+    let windows = [
+        ("", ConsoleWindow::Last7Days, 7),
+        ("?window=7d", ConsoleWindow::Last7Days, 7),
+        ("?window=24h", ConsoleWindow::Last24Hours, 24),
+        ("?window=30d", ConsoleWindow::Last30Days, 30),
+    ];
+    for (query, window, buckets) in windows {
+        let page = s.page(query);
+        let cli = s.report(window, &[]);
+        assert_eq!(totals(&page), cli_totals(&cli), "{query}");
+        assert_eq!(cli["requests"], SERVED + PAUSED);
+        assert_eq!(points(&page), buckets, "{query}");
+        assert_eq!(
+            page.matches("<circle class=\"point served\"").count(),
+            buckets
+        );
+        assert!(page.contains("role=\"img\""), "{page}");
+        assert!(page.contains("aria-labelledby=\"window-title window-desc\""));
+        assert!(page.contains("UTC"));
+        // The table under the chart: a row per bucket.
+        let table = &page[page.find("<table class=\"series\"").unwrap()..];
+        let table = &table[..table.find("</table>").unwrap()];
+        assert_eq!(table.matches("<th scope=\"row\">").count(), buckets);
+    }
+    // Two dates: today alone, one point.
+    let today = Timestamp::now().strftime("%Y-%m-%d").to_string();
+    let page = s.page(&format!("?window=dates&from={today}&to={today}"));
+    assert_eq!(points(&page), 1);
+    assert_eq!(totals(&page).0, (SERVED + PAUSED).to_string());
+}
+
+#[test]
+fn groups_carry_names_and_links_and_no_fill_reasons_say_where_to_act() {
+    let s = scene();
+    let page = s.page("?by=fragment");
+    assert!(
+        page.contains(&format!("<a href=\"/fragments/{}\">", s.home)),
+        "{page}"
+    );
+    assert!(page.contains(&format!("<code>{}</code>", s.off)));
+    let page = s.page("?by=card");
+    assert!(
+        page.contains(&format!("<a href=\"/cards/{}\">card</a>", s.card)),
+        "{page}"
+    );
+    let page = s.page("?by=site");
+    assert!(
+        page.contains("<a href=\"/sites/numbers.example\">"),
+        "{page}"
+    );
+    // By page: whole hours; what the page rows do not hold yet is its own group, and the
+    // groups add up to the totals.
+    let page = s.page("?by=page");
+    let table = between(&page, "<table class=\"groups\" id=\"groups\">", "</table>");
+    let requests: i64 = (table.split("<tr><th scope=\"row\">").skip(1))
+        .map(|row| {
+            let cells: Vec<&str> = row.split("<td>").collect();
+            cells[2]
+                .trim_end_matches("</td>")
+                .parse::<i64>()
+                .expect(row)
+        })
+        .sum();
+    assert_eq!(requests, SERVED + PAUSED, "{table}");
+    assert!(
+        table.contains("numbers.example/home/") || table.contains("(not yet written)"),
+        "{table}"
+    );
+    let page = s.page("?by=agent");
+    for agent in ["GPTBot", "ClaudeBot"] {
+        assert!(
+            page.contains(&format!("<th scope=\"row\">{agent}</th>")),
+            "{page}"
+        );
+    }
+    // The paused fragment's requests: its page, where to activate it.
+    let page = s.page("");
+    let reason = &page[page.find("id=\"reason-fragment_paused\"").expect(&page)..];
+    assert!(reason.starts_with(&format!(
+        "id=\"reason-fragment_paused\"><code>fragment_paused</code>: {PAUSED}"
+    )));
+    assert!(
+        reason.contains(&format!("<a href=\"/fragments/{}\">", s.off)),
+        "{reason}"
+    );
+    assert!(!page.contains("id=\"reason-no_eligible_card\""));
+}
+
+#[test]
+fn each_view_downloads_as_the_csv_admin_report_prints() {
+    let s = scene();
+    for by in ["", "agent", "site", "fragment", "card"] {
+        let resp = s.member.get(&format!("/reports.csv?window=7d&by={by}"));
+        assert_eq!(resp.status, 200, "{by}: {}", resp.text());
+        assert_eq!(resp.header("Content-Type"), Some("text/csv; charset=utf-8"));
+        let disposition = resp.header("Content-Disposition").unwrap();
+        assert!(
+            disposition.starts_with("attachment; filename=\"agentcard-report-"),
+            "{disposition}"
+        );
+        let grouping = if by.is_empty() { "day" } else { by };
+        let cli = s.report_text(
+            ConsoleWindow::Last7Days,
+            &["--format", "csv", "--by", grouping],
+        );
+        assert_eq!(resp.text(), cli, "{by}");
+        // The page's link is this download.
+        let page = s.page(&format!("?window=7d&by={by}"));
+        let link = format!(
+            "href=\"/reports.csv?window=7d{}\" download",
+            if by.is_empty() {
+                String::new()
+            } else {
+                format!("&#38;by={by}")
+            }
+        );
+        assert!(page.contains(&link), "{link}: {page}");
+    }
+    // The same through ?format=csv.
+    let resp = s.member.get("/reports?window=24h&by=agent&format=csv");
+    let cli = s.report_text(
+        ConsoleWindow::Last24Hours,
+        &["--format", "csv", "--by", "agent"],
+    );
+    assert_eq!(resp.text(), cli);
+}
+
+#[track_caller]
+fn assert_refused_next_to(resp: &Resp, field: &str) {
+    assert_eq!(resp.status, 422, "{}", resp.text());
+    let page = resp.text();
+    let error = format!("id=\"report-{field}-error\" data-field=\"{field}\"");
+    assert!(page.contains(&error), "{field}: {page}");
+    assert!(
+        !page.contains("id=\"total-requests\""),
+        "something ran: {page}"
+    );
+    assert!(!page.contains("<svg"));
+}
+
+#[test]
+fn bad_windows_and_groups_are_refused_next_to_their_field_and_nothing_runs() {
+    let member = Browser::signed_in(&person(
+        Some(&crate::console_fixtures::new_org()),
+        Role::Member,
+    ));
+    let today = Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).date();
+    let long_ago = today.saturating_sub(jiff::Span::new().days(400));
+    let tomorrow = today.tomorrow().unwrap();
+    let cases = [
+        ("?by=nope".to_string(), "by"),
+        ("?by=hour".to_string(), "by"),
+        ("?window=1y".to_string(), "window"),
+        (format!("?window=dates&from={today}&to={long_ago}"), "from"),
+        (format!("?window=dates&from={long_ago}&to={today}"), "from"),
+        (format!("?window=dates&from={today}&to={tomorrow}"), "to"),
+        (
+            "?window=dates&from=2026-13-01&to=2026-01-01".to_string(),
+            "from",
+        ),
+        ("?window=dates&from=yesterday".to_string(), "from"),
+        (format!("?from={today}&to=x"), "to"),
+    ];
+    for (query, field) in cases {
+        assert_refused_next_to(&member.get(&format!("/reports{query}")), field);
+        let csv = member.get(&format!("/reports.csv{query}"));
+        assert_eq!(csv.status, 422, "{query}");
+        assert_ne!(csv.header("Content-Type"), Some("text/csv; charset=utf-8"));
+    }
+    let resp = member.get("/reports?window=%00");
+    assert_eq!(resp.status, 422);
+}
+
+#[test]
+fn another_organisations_numbers_never_appear() {
+    let s = scene();
+    let neighbour = Browser::signed_in(&person(
+        Some(&crate::console_fixtures::new_org()),
+        Role::Member,
+    ));
+    for query in [
+        "",
+        "?window=24h",
+        "?by=fragment",
+        "?by=card",
+        "?by=agent",
+        "?by=site",
+    ] {
+        let resp = neighbour.get(&format!("/reports{query}"));
+        assert_eq!(resp.status, 200);
+        let page = resp.text();
+        assert_eq!(by_id(&page, "total-requests"), "0", "{query}");
+        for theirs in [s.home.as_str(), &s.off, &s.card, "numbers.example"] {
+            assert!(!page.contains(theirs), "{query}: {theirs}");
+        }
+    }
+    let csv = neighbour.get("/reports.csv?by=fragment").text();
+    assert!(!csv.contains(&s.home));
+}
+
+#[test]
+fn the_home_page_shows_the_last_24_hours_as_admin_report_prints_them() {
+    let s = scene();
+    let resp = s.member.get("/");
+    assert_eq!(resp.status, 200);
+    let page = resp.text();
+    let cli = s.report(ConsoleWindow::Last24Hours, &[]);
+    let shown =
+        ["glance-requests", "glance-served", "glance-fill"].map(|id| by_id(&page, id).to_string());
+    let (requests, served, fill) = cli_totals(&cli);
+    assert_eq!(shown, [requests, served, fill]);
+    assert_eq!(points(&page), 24);
+    assert!(
+        page.contains("<th scope=\"row\">GPTBot</th><td>5</td><td>5</td>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<th scope=\"row\">ClaudeBot</th><td>3</td><td>0</td>"),
+        "{page}"
+    );
+    // The paused fragment answered and filled nothing: linked; the served one is not listed.
+    let unfilled = &page[page.find("<ul class=\"unfilled\">").expect(&page)..];
+    let unfilled = &unfilled[..unfilled.find("</ul>").unwrap()];
+    assert!(
+        unfilled.contains(&format!("<a href=\"/fragments/{}\">", s.off)),
+        "{unfilled}"
+    );
+    assert!(!unfilled.contains(&s.home));
+}
+
+/// The text of an HTML escape, back: what the page's `<pre>` shows.
+fn unescape(html: &str) -> String {
+    let pairs = [
+        ("&lt;", "<"),
+        ("&#60;", "<"),
+        ("&gt;", ">"),
+        ("&#62;", ">"),
+        ("&quot;", "\""),
+        ("&#34;", "\""),
+        ("&#39;", "'"),
+        ("&#x27;", "'"),
+        ("&amp;", "&"),
+        ("&#38;", "&"),
+    ];
+    let mut text = html.to_string();
+    for (escaped, raw) in pairs {
+        text = text.replace(escaped, raw);
+    }
+    text
+}
+
+/// The part of `page` between `start` (after it) and `end`.
+fn between<'p>(page: &'p str, start: &str, end: &str) -> &'p str {
+    let at = page
+        .find(start)
+        .unwrap_or_else(|| panic!("no {start} in {page}"))
+        + start.len();
+    &page[at..at + page[at..].find(end).unwrap()]
+}
+
+#[test]
+fn why_this_card_names_the_card_and_the_answer_fragment_serves() {
+    let mut w = World::new();
+    let site = w.site("why.example");
+    let ruled = w.fragment(site, "/sport", true);
+    let default = w.fragment(site, "/home", true);
+    let lone = w.fragment(site, "/lone", true);
+    let paused = w.fragment(site, "/off", false);
+    w.route(site, "/sport/", false, &ruled);
+    w.default_fragment(site, &default);
+    let cards = [&ruled, &default, &lone].map(|f| w.card(CardSpec::default(), &[f]));
+    let english = CardSpec {
+        lang: "en",
+        ..CardSpec::default()
+    };
+    let other_language = w.card(english, &[&ruled]);
+    harness::sync_cache();
+    let member = Browser::signed_in(&person(Some(&w.org_id), Role::Member));
+    // A page resolved by a rule, by the default, by none (the edge's fragment_id serves).
+    let pages = [
+        (
+            "https://why.example/sport/today",
+            0,
+            "matches the prefix rule /sport/",
+        ),
+        ("https://why.example/about", 1, "the site default"),
+        (
+            "https://elsewhere.example/x",
+            2,
+            "is not a site of this organisation",
+        ),
+    ];
+    for (url, served, resolution) in pages {
+        let query: String = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("page_url", url)
+            .append_pair("lang", "fr")
+            .append_pair("fragment_id", &lone)
+            .append_pair("user_agent", "Mozilla/5.0 (compatible; GPTBot/1.1)")
+            .finish();
+        let resp = member.get(&format!("/sites/why.example/why?{query}"));
+        assert_eq!(resp.status, 200, "{}", resp.text());
+        let page = resp.text();
+        let extra = format!(
+            "&page_url={}",
+            url::form_urlencoded::byte_serialize(url.as_bytes()).collect::<String>()
+        );
+        let fragment = w.fetch(&lone, &extra);
+        let card = crate::fixtures::served_card(&fragment);
+        assert_eq!(card, cards[served], "{url}");
+        assert_eq!(
+            between(&page, "id=\"why-served\" data-card=\"", "\""),
+            card,
+            "{url}"
+        );
+        assert_eq!(between(&page, "<span id=\"why-status\">", "<"), "200");
+        assert_eq!(
+            unescape(between(
+                &page,
+                "<pre id=\"why-body\" tabindex=\"0\">",
+                "</pre>"
+            )),
+            fragment.text(),
+            "{url}"
+        );
+        assert!(
+            between(&page, "<p id=\"why-resolution\">", "</p>").contains(resolution),
+            "{page}"
+        );
+        assert!(page.contains("marker GPTBot, purpose training"), "{page}");
+        // The other cards never looked at, and why.
+        for (i, other) in cards.iter().enumerate().filter(|(i, _)| *i != served) {
+            let line = format!("<code>{other}</code>: active, but not eligible on this fragment");
+            assert!(page.contains(&line), "{i}: {page}");
+        }
+    }
+    // The English card was looked at on /sport, and dropped for its language.
+    let resp =
+        member.get("/sites/why.example/why?page_url=https%3A%2F%2Fwhy.example%2Fsport&lang=fr");
+    let line =
+        format!("<code>{other_language}</code>: dropped: in en, not the request&#39;s language");
+    let page = resp.text();
+    assert!(
+        page.contains(&line) || page.contains(&line.replace("&#39;", "'")),
+        "{page}"
+    );
+    // A paused fragment: a 204, no card looked at.
+    let resp = member.get(&format!("/sites/why.example/why?page_url=https%3A%2F%2Fnone.example%2F&lang=fr&fragment_id={paused}"));
+    let page = resp.text();
+    assert_eq!(between(&page, "<span id=\"why-status\">", "<"), "204");
+    assert_eq!(w.fetch(&paused, "").status, 204);
+}
+
+#[test]
+fn why_this_card_refuses_what_fragment_would_next_to_the_field() {
+    let w = World::new();
+    let mut w = w;
+    w.site("refuse.example");
+    harness::sync_cache();
+    let member = Browser::signed_in(&person(Some(&w.org_id), Role::Member));
+    let long = format!("https://refuse.example/{}", "a".repeat(2048));
+    let cases = [
+        ("ftp://refuse.example/".to_string(), "fr", "", "page_url"),
+        ("https://".to_string(), "fr", "", "page_url"),
+        ("/no/scheme".to_string(), "fr", "", "page_url"),
+        (long, "fr", "", "page_url"),
+        ("https://refuse.example/".to_string(), "xx", "", "lang"),
+        (
+            "https://refuse.example/".to_string(),
+            "fr",
+            "novalue",
+            "ctx",
+        ),
+    ];
+    for (url, lang, ctx, field) in cases {
+        let query: String = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("page_url", &url)
+            .append_pair("lang", lang)
+            .append_pair("ctx", ctx)
+            .finish();
+        let resp = member.get(&format!("/sites/refuse.example/why?{query}"));
+        assert_eq!(resp.status, 422, "{field}: {}", resp.text());
+        let page = resp.text();
+        assert!(
+            page.contains(&format!("id=\"why-{field}-error\"")),
+            "{field}: {page}"
+        );
+        assert!(!page.contains("id=\"why-result\""));
+    }
+    // Another organisation's site is not found.
+    let neighbour = Browser::signed_in(&person(
+        Some(&crate::console_fixtures::new_org()),
+        Role::Member,
+    ));
+    assert_eq!(neighbour.get("/sites/refuse.example/why").status, 404);
+}
+
+#[test]
+fn the_card_page_shows_what_it_served_each_of_the_last_7_days() {
+    let s = scene();
+    let resp = s.member.get(&format!("/cards/{}", s.card));
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    let page = resp.text();
+    let cli = s.report(ConsoleWindow::Last7Days, &["--by", "card"]);
+    let groups = cli["groups"].as_array().unwrap();
+    let ours = groups
+        .iter()
+        .find(|g| g["card_id"] == s.card.as_str())
+        .unwrap();
+    assert_eq!(by_id(&page, "week-served"), ours["served"].to_string());
+    assert_eq!(ours["served"], SERVED);
+    let table = between(&page, "<table class=\"week\">", "</table>");
+    assert_eq!(table.matches("<th scope=\"row\">").count(), 7);
+    let today = Timestamp::now().strftime("%Y-%m-%d").to_string();
+    assert!(
+        table.contains(&format!("<th scope=\"row\">{today}</th><td>{SERVED}</td>")),
+        "{table}"
+    );
+    assert!(page.contains("no card column"));
+}
+
+#[test]
+fn the_user_agents_that_matched_no_marker_are_listed_for_their_organisation_only() {
+    let (w, fragment) = World::with_a_served_fragment("unmatched.example");
+    harness::sync_cache();
+    let agent = "Curious-Crawler/0.1 (+https://crawler.example)";
+    for _ in 0..3 {
+        let resp = w.fetch_with(&fragment, &page("x"), &[("User-Agent", agent)]);
+        assert_eq!(resp.status, 200, "{}", resp.text());
+    }
+    let member = Browser::signed_in(&person(Some(&w.org_id), Role::Member));
+    let row = format!("<tr><td><code>{agent}</code></td><td>3</td></tr>");
+    let started = Instant::now();
+    loop {
+        let resp = member.get("/reports?window=24h");
+        assert_eq!(resp.status, 200);
+        if resp.text().contains(&row) {
+            break;
+        }
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "never listed: {}",
+            resp.text()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let neighbour = Browser::signed_in(&person(
+        Some(&crate::console_fixtures::new_org()),
+        Role::Member,
+    ));
+    assert!(!neighbour
+        .get("/reports?window=24h")
+        .text()
+        .contains("Curious-Crawler"));
+}
