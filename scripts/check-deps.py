@@ -16,7 +16,16 @@ Fails, naming file:line, when
     DB_WRITES_ALLOWED: their writes go through ops, which checks and audits them, or
   - a file outside src/db/ calls a PostgreSQL client's query methods (SQL_CALL) or holds a
     string literal that reads as SQL (SQL_TEXT), or
-  - a module names a part of `may` that MAY_ALLOWED does not give it (crate roots: none).
+  - a module names a part of `may` that MAY_ALLOWED does not give it (crate roots: none), or
+  - a function of ops/ opens a transaction and records no audit entry in it (AUDIT_CALL,
+    directly or through a function of its file that does; UNAUDITED_ALLOWED aside), or
+  - a file holds what ABSENCES keeps out of it (async code anywhere; a database client or a db
+    function called on delivery's request path; a cookie read by /v1; a thread started outside
+    THREAD_HOMES).
+Fails, naming the line of Cargo.toml, when a dependency is an async runtime or `may` is built
+with its io time-outs or io cancelling (MAY_FEATURES_REFUSED); and, naming the module, when
+ARCHITECTURE.md's code map (the section after CODE_MAP_MARK) leaves out a top-level module or
+names one that does not exist.
 Every run first checks the file:line checks and the cycle finder on small samples of their own (`self_test`).
 scripts/test.sh runs this check; `-v` prints the graph, `--layers` the picture.
 """
@@ -63,6 +72,35 @@ MAY_ALLOWED = {
     "edge": {"go", "coroutine", "sync"},
     "blocking": {"go", "coroutine", "sync"},
 }
+# The files that start OS threads: the stoppable handle every other thread runs in, the
+# blocking pool, the password hashers, the sockets' watchdog and the edge's budget alarm.
+THREAD_HOMES = {"background.rs", "blocking.rs", "password.rs", "http/watchdog.rs", "edge/alarm.rs"}
+# What stays out of which files, over the code without comments (texts kept): (what, which
+# files of src/ by path, the pattern, why). ARCHITECTURE.md's invariants name these.
+ABSENCES = [
+    ("async code", lambda path: True, re.compile(r"\basync\s+(fn|move\b|\{)|\.await\b"),
+     "no async code: the service is sync, on may coroutines and threads of ours"),
+    ("the database on delivery's request path",
+     lambda path: path.startswith("delivery/") and path != "delivery/cache.rs",
+     re.compile(r"\bpostgres::|\bpool::|\bdb::[a-z_]+::[a-z_]+\s*\("),
+     "only delivery::cache reads the database (its refresher, the reload after a write); "
+     "a /fragment request reads the snapshot"),
+    ("a cookie read by /v1", lambda path: path.startswith("api/") or path == "auth.rs",
+     re.compile(r"(?i)cookie"), "/v1 authenticates by its Authorization header alone"),
+    ("a thread started", lambda path: path not in THREAD_HOMES,
+     re.compile(r"\bthread::(spawn|Builder)\b"),
+     "a thread of ours beside the service runs in a background::Background, which stops and "
+     "joins it; the pools and clocks that start their own are " + ", ".join(sorted(THREAD_HOMES))),
+]
+# Every transaction ops opens writes, and every write is recorded in the audit log in its
+# transaction: a function of ops/ that opens one calls AUDIT_CALL, itself or through a function
+# of its file. `made_once` runs the create it is given, which records its own entry.
+AUDIT_CALL = re.compile(r"\baudit::record(_by)?\s*\(")
+UNAUDITED_ALLOWED = {"once.rs": {"made_once"}}
+CARGO_TOML = ROOT / "Cargo.toml"
+ASYNC_RUNTIMES = {"tokio", "async-std", "smol", "async-executor", "actix-rt"}
+MAY_FEATURES_REFUSED = {"io_timeout", "io_cancel"}
+CODE_MAP_MARK = "## Code map"
 MAY_PATH = re.compile(r"\bmay::(\{|[a-z_][a-z0-9_]*)")
 # Comments, then texts (raw strings first), then characters ('"' is not a string).
 LEXEME = re.compile(
@@ -192,6 +230,9 @@ def placement_problems():
         problems += may_problems(name, None if crate_root else module, text)
         if module in WRITES_THROUGH_OPS:
             problems += write_problems(name, text, writes)
+        problems += absence_problems(str(relative), text)
+        if module == "ops":
+            problems += audit_problems(str(relative.relative_to("ops")), text)
     return problems
 
 
@@ -302,6 +343,85 @@ def inner_cycle_problems(modules):
     return problems
 
 
+def without_comments(text):
+    """The text with its comments blanked (texts kept), offsets and lines where they were."""
+    out, at = [], 0
+    for match in LEXEME.finditer(text):
+        out.append(text[at:match.start()])
+        out.append(blanked(text, match.start(), match.end()) if match.group("comment")
+                   else match.group())
+        at = match.end()
+    return "".join(out) + text[at:]
+
+
+def audit_problems(name, text):
+    """Where a function of an ops file (`name` relative to src/ops/) opens a transaction that
+    records no audit entry."""
+    code, _ = lexed(without_tests(text))
+    heads = list(FN_HEAD.finditer(code))
+    bodies = {}
+    for i, head in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(code)
+        body = code[head.end():end]
+        bodies[head.group(1)] = (head.start(), ".transaction()" in body,
+                                 bool(AUDIT_CALL.search(body)),
+                                 {m.group(1) for m in CALL.finditer(body)})
+    records = {fn for fn, (_, _, direct, _) in bodies.items() if direct}
+    while True:
+        more = {fn for fn, (_, _, _, calls) in bodies.items() if calls & records} - records
+        if not more:
+            break
+        records |= more
+    allowed = UNAUDITED_ALLOWED.get(name, set())
+    return [f"src/ops/{name}:{line_of(text, at)}: {fn} opens a transaction and records no audit "
+            "entry in it (audit::record): every write of ops is in the audit log"
+            for fn, (at, opens, _, _) in bodies.items()
+            if opens and fn not in records and fn not in allowed]
+
+
+def absence_problems(name, text):
+    """Where a file of src/ (`name` relative to it) holds what ABSENCES keeps out of it."""
+    code = without_comments(without_tests(text))
+    return [f"src/{name}:{line_of(text, m.start())}: {what}: {why}"
+            for what, applies, pattern, why in ABSENCES if applies(name)
+            for m in pattern.finditer(code)]
+
+
+def cargo_problems(text):
+    """Async runtimes among the dependencies, `may` with io time-outs or cancelling."""
+    problems, section = [], None
+    for number, line in enumerate(text.splitlines(), 1):
+        header = re.match(r"\s*\[([^\]]+)\]", line)
+        if header:
+            section = header.group(1)
+            continue
+        entry = re.match(r"\s*([A-Za-z0-9_-]+)\s*=(.*)", line)
+        if not entry or section not in ("dependencies", "dev-dependencies"):
+            continue
+        crate, spec = entry.groups()
+        if crate in ASYNC_RUNTIMES:
+            problems.append(f"Cargo.toml:{number}: {crate}: no async runtime of ours")
+        if crate == "may" and section == "dependencies":
+            refused = sorted(f for f in MAY_FEATURES_REFUSED if f'"{f}"' in spec)
+            if refused or "default-features = false" not in spec:
+                problems.append(f"Cargo.toml:{number}: may without default-features and "
+                                f"without {', '.join(sorted(MAY_FEATURES_REFUSED))}: no io "
+                                "time-out or cancel path exists (deadlines are threads of ours)")
+    return problems
+
+
+def code_map_problems(modules, text):
+    """Top-level modules the code map leaves out, and names it gives no module has."""
+    if CODE_MAP_MARK not in text:
+        return [f"ARCHITECTURE.md has no section {CODE_MAP_MARK!r}"]
+    section = text.split(CODE_MAP_MARK, 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"^\| `([a-z_]+)/?`", section, re.M))
+    return ([f"ARCHITECTURE.md's code map has no line for the module {m}"
+             for m in sorted(set(modules) - named)]
+            + [f"ARCHITECTURE.md's code map names {m}, which is no module of src/"
+               for m in sorted(named - set(modules))])
+
+
 def self_test():
     """The placement checks on samples: what each must find, and what it must let pass."""
     sample = "\n".join([
@@ -331,6 +451,27 @@ def self_test():
         "crate::db::people::gone(db)?; ops::people::set(db)?;",
     ])
     inner = cycles({"mod": {"a", "b"}, "a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"mod"}})
+    absent = "\n".join([
+        "async fn f() { x.await; } // async fn in a comment",
+        "let c = request.header(\"Cookie\"); s.await_connected();",
+        "let rows = crate::db::snapshot::load(db)?; let t: db::snapshot::Rows;",
+        "use postgres::Client;",
+        "let t = std::thread::spawn(f);",
+    ])
+    cargo = "\n".join([
+        "[dependencies]",
+        'may = { version = "0.3", default-features = false, features = ["io_timeout"] }',
+        'tokio = "1"',
+        "[dev-dependencies]",
+        'may_minihttp = "0.1"',
+    ])
+    ops_file = "\n".join([
+        "pub fn put(db: &mut C) -> R { let mut tx = db.transaction()?; entry(&mut tx)?; tx.commit() }",
+        "fn entry(tx: &mut T) -> R { audit::record(tx, caller, e) }",
+        "pub fn bare(db: &mut C) -> R { let mut tx = db.transaction()?; tx.commit() }",
+        "pub fn made_once(db: &mut C) -> R { let mut tx = db.transaction()?; tx.commit() }",
+    ])
+    code_map = "## Code map\n| `db/` | x |\n| `gone` | y |\n## Next\n| `http/` | z |\n"
     expected = {
         "db writes": (sorted(writes["people"]), ["both", "gone", "set"]),
         "writes outside ops": (lines(write_problems("s.rs", console_file, writes)), [3, 4, 5]),
@@ -339,6 +480,17 @@ def self_test():
         "may in edge": (lines(may_problems("s.rs", "edge", sample)), [6]),
         "may in a crate root": (lines(may_problems("s.rs", None, sample)), [6, 6, 6]),
         "may in http": (lines(may_problems("s.rs", "http", sample)), []),
+        "absences in delivery": (lines(absence_problems("delivery/x.rs", absent)),
+                                 [1, 1, 3, 4, 5]),
+        "absences in api": (lines(absence_problems("api/x.rs", absent)), [1, 1, 2, 5]),
+        "absences in delivery::cache": (lines(absence_problems("delivery/cache.rs", absent)),
+                                        [1, 1, 5]),
+        "absences in blocking": (lines(absence_problems("blocking.rs", absent)), [1, 1]),
+        "Cargo.toml": (lines(cargo_problems(cargo)), [2, 3]),
+        "unaudited transactions": (lines(audit_problems("once.rs", ops_file)), [3]),
+        "code map": (code_map_problems({"db": [], "http": []}, code_map),
+                     ["ARCHITECTURE.md's code map has no line for the module http",
+                      "ARCHITECTURE.md's code map names gone, which is no module of src/"]),
     }
     return [f"self-test: {check} found on lines {got}, expected {want}"
             for check, (got, want) in expected.items() if got != want]
@@ -408,7 +560,9 @@ def main():
         name: {used for used in uses_of(files) if used in modules and used != name}
         for name, files in modules.items()
     }
-    problems = self_test() or placement_problems() + inner_cycle_problems(modules)
+    problems = self_test() or (placement_problems() + inner_cycle_problems(modules)
+                               + cargo_problems(CARGO_TOML.read_text())
+                               + code_map_problems(modules, ARCHITECTURE.read_text()))
     for component in cycles(graph):
         edges = [
             f"{a} -> {b}" for a in component for b in sorted(graph[a]) if b in component
@@ -435,7 +589,9 @@ def main():
     if not problems:
         print(f"check-deps: {len(graph)} top-level modules, no cycle (nor inside one); db uses only "
               + ", ".join(sorted(DB_MAY_USE)) + "; SQL only in src/db/; console/ and admin/ write through ops; may only where allowed; "
-              "ARCHITECTURE.md's layers match")
+              "no async, no database on delivery's request path, no cookie on /v1, threads only where "
+              "allowed; every transaction of ops audited; "
+              "ARCHITECTURE.md's layers and code map match")
     return 1 if problems else 0
 
 

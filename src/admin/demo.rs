@@ -6,7 +6,7 @@
 
 use super::Output;
 use crate::config::ConsoleUrl;
-use crate::db::cards::{CardContent, CardRow, Link};
+use crate::db::cards::{CardContent, CardLink, CardRow};
 use crate::db::orgs::Creator;
 use crate::domain::Email;
 use crate::domain::{
@@ -276,7 +276,7 @@ fn create_card(
         brand_domain: brand_domain.map(DomainName::parse).transpose()?,
         title: CardText::parse(title, "title")?,
         body: CardText::parse_body(body)?,
-        link: Some(Link {
+        link: Some(CardLink {
             url: LinkUrl::parse(&format!("https://{NEWS_SITE}/licence"))?,
             label: CardText::parse("Licensing terms", "link_label")?,
         }),

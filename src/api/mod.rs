@@ -49,7 +49,7 @@ impl Reply {
 
 /// What a handler works with: the caller (the token and its organisation), a database
 /// connection, and the request's path parameters and body, which it reads once.
-pub struct Call<'a> {
+pub struct OperationContext<'a> {
     pub app: &'a App,
     pub caller: Caller,
     pub db: Conn,
@@ -57,7 +57,7 @@ pub struct Call<'a> {
     body: Value,
 }
 
-impl Call<'_> {
+impl OperationContext<'_> {
     /// The parsed body of a write (`null` for a read, which takes none).
     fn body(&self) -> &Value {
         &self.body
@@ -122,24 +122,27 @@ fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, Api
     } else {
         Value::Null
     };
-    let mut call = Call {
+    let mut ctx = OperationContext {
         app,
         caller: Caller::token(owner),
         db,
         params: matched.params,
         body,
     };
-    let reply = (matched.operation.handle)(&mut call)?;
+    let reply = (matched.operation.handle)(&mut ctx)?;
     if is_write {
-        refresh_fragment_cache(&mut call);
+        refresh_fragment_cache(&mut ctx);
     }
     Ok(reply)
 }
 
 /// A write is visible to this instance's next `/fragment` call.
-fn refresh_fragment_cache(call: &mut Call) {
-    let org_id = call.caller.org.id.as_str();
-    call.app.delivery.cache.see_write(&mut call.db, org_id);
+fn refresh_fragment_cache(ctx: &mut OperationContext) {
+    let org_id = ctx.caller.org.id.as_str();
+    ctx.app
+        .delivery
+        .cache
+        .reload_org_after_write(&mut ctx.db, org_id);
 }
 
 /// Step 1: the bearer token, checked against the database on every call, with the per-IP

@@ -7,7 +7,7 @@
 //! `{ref}` that is no reference is `422` on `ref`, a `{domain}` or `{id}` that names nothing is
 //! `404`, like one of another organisation.
 
-use super::{Call, Reply};
+use super::{OperationContext, Reply};
 use crate::error::ApiError;
 use crate::ids::{CardId, KeyId, RouteId};
 use crate::ops;
@@ -18,7 +18,7 @@ pub struct Operation {
     pub method: &'static str,
     /// The path, parameters in braces (`/v1/sites/{domain}`), as `openapi.json` writes it.
     pub path: &'static str,
-    pub handle: fn(&mut Call) -> Result<Reply, ApiError>,
+    pub handle: fn(&mut OperationContext) -> Result<Reply, ApiError>,
 }
 
 /// Every operation of the management API.
@@ -26,23 +26,23 @@ pub const OPERATIONS: &[Operation] = &[
     Operation {
         method: "GET",
         path: "/v1/me",
-        handle: |call| Ok(Reply::ok(wire::me_json(&ops::orgs::get_me(&call.caller)?))),
+        handle: |ctx| Ok(Reply::ok(wire::me_json(&ops::orgs::get_me(&ctx.caller)?))),
     },
     Operation {
         method: "GET",
         path: "/v1/sites",
-        handle: |call| {
-            let sites = ops::sites::list_sites(&mut *call.db, &call.caller)?;
+        handle: |ctx| {
+            let sites = ops::sites::list_sites(&mut *ctx.db, &ctx.caller)?;
             Ok(Reply::ok(wire::site_list_json(&sites)))
         },
     },
     Operation {
         method: "PUT",
         path: "/v1/sites/{domain}",
-        handle: |call| {
-            let write = wire::site_write(call.body())?;
-            let domain = call.new_site()?;
-            let saved = ops::sites::put_site(&mut *call.db, &call.caller, &domain, write)?;
+        handle: |ctx| {
+            let write = wire::site_write(ctx.body())?;
+            let domain = ctx.new_site()?;
+            let saved = ops::sites::put_site(&mut *ctx.db, &ctx.caller, &domain, write)?;
             let body = wire::site_json(&saved.record);
             Ok(Reply::created_or_updated(saved.created, body))
         },
@@ -50,22 +50,22 @@ pub const OPERATIONS: &[Operation] = &[
     Operation {
         method: "GET",
         path: "/v1/sites/{domain}/fragments",
-        handle: |call| {
-            let domain = call.site()?;
-            let fragments = ops::fragments::list_fragments(&mut *call.db, &call.caller, &domain)?;
+        handle: |ctx| {
+            let domain = ctx.site()?;
+            let fragments = ops::fragments::list_fragments(&mut *ctx.db, &ctx.caller, &domain)?;
             Ok(Reply::ok(wire::fragment_list_json(&fragments)))
         },
     },
     Operation {
         method: "PUT",
         path: "/v1/sites/{domain}/fragments/{ref}",
-        handle: |call| {
-            let write = wire::fragment_write(call.body())?;
-            let fragment_ref = call.fragment_ref()?;
-            let domain = call.site()?;
+        handle: |ctx| {
+            let write = wire::fragment_write(ctx.body())?;
+            let fragment_ref = ctx.fragment_ref()?;
+            let domain = ctx.site()?;
             let put = ops::fragments::put_fragment(
-                &mut *call.db,
-                &call.caller,
+                &mut *ctx.db,
+                &ctx.caller,
                 &domain,
                 &fragment_ref,
                 write,
@@ -77,12 +77,12 @@ pub const OPERATIONS: &[Operation] = &[
     Operation {
         method: "PUT",
         path: "/v1/sites/{domain}/default-fragment",
-        handle: |call| {
-            let fragment_ref = wire::default_fragment_write(call.body())?;
-            let domain = call.site()?;
+        handle: |ctx| {
+            let fragment_ref = wire::default_fragment_write(ctx.body())?;
+            let domain = ctx.site()?;
             let site = ops::sites::put_default_fragment(
-                &mut *call.db,
-                &call.caller,
+                &mut *ctx.db,
+                &ctx.caller,
                 &domain,
                 &fragment_ref,
             )?;
@@ -92,97 +92,95 @@ pub const OPERATIONS: &[Operation] = &[
     Operation {
         method: "DELETE",
         path: "/v1/sites/{domain}/default-fragment",
-        handle: |call| {
-            wire::empty_write(call.body())?;
-            let domain = call.site()?;
-            let site = ops::sites::delete_default_fragment(&mut *call.db, &call.caller, &domain)?;
+        handle: |ctx| {
+            wire::empty_write(ctx.body())?;
+            let domain = ctx.site()?;
+            let site = ops::sites::delete_default_fragment(&mut *ctx.db, &ctx.caller, &domain)?;
             Ok(Reply::ok(wire::site_json(&site)))
         },
     },
     Operation {
         method: "GET",
         path: "/v1/sites/{domain}/routes",
-        handle: |call| {
-            let domain = call.site()?;
-            let routes = ops::routes::list_routes(&mut *call.db, &call.caller, &domain)?;
+        handle: |ctx| {
+            let domain = ctx.site()?;
+            let routes = ops::routes::list_routes(&mut *ctx.db, &ctx.caller, &domain)?;
             Ok(Reply::ok(wire::route_list_json(&routes)))
         },
     },
     Operation {
         method: "PUT",
         path: "/v1/sites/{domain}/routes",
-        handle: |call| {
-            let routes = wire::route_list(call.body())?;
-            let domain = call.site()?;
-            let stored =
-                ops::routes::replace_routes(&mut *call.db, &call.caller, &domain, &routes)?;
+        handle: |ctx| {
+            let routes = wire::route_list(ctx.body())?;
+            let domain = ctx.site()?;
+            let stored = ops::routes::replace_routes(&mut *ctx.db, &ctx.caller, &domain, &routes)?;
             Ok(Reply::ok(wire::route_list_json(&stored)))
         },
     },
     Operation {
         method: "POST",
         path: "/v1/sites/{domain}/routes",
-        handle: |call| {
-            let route = wire::route_write(call.body())?;
-            let domain = call.site()?;
-            let created = ops::routes::create_route(&mut *call.db, &call.caller, &domain, &route)?;
+        handle: |ctx| {
+            let route = wire::route_write(ctx.body())?;
+            let domain = ctx.site()?;
+            let created = ops::routes::create_route(&mut *ctx.db, &ctx.caller, &domain, &route)?;
             Ok(Reply::created(wire::route_json(&created)))
         },
     },
     Operation {
         method: "DELETE",
         path: "/v1/sites/{domain}/routes/{id}",
-        handle: |call| {
-            wire::empty_write(call.body())?;
-            let domain = call.site()?;
-            let id = call.id(RouteId::parse)?;
-            let removed = ops::routes::delete_route(&mut *call.db, &call.caller, &domain, &id)?;
+        handle: |ctx| {
+            wire::empty_write(ctx.body())?;
+            let domain = ctx.site()?;
+            let id = ctx.id(RouteId::parse)?;
+            let removed = ops::routes::delete_route(&mut *ctx.db, &ctx.caller, &domain, &id)?;
             Ok(Reply::ok(wire::route_json(&removed)))
         },
     },
     Operation {
         method: "GET",
         path: "/v1/cards",
-        handle: |call| {
-            let cards = ops::cards::list_cards(&mut *call.db, &call.caller)?;
+        handle: |ctx| {
+            let cards = ops::cards::list_cards(&mut *ctx.db, &ctx.caller)?;
             Ok(Reply::ok(wire::card_list_json(&cards)))
         },
     },
     Operation {
         method: "GET",
         path: "/v1/cards/{id}/eligibility",
-        handle: |call| {
-            let id = call.id(CardId::parse)?;
-            let items = ops::cards::get_eligibility(&mut *call.db, &call.caller, &id)?;
+        handle: |ctx| {
+            let id = ctx.id(CardId::parse)?;
+            let items = ops::cards::get_eligibility(&mut *ctx.db, &ctx.caller, &id)?;
             Ok(Reply::ok(wire::eligibility_json(&items)))
         },
     },
     Operation {
         method: "PUT",
         path: "/v1/cards/{id}/eligibility",
-        handle: |call| {
-            let wanted = wire::eligibility_write(call.body())?;
-            let id = call.id(CardId::parse)?;
-            let items = ops::cards::replace_eligibility(&mut *call.db, &call.caller, &id, &wanted)?;
+        handle: |ctx| {
+            let wanted = wire::eligibility_write(ctx.body())?;
+            let id = ctx.id(CardId::parse)?;
+            let items = ops::cards::replace_eligibility(&mut *ctx.db, &ctx.caller, &id, &wanted)?;
             Ok(Reply::ok(wire::eligibility_json(&items)))
         },
     },
     Operation {
         method: "GET",
         path: "/v1/keys",
-        handle: |call| {
-            let keys = ops::keys::list_keys(&mut *call.db, &call.caller)?;
+        handle: |ctx| {
+            let keys = ops::keys::list_keys(&mut *ctx.db, &ctx.caller)?;
             Ok(Reply::ok(wire::key_list_json(&keys)))
         },
     },
     Operation {
         method: "POST",
         path: "/v1/keys",
-        handle: |call| {
-            let name = wire::key_write(call.body())?;
-            let prefix = &call.app.config.prefix;
-            let created =
-                ops::keys::create_key(&mut *call.db, &call.caller, name.as_ref(), prefix)?;
+        handle: |ctx| {
+            let name = wire::key_write(ctx.body())?;
+            let prefix = &ctx.app.config.prefix;
+            let created = ops::keys::create_key(&mut *ctx.db, &ctx.caller, name.as_ref(), prefix)?;
             let body = wire::created_key_json(&created.key, &created.secret);
             Ok(Reply::created(body))
         },
@@ -190,10 +188,10 @@ pub const OPERATIONS: &[Operation] = &[
     Operation {
         method: "DELETE",
         path: "/v1/keys/{id}",
-        handle: |call| {
-            wire::empty_write(call.body())?;
-            let id = call.id(KeyId::parse)?;
-            let key = ops::keys::revoke_key(&mut *call.db, &call.caller, &id)?;
+        handle: |ctx| {
+            wire::empty_write(ctx.body())?;
+            let id = ctx.id(KeyId::parse)?;
+            let key = ops::keys::revoke_key(&mut *ctx.db, &ctx.caller, &id)?;
             Ok(Reply::ok(wire::key_json(&key)))
         },
     },

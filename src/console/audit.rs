@@ -6,7 +6,7 @@
 
 use super::context::{Answer, PageContext};
 use super::pages::{self, Field, Layout};
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use crate::error::ApiError;
 use crate::http::Response;
 use crate::ops::audit::{self, Entry, Query};
@@ -137,7 +137,7 @@ fn start_of(day: Date) -> SystemTime {
 }
 
 /// The entries the filter keeps.
-fn read(ctx: &mut PageContext, filter: &Filter) -> Result<Option<Vec<Entry>>, Refusal> {
+fn read(ctx: &mut PageContext, filter: &Filter) -> Result<Option<Vec<Entry>>, PageRefusal> {
     let Some((since, until)) = filter.range else {
         return Ok(None);
     };

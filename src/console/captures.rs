@@ -2,7 +2,7 @@
 //! before the handler runs; a segment that does not parse names nothing (`404`, as an
 //! unknown id). A new kind is a variant, a line of `KINDS` and a line of `captured!`.
 
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use crate::domain::DomainName;
 use crate::error::ApiError;
 use crate::ids::{CardId, FragmentId, KeyId, PersonId, RouteId, TokenId};
@@ -111,11 +111,11 @@ pub struct Captures(pub Vec<Capture>);
 impl Captures {
     /// The path's value of type `T` (`ctx.captures.get::<CardId>()?`); its absence, which
     /// the table rules out for the pattern that names it, is `404`.
-    pub fn get<T: Captured>(&self) -> Result<T, Refusal> {
+    pub fn get<T: Captured>(&self) -> Result<T, PageRefusal> {
         self.0
             .iter()
             .find_map(T::of)
-            .ok_or(Refusal::Api(ApiError::NotFound))
+            .ok_or(PageRefusal::Api(ApiError::NotFound))
     }
 }
 

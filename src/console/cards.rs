@@ -9,9 +9,8 @@ use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
 use super::notice::Notice;
 use super::pages::{self, Layout};
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use crate::db::cards::{self as stored, CardRow};
-use crate::db::fragments;
 use crate::domain::{CardStatus, Lang};
 use crate::error::ApiError;
 use crate::ids::{CardId, FragmentId};
@@ -95,7 +94,7 @@ const MOVES: &[(CardStatus, &str)] = &[
 ];
 
 /// One of the organisation's own cards (a platform card is the operator's: not found).
-fn own_card(ctx: &mut PageContext, caller: &Caller, id: &CardId) -> Result<CardRow, Refusal> {
+fn own_card(ctx: &mut PageContext, caller: &Caller, id: &CardId) -> Result<CardRow, PageRefusal> {
     let card = stored::find_visible_card(ctx.db, &caller.org.id, id)?;
     Ok(card
         .filter(|card| !card.is_platform())
@@ -103,7 +102,7 @@ fn own_card(ctx: &mut PageContext, caller: &Caller, id: &CardId) -> Result<CardR
 }
 
 /// The card of the path, with the caller.
-fn card_of_path(ctx: &mut PageContext) -> Result<(Caller, CardRow), Refusal> {
+fn card_of_path(ctx: &mut PageContext) -> Result<(Caller, CardRow), PageRefusal> {
     let caller = ctx.caller()?;
     let id = ctx.captures.get()?;
     let card = own_card(ctx, &caller, &id)?;
@@ -291,12 +290,12 @@ fn eligibility_page(
     caller: &Caller,
     card: CardRow,
     wanted: Option<&[FragmentId]>,
-) -> Result<EligibilityPage, Refusal> {
+) -> Result<EligibilityPage, PageRefusal> {
     let listed = card_ops::get_eligibility(ctx.db, caller, &card.id)?;
     let saved: Vec<&FragmentId> = listed.iter().map(|row| &row.fragment_id).collect();
     let mut choices = Vec::new();
-    for site in sites::list_sites(ctx.db, caller)? {
-        for fragment in fragments::list_fragments(ctx.db, site.id)? {
+    for (site, fragments) in sites::list_sites_with_fragments(ctx.db, caller)? {
+        for fragment in fragments {
             let checked = match wanted {
                 Some(wanted) => wanted.contains(&fragment.id),
                 None => saved.contains(&&fragment.id),

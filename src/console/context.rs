@@ -8,7 +8,7 @@ use super::captures::Captures;
 use super::form::Form;
 use super::notice::Notice;
 use super::pages::Layout;
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use super::session::Visit;
 use crate::app::App;
 use crate::error::ApiError;
@@ -31,7 +31,7 @@ pub struct PageContext<'a, V = Visit> {
 pub type PublicContext<'a> = PageContext<'a, Option<Visit>>;
 
 /// What a handler answers: a page or a redirect, or a refusal the table renders.
-pub type Answer = Result<Response, Refusal>;
+pub type Answer = Result<Response, PageRefusal>;
 
 impl<'a, V> PageContext<'a, V> {
     /// The notice the query names (after a write's redirect).
@@ -57,7 +57,7 @@ impl<'a, V> PageContext<'a, V> {
 impl PageContext<'_> {
     /// The caller of the operations layer: this person in the organisation looked at (a
     /// person who has none is refused, `403`).
-    pub fn caller(&self) -> Result<Caller, Refusal> {
+    pub fn caller(&self) -> Result<Caller, PageRefusal> {
         self.visit.caller()
     }
 
@@ -67,7 +67,7 @@ impl PageContext<'_> {
     }
 
     /// A new one-time value for a form that makes a secret (its hidden field `once`).
-    pub fn once(&mut self) -> Result<String, Refusal> {
+    pub fn once(&mut self) -> Result<String, PageRefusal> {
         Ok(ops::once::issue(&mut *self.db, self.visit.session.id)?)
     }
 

@@ -3,7 +3,7 @@
 //! NUL byte or bytes that are not UTF-8 is refused (`422`, naming its field) before anything
 //! reads it, so it never reaches PostgreSQL (which refuses both).
 
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use crate::error::ApiError;
 use crate::http::{media_type, Body, Request};
 
@@ -12,13 +12,13 @@ pub struct Form(Vec<(String, String)>);
 
 impl Form {
     /// The body of a `POST`.
-    pub fn read(request: &Request) -> Result<Form, Refusal> {
+    pub fn read(request: &Request) -> Result<Form, PageRefusal> {
         let Body::Bytes(bytes) = &request.body else {
             return Err(ApiError::BodyTooLarge.into());
         };
         let content_type = request.header("content-type").unwrap_or("");
         if !media_type::is_form(content_type) {
-            return Err(Refusal::BadRequest(
+            return Err(PageRefusal::BadRequest(
                 "send the form as application/x-www-form-urlencoded",
             ));
         }
@@ -26,14 +26,14 @@ impl Form {
     }
 
     /// The query of a request (`?name=value&…`), by the same rule as a body.
-    pub fn query(request: &Request) -> Result<Form, Refusal> {
+    pub fn query(request: &Request) -> Result<Form, PageRefusal> {
         Form::decode(request.query().unwrap_or("").as_bytes())
     }
 
     /// Each `name=value` pair, `+` a space and `%XX` a byte, as `url::form_urlencoded` reads
     /// them, but with the bytes checked rather than replaced: a NUL or invalid UTF-8 names
     /// the field it is in.
-    fn decode(bytes: &[u8]) -> Result<Form, Refusal> {
+    fn decode(bytes: &[u8]) -> Result<Form, PageRefusal> {
         let pairs = bytes.split(|&b| b == b'&').filter(|pair| !pair.is_empty());
         let decoded = pairs.map(|pair| {
             let mut halves = pair.splitn(2, |&b| b == b'=');
@@ -45,7 +45,7 @@ impl Form {
                 _ => Err(refused(&field)),
             }
         });
-        decoded.collect::<Result<_, Refusal>>().map(Form)
+        decoded.collect::<Result<_, PageRefusal>>().map(Form)
     }
 
     /// The first value of a field; empty when absent.
@@ -81,7 +81,7 @@ fn text(bytes: Vec<u8>) -> Option<String> {
 }
 
 /// The refusal of a field's value, named by the field as the page shows it.
-fn refused(field: &str) -> Refusal {
+fn refused(field: &str) -> PageRefusal {
     ApiError::validation(
         field,
         format!("{field}: a value may hold neither a NUL byte nor bytes that are not UTF-8"),
@@ -116,7 +116,7 @@ mod tests {
             (b"email=ok&pass%00word=x", "password"),
             (b"email=ok&actor=\xff", "actor"),
         ] {
-            let Err(Refusal::Api(ApiError::Validation {
+            let Err(PageRefusal::Api(ApiError::Validation {
                 field: got,
                 message,
             })) = Form::decode(body)

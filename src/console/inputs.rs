@@ -4,7 +4,7 @@
 //! One template renders them all (`console/input.html`).
 
 use super::form::Form;
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use crate::domain::Invalid;
 use crate::error::ApiError;
 
@@ -169,12 +169,12 @@ impl Checked {
 /// or a refusal of the whole request (its own page).
 pub enum Failed {
     Fields(Vec<Invalid>),
-    Other(Refusal),
+    Other(PageRefusal),
 }
 
 impl Failed {
     /// The refusals the form shows; any other refusal is the request's.
-    pub fn refusals(self) -> Result<Vec<Invalid>, Refusal> {
+    pub fn refusals(self) -> Result<Vec<Invalid>, PageRefusal> {
         match self {
             Failed::Fields(refusals) => Ok(refusals),
             Failed::Other(refusal) => Err(refusal),
@@ -207,8 +207,8 @@ impl From<ApiError> for Failed {
     }
 }
 
-impl From<Refusal> for Failed {
-    fn from(refusal: Refusal) -> Self {
+impl From<PageRefusal> for Failed {
+    fn from(refusal: PageRefusal) -> Self {
         Failed::Other(refusal)
     }
 }

@@ -5,7 +5,7 @@ use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
 use super::notice::Notice;
 use super::pages::{self, Creating, Field, Layout};
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use crate::db::keys::KeyRow;
 use crate::domain::KeyName;
 use crate::error::ApiError;
@@ -23,7 +23,7 @@ pub struct KeysPage {
     pub creating: Creating,
 }
 
-fn page(ctx: &mut PageContext) -> Result<KeysPage, Refusal> {
+fn page(ctx: &mut PageContext) -> Result<KeysPage, PageRefusal> {
     let keys = ops::keys::list_keys(ctx.db, &ctx.caller()?)?;
     let mut layout = ctx.layout();
     let about = ctx.query.get("about");
@@ -43,7 +43,7 @@ fn label(key: &KeyRow) -> String {
 }
 
 /// The key of the path, of this organisation.
-fn key_of_path(ctx: &mut PageContext) -> Result<KeyRow, Refusal> {
+fn key_of_path(ctx: &mut PageContext) -> Result<KeyRow, PageRefusal> {
     let id: KeyId = ctx.captures.get()?;
     let keys = ops::keys::list_keys(ctx.db, &ctx.caller()?)?;
     Ok(keys

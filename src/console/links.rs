@@ -7,10 +7,10 @@ use super::captures::LinkSecret;
 use super::context::{Answer, PublicContext};
 use super::notice::Notice;
 use super::pages::{self, Field, Layout, LinkPage};
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use super::session::{self, Visit};
 use super::sign_in::signed_in;
-use crate::db::people::{self, Link, LinkPurpose, Person};
+use crate::db::people::{self, LinkPurpose, OneTimeLink, Person};
 use crate::db::sessions;
 use crate::domain::NewPassword;
 use crate::error::ApiError;
@@ -25,7 +25,7 @@ enum Step {
     Join { person: Person },
 }
 
-fn step(db: &mut Client, link: &Link) -> Result<Step, Refusal> {
+fn step(db: &mut Client, link: &OneTimeLink) -> Result<Step, PageRefusal> {
     let person = match &link.purpose {
         LinkPurpose::Reset { person } => people::find_person(db, person)?,
         LinkPurpose::Invitation { email, .. } => people::find_by_email(db, email)?,
@@ -38,12 +38,12 @@ fn step(db: &mut Client, link: &Link) -> Result<Step, Refusal> {
     })
 }
 
-fn is_invitation(link: &Link) -> bool {
+fn is_invitation(link: &OneTimeLink) -> bool {
     matches!(link.purpose, LinkPurpose::Invitation { .. })
 }
 
-fn dead_link() -> Refusal {
-    Refusal::Gone("this link is unknown, used or expired: ask for a new one")
+fn dead_link() -> PageRefusal {
+    PageRefusal::Gone("this link is unknown, used or expired: ask for a new one")
 }
 
 /// `GET /link/{link}`. The link's secret stands for the form token: a link is used before
@@ -90,9 +90,9 @@ fn link_page(
     db: &mut Client,
     layout: Layout,
     secret: &str,
-    link: &Link,
+    link: &OneTimeLink,
     step: &Step,
-) -> Result<LinkPage, Refusal> {
+) -> Result<LinkPage, PageRefusal> {
     let intro = match &link.purpose {
         LinkPurpose::Invitation {
             email,
@@ -179,7 +179,7 @@ pub fn use_link(ctx: &mut PublicContext) -> Answer {
 
 /// An invitation accepted by the person signed in (`ops::members::join` refuses anyone but
 /// the invitee): their session then looks at the organisation joined.
-fn join(db: &mut Client, link: &Link, visit: &Visit, csrf: &str) -> Answer {
+fn join(db: &mut Client, link: &OneTimeLink, visit: &Visit, csrf: &str) -> Answer {
     visit.require_token(csrf)?;
     members::join(db, link, &visit.session.person)?.ok_or_else(dead_link)?;
     if let LinkPurpose::Invitation { org_id, .. } = &link.purpose {

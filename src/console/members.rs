@@ -8,7 +8,7 @@ use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
 use super::notice::Notice;
 use super::pages::{self, Creating, Field, MembersPage};
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use super::session::console_url;
 use crate::db::people;
 use crate::domain::{Email, Role};
@@ -17,7 +17,7 @@ use crate::ids::PersonId;
 use crate::ops::members;
 use crate::ops::once::Made;
 
-fn page(ctx: &mut PageContext) -> Result<MembersPage, Refusal> {
+fn page(ctx: &mut PageContext) -> Result<MembersPage, PageRefusal> {
     let org = ctx.caller()?.org.id;
     let members = people::members(ctx.db, &org)?;
     let owners = members.iter().filter(|m| m.role == Role::Owner).count();

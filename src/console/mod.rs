@@ -46,7 +46,7 @@ use captures::Captures;
 use context::{Answer, PageContext, PublicContext};
 use form::Form;
 use postgres::Client;
-use refusal::Refusal;
+use refusal::PageRefusal;
 use routes::{Handler, Method, Page, SignedInHandler};
 use session::Visit;
 use std::sync::Arc;
@@ -71,7 +71,7 @@ pub fn handle(app: &Arc<App>, request: Request) -> Response {
             app.blocking
                 .run(move || serve(&app_for_job, &request, page, captures))
                 .unwrap_or_else(|error| match error {
-                    BlockingError::Busy => Err(Refusal::Busy),
+                    BlockingError::Busy => Err(PageRefusal::Busy),
                     BlockingError::Panicked => Err(ApiError::internal(error).into()),
                 })
                 .unwrap_or_else(|refusal| pages::refusal(&refusal, None))
@@ -85,7 +85,7 @@ pub fn handle(app: &Arc<App>, request: Request) -> Response {
 /// a failed sign-in of the client address, as a wrong password does.
 fn serve(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer {
     let answer = open(app, request, page, captures);
-    if page.counts_refusals && answer.as_ref().is_err_and(Refusal::of_input) {
+    if page.counts_refusals && answer.as_ref().is_err_and(PageRefusal::of_input) {
         app.limiter
             .charge(Limit::FailedAuth(app.client_ip(request)));
     }
@@ -98,7 +98,7 @@ fn serve(app: &App, request: &Request, page: &Page, captures: Captures) -> Answe
 fn open(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer {
     let writes = page.method == Method::Post;
     if writes && !session::from_own_origin(app, request) {
-        return Err(Refusal::Forbidden(
+        return Err(PageRefusal::Forbidden(
             "this form was not sent from the console's own pages: nothing was changed",
         ));
     }
@@ -124,7 +124,7 @@ fn open(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer
         Handler::Public(handle) => handle(&mut ctx),
         Handler::SignedIn(handle) => match ctx.visit.take() {
             Some(visit) => Ok(signed_in(ctx.with_visit(visit), page, handle)),
-            None if writes => Err(Refusal::Forbidden(
+            None if writes => Err(PageRefusal::Forbidden(
                 "your session has ended: sign in again (nothing was changed)",
             )),
             None => Ok(pages::redirect("/sign-in")),
@@ -140,12 +140,12 @@ fn signed_in(mut ctx: PageContext, page: &Page, handle: SignedInHandler) -> Resp
     let writes = page.method == Method::Post;
     let answer = allowed(&ctx, page).and_then(|()| handle(&mut ctx));
     if writes && answer.is_ok() {
-        see_write(ctx.app, ctx.db, &ctx.visit);
+        reload_after_write(ctx.app, ctx.db, &ctx.visit);
     }
     answer.unwrap_or_else(|refusal| pages::refusal(&refusal, Some(&ctx.visit)))
 }
 
-fn allowed(ctx: &PageContext, page: &Page) -> Result<(), Refusal> {
+fn allowed(ctx: &PageContext, page: &Page) -> Result<(), PageRefusal> {
     if page.method == Method::Post {
         ctx.visit.require_token(ctx.form.get("csrf"))?;
     }
@@ -158,9 +158,11 @@ fn allowed(ctx: &PageContext, page: &Page) -> Result<(), Refusal> {
 /// A card, key, site or fragment changed from the console is what this instance's next
 /// `/fragment` call serves, as after a write through `/v1` (a write that changed nothing of
 /// the snapshot costs one version check).
-fn see_write(app: &App, db: &mut Client, visit: &Visit) {
+fn reload_after_write(app: &App, db: &mut Client, visit: &Visit) {
     if let Some(org) = &visit.org {
-        app.delivery.cache.see_write(db, org.org_id.as_str());
+        app.delivery
+            .cache
+            .reload_org_after_write(db, org.org_id.as_str());
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::form::Form;
 use super::notice::Notice;
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use super::session::Visit;
 use crate::db::people::{Member, OrgAccess, PendingInvitation};
 use crate::db::sessions::SessionListed;
@@ -100,7 +100,7 @@ impl Creating {
 
 /// A refusal a form shows next to one of its fields, as `(field, message)`; any other is the
 /// refusal of the whole request.
-pub fn field_refusal(error: ApiError) -> Result<(String, String), Refusal> {
+pub fn field_refusal(error: ApiError) -> Result<(String, String), PageRefusal> {
     match error {
         ApiError::Validation { field, message } | ApiError::Conflict { field, message } => {
             Ok((field, message))
@@ -287,13 +287,13 @@ struct ErrorPage {
 
 /// The page of a refusal, with its status (and `Allow`, `Retry-After` where they belong); to a
 /// signed-in person, with the header of their pages.
-pub fn refusal(refusal: &Refusal, visit: Option<&Visit>) -> Response {
+pub fn refusal(refusal: &PageRefusal, visit: Option<&Visit>) -> Response {
     let (status, message) = match refusal {
-        Refusal::Api(error) => (error.status(), error.message()),
-        Refusal::BadRequest(message) => (400, message.to_string()),
-        Refusal::Forbidden(message) => (403, message.to_string()),
-        Refusal::Gone(message) => (410, message.to_string()),
-        Refusal::Busy => (
+        PageRefusal::Api(error) => (error.status(), error.message()),
+        PageRefusal::BadRequest(message) => (400, message.to_string()),
+        PageRefusal::Forbidden(message) => (403, message.to_string()),
+        PageRefusal::Gone(message) => (410, message.to_string()),
+        PageRefusal::Busy => (
             503,
             "The console is busy at this moment: nothing was done. Try again in a few seconds."
                 .into(),
@@ -309,10 +309,10 @@ pub fn refusal(refusal: &Refusal, visit: Option<&Visit>) -> Response {
     };
     let response = html(status, &page);
     match refusal {
-        Refusal::Api(ApiError::MethodNotAllowed { allow }) => {
+        PageRefusal::Api(ApiError::MethodNotAllowed { allow }) => {
             response.header("Allow", allow.clone())
         }
-        Refusal::Api(ApiError::RateLimited) | Refusal::Busy => {
+        PageRefusal::Api(ApiError::RateLimited) | PageRefusal::Busy => {
             response.header("Retry-After", RETRY_AFTER_SECONDS.to_string())
         }
         _ => response,

@@ -5,7 +5,7 @@ use crate::password::Refused;
 
 /// Why a console request is refused, as its error page says.
 #[derive(Debug)]
-pub(crate) enum Refusal {
+pub(crate) enum PageRefusal {
     /// Not found, method not allowed, rate limited, a bad body, an internal error: the
     /// contract's status and wording.
     Api(ApiError),
@@ -20,42 +20,45 @@ pub(crate) enum Refusal {
     Busy,
 }
 
-impl From<ApiError> for Refusal {
+impl From<ApiError> for PageRefusal {
     fn from(error: ApiError) -> Self {
-        Refusal::Api(error)
+        PageRefusal::Api(error)
     }
 }
 
-impl From<crate::domain::Invalid> for Refusal {
+impl From<crate::domain::Invalid> for PageRefusal {
     fn from(invalid: crate::domain::Invalid) -> Self {
-        Refusal::Api(invalid.into())
+        PageRefusal::Api(invalid.into())
     }
 }
 
-impl From<postgres::Error> for Refusal {
+impl From<postgres::Error> for PageRefusal {
     fn from(error: postgres::Error) -> Self {
-        Refusal::Api(error.into())
+        PageRefusal::Api(error.into())
     }
 }
 
-impl From<r2d2::Error> for Refusal {
+impl From<r2d2::Error> for PageRefusal {
     fn from(error: r2d2::Error) -> Self {
-        Refusal::Api(error.into())
+        PageRefusal::Api(error.into())
     }
 }
 
-impl From<Refused> for Refusal {
+impl From<Refused> for PageRefusal {
     fn from(refused: Refused) -> Self {
         match refused {
-            Refused::Busy => Refusal::Busy,
-            Refused::TooMany => Refusal::Api(ApiError::RateLimited),
+            Refused::Busy => PageRefusal::Busy,
+            Refused::TooMany => PageRefusal::Api(ApiError::RateLimited),
         }
     }
 }
 
-impl Refusal {
+impl PageRefusal {
     /// A refusal of what was sent (not the service's own trouble): for sign-in, a failure.
     pub fn of_input(&self) -> bool {
-        !matches!(self, Refusal::Busy | Refusal::Api(ApiError::Internal(_)))
+        !matches!(
+            self,
+            PageRefusal::Busy | PageRefusal::Api(ApiError::Internal(_))
+        )
     }
 }

@@ -6,7 +6,7 @@ use super::chart::{bucket_label, percent, Chart, Glance, Row, Week};
 use super::context::{Answer, PageContext};
 use super::inputs::{Input, InputKind, Inputs};
 use super::pages::{self, Layout};
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use crate::domain::Invalid;
 use crate::error::ApiError;
 use crate::http::Response;
@@ -323,7 +323,7 @@ fn reasons(
 }
 
 /// The organisation's last 24 hours (`ops::report::glance`).
-pub(super) fn glance(ctx: &mut PageContext) -> Result<Glance, Refusal> {
+pub(super) fn glance(ctx: &mut PageContext) -> Result<Glance, PageRefusal> {
     let org = ctx.caller()?.org;
     let glance = report::glance(ctx.db, &org, Timestamp::now())?;
     let total = &glance.by_hour.total;
@@ -340,7 +340,7 @@ pub(super) fn glance(ctx: &mut PageContext) -> Result<Glance, Refusal> {
 }
 
 /// The card's last 7 days (`ops::report::card_week`).
-pub(super) fn week(ctx: &mut PageContext, card: &CardId) -> Result<Week, Refusal> {
+pub(super) fn week(ctx: &mut PageContext, card: &CardId) -> Result<Week, PageRefusal> {
     let org = ctx.caller()?.org;
     let week = report::card_week(ctx.db, &org, card, Timestamp::now())?;
     Ok(Week {

@@ -9,7 +9,7 @@
 use super::captures::{self, Captures};
 use super::context::{Answer, PageContext, PublicContext};
 use super::pages::Asset;
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use super::{account, audit, cards, keys, links, members, sign_in, sites, tokens};
 use super::{fragments, rules};
 use super::{reports, why};
@@ -180,7 +180,7 @@ const fn sign_in_attempt(method: Method, path: &'static str, handle: PublicHandl
 
 /// The page of `(method, path)` with its captures; `404` for a path no page has (or whose
 /// capture names nothing), `405` with `Allow` for a path with other methods.
-pub fn find(method: &str, path: &str) -> Result<(&'static Page, Captures), Refusal> {
+pub fn find(method: &str, path: &str) -> Result<(&'static Page, Captures), PageRefusal> {
     let segments: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
     let wanted = match method {
         "GET" | "HEAD" => Some(Get),
@@ -278,7 +278,7 @@ mod tests {
         find(method, path)
             .map(|(page, _)| page.path)
             .map_err(|refusal| match refusal {
-                Refusal::Api(error) => error.status(),
+                PageRefusal::Api(error) => error.status(),
                 _ => 0,
             })
     }
@@ -291,11 +291,11 @@ mod tests {
         assert_eq!(status("POST", "/sign-in"), Ok("/sign-in"));
         assert!(matches!(
             find("DELETE", "/sign-in"),
-            Err(Refusal::Api(ApiError::MethodNotAllowed { allow })) if allow == "GET, HEAD, POST"
+            Err(PageRefusal::Api(ApiError::MethodNotAllowed { allow })) if allow == "GET, HEAD, POST"
         ));
         assert!(matches!(
             find("GET", "/sign-out"),
-            Err(Refusal::Api(ApiError::MethodNotAllowed { allow })) if allow == "POST"
+            Err(PageRefusal::Api(ApiError::MethodNotAllowed { allow })) if allow == "POST"
         ));
         assert_eq!(status("POST", "/members/acc_0123456789/role"), Err(404));
         let (_, captures) = find("POST", "/invitations/12/revoke").unwrap();

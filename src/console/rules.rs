@@ -7,7 +7,7 @@ use super::form::Form;
 use super::inputs::{Failed, Inputs};
 use super::notice::Notice;
 use super::pages::{self, Layout};
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use super::site_forms::{rule_inputs, rule_write};
 use super::sites::{self, site_path};
 use crate::domain::DomainName;
@@ -44,7 +44,7 @@ fn rule_page(
     domain: &DomainName,
     id: &RouteId,
     values: Option<&Form>,
-) -> Result<RulePage, Refusal> {
+) -> Result<RulePage, PageRefusal> {
     let caller = ctx.caller()?;
     let routes = ops::routes::list_routes(ctx.db, &caller, domain)?;
     let route = routes

@@ -2,7 +2,7 @@
 //! the session it names, the organisation being looked at, and the form token bound to the
 //! session.
 
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use crate::app::App;
 use crate::auth;
 use crate::config::ConsoleUrl;
@@ -113,7 +113,7 @@ pub fn start(
     person: &Person,
     org: Option<&OrgId>,
     request: &Request,
-) -> Result<Secret, Refusal> {
+) -> Result<Secret, PageRefusal> {
     let secret = Secret::generate();
     let user_agent: String = request
         .header("user-agent")
@@ -138,7 +138,7 @@ pub struct Visit {
 
 impl Visit {
     /// The visit of the request's session cookie; `None` without a live session.
-    pub fn of(db: &mut Client, request: &Request) -> Result<Option<Visit>, Refusal> {
+    pub fn of(db: &mut Client, request: &Request) -> Result<Option<Visit>, PageRefusal> {
         let Some(secret) = Secret::of(request) else {
             return Ok(None);
         };
@@ -166,10 +166,10 @@ impl Visit {
     }
 
     /// The refusal of a write without this session's form token.
-    pub fn require_token(&self, sent: &str) -> Result<(), Refusal> {
+    pub fn require_token(&self, sent: &str) -> Result<(), PageRefusal> {
         match self.token_matches(sent) {
             true => Ok(()),
-            false => Err(Refusal::Forbidden(
+            false => Err(PageRefusal::Forbidden(
                 "this form is out of date or not from your session: reload the page and send \
                  it again (nothing was changed)",
             )),
@@ -188,15 +188,15 @@ impl Visit {
     }
 
     /// The organisation being looked at, or a refusal for a person who has none.
-    pub fn current_org(&self) -> Result<&OrgAccess, Refusal> {
-        self.org.as_ref().ok_or(Refusal::Forbidden(
+    pub fn current_org(&self) -> Result<&OrgAccess, PageRefusal> {
+        self.org.as_ref().ok_or(PageRefusal::Forbidden(
             "you belong to no organisation: ask an owner for an invitation",
         ))
     }
 
     /// The caller of the operations layer: this person, in the organisation being looked at
     /// (the audit log records the person's email).
-    pub fn caller(&self) -> Result<Caller, Refusal> {
+    pub fn caller(&self) -> Result<Caller, PageRefusal> {
         let org = self.current_org()?;
         Ok(Caller {
             org: Org {
@@ -220,11 +220,11 @@ impl Visit {
 
     /// The refusal of an owners-only page or action for everyone else (the page table's
     /// `Access::Owner`).
-    pub fn require_owner(&self) -> Result<(), Refusal> {
+    pub fn require_owner(&self) -> Result<(), PageRefusal> {
         self.current_org()?;
         match self.is_owner() {
             true => Ok(()),
-            false => Err(Refusal::Forbidden(
+            false => Err(PageRefusal::Forbidden(
                 "this is for the organisation's owners only: ask an owner",
             )),
         }

@@ -5,7 +5,7 @@
 
 use super::context::{Answer, PageContext, PublicContext};
 use super::pages::{self, Field, ForgotPassword, SignIn};
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use super::session;
 use crate::app::App;
 use crate::db::{people, sessions};
@@ -91,7 +91,7 @@ pub fn check_password(
     limits: &[Limit],
     stored: Option<&str>,
     candidate: &str,
-) -> Result<bool, Refusal> {
+) -> Result<bool, PageRefusal> {
     if !app.limiter.has_room(limits) {
         return Err(ApiError::RateLimited.into());
     }

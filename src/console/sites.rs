@@ -9,7 +9,7 @@ use super::context::{Answer, PageContext};
 use super::inputs::{Failed, Input, InputKind, Inputs};
 use super::notice::Notice;
 use super::pages::{self, Layout};
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use super::site_forms::{fragment_inputs, key_value_list, rule_inputs};
 use crate::db::cards::EligibleCard;
 use crate::db::fragments::FragmentRow;
@@ -97,7 +97,7 @@ fn create_inputs() -> Inputs {
         .hint("The bare domain of your pages, such as news.example: no scheme, path or port. www.news.example is another site.")])
 }
 
-fn sites_page(ctx: &mut PageContext) -> Result<SitesPage, Refusal> {
+fn sites_page(ctx: &mut PageContext) -> Result<SitesPage, PageRefusal> {
     Ok(SitesPage {
         layout: ctx.layout(),
         sites: ops::sites::list_sites(ctx.db, &ctx.caller()?)?,
@@ -231,7 +231,7 @@ fn site_page_of(ctx: &PageContext, map: SiteMap) -> SitePage {
 }
 
 /// The site's page, every form empty.
-fn site_page(ctx: &mut PageContext, domain: &DomainName) -> Result<SitePage, Refusal> {
+fn site_page(ctx: &mut PageContext, domain: &DomainName) -> Result<SitePage, PageRefusal> {
     let map = ops::site_map::site_map(ctx.db, &ctx.caller()?, domain)?;
     Ok(site_page_of(ctx, map))
 }

@@ -6,7 +6,7 @@ use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
 use super::notice::Notice;
 use super::pages::{self, Creating, Field, Layout};
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use crate::db::orgs::{Creator, TokenRow};
 use crate::domain::TokenName;
 use crate::error::ApiError;
@@ -24,7 +24,7 @@ pub struct TokensPage {
     pub creating: Creating,
 }
 
-fn page(ctx: &mut PageContext) -> Result<TokensPage, Refusal> {
+fn page(ctx: &mut PageContext) -> Result<TokensPage, PageRefusal> {
     let tokens = ops::tokens::list_tokens(ctx.db, &ctx.caller()?)?;
     let mut layout = ctx.layout();
     let about = ctx.query.get("about");
@@ -43,7 +43,7 @@ fn label(token: &TokenRow) -> String {
 }
 
 /// The token of the path, of this organisation.
-fn token_of_path(ctx: &mut PageContext) -> Result<TokenRow, Refusal> {
+fn token_of_path(ctx: &mut PageContext) -> Result<TokenRow, PageRefusal> {
     let id: TokenId = ctx.captures.get()?;
     let tokens = ops::tokens::list_tokens(ctx.db, &ctx.caller()?)?;
     Ok(tokens

@@ -7,7 +7,7 @@
 use super::context::{Answer, PageContext};
 use super::inputs::{Input, InputKind, Inputs};
 use super::pages::{self, Layout};
-use super::refusal::Refusal;
+use super::refusal::PageRefusal;
 use crate::db::cards::CardRow;
 use crate::delivery::diagnosis::{Diagnosis, Step, Verdict};
 use crate::domain::{DomainName, Invalid, Lang};
@@ -112,7 +112,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
         Err(ApiError::Validation { field, message }) => {
             Ok(refused(page, Invalid::new(field, message)))
         }
-        Err(other) => Err(Refusal::from(other)),
+        Err(other) => Err(PageRefusal::from(other)),
     }
 }
 

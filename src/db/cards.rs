@@ -47,13 +47,13 @@ pub struct CardContent {
     pub brand_domain: Option<DomainName>,
     pub title: CardText,
     pub body: CardText,
-    pub link: Option<Link>,
+    pub link: Option<CardLink>,
     pub key_values: KeyValues,
 }
 
 /// A card's link: its URL and label go together.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Link {
+pub struct CardLink {
     pub url: LinkUrl,
     pub label: CardText,
 }

@@ -205,8 +205,9 @@ pub enum LinkPurpose {
     Reset { person: PersonId },
 }
 
+/// A one-time link (an invitation or a password link) found by the hash of its secret.
 #[derive(Debug, Clone)]
-pub struct Link {
+pub struct OneTimeLink {
     pub id: i64,
     pub purpose: LinkPurpose,
 }
@@ -250,7 +251,7 @@ pub fn create_link(
 
 const LIVE_LINK: &str = "used_at IS NULL AND expires_at > now()";
 
-fn link(row: &Row) -> Link {
+fn link(row: &Row) -> OneTimeLink {
     let purpose = match row.get::<_, Option<PersonId>>(4) {
         Some(person) => LinkPurpose::Reset { person },
         None => LinkPurpose::Invitation {
@@ -259,7 +260,7 @@ fn link(row: &Row) -> Link {
             role: row.get(3),
         },
     };
-    Link {
+    OneTimeLink {
         id: row.get(0),
         purpose,
     }
@@ -269,7 +270,7 @@ fn link(row: &Row) -> Link {
 pub fn live_link(
     db: &mut impl GenericClient,
     secret_hash: &[u8],
-) -> Result<Option<Link>, postgres::Error> {
+) -> Result<Option<OneTimeLink>, postgres::Error> {
     let sql = format!(
         "SELECT id, email, org_id, role, person_id FROM one_time_links
           WHERE secret_hash = $1 AND {LIVE_LINK}"

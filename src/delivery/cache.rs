@@ -164,7 +164,7 @@ impl FragmentCache {
 
     /// After a write of `org_id` (through `/v1` or the console), before it is answered: this
     /// instance's next `/fragment` call sees it. Failing that, the refresher catches up.
-    pub fn see_write(&self, db: &mut postgres::Client, org_id: &str) {
+    pub fn reload_org_after_write(&self, db: &mut postgres::Client, org_id: &str) {
         if let Err(error) = self.reload_org(db, org_id) {
             log::warn!("fragment cache not reloaded after a write of {org_id}: {error}");
         }

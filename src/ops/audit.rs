@@ -2,9 +2,10 @@
 //! beside its id, the actor as a person's email, a token's name and prefix, or "command line";
 //! an organisation's writes newest first, within a window, and as CSV.
 
-use super::Caller;
-use crate::db::audit::{self, ActorKind, AuditRow, Filter};
+use super::{Actor, Caller};
+use crate::db::audit::{self, ActorKind, AuditRow, Filter, NewEntry};
 use crate::error::ApiError;
+use crate::ids::OrgId;
 use postgres::GenericClient;
 use std::time::SystemTime;
 
@@ -274,6 +275,66 @@ pub fn csv(entries: &[Entry]) -> String {
         out.push_str(&crate::csv::line(&cells));
     }
     out
+}
+
+/// An entry of the audit log, as a write records it (`Entry` is one read back, in words): the operation, the value it set where its
+/// words name one, and the object, by kind and id (or domain, for a site).
+pub(super) struct AuditEntry<'a> {
+    operation: Operation,
+    detail: Option<&'a str>,
+    object_kind: &'static str,
+    object: &'a str,
+}
+
+impl<'a> AuditEntry<'a> {
+    pub(super) fn new(
+        operation: Operation,
+        object_kind: &'static str,
+        object: &'a str,
+    ) -> AuditEntry<'a> {
+        AuditEntry {
+            operation,
+            detail: None,
+            object_kind,
+            object,
+        }
+    }
+
+    pub(super) fn detail(self, detail: &'a str) -> AuditEntry<'a> {
+        AuditEntry {
+            detail: Some(detail),
+            ..self
+        }
+    }
+}
+
+/// Records a write of `org` (`None`: the platform's) by `actor`, in the writing transaction.
+pub(super) fn record_by(
+    db: &mut impl GenericClient,
+    org: Option<&OrgId>,
+    actor: &Actor,
+    entry: AuditEntry,
+) -> Result<(), ApiError> {
+    let new = NewEntry {
+        org_id: org,
+        actor_kind: actor.kind(),
+        actor: actor.label(),
+        actor_token: actor.token(),
+        operation: entry.operation.as_str(),
+        detail: entry.detail,
+        object_kind: entry.object_kind,
+        object: entry.object,
+    };
+    Ok(audit::insert(db, &new)?)
+}
+
+/// Records a write of the caller's organisation.
+pub(super) fn record(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    entry: AuditEntry,
+) -> Result<(), ApiError> {
+    record_by(db, Some(&caller.org.id), &caller.actor, entry)
 }
 
 #[cfg(test)]

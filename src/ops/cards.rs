@@ -5,9 +5,9 @@
 //! A platform card is visible to every organisation, but it and its lists are the service
 //! operator's business: each organisation reads only its own list of it, and cannot write it.
 
-use super::audit::Operation;
-use super::{record, record_for, Caller, Scope, Wrote};
-use crate::db::cards::{self, CardContent, CardRow, EligibilityRow, Link, Resolved};
+use super::audit::{self, AuditEntry, Operation};
+use super::{Caller, Scope};
+use crate::db::cards::{self, CardContent, CardLink, CardRow, EligibilityRow, Resolved};
 use crate::domain::{
     CardStatus, CardText, DomainName, FragmentRef, Invalid, KeyValues, Lang, LinkUrl,
 };
@@ -71,12 +71,12 @@ impl CardForm<'_> {
     }
 
     /// The link: a URL and its label go together, each checked.
-    fn link(&self, kept: &mut Kept) -> Option<Option<Link>> {
+    fn link(&self, kept: &mut Kept) -> Option<Option<CardLink>> {
         match (present(self.link_url), present(self.link_label)) {
             (Some(url), Some(label)) => {
                 let url = kept.ok(LinkUrl::parse(url));
                 let label = kept.ok(CardText::parse(label, "link_label"));
-                Some(Some(Link {
+                Some(Some(CardLink {
                     url: url?,
                     label: label?,
                 }))
@@ -209,7 +209,7 @@ fn write_eligibility(
     cards::replace_eligibility(&mut tx, id, org_id, &fragment_ids)
         .map_err(conflict_if_fragment_gone)?;
     let items = cards::list_eligibility(&mut tx, id, org_id)?;
-    record_for(&mut tx, caller, card_wrote(operation, id))?;
+    audit::record(&mut tx, caller, card_entry(operation, id))?;
     tx.commit()?;
     Ok(items)
 }
@@ -284,11 +284,11 @@ pub fn create_card(
     };
     let mut tx = db.transaction()?;
     let card = cards::create_card(&mut tx, org, status, content)?;
-    record(
+    audit::record_by(
         &mut tx,
         org,
         scope.actor(),
-        card_wrote(Operation::CreateCard, &card.id),
+        card_entry(Operation::CreateCard, &card.id),
     )?;
     tx.commit()?;
     Ok(card)
@@ -301,7 +301,7 @@ pub fn edit_card(
     id: &CardId,
     content: &CardContent,
 ) -> Result<CardRow, ApiError> {
-    change_card(db, scope, id, card_wrote(Operation::EditCard, id), |tx| {
+    change_card(db, scope, id, card_entry(Operation::EditCard, id), |tx| {
         Ok(cards::update_card(tx, id, content)?)
     })
 }
@@ -312,8 +312,8 @@ pub fn set_card_status(
     id: &CardId,
     status: CardStatus,
 ) -> Result<CardRow, ApiError> {
-    let wrote = card_wrote(Operation::SetCardStatus, id).detail(status.as_str());
-    change_card(db, scope, id, wrote, |tx| {
+    let entry = card_entry(Operation::SetCardStatus, id).detail(status.as_str());
+    change_card(db, scope, id, entry, |tx| {
         Ok(cards::set_card_status(tx, id, status)?)
     })
 }
@@ -324,20 +324,20 @@ pub fn delete_card(
     scope: Scope,
     id: &CardId,
 ) -> Result<CardRow, ApiError> {
-    change_card(db, scope, id, card_wrote(Operation::DeleteCard, id), |tx| {
+    change_card(db, scope, id, card_entry(Operation::DeleteCard, id), |tx| {
         cards::delete_card(tx, id)?;
         Ok(None)
     })
 }
 
-/// Locks a card within reach of `scope`, applies `change` and records it as `wrote`; answers the changed
+/// Locks a card within reach of `scope`, applies `change` and records it as `entry`; answers the changed
 /// card (`change` answering `None`: the card as it was). An organisation's scope reaches its
 /// own cards; a platform card there is the operator's (`403`).
 fn change_card(
     db: &mut impl GenericClient,
     scope: Scope,
     id: &CardId,
-    wrote: Wrote,
+    entry: AuditEntry,
     change: impl FnOnce(&mut postgres::Transaction) -> Result<Option<CardRow>, ApiError>,
 ) -> Result<CardRow, ApiError> {
     let mut tx = db.transaction()?;
@@ -350,11 +350,11 @@ fn change_card(
         });
     }
     let changed = change(&mut tx)?.unwrap_or(card);
-    record(&mut tx, changed.org_id.as_ref(), scope.actor(), wrote)?;
+    audit::record_by(&mut tx, changed.org_id.as_ref(), scope.actor(), entry)?;
     tx.commit()?;
     Ok(changed)
 }
 
-pub(super) fn card_wrote<'a>(operation: Operation, id: &'a CardId) -> Wrote<'a> {
-    Wrote::new(operation, "card", id.as_str())
+pub(super) fn card_entry<'a>(operation: Operation, id: &'a CardId) -> AuditEntry<'a> {
+    AuditEntry::new(operation, "card", id.as_str())
 }

@@ -2,9 +2,9 @@
 //! a fragment paused that pages still resolve to), and the console's creation (with or without
 //! a reference, making the site if needed) and deletion.
 
-use super::audit::Operation;
+use super::audit::{self, AuditEntry, Operation};
 use super::sites::{draft_cards_only_on, drafted_warnings, locked_site, site, WhatGoes};
-use super::{conflict_on_unique, record_for, Caller, Saved, Wrote, CHANGED_MEANWHILE};
+use super::{conflict_on_unique, Caller, Saved, CHANGED_MEANWHILE};
 use crate::db::fragments::{FragmentFields, FragmentRow};
 use crate::db::{self, deletions, sites::SiteRow};
 use crate::domain::{Description, DomainName, FragmentName, FragmentRef, FragmentStatus};
@@ -92,10 +92,10 @@ pub fn put_fragment(
     let site = locked_site(&mut tx, caller, domain)?;
     let saved = write_fragment(&mut tx, site.id, fragment_ref, write)?;
     let warnings = pause_warnings(&mut tx, &site, &saved.record)?;
-    record_for(
+    audit::record(
         &mut tx,
         caller,
-        fragment_wrote(Operation::PutFragment, &saved.record.id),
+        fragment_entry(Operation::PutFragment, &saved.record.id),
     )?;
     tx.commit()?;
     Ok(FragmentPut {
@@ -202,7 +202,7 @@ fn write_by_id<C: GenericClient>(
         db::fragments::find_in_org(&mut tx, org_id, id)?.ok_or(ApiError::NotFound)?;
     let record = write(&mut tx, &current)?;
     let warnings = pause_warnings(&mut tx, &site, &record)?;
-    record_for(&mut tx, caller, fragment_wrote(operation, id))?;
+    audit::record(&mut tx, caller, fragment_entry(operation, id))?;
     tx.commit()?;
     Ok(FragmentPut {
         fragment: Saved {
@@ -230,10 +230,10 @@ pub fn create_fragment(
         db::fragments::insert_fragment(&mut tx, site.id, fragment_ref, &fields).map_err(
             conflict_on_unique("ref", "the site already has a fragment with this reference"),
         )?;
-    record_for(
+    audit::record(
         &mut tx,
         caller,
-        fragment_wrote(Operation::CreateFragment, &fragment.id),
+        fragment_entry(Operation::CreateFragment, &fragment.id),
     )?;
     tx.commit()?;
     Ok(FragmentCreated {
@@ -257,10 +257,10 @@ pub fn delete_fragment(
     if !deletions::delete_fragment(&mut tx, &caller.org.id, id)? {
         return Err(ApiError::NotFound);
     }
-    record_for(
+    audit::record(
         &mut tx,
         caller,
-        fragment_wrote(Operation::DeleteFragment, id),
+        fragment_entry(Operation::DeleteFragment, id),
     )?;
     tx.commit()?;
     let mut warnings = deleted_fragment_warnings(goes.default_of.as_deref(), goes.rules);
@@ -306,8 +306,8 @@ fn deleted_fragment_warnings(default_of: Option<&str>, rules: i64) -> Vec<String
     default.into_iter().chain(targeted).collect()
 }
 
-fn fragment_wrote<'a>(operation: Operation, id: &'a FragmentId) -> Wrote<'a> {
-    Wrote::new(operation, "fragment", id.as_str())
+fn fragment_entry<'a>(operation: Operation, id: &'a FragmentId) -> AuditEntry<'a> {
+    AuditEntry::new(operation, "fragment", id.as_str())
 }
 
 #[cfg(test)]

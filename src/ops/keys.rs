@@ -2,8 +2,8 @@
 //! shows a key; `DELETE` revokes, keeping the first revocation date; the console deletes
 //! revoked keys.
 
-use super::audit::Operation;
-use super::{record, record_for, Caller, Scope, Wrote};
+use super::audit::{self, AuditEntry, Operation};
+use super::{Caller, Scope};
 use crate::auth::{self, SecretKind};
 use crate::db::keys::{self, KeyRow};
 use crate::domain::KeyName;
@@ -32,7 +32,7 @@ pub fn create_key(
     let secret = auth::generate(SecretKind::DeliveryKey, prefix);
     let mut tx = db.transaction()?;
     let key = keys::create_key(&mut tx, &caller.org.id, name, &secret.hash, &secret.prefix)?;
-    record_for(&mut tx, caller, key_wrote(Operation::CreateKey, &key.id))?;
+    audit::record(&mut tx, caller, key_entry(Operation::CreateKey, &key.id))?;
     tx.commit()?;
     Ok(CreatedKey {
         key,
@@ -48,7 +48,7 @@ pub fn revoke_key(
 ) -> Result<KeyRow, ApiError> {
     let mut tx = db.transaction()?;
     let key = keys::revoke_key(&mut tx, &caller.org.id, id)?.ok_or(ApiError::NotFound)?;
-    record_for(&mut tx, caller, key_wrote(Operation::RevokeKey, id))?;
+    audit::record(&mut tx, caller, key_entry(Operation::RevokeKey, id))?;
     tx.commit()?;
     Ok(key)
 }
@@ -70,16 +70,16 @@ pub fn delete_revoked_key(
         ));
     }
     keys::delete_revoked_key(&mut tx, id)?;
-    record(
+    audit::record_by(
         &mut tx,
         Some(&key.org_id),
         scope.actor(),
-        key_wrote(Operation::DeleteKey, id),
+        key_entry(Operation::DeleteKey, id),
     )?;
     tx.commit()?;
     Ok(key)
 }
 
-fn key_wrote<'a>(operation: Operation, id: &'a KeyId) -> Wrote<'a> {
-    Wrote::new(operation, "key", id.as_str())
+fn key_entry<'a>(operation: Operation, id: &'a KeyId) -> AuditEntry<'a> {
+    AuditEntry::new(operation, "key", id.as_str())
 }

@@ -4,11 +4,11 @@
 //! and it can be used once within 7 days. Each write is recorded in the audit log in its own
 //! transaction; the rule that an organisation keeps an owner is `db::people::change_membership`'s.
 
-use super::audit::Operation;
-use super::{record, record_for, Actor, Caller, Wrote};
+use super::audit::{self, AuditEntry, Operation};
+use super::{Actor, Caller};
 use crate::auth;
 use crate::config::ConsoleUrl;
-use crate::db::people::{self, Link, LinkPurpose, MembershipChange, Person};
+use crate::db::people::{self, LinkPurpose, MembershipChange, OneTimeLink, Person};
 use crate::domain::{Email, Role};
 use crate::error::ApiError;
 use crate::ids::{OrgId, PersonId};
@@ -80,10 +80,10 @@ pub fn invite(
     };
     let (id, link) = new_link(&mut tx, url, &purpose, &caller.actor)?;
     let id = id.to_string();
-    record_for(
+    audit::record(
         &mut tx,
         caller,
-        invitation_wrote(Operation::InviteMember, &id),
+        invitation_entry(Operation::InviteMember, &id),
     )?;
     tx.commit()?;
     Ok(link)
@@ -100,10 +100,10 @@ pub fn revoke_invitation(
         return Err(ApiError::NotFound);
     }
     let id = id.to_string();
-    record_for(
+    audit::record(
         &mut tx,
         caller,
-        invitation_wrote(Operation::RevokeInvitation, &id),
+        invitation_entry(Operation::RevokeInvitation, &id),
     )?;
     tx.commit()?;
     Ok(())
@@ -146,12 +146,12 @@ fn change_membership(
             ))
         }
     }
-    let wrote = person_wrote(operation, person);
-    let wrote = match to {
-        Some(role) => wrote.detail(role.as_str()),
-        None => wrote,
+    let entry = person_entry(operation, person);
+    let entry = match to {
+        Some(role) => entry.detail(role.as_str()),
+        None => entry,
     };
-    record_for(&mut tx, caller, wrote)?;
+    audit::record(&mut tx, caller, entry)?;
     tx.commit()?;
     Ok(())
 }
@@ -249,11 +249,11 @@ pub fn make_owner(
         })?,
     };
     people::add_membership(&mut tx, org_id, &person.id, Role::Owner)?;
-    record(
+    audit::record_by(
         &mut tx,
         Some(org_id),
         actor,
-        person_wrote(Operation::MakeOwner, &person.id),
+        person_entry(Operation::MakeOwner, &person.id),
     )?;
     tx.commit()?;
     Ok(person)
@@ -278,7 +278,10 @@ pub fn change_password(
 
 /// The live link whose secret is `secret`; `None` when it is unknown, used or expired (or not
 /// of a secret's form).
-pub fn live_link(db: &mut impl GenericClient, secret: &str) -> Result<Option<Link>, ApiError> {
+pub fn live_link(
+    db: &mut impl GenericClient,
+    secret: &str,
+) -> Result<Option<OneTimeLink>, ApiError> {
     if !auth::is_random_hex(secret, LINK_SECRET_BYTES) {
         return Ok(None);
     }
@@ -291,7 +294,7 @@ pub fn live_link(db: &mut impl GenericClient, secret: &str) -> Result<Option<Lin
 /// for a person who has a password is refused here: only they accept it, signed in ([`join`]).
 pub fn use_link(
     db: &mut impl GenericClient,
-    link: &Link,
+    link: &OneTimeLink,
     person: Option<Person>,
     password_hash: Option<&str>,
 ) -> Result<Option<Person>, ApiError> {
@@ -308,7 +311,7 @@ pub fn use_link(
 /// and nothing changes. `None`: the link was used or expired meanwhile.
 pub fn join(
     db: &mut impl GenericClient,
-    link: &Link,
+    link: &OneTimeLink,
     signed_in: &PersonId,
 ) -> Result<Option<Person>, ApiError> {
     let LinkPurpose::Invitation { email, .. } = &link.purpose else {
@@ -331,7 +334,7 @@ fn sign_in_as(email: &str) -> ApiError {
 
 fn spend_link(
     db: &mut impl GenericClient,
-    link: &Link,
+    link: &OneTimeLink,
     person: Option<Person>,
     password_hash: Option<&str>,
 ) -> Result<Option<Person>, ApiError> {
@@ -352,8 +355,8 @@ fn spend_link(
     match &link.purpose {
         LinkPurpose::Invitation { org_id, role, .. } => {
             people::add_membership(&mut tx, org_id, &person.id, *role)?;
-            let wrote = person_wrote(Operation::Join, &person.id);
-            record(&mut tx, Some(org_id), &actor, wrote)?;
+            let entry = person_entry(Operation::Join, &person.id);
+            audit::record_by(&mut tx, Some(org_id), &actor, entry)?;
         }
         LinkPurpose::Reset { .. } => {
             record_in_orgs_of(&mut tx, &person, &actor, Operation::SetPassword)?
@@ -364,7 +367,7 @@ fn spend_link(
 }
 
 /// The person an invitation names, made when it is first used.
-fn invited_person(tx: &mut Transaction, link: &Link) -> Result<Person, ApiError> {
+fn invited_person(tx: &mut Transaction, link: &OneTimeLink) -> Result<Person, ApiError> {
     let LinkPurpose::Invitation { email, .. } = &link.purpose else {
         return Err(ApiError::NotFound);
     };
@@ -382,18 +385,18 @@ fn record_in_orgs_of(
 ) -> Result<(), ApiError> {
     let orgs = people::orgs_of(tx, &person.id)?;
     if orgs.is_empty() {
-        return record(tx, None, actor, person_wrote(operation, &person.id));
+        return audit::record_by(tx, None, actor, person_entry(operation, &person.id));
     }
     for org_id in &orgs {
-        record(tx, Some(org_id), actor, person_wrote(operation, &person.id))?;
+        audit::record_by(tx, Some(org_id), actor, person_entry(operation, &person.id))?;
     }
     Ok(())
 }
 
-fn person_wrote<'a>(operation: Operation, id: &'a PersonId) -> Wrote<'a> {
-    Wrote::new(operation, "person", id.as_str())
+fn person_entry<'a>(operation: Operation, id: &'a PersonId) -> AuditEntry<'a> {
+    AuditEntry::new(operation, "person", id.as_str())
 }
 
-fn invitation_wrote<'a>(operation: Operation, id: &'a str) -> Wrote<'a> {
-    Wrote::new(operation, "invitation", id)
+fn invitation_entry<'a>(operation: Operation, id: &'a str) -> AuditEntry<'a> {
+    AuditEntry::new(operation, "invitation", id)
 }

@@ -23,12 +23,10 @@ pub mod sites;
 pub mod tokens;
 pub mod why;
 
-use crate::db::audit::{ActorKind, NewEntry};
+use crate::db::audit::ActorKind;
 use crate::db::orgs::{Org, TokenOwner};
 use crate::error::ApiError;
 use crate::ids::{OrgId, TokenId};
-use audit::Operation;
-use postgres::GenericClient;
 
 /// Who acts: the audit log names a token by its prefix, a person by email, the CLI as `cli`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,58 +113,6 @@ impl Scope<'_> {
 pub struct Saved<T> {
     pub record: T,
     pub created: bool,
-}
-
-/// What a write did, as the audit log records it: the operation, the value it set where its
-/// words name one, and the object, by kind and id (or domain, for a site).
-struct Wrote<'a> {
-    operation: Operation,
-    detail: Option<&'a str>,
-    object_kind: &'static str,
-    object: &'a str,
-}
-
-impl<'a> Wrote<'a> {
-    fn new(operation: Operation, object_kind: &'static str, object: &'a str) -> Wrote<'a> {
-        Wrote {
-            operation,
-            detail: None,
-            object_kind,
-            object,
-        }
-    }
-
-    fn detail(self, detail: &'a str) -> Wrote<'a> {
-        Wrote {
-            detail: Some(detail),
-            ..self
-        }
-    }
-}
-
-/// Records a write of `org` (`None`: the platform's) by `actor`, in the writing transaction.
-fn record(
-    db: &mut impl GenericClient,
-    org: Option<&OrgId>,
-    actor: &Actor,
-    wrote: Wrote,
-) -> Result<(), ApiError> {
-    let entry = NewEntry {
-        org_id: org,
-        actor_kind: actor.kind(),
-        actor: actor.label(),
-        actor_token: actor.token(),
-        operation: wrote.operation.as_str(),
-        detail: wrote.detail,
-        object_kind: wrote.object_kind,
-        object: wrote.object,
-    };
-    Ok(crate::db::audit::insert(db, &entry)?)
-}
-
-/// Records a write of the caller's organisation.
-fn record_for(db: &mut impl GenericClient, caller: &Caller, wrote: Wrote) -> Result<(), ApiError> {
-    record(db, Some(&caller.org.id), &caller.actor, wrote)
 }
 
 /// The `409` message of a write that collided with a concurrent one.

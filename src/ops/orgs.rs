@@ -1,8 +1,8 @@
 //! Organisations: who a token acts for (`GET /v1/me`), an organisation opened by the operator
 //! (the CLI's `--org`), and a new organisation.
 
-use super::audit::Operation;
-use super::{record, Actor, Caller, Wrote};
+use super::audit::{self, AuditEntry, Operation};
+use super::{Actor, Caller};
 use crate::db::orgs::{self, Org};
 use crate::domain::OrgName;
 use crate::error::ApiError;
@@ -42,8 +42,8 @@ pub fn create_org(
 ) -> Result<Org, ApiError> {
     let mut tx = db.transaction()?;
     let org = orgs::create_org(&mut tx, name)?;
-    let wrote = Wrote::new(Operation::CreateOrg, "org", org.id.as_str());
-    record(&mut tx, Some(&org.id), actor, wrote)?;
+    let entry = AuditEntry::new(Operation::CreateOrg, "org", org.id.as_str());
+    audit::record_by(&mut tx, Some(&org.id), actor, entry)?;
     tx.commit()?;
     Ok(org)
 }

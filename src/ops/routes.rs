@@ -2,9 +2,9 @@
 //! lock from its checks to its commit, so the ceiling and uniqueness checks hold and concurrent
 //! replacements end with one of the written lists.
 
-use super::audit::Operation;
+use super::audit::{self, AuditEntry, Operation};
 use super::sites::{locked_site, site};
-use super::{conflict_on_unique, record_for, Caller, Wrote, CHANGED_MEANWHILE};
+use super::{conflict_on_unique, Caller, CHANGED_MEANWHILE};
 use crate::db::{self, routes::NewRoute, routes::RouteRow, sites::SiteRow};
 use crate::domain::{CanonicalPath, DomainName, FragmentRef, MatchMode};
 use crate::error::ApiError;
@@ -61,10 +61,10 @@ pub fn create_route(
     }
     let created = db::routes::insert_route(&mut tx, site.id, &new_route)
         .map_err(conflict_on_unique("path_prefix", RULE_EXISTS))?;
-    record_for(
+    audit::record(
         &mut tx,
         caller,
-        route_wrote(Operation::CreateRoute, &created.id),
+        route_entry(Operation::CreateRoute, &created.id),
     )?;
     tx.commit()?;
     Ok(created)
@@ -90,8 +90,8 @@ pub fn replace_routes(
     db::routes::insert_routes(&mut tx, site.id, &new_routes)
         .map_err(conflict_on_unique("routes", CHANGED_MEANWHILE))?;
     let stored = db::routes::list_routes(&mut tx, site.id)?;
-    let wrote = Wrote::new(Operation::ReplaceRoutes, "site", domain.as_str());
-    record_for(&mut tx, caller, wrote)?;
+    let entry = AuditEntry::new(Operation::ReplaceRoutes, "site", domain.as_str());
+    audit::record(&mut tx, caller, entry)?;
     tx.commit()?;
     Ok(stored)
 }
@@ -112,7 +112,7 @@ pub fn update_route(
     let updated = db::routes::update_route(&mut tx, site.id, id, &new_route)
         .map_err(conflict_on_unique("path_prefix", RULE_EXISTS))?
         .ok_or(ApiError::NotFound)?;
-    record_for(&mut tx, caller, route_wrote(Operation::UpdateRoute, id))?;
+    audit::record(&mut tx, caller, route_entry(Operation::UpdateRoute, id))?;
     tx.commit()?;
     Ok(updated)
 }
@@ -127,13 +127,13 @@ pub fn delete_route(
     let mut tx = db.transaction()?;
     let site = site(&mut tx, caller, domain)?;
     let removed = db::routes::delete_route(&mut tx, site.id, id)?.ok_or(ApiError::NotFound)?;
-    record_for(&mut tx, caller, route_wrote(Operation::DeleteRoute, id))?;
+    audit::record(&mut tx, caller, route_entry(Operation::DeleteRoute, id))?;
     tx.commit()?;
     Ok(removed)
 }
 
-fn route_wrote<'a>(operation: Operation, id: &'a RouteId) -> Wrote<'a> {
-    Wrote::new(operation, "route", id.as_str())
+fn route_entry<'a>(operation: Operation, id: &'a RouteId) -> AuditEntry<'a> {
+    AuditEntry::new(operation, "route", id.as_str())
 }
 
 /// The caller's site, locked, and the id of `route`'s target (`422` on `ref` when no fragment

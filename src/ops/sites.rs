@@ -1,15 +1,16 @@
 //! Sites: list, create or update (`PUT /v1/sites/{domain}`), the site default fragment, and the
 //! console's deletion of a site with everything in it.
 
-use super::audit::Operation;
-use super::cards::card_wrote;
-use super::{record_for, Caller, Saved, Wrote, CHANGED_MEANWHILE};
+use super::audit::{self, AuditEntry, Operation};
+use super::cards::card_entry;
+use super::{Caller, Saved, CHANGED_MEANWHILE};
 use crate::db::deletions::{self, NamedCard};
 use crate::db::{self, fragments::FragmentRow, icons::StoredIcon, sites::SiteRow};
 use crate::domain::{CardStatus, DomainName, FragmentRef, SiteName};
 use crate::error::ApiError;
-use crate::ids::FragmentId;
+use crate::ids::{FragmentId, SiteId};
 use postgres::GenericClient;
+use std::collections::HashMap;
 
 /// `PUT /v1/sites/{domain}`: each member absent keeps the current value.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -47,6 +48,26 @@ pub fn list_sites(db: &mut impl GenericClient, caller: &Caller) -> Result<Vec<Si
     Ok(db::sites::list_sites(db, &caller.org.id)?)
 }
 
+/// The caller's sites, each with its fragments (as [`super::fragments::list_fragments`] lists
+/// them): two queries however many sites there are.
+pub fn list_sites_with_fragments(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+) -> Result<Vec<(SiteRow, Vec<FragmentRow>)>, ApiError> {
+    let sites = db::sites::list_sites(db, &caller.org.id)?;
+    let mut fragments: HashMap<SiteId, Vec<FragmentRow>> = HashMap::new();
+    for (site_id, fragment) in db::fragments::list_org_fragments(db, &caller.org.id)? {
+        fragments.entry(site_id).or_default().push(fragment);
+    }
+    Ok(sites
+        .into_iter()
+        .map(|site| {
+            let own = fragments.remove(&site.id).unwrap_or_default();
+            (site, own)
+        })
+        .collect())
+}
+
 /// Creates the site or updates it. A default fragment can only be named on an existing site,
 /// since the fragment must exist already.
 pub fn put_site(
@@ -63,7 +84,7 @@ pub fn put_site(
         },
         None => create_site(&mut tx, caller, domain, write)?,
     };
-    record_for(&mut tx, caller, site_wrote(Operation::PutSite, domain))?;
+    audit::record(&mut tx, caller, site_entry(Operation::PutSite, domain))?;
     tx.commit()?;
     Ok(saved)
 }
@@ -126,7 +147,7 @@ pub fn rename_site(
         default_fragment_ref: None,
     };
     let record = update_site(&mut tx, &site, write)?;
-    record_for(&mut tx, caller, site_wrote(Operation::RenameSite, domain))?;
+    audit::record(&mut tx, caller, site_entry(Operation::RenameSite, domain))?;
     tx.commit()?;
     Ok(record)
 }
@@ -143,10 +164,10 @@ pub fn put_default_fragment(
     let fragment = active_fragment(&mut tx, &site, fragment_ref, "ref")?;
     db::sites::update_site(&mut tx, site.id, None, Some(&fragment.id))?;
     let site = db::sites::site_by_id(&mut tx, site.id)?;
-    record_for(
+    audit::record(
         &mut tx,
         caller,
-        site_wrote(Operation::PutDefaultFragment, domain),
+        site_entry(Operation::PutDefaultFragment, domain),
     )?;
     tx.commit()?;
     Ok(site)
@@ -162,10 +183,10 @@ pub fn delete_default_fragment(
     let site = locked_site(&mut tx, caller, domain)?;
     db::sites::update_site(&mut tx, site.id, None, None)?;
     let site = db::sites::site_by_id(&mut tx, site.id)?;
-    record_for(
+    audit::record(
         &mut tx,
         caller,
-        site_wrote(Operation::DeleteDefaultFragment, domain),
+        site_entry(Operation::DeleteDefaultFragment, domain),
     )?;
     tx.commit()?;
     Ok(site)
@@ -187,7 +208,7 @@ pub fn delete_site(
     if !deletions::delete_site(&mut tx, &caller.org.id, domain)? {
         return Err(ApiError::NotFound);
     }
-    record_for(&mut tx, caller, site_wrote(Operation::DeleteSite, domain))?;
+    audit::record(&mut tx, caller, site_entry(Operation::DeleteSite, domain))?;
     tx.commit()?;
     Ok(SiteDeleted {
         domain: domain.clone(),
@@ -231,8 +252,8 @@ pub(super) fn draft_cards_only_on(
     let cards = deletions::active_cards_only_on(tx, org_id, fragments)?;
     for card in &cards {
         db::cards::set_card_status(tx, &card.id, CardStatus::Draft)?;
-        let wrote = card_wrote(Operation::DraftAfterDeletion, &card.id);
-        record_for(tx, caller, wrote)?;
+        let entry = card_entry(Operation::DraftAfterDeletion, &card.id);
+        audit::record(tx, caller, entry)?;
     }
     Ok(cards)
 }
@@ -250,8 +271,8 @@ pub(super) fn drafted_warnings(cards: &[NamedCard]) -> Vec<String> {
         .collect()
 }
 
-fn site_wrote<'a>(operation: Operation, domain: &'a DomainName) -> Wrote<'a> {
-    Wrote::new(operation, "site", domain.as_str())
+fn site_entry<'a>(operation: Operation, domain: &'a DomainName) -> AuditEntry<'a> {
+    AuditEntry::new(operation, "site", domain.as_str())
 }
 
 /// The stored copy of the caller's site's icon, which the console serves (never the site's own

@@ -1,8 +1,8 @@
 //! Management tokens, a console action (owners only there): create (the token shown once),
 //! revoke, delete, list (never the token itself).
 
-use super::audit::Operation;
-use super::{record, record_for, Caller, Scope, Wrote};
+use super::audit::{self, AuditEntry, Operation};
+use super::{Caller, Scope};
 use crate::auth::{self, SecretKind};
 use crate::db::orgs::{self, Creator, TokenRow};
 use crate::domain::TokenName;
@@ -30,10 +30,10 @@ pub fn create_token(
     let mut tx = db.transaction()?;
     let org_id = &caller.org.id;
     let token = orgs::create_token(&mut tx, org_id, name, &secret.hash, &secret.prefix, creator)?;
-    record_for(
+    audit::record(
         &mut tx,
         caller,
-        token_wrote(Operation::CreateToken, &token.id),
+        token_entry(Operation::CreateToken, &token.id),
     )?;
     tx.commit()?;
     Ok(CreatedToken {
@@ -77,11 +77,11 @@ fn change_token(
         .filter(|token| scope.reaches(Some(&token.org_id)))
         .ok_or(ApiError::NotFound)?;
     let token = change(&mut tx, id)?.ok_or(ApiError::NotFound)?;
-    record(
+    audit::record_by(
         &mut tx,
         Some(&token.org_id),
         scope.actor(),
-        token_wrote(operation, id),
+        token_entry(operation, id),
     )?;
     tx.commit()?;
     Ok(token)
@@ -94,6 +94,6 @@ pub fn list_tokens(
     Ok(orgs::list_tokens(db, &caller.org.id)?)
 }
 
-fn token_wrote<'a>(operation: Operation, id: &'a TokenId) -> Wrote<'a> {
-    Wrote::new(operation, "token", id.as_str())
+fn token_entry<'a>(operation: Operation, id: &'a TokenId) -> AuditEntry<'a> {
+    AuditEntry::new(operation, "token", id.as_str())
 }

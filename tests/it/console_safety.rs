@@ -222,7 +222,7 @@ fn the_audit_log_says_who_did_what_to_which_object_in_words_within_a_window() {
 }
 
 /// An invitation to a new organisation for `email`, as the CLI makes it; the live link.
-fn invitation(email: &str) -> (String, agentcard::db::people::Link) {
+fn invitation(email: &str) -> (String, agentcard::db::people::OneTimeLink) {
     use agentcard::domain::{Email, Role};
     use agentcard::ops::{self, members, Actor};
     let org = crate::console_fixtures::new_org();

@@ -12,7 +12,7 @@
 //!   `/metrics` with Prometheus's parsers.
 
 use crate::harness::{self, db, server, Client, Resp, Tenant};
-use agentcard::db::cards::{self, CardContent, Link};
+use agentcard::db::cards::{self, CardContent, CardLink};
 use agentcard::domain::{
     CardStatus, CardText, DomainName, FragmentName, FragmentRef, FragmentStatus, KeyValues, Lang,
     LinkUrl,
@@ -182,7 +182,7 @@ pub fn card_in(db: &mut postgres::Client, org: Option<&str>, status: CardStatus)
         brand_domain: Some(DomainName::parse("example.com").unwrap()),
         title: CardText::parse("Read Example News", "title").unwrap(),
         body: CardText::parse_body("Independent reporting since 1950.").unwrap(),
-        link: Some(Link {
+        link: Some(CardLink {
             url: LinkUrl::parse("https://example.com/subscribe").unwrap(),
             label: CardText::parse("Subscribe", "link_label").unwrap(),
         }),

@@ -54,8 +54,13 @@ pub fn server() -> &'static TestServer {
 /// template: the test that holds it starts from the migrated, empty state, and nothing another
 /// test does shows in it. The server stops and its database is dropped when it is dropped.
 pub fn own_server() -> TestServer {
+    own_server_via(str::to_string)
+}
+
+/// [`own_server`] reaching its database at the URL `via` makes of the database's (a proxy's).
+pub fn own_server_via(via: impl FnOnce(&str) -> String) -> TestServer {
     let database = TestDatabase::create();
-    TestServer::start(database.url.clone(), Some(database))
+    TestServer::start(via(&database.url), Some(database))
 }
 
 impl TestServer {

@@ -10,6 +10,7 @@
 //! - `edge_fixtures`: what the edge's test modules share: `agentcard edge` as a child process.
 //! - `console_fixtures`: what the console's test modules share: a browser of the console, people.
 //!   Test modules import from these four, never from each other.
+//! - `architecture`: the lines of ARCHITECTURE.md checked against the code (the console's files).
 //! - `http_layer`: hostile input (headers, lengths, chunked bodies, timeouts, close, panics).
 //! - `auth`: bearer tokens, `401`s, `GET /v1/me`, hosts.
 //! - `conventions`: headers on every response, 404/405, body checks in their order.
@@ -53,6 +54,8 @@
 //!   and set-password links from any address are refused (`429`) without hashing.
 //! - `console_cards`: the console's card pages: each action read back, refusals, CSRF, audit, and
 //!   the same rules and messages as `/v1`.
+//! - `console_queries`: each console page's data in a bounded number of queries (counted by a
+//!   proxy in front of PostgreSQL) for an organisation of 50 sites.
 //! - `console_safety`: the console's safety rules below its pages (deletions never widen a
 //!   card, the audit log in words, secrets made once, invitations, device cookies, mail).
 //! - `console_sites`: the console's site map: sites, a page per site, fragments with and without a
@@ -84,6 +87,7 @@ mod fixtures;
 mod harness;
 
 mod admin_cli;
+mod architecture;
 mod audit;
 mod auth;
 mod browser;
@@ -95,6 +99,7 @@ mod console_admin;
 mod console_cards;
 mod console_flood;
 mod console_people;
+mod console_queries;
 mod console_reports;
 mod console_safety;
 mod console_sites;
