@@ -1,6 +1,6 @@
 //! `admin audit`: an organisation's audit log, newest first.
 
-use super::org;
+use super::cli_caller;
 use crate::error::ApiError;
 use crate::ops::{self, audit::Query};
 use clap::Args;
@@ -28,7 +28,7 @@ pub struct AuditArgs {
 
 /// Each entry as stored, and in words: `who`, `what`, and the object's name while it exists.
 pub fn run(db: &mut Client, args: AuditArgs) -> Result<Value, ApiError> {
-    let caller = org(db, &args.org)?;
+    let caller = cli_caller(db, &args.org)?;
     let query = Query {
         actor: args.actor.as_deref(),
         since: args.since.map(Into::into),

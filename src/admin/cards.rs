@@ -1,7 +1,7 @@
 //! `admin card …`: create, edit, set the status of and delete cards (console only), and set one
 //! organisation's eligibility list of a platform card, which the API refuses to write.
 
-use super::{named, org, split_all};
+use super::{cli_caller, named, split_all};
 use crate::domain::{CardStatus, DomainName, FragmentRef};
 use crate::error::ApiError;
 use crate::ids::CardId;
@@ -139,7 +139,7 @@ fn create(db: &mut Client, args: &CreateCard) -> Result<Value, ApiError> {
     let content = args.content.content()?;
     let card = match &args.org {
         Some(id) => {
-            let caller = org(db, id)?;
+            let caller = cli_caller(db, id)?;
             ops::cards::create_card(db, Scope::Org(&caller), status, &content)?
         }
         None => ops::cards::create_card(db, Scope::Operator(&Actor::Cli), status, &content)?,
@@ -155,7 +155,7 @@ fn set_platform_eligibility(
     fragments: &[String],
 ) -> Result<Value, ApiError> {
     let wanted = fragment_addresses(fragments)?;
-    let caller = org(db, org_text)?;
+    let caller = cli_caller(db, org_text)?;
     let id = named(CardId::parse, id)?;
     let items = ops::cards::set_platform_eligibility(db, &caller, &id, &wanted)?;
     let mut out = wire::eligibility_json(&items);

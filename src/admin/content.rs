@@ -3,7 +3,7 @@
 //! Deletes cascade: rules, eligibility entries and a site default go with the fragment, and
 //! the output's `warnings` name what went (as the contract asks of a console delete).
 
-use super::{named, org, split_all};
+use super::{cli_caller, named, split_all};
 use crate::domain::{
     Description, DomainName, FragmentName, FragmentRef, FragmentStatus, KeyValues, Lang,
 };
@@ -93,7 +93,7 @@ pub fn run_fragment(db: &mut Client, command: FragmentCommand) -> Result<Value, 
                 key_values: KeyValues::from_pairs(split_all(&kv, '=', "key_values", "KEY=VALUE")?)?,
                 status: Some(FragmentStatus::parse(&status)?),
             };
-            let caller = org(db, &id)?;
+            let caller = cli_caller(db, &id)?;
             let created = ops::fragments::create_fragment(
                 db,
                 &caller,
@@ -107,7 +107,7 @@ pub fn run_fragment(db: &mut Client, command: FragmentCommand) -> Result<Value, 
             Ok(record)
         }
         FragmentCommand::Delete { org: id, fragment } => {
-            let caller = org(db, &id)?;
+            let caller = cli_caller(db, &id)?;
             let fragment = named(FragmentId::parse, &fragment)?;
             let deleted = ops::fragments::delete_fragment(db, &caller, &fragment)?;
             Ok(json!({"id": deleted.id, "deleted": true, "warnings": deleted.warnings}))
@@ -119,7 +119,7 @@ pub fn run_site(db: &mut Client, command: SiteCommand) -> Result<Value, ApiError
     match command {
         SiteCommand::Delete { org: id, domain } => {
             let domain = DomainName::parse(&domain)?;
-            let caller = org(db, &id)?;
+            let caller = cli_caller(db, &id)?;
             let deleted = ops::sites::delete_site(db, &caller, &domain)?;
             Ok(json!({"domain": deleted.domain.as_str(), "deleted": true,
                       "warnings": deleted.warnings}))

@@ -2,7 +2,7 @@
 //! operator without a management token at hand), and deleting one, a console action allowed on
 //! revoked keys only (a live key is revoked first, through `DELETE /v1/keys/{id}`).
 
-use super::{named, org};
+use super::{cli_caller, named};
 use crate::domain::KeyName;
 use crate::error::ApiError;
 use crate::ids::KeyId;
@@ -30,7 +30,7 @@ pub fn run(db: &mut Client, command: KeyCommand, prefix: &str) -> Result<Value, 
     match command {
         KeyCommand::Create { org: id, name } => {
             let name = KeyName::parse(&name)?;
-            let caller = org(db, &id)?;
+            let caller = cli_caller(db, &id)?;
             let created = ops::keys::create_key(db, &caller, name.as_ref(), prefix)?;
             Ok(wire::created_key_json(&created.key, &created.secret))
         }

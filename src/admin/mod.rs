@@ -60,8 +60,8 @@ fn named<T>(parse: fn(&str) -> Option<T>, text: &str) -> Result<T, ApiError> {
     parse(text).ok_or(ApiError::NotFound)
 }
 
-/// The organisation named by `--org`, which the CLI works in.
-fn org(db: &mut impl GenericClient, text: &str) -> Result<Caller, ApiError> {
+/// The CLI as the caller, in the organisation named by `--org`.
+fn cli_caller(db: &mut impl GenericClient, text: &str) -> Result<Caller, ApiError> {
     ops::orgs::open(db, &named(OrgId::parse, text)?, Actor::Cli)
 }
 
@@ -214,7 +214,7 @@ fn abc_txt_line(
             "set AGENTCARD_BASE_HOST to the service's domain (its abc.txt line names it)",
         )
     })?;
-    let caller = org(db, org_text)?;
+    let caller = cli_caller(db, org_text)?;
     let record = crate::abc_txt::Record {
         domain: domain.to_string(),
         account_id: caller.org.id.to_string(),

@@ -1,6 +1,6 @@
 //! `admin org …` and `admin token …`.
 
-use super::{named, org};
+use super::{cli_caller, named};
 use crate::db::orgs::{Creator, TokenRow};
 use crate::domain::{OrgName, TokenName};
 use crate::error::ApiError;
@@ -63,7 +63,7 @@ pub fn run_token(db: &mut Client, command: TokenCommand, prefix: &str) -> Result
             support,
         } => {
             let name = TokenName::parse(&name)?;
-            let caller = org(db, &id)?;
+            let caller = cli_caller(db, &id)?;
             let creator = if support {
                 Creator::Support
             } else {
@@ -84,7 +84,7 @@ pub fn run_token(db: &mut Client, command: TokenCommand, prefix: &str) -> Result
             Ok(json!({"id": id, "deleted": true}))
         }
         TokenCommand::List { org: id } => {
-            let caller = org(db, &id)?;
+            let caller = cli_caller(db, &id)?;
             let items: Vec<Value> = ops::tokens::list_tokens(db, &caller)?
                 .iter()
                 .map(token_json)

@@ -80,7 +80,7 @@ pub fn run_user(db: &mut Client, command: UserCommand, config: &Config) -> Resul
             let email = Email::parse(&email)?;
             let access = match (org, role) {
                 (Some(org), Some(role)) if !support => Access::Member {
-                    org_id: super::org(db, &org)?.org.id,
+                    org_id: super::cli_caller(db, &org)?.org.id,
                     role: role.into(),
                 },
                 _ => Access::Support,
@@ -114,7 +114,7 @@ pub fn run_member(
     let mailer = Mailer::configured(config);
     match command {
         MemberCommand::Invite { org, email, role } => {
-            let org = super::org(db, &org)?;
+            let org = super::cli_caller(db, &org)?;
             let email = Email::parse(&email)?;
             let role = Role::from(role);
             let link = members::invite(db, &org, url, &email, role)?;

@@ -166,7 +166,8 @@ fn reload_after_write(app: &App, db: &mut Client, visit: &Visit) {
     }
 }
 
-/// The headers of every console answer: never stored, never framed, no script, no referrer;
+/// The headers of every console answer: never stored, never framed, no script but our own
+/// file, no referrer;
 /// and, when the console is served over HTTPS, HTTPS only from then on.
 fn secured(app: &App, response: Response) -> Response {
     let response = response
