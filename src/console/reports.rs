@@ -295,7 +295,7 @@ fn dates(ctx: &PageContext) -> Result<ConsoleWindow, Invalid> {
 }
 
 /// Each no-fill reason counted in the window, with what to do and its fragments among the
-/// top ones (`by_fragment`).
+/// fragments with the most requests without a card (`by_fragment`: `ops::report::unfilled`).
 fn reasons(total: &Counts, by_fragment: Option<&Report>) -> Vec<Reason> {
     let counted = (total.no_fill_reasons.iter().flatten()).filter(|(_, n)| **n > 0);
     let groups = by_fragment.and_then(|r| r.groups.as_ref());

@@ -91,7 +91,7 @@ pub fn request_counts(
            FROM grouped g
            LEFT JOIN LATERAL {labels} AS l(reference, label) ON true
           ORDER BY g.start, g.name = '', g.name COLLATE \"C\", g.outcome, g.reason, g.purpose",
-        grouped = grouped_sql(by),
+        grouped = grouped_sql(by, ""),
         labels = labels_sql(by),
     );
     let rows = db.query(&query, &[&org_id, &window.since, &window.until])?;
@@ -102,13 +102,15 @@ pub fn request_counts(
 /// fragment or a card), for the `top` groups with the most requests only (ties in the order
 /// of [`request_counts`]), in that order; then the other groups' requests together, by
 /// outcome, reason and purpose, as [`GroupKey::Others`]. Grouped and ranked in the database,
-/// names read for the top groups only: a month holds up to ~100 000 groups.
+/// names read for the top groups only: a month holds up to ~100 000 groups. `no_fill_only`:
+/// of the requests answered without a card only.
 pub fn top_request_counts(
     db: &mut impl GenericClient,
     org_id: &str,
     window: Window,
     by: Dimension,
     top: i64,
+    no_fill_only: bool,
 ) -> Result<Vec<RequestCount>, postgres::Error> {
     let by = Some(by);
     let query = format!(
@@ -132,7 +134,14 @@ pub fn top_request_counts(
            FROM shown g
            LEFT JOIN LATERAL {labels} AS l(reference, label) ON true
           ORDER BY g.rank NULLS LAST, g.outcome, g.reason, g.purpose",
-        grouped = grouped_sql(by),
+        grouped = grouped_sql(
+            by,
+            if no_fill_only {
+                "AND outcome = 'no_fill'"
+            } else {
+                ""
+            }
+        ),
         labels = labels_sql(by),
     );
     let rows = db.query(&query, &[&org_id, &window.since, &window.until, &top])?;
@@ -149,18 +158,18 @@ pub fn top_request_counts(
 }
 
 /// The CTE `grouped`: the window's request counts by `by`'s name and start, outcome, reason
-/// and purpose, from the minutes and the hours.
-fn grouped_sql(by: Option<Dimension>) -> String {
+/// and purpose, from the minutes and the hours; `only`: more conditions on their rows.
+fn grouped_sql(by: Option<Dimension>, only: &str) -> String {
     let (name, start) = key_sql(by);
     format!(
         "WITH counted AS (
              SELECT {name} AS name, {start} AS start, outcome, reason, purpose, requests
                FROM report_minutes
-              WHERE org_id = $1 AND bucket >= $2 AND bucket < $3
+              WHERE org_id = $1 AND bucket >= $2 AND bucket < $3 {only}
              UNION ALL
              SELECT {name}, {start}, outcome, reason, purpose, requests
                FROM report_hours
-              WHERE org_id = $1 AND bucket >= $2 AND bucket < $3),
+              WHERE org_id = $1 AND bucket >= $2 AND bucket < $3 {only}),
          grouped AS (
              SELECT name, start, outcome, reason, purpose, sum(requests)::int8 AS requests
                FROM counted

@@ -979,4 +979,27 @@ fn the_consoles_top_groups_and_all_others_add_up_to_the_totals() {
         }
     }
     assert_eq!(seen_others, 12, "every view has others below its size");
+
+    // The no-fill reasons' fragments: those with requests answered without a card, most such
+    // requests first, their counts those requests only.
+    let whole = ops_report::report(&mut db, &org, bounds, Some(By::Fragment)).unwrap();
+    let mut expected: Vec<_> = (whole.groups.unwrap().1.into_iter())
+        .filter_map(|group| {
+            let reasons = group.counts.no_fill_reasons.clone().unwrap();
+            let unfilled: i64 = reasons.values().sum();
+            (unfilled > 0).then_some((group.key, unfilled, reasons))
+        })
+        .collect();
+    expected.sort_by_key(|(_, unfilled, _)| std::cmp::Reverse(*unfilled));
+    assert!(expected.len() >= 2, "{expected:?}");
+    let unfilled = ops_report::unfilled(&mut db, &org, bounds, 100).unwrap();
+    let (_, groups) = unfilled.groups.unwrap();
+    let got: Vec<_> = (groups.into_iter())
+        .map(|g| {
+            assert_eq!((g.counts.served, g.counts.refused), (0, Some(0)), "{g:?}");
+            (g.key, g.counts.requests, g.counts.no_fill_reasons.unwrap())
+        })
+        .collect();
+    assert_eq!(got, expected);
+    assert_eq!(unfilled.others, None);
 }

@@ -379,6 +379,29 @@ pub fn top(
     by: By,
     n: i64,
 ) -> Result<Report, ApiError> {
+    top_of(db, org, bounds, by, n, false)
+}
+
+/// The `n` fragments of `org` with the most requests answered without a card in `bounds`,
+/// most first, their counts those requests only (the no-fill reasons' fragments; ranking
+/// these rows is a fraction of ranking every fragment's).
+pub fn unfilled(
+    db: &mut impl GenericClient,
+    org: &Org,
+    bounds: Bounds,
+    n: i64,
+) -> Result<Report, ApiError> {
+    top_of(db, org, bounds, By::Fragment, n, true)
+}
+
+fn top_of(
+    db: &mut impl GenericClient,
+    org: &Org,
+    bounds: Bounds,
+    by: By,
+    n: i64,
+    no_fill_only: bool,
+) -> Result<Report, ApiError> {
     let org_id = org.id.as_str();
     let (bounds, dimension) = match by {
         By::Page => (bounds.whole_hours(), None),
@@ -388,7 +411,8 @@ pub fn top(
     let window = bounds.window();
     let (total, groups, others) = match dimension {
         Some(dimension) => {
-            let counts = report_summary::top_request_counts(db, org_id, window, dimension, n)?;
+            let counts =
+                report_summary::top_request_counts(db, org_id, window, dimension, n, no_fill_only)?;
             let (rest, shown): (Vec<_>, Vec<_>) =
                 (counts.iter()).partition(|count| count.key == GroupKey::Others);
             let others = (!rest.is_empty()).then(|| Counts::of_requests(rest));

@@ -1,9 +1,10 @@
 //! What the console's Reports page reads of a window, in one call: the totals and chart by
 //! bucket, the view asked for (its top groups when it is by site, fragment, card or page),
-//! the fragments for the no-fill reasons, the User-Agents that matched no marker.
+//! the fragments with requests answered without a card (the no-fill reasons), the User-Agents
+//! that matched no marker.
 //! `examples/report_page.rs` times this call (`scripts/bench-report.sh`).
 
-use super::{report, top, unmatched_agents, By, ConsoleWindow, Report};
+use super::{report, top, unfilled, unmatched_agents, By, ConsoleWindow, Report};
 use crate::db::orgs::Org;
 use crate::error::ApiError;
 use jiff::Timestamp;
@@ -15,8 +16,8 @@ pub struct View {
     pub by_bucket: Report,
     /// The view asked for: [`top`]'s.
     pub grouped: Option<Report>,
-    /// The top fragments, when some request went without a card (the no-fill reasons'
-    /// fragments): the view asked for when it is by fragment.
+    /// The fragments with the most requests answered without a card, when some were
+    /// ([`unfilled`]): the no-fill reasons' fragments.
     pub by_fragment: Option<Report>,
     /// The User-Agents that matched no marker, most requests first.
     pub unmatched: Vec<(String, i64)>,
@@ -40,10 +41,9 @@ pub fn view(
         None => None,
     };
     let without_card = (by_bucket.total.no_fill_reasons.iter().flatten()).any(|(_, n)| *n > 0);
-    let by_fragment = match (&grouped, by) {
-        _ if !without_card => None,
-        (Some(grouped), Some(By::Fragment)) => Some(grouped.clone()),
-        _ => Some(top(db, org, bounds, By::Fragment, shown)?),
+    let by_fragment = match without_card {
+        true => Some(unfilled(db, org, bounds, shown)?),
+        false => None,
     };
     Ok(View {
         unmatched: unmatched_agents(db, org, bounds, unmatched)?,
