@@ -11,7 +11,11 @@
 #    page, ROUNDS times each (alternating), and prints per grouping the median wall time of the
 #    command (process start, connection, queries, JSON printed), its groups and the requests it
 #    counted. A run over the service's 5 s statement timeout counts as "failed".
-# 3. Drops the database.
+# 3. Runs examples/report_page.rs: what the console's Reports page reads for the last 30 days
+#    (`ops::report::view`: totals and chart by day, the top 100 groups of the view and all
+#    others, the no-fill reasons' fragments, the unmatched User-Agents), ROUNDS times per view
+#    in one process, and prints the median time of the call per view.
+# 4. Drops the database.
 #
 # Knobs (environment): ROUNDS (5), DATABASE_URL (see scripts/lib/postgres.sh).
 set -euo pipefail
@@ -50,7 +54,7 @@ main() {
 	machine
 	section "Database and build"
 	fresh_database "$DATABASE"
-	build_profile --bin agentcard
+	build_profile --bin agentcard --example report_page
 	DATABASE_URL=$BENCH_URL "$AGENTCARD_BIN" migrate >/dev/null
 	section "Data set (scripts/bench-report.sql)"
 	local start=$EPOCHREALTIME
@@ -88,6 +92,9 @@ main() {
 			"$(awk -v b="$by" '$1 == b && $2 == "failed" { n++ } END { if (n) printf "(%d failed)", n }' "$results")"
 	done
 	rm -f "$OUT" "$results"
+
+	section "The console's Reports page, last 30 days (examples/report_page.rs): $ROUNDS rounds"
+	DATABASE_URL=$BENCH_URL "$TARGET_DIR/examples/report_page" "$ORG" "$ROUNDS"
 }
 
 main

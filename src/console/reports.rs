@@ -11,7 +11,9 @@ use crate::domain::Invalid;
 use crate::error::ApiError;
 use crate::http::Response;
 use crate::ids::CardId;
-use crate::ops::report::{self, csv::csv, series, By, ConsoleWindow, Counts, Key, Report};
+use crate::ops::report::{
+    self, csv::csv, series, By, ConsoleWindow, Counts, Key, Report, ALL_OTHERS,
+};
 use askama::Template;
 use jiff::civil::Date;
 use jiff::Timestamp;
@@ -34,6 +36,11 @@ const WINDOWS: [(&str, &str, Option<ConsoleWindow>); 4] = [
 
 /// How many User-Agents that matched no marker the page lists.
 const UNMATCHED_SHOWN: i64 = 20;
+
+/// How many groups of a view by site, fragment, card or page the page lists (the most
+/// requests first, then all others as one row): a month holds up to ~100 000 of them, which
+/// the CSV holds.
+const TOP_SHOWN: i64 = 100;
 
 /// The groups of the picker, by their `By` name.
 const GROUPS: [By; 5] = [By::Agent, By::Site, By::Fragment, By::Card, By::Page];
@@ -86,6 +93,9 @@ pub struct Numbers {
     pub chart: Chart,
     /// The group shown, its column's name, its rows.
     pub by: Option<(&'static str, Vec<Row>)>,
+    /// How many groups at most the view lists by name ([`TOP_SHOWN`]), when it lists only
+    /// the top ones.
+    pub top: Option<i64>,
     /// The same view as CSV.
     pub csv: String,
     /// The User-Agents that matched no marker, most requests first.
@@ -131,18 +141,23 @@ pub fn page(ctx: &mut PageContext) -> Answer {
     let now = Timestamp::now();
     let org = ctx.caller()?.org;
     let bounds = asked.window.bounds(now);
-    let by_bucket = report::report(ctx.db, &org, bounds, Some(asked.window.by()))?;
-    let points = series(&by_bucket, &asked.window.buckets(now));
+    let view = report::view(
+        ctx.db,
+        &org,
+        asked.window,
+        asked.by,
+        TOP_SHOWN,
+        UNMATCHED_SHOWN,
+        now,
+    )?;
+    let points = series(&view.by_bucket, &asked.window.buckets(now));
     let title = "Requests and served".to_string();
     let chart = Chart::new("window", title, &points, asked.window.by());
-    let total = by_bucket.total.clone();
-    let grouped = match asked.by {
-        Some(by) => Some(report::report(ctx.db, &org, bounds, Some(by))?),
-        None => None,
-    };
-    let reasons = reasons(ctx, &org, bounds, &total, grouped.as_ref())?;
-    let by = grouped.as_ref().and_then(rows);
-    let unmatched = report::unmatched_agents(ctx.db, &org, bounds, UNMATCHED_SHOWN)?;
+    let total = view.by_bucket.total;
+    let top = asked.by.filter(|by| *by != By::Agent).map(|_| TOP_SHOWN);
+    let reasons = reasons(&total, view.by_fragment.as_ref());
+    let by = view.grouped.as_ref().and_then(rows);
+    let unmatched = view.unmatched;
     let csv = csv_link(&form);
     let page = ReportsPage {
         layout: ctx.layout(),
@@ -154,6 +169,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
             reasons,
             chart,
             by,
+            top,
             csv,
             unmatched,
         }),
@@ -278,48 +294,31 @@ fn dates(ctx: &PageContext) -> Result<ConsoleWindow, Invalid> {
     })
 }
 
-/// Each no-fill reason counted in the window, with what to do and its fragments.
-/// The fragments come from the view by fragment when it is the one shown, else from a report
-/// of their own, run only when some request went without a card.
-fn reasons(
-    ctx: &mut PageContext,
-    org: &crate::db::orgs::Org,
-    bounds: report::Bounds,
-    total: &Counts,
-    shown: Option<&Report>,
-) -> Result<Vec<Reason>, ApiError> {
-    let counted: Vec<(String, i64)> = (total.no_fill_reasons.iter().flatten())
-        .filter(|(_, n)| **n > 0)
-        .map(|(name, n)| (name.clone(), *n))
-        .collect();
-    if counted.is_empty() {
-        return Ok(Vec::new());
-    }
-    let by_fragment = match shown.filter(|r| matches!(r.groups, Some((By::Fragment, _)))) {
-        Some(shown) => shown.clone(),
-        None => report::report(ctx.db, org, bounds, Some(By::Fragment))?,
-    };
-    let groups = by_fragment.groups.map(|(_, g)| g).unwrap_or_default();
-    Ok(counted
-        .into_iter()
-        .map(|(name, requests)| {
+/// Each no-fill reason counted in the window, with what to do and its fragments among the
+/// fragments with the most requests without a card (`by_fragment`: `ops::report::unfilled`).
+fn reasons(total: &Counts, by_fragment: Option<&Report>) -> Vec<Reason> {
+    let counted = (total.no_fill_reasons.iter().flatten()).filter(|(_, n)| **n > 0);
+    let groups = by_fragment.and_then(|r| r.groups.as_ref());
+    let groups = groups.map_or(&[][..], |(_, groups)| groups.as_slice());
+    counted
+        .map(|(name, &requests)| {
             let advice = ADVICE.iter().find(|(reason, _, _)| *reason == name);
             let fragments = (groups.iter())
                 .filter(|group| {
                     let reasons = group.counts.no_fill_reasons.as_ref();
-                    reasons.and_then(|r| r.get(&name)).is_some_and(|n| *n > 0)
+                    reasons.and_then(|r| r.get(name)).is_some_and(|n| *n > 0)
                 })
                 .map(|group| row(&group.key, &group.counts))
                 .collect();
             Reason {
                 advice: advice.map_or("", |a| a.1),
                 link: advice.map_or("", |a| a.2),
-                name,
+                name: name.clone(),
                 requests,
                 fragments,
             }
         })
-        .collect())
+        .collect()
 }
 
 /// The organisation's last 24 hours (`ops::report::glance`).
@@ -354,7 +353,15 @@ pub(super) fn week(ctx: &mut PageContext, card: &CardId) -> Result<Week, PageRef
 /// The rows of a grouped report, and its column's name.
 fn rows(report: &Report) -> Option<(&'static str, Vec<Row>)> {
     let (by, groups) = report.groups.as_ref()?;
-    let rows = groups.iter().map(|g| row(&g.key, &g.counts)).collect();
+    let mut rows: Vec<Row> = groups.iter().map(|g| row(&g.key, &g.counts)).collect();
+    rows.extend(report.others.as_ref().map(|counts| Row {
+        name: ALL_OTHERS.into(),
+        id: None,
+        link: None,
+        requests: counts.requests,
+        served: counts.served,
+        fill: percent(counts),
+    }));
     Some((by.as_str(), rows))
 }
 

@@ -50,6 +50,8 @@ pub enum GroupKey {
     },
     /// The start of an hour or of a day.
     Start(SystemTime),
+    /// The groups beyond the top ones ([`top_request_counts`]), together.
+    Others,
 }
 
 /// The requests of one group with the same outcome, reason and agent purpose.
@@ -67,7 +69,8 @@ pub struct RequestCount {
 /// agent purpose, and how many of them were served.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageCount {
-    pub page: String,
+    /// `None`: the pages beyond the top ones ([`top_page_counts`]), together.
+    pub page: Option<String>,
     pub purpose: String,
     pub requests: i64,
     pub served: i64,
@@ -81,9 +84,102 @@ pub fn request_counts(
     window: Window,
     by: Option<Dimension>,
 ) -> Result<Vec<RequestCount>, postgres::Error> {
+    let query = format!(
+        "{grouped}
+         SELECT g.name, l.reference, g.start, g.outcome, g.reason, g.purpose, g.requests,
+                l.label
+           FROM grouped g
+           LEFT JOIN LATERAL {labels} AS l(reference, label) ON true
+          ORDER BY g.start, g.name = '', g.name COLLATE \"C\", g.outcome, g.reason, g.purpose",
+        grouped = grouped_sql(by, ""),
+        labels = labels_sql(by),
+    );
+    let rows = db.query(&query, &[&org_id, &window.since, &window.until])?;
+    Ok(rows.iter().map(|row| request_count(row, by)).collect())
+}
+
+/// The organisation's requests in `window` by outcome, reason, purpose and `by` (a site, a
+/// fragment or a card), for the `top` groups with the most requests only (ties in the order
+/// of [`request_counts`]), in that order; then the other groups' requests together, by
+/// outcome, reason and purpose, as [`GroupKey::Others`]. Grouped and ranked in the database,
+/// names read for the top groups only: a month holds up to ~100 000 groups. `no_fill_only`:
+/// of the requests answered without a card only.
+pub fn top_request_counts(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    window: Window,
+    by: Dimension,
+    top: i64,
+    no_fill_only: bool,
+) -> Result<Vec<RequestCount>, postgres::Error> {
+    let by = Some(by);
+    let query = format!(
+        "{grouped},
+         ranked AS (
+             SELECT name, row_number() OVER (
+                        ORDER BY sum(requests) DESC, name = '', name COLLATE \"C\") AS rank
+               FROM grouped
+              GROUP BY name),
+         shown AS (
+             SELECT r.rank, g.name, g.start, g.outcome, g.reason, g.purpose, g.requests
+               FROM grouped g JOIN ranked r USING (name)
+              WHERE r.rank <= $4
+             UNION ALL
+             SELECT NULL, NULL, NULL, g.outcome, g.reason, g.purpose, sum(g.requests)::int8
+               FROM grouped g JOIN ranked r USING (name)
+              WHERE r.rank > $4
+              GROUP BY g.outcome, g.reason, g.purpose)
+         SELECT g.name, l.reference, g.start, g.outcome, g.reason, g.purpose, g.requests,
+                l.label
+           FROM shown g
+           LEFT JOIN LATERAL {labels} AS l(reference, label) ON true
+          ORDER BY g.rank NULLS LAST, g.outcome, g.reason, g.purpose",
+        grouped = grouped_sql(
+            by,
+            if no_fill_only {
+                "AND outcome = 'no_fill'"
+            } else {
+                ""
+            }
+        ),
+        labels = labels_sql(by),
+    );
+    let rows = db.query(&query, &[&org_id, &window.since, &window.until, &top])?;
+    Ok(rows
+        .iter()
+        .map(|row| match row.get::<_, Option<String>>(0) {
+            None => RequestCount {
+                key: GroupKey::Others,
+                ..request_count(row, by)
+            },
+            Some(_) => request_count(row, by),
+        })
+        .collect())
+}
+
+/// The CTE `grouped`: the window's request counts by `by`'s name and start, outcome, reason
+/// and purpose, from the minutes and the hours; `only`: more conditions on their rows.
+fn grouped_sql(by: Option<Dimension>, only: &str) -> String {
     let (name, start) = key_sql(by);
-    // The group's reference and name, read once per group (not per counted row).
-    let labels = match by {
+    format!(
+        "WITH counted AS (
+             SELECT {name} AS name, {start} AS start, outcome, reason, purpose, requests
+               FROM report_minutes
+              WHERE org_id = $1 AND bucket >= $2 AND bucket < $3 {only}
+             UNION ALL
+             SELECT {name}, {start}, outcome, reason, purpose, requests
+               FROM report_hours
+              WHERE org_id = $1 AND bucket >= $2 AND bucket < $3 {only}),
+         grouped AS (
+             SELECT name, start, outcome, reason, purpose, sum(requests)::int8 AS requests
+               FROM counted
+              GROUP BY name, start, outcome, reason, purpose)"
+    )
+}
+
+/// The group's reference and name, read once per group `g` (not per counted row).
+fn labels_sql(by: Option<Dimension>) -> &'static str {
+    match by {
         Some(Dimension::Site) => {
             "(SELECT NULL::text, s.name FROM sites s WHERE s.domain = g.name AND s.org_id = $1)"
         }
@@ -96,50 +192,31 @@ pub fn request_counts(
                WHERE c.id = g.name AND (c.org_id = $1 OR c.org_id IS NULL))"
         }
         _ => "(SELECT NULL::text, NULL::text)",
+    }
+}
+
+/// A row of `grouped` with its labels, as a count of `by`.
+fn request_count(row: &postgres::Row, by: Option<Dimension>) -> RequestCount {
+    let name = row
+        .get::<_, Option<String>>(0)
+        .filter(|name| !name.is_empty());
+    let key = match by {
+        None => GroupKey::Total,
+        Some(Dimension::Agent) => GroupKey::Name(name),
+        Some(Dimension::Site | Dimension::Fragment | Dimension::Card) => GroupKey::Item {
+            id: name,
+            reference: row.get(1),
+            name: row.get(7),
+        },
+        Some(Dimension::Hour | Dimension::Day) => GroupKey::Start(row.get(2)),
     };
-    let query = format!(
-        "WITH counted AS (
-             SELECT {name} AS name, {start} AS start, outcome, reason, purpose, requests
-               FROM report_minutes
-              WHERE org_id = $1 AND bucket >= $2 AND bucket < $3
-             UNION ALL
-             SELECT {name}, {start}, outcome, reason, purpose, requests
-               FROM report_hours
-              WHERE org_id = $1 AND bucket >= $2 AND bucket < $3),
-         grouped AS (
-             SELECT name, start, outcome, reason, purpose, sum(requests)::int8 AS requests
-               FROM counted
-              GROUP BY name, start, outcome, reason, purpose)
-         SELECT g.name, l.reference, g.start, g.outcome, g.reason, g.purpose, g.requests,
-                l.label
-           FROM grouped g
-           LEFT JOIN LATERAL {labels} AS l(reference, label) ON true
-          ORDER BY g.start, g.name = '', g.name COLLATE \"C\", g.outcome, g.reason, g.purpose"
-    );
-    let rows = db.query(&query, &[&org_id, &window.since, &window.until])?;
-    Ok(rows
-        .iter()
-        .map(|row| {
-            let name = Some(row.get::<_, String>(0)).filter(|name| !name.is_empty());
-            let key = match by {
-                None => GroupKey::Total,
-                Some(Dimension::Agent) => GroupKey::Name(name),
-                Some(Dimension::Site | Dimension::Fragment | Dimension::Card) => GroupKey::Item {
-                    id: name,
-                    reference: row.get(1),
-                    name: row.get(7),
-                },
-                Some(Dimension::Hour | Dimension::Day) => GroupKey::Start(row.get(2)),
-            };
-            RequestCount {
-                key,
-                outcome: row.get(3),
-                reason: row.get(4),
-                purpose: row.get(5),
-                requests: row.get(6),
-            }
-        })
-        .collect())
+    RequestCount {
+        key,
+        outcome: row.get(3),
+        reason: row.get(4),
+        purpose: row.get(5),
+        requests: row.get(6),
+    }
 }
 
 /// The SQL of a bucket row's group: its name (`''` when the grouping has none) and its start.
@@ -180,15 +257,49 @@ pub fn page_counts(
           ORDER BY page COLLATE \"C\", purpose",
         &[&org_id, &window.since, &window.until],
     )?;
-    Ok(rows
-        .iter()
-        .map(|row| PageCount {
-            page: row.get(0),
-            purpose: row.get(1),
-            requests: row.get(2),
-            served: row.get(3),
-        })
-        .collect())
+    Ok(rows.iter().map(page_count).collect())
+}
+
+/// The organisation's page counts of the hours that start in `window`, by page and purpose,
+/// for the `top` pages with the most requests (ties in byte order), in that order; then the
+/// other pages' counts together by purpose, with page `None`.
+pub fn top_page_counts(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    window: Window,
+    top: i64,
+) -> Result<Vec<PageCount>, postgres::Error> {
+    let rows = db.query(
+        "WITH grouped AS (
+             SELECT page, purpose, sum(requests)::int8 AS requests, sum(served)::int8 AS served
+               FROM report_pages
+              WHERE org_id = $1 AND hour >= $2 AND hour < $3
+              GROUP BY page, purpose),
+         ranked AS (
+             SELECT page, row_number() OVER (
+                        ORDER BY sum(requests) DESC, page COLLATE \"C\") AS rank
+               FROM grouped
+              GROUP BY page),
+         shown AS (
+             SELECT CASE WHEN r.rank <= $4 THEN r.rank END AS rank, g.*
+               FROM grouped g JOIN ranked r USING (page))
+         SELECT CASE WHEN rank IS NOT NULL THEN page END, purpose, sum(requests)::int8,
+                sum(served)::int8
+           FROM shown
+          GROUP BY rank, 1, purpose
+          ORDER BY rank NULLS LAST, purpose",
+        &[&org_id, &window.since, &window.until, &top],
+    )?;
+    Ok(rows.iter().map(page_count).collect())
+}
+
+fn page_count(row: &postgres::Row) -> PageCount {
+    PageCount {
+        page: row.get(0),
+        purpose: row.get(1),
+        requests: row.get(2),
+        served: row.get(3),
+    }
 }
 
 /// The requests `card_id` served to the organisation in `window`, per UTC day (days without

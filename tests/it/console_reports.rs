@@ -174,6 +174,18 @@ fn groups_carry_names_and_links_and_no_fill_reasons_say_where_to_act() {
         "{page}"
     );
     assert!(page.contains(&format!("<code>{}</code>", s.off)));
+    // The top groups by requests, most first (home's 5 before off's 3), the page says so; two
+    // groups are within the top 100: no "(all others)" row.
+    let table = between(&page, "<table class=\"groups\" id=\"groups\">", "</table>");
+    let home = table
+        .find(&format!("<code>{}</code>", s.home))
+        .expect(table);
+    assert!(home < table.find(&format!("<code>{}</code>", s.off)).unwrap());
+    assert!(!table.contains("(all others)"), "{table}");
+    assert!(
+        by_id(&page, "groups-top").starts_with("The 100 groups with the most requests"),
+        "{page}"
+    );
     let page = s.page("?by=card");
     assert!(
         page.contains(&format!("<a href=\"/cards/{}\">card</a>", s.card)),

@@ -6,6 +6,7 @@
 
 use crate::fixtures::{admin, admin_output, fragment};
 use crate::harness::{self, db};
+use agentcard::ops::report::{self as ops_report, By};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -898,4 +899,107 @@ fn a_view_by_page_has_the_totals_of_every_view_while_its_rows_lag() {
             (json!("burst.example/p2/"), 10),
         ]
     );
+}
+
+/// The sum of groups' counts, as `ops::report` sums them (refused and reasons only when the
+/// groups have them).
+fn sum_counts<'g>(
+    groups: impl Iterator<Item = &'g ops_report::Group>,
+    requests_known: bool,
+) -> ops_report::Counts {
+    let mut sum = ops_report::Counts::zero(requests_known);
+    for counts in groups.map(|group| &group.counts) {
+        sum.requests += counts.requests;
+        sum.served += counts.served;
+        if let (Some(sum), Some(n)) = (sum.refused.as_mut(), counts.refused) {
+            *sum += n;
+        }
+        let reasons = sum
+            .no_fill_reasons
+            .as_mut()
+            .zip(counts.no_fill_reasons.as_ref());
+        if let Some((sum, reasons)) = reasons {
+            for (reason, n) in reasons {
+                *sum.entry(reason.clone()).or_default() += n;
+            }
+        }
+        for (purpose, n) in &counts.agent_purposes {
+            *sum.agent_purposes.entry(purpose.clone()).or_default() += n;
+        }
+    }
+    sum
+}
+
+/// The console's view by site, fragment, card or page (`ops::report::top`): the n groups with
+/// the most requests, most first, ties in the whole view's key order; then the other groups
+/// together (by page, before what the page rows do not hold yet, which stays a group): the
+/// same totals as the whole view, which groups and others add up to.
+#[test]
+fn the_consoles_top_groups_and_all_others_add_up_to_the_totals() {
+    let p = Publisher::new();
+    let mut db = db();
+    let id = agentcard::ids::OrgId::parse(&p.org).unwrap();
+    let org = agentcard::db::orgs::find_org(&mut db, &id)
+        .unwrap()
+        .unwrap();
+    let time = |offset| ops_report::parse_time(&p.time(offset)).unwrap();
+    let bounds = ops_report::Bounds::of_args(
+        Some(time(hours(-80))),
+        Some(time(hours(2))),
+        Timestamp::now(),
+    )
+    .unwrap();
+    let mut seen_others = 0;
+    for by in [By::Site, By::Fragment, By::Card, By::Page] {
+        let whole = ops_report::report(&mut db, &org, bounds, Some(by)).unwrap();
+        let (_, mut groups) = whole.groups.clone().unwrap();
+        let not_written = groups
+            .iter()
+            .position(|g| g.key == ops_report::Key::Page(ops_report::NOT_YET_WRITTEN.into()))
+            .map(|at| groups.remove(at));
+        // Most requests first; a stable sort keeps the whole view's key order among ties.
+        groups.sort_by_key(|group| std::cmp::Reverse(group.counts.requests));
+        assert!(groups.len() >= 3, "{by:?}: {groups:?}");
+        for n in [0, 1, 2, groups.len()] {
+            let top = ops_report::top(&mut db, &org, bounds, by, n as i64).unwrap();
+            assert_eq!(top.total, whole.total, "{by:?} {n}");
+            assert_eq!(top.bounds, whole.bounds, "{by:?} {n}");
+            let mut expected: Vec<_> = groups[..n].to_vec();
+            expected.extend(not_written.clone());
+            assert_eq!(top.groups, Some((by, expected)), "{by:?} {n}");
+            let rest = &groups[n..];
+            let others = (!rest.is_empty()).then(|| sum_counts(rest.iter(), by != By::Page));
+            assert_eq!(top.others, others, "{by:?} {n}");
+            seen_others += usize::from(others.is_some());
+            // Groups and others add up to the totals.
+            let (_, shown) = top.groups.as_ref().unwrap();
+            let sum = shown.iter().map(|g| g.counts.requests).sum::<i64>()
+                + top.others.as_ref().map_or(0, |o| o.requests);
+            assert_eq!(sum, top.total.requests, "{by:?} {n}");
+        }
+    }
+    assert_eq!(seen_others, 12, "every view has others below its size");
+
+    // The no-fill reasons' fragments: those with requests answered without a card, most such
+    // requests first, their counts those requests only.
+    let whole = ops_report::report(&mut db, &org, bounds, Some(By::Fragment)).unwrap();
+    let mut expected: Vec<_> = (whole.groups.unwrap().1.into_iter())
+        .filter_map(|group| {
+            let reasons = group.counts.no_fill_reasons.clone().unwrap();
+            let unfilled: i64 = reasons.values().sum();
+            (unfilled > 0).then_some((group.key, unfilled, reasons))
+        })
+        .collect();
+    expected.sort_by_key(|(_, unfilled, _)| std::cmp::Reverse(*unfilled));
+    assert!(expected.len() >= 2, "{expected:?}");
+    let unfilled = ops_report::unfilled(&mut db, &org, bounds, 100).unwrap();
+    let (_, groups) = unfilled.groups.unwrap();
+    let got: Vec<_> = (groups.into_iter())
+        .map(|g| {
+            assert_eq!((g.counts.served, g.counts.refused), (0, Some(0)), "{g:?}");
+            (g.key, g.counts.requests, g.counts.no_fill_reasons.unwrap())
+        })
+        .collect();
+    assert_eq!(got, expected);
+    assert_eq!(unfilled.others, None);
 }

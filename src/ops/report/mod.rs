@@ -12,9 +12,11 @@
 
 pub mod csv;
 mod glance;
+mod view;
 mod window;
 
 pub use glance::{card_week, glance, series, CardWeek, Glance};
+pub use view::{view, View};
 pub use window::{parse_time, Bounds, ConsoleWindow, TimeArg};
 
 use crate::agents::Purpose;
@@ -29,6 +31,9 @@ use std::time::SystemTime;
 
 /// The page group of the requests the page rows do not hold yet.
 pub const NOT_YET_WRITTEN: &str = "(not yet written)";
+
+/// What the console calls the groups beyond the top ones ([`top`]), together.
+pub const ALL_OTHERS: &str = "(all others)";
 
 /// What the groups are keyed by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -307,8 +312,11 @@ pub struct Report {
     pub bounds: Bounds,
     pub total: Counts,
     /// The grouping asked for and its groups, in order: by start, else by key in byte order,
-    /// those without one last; by page, [`NOT_YET_WRITTEN`] last.
+    /// those without one last; by page, [`NOT_YET_WRITTEN`] last. In a [`top`] view, the top
+    /// groups by requests.
     pub groups: Option<(By, Vec<Group>)>,
+    /// In a [`top`] view, the counts of the groups beyond the top ones, when there are any.
+    pub others: Option<Counts>,
 }
 
 impl Report {
@@ -347,7 +355,7 @@ pub fn report(
         None => None,
         Some(By::Page) => {
             let pages = report_summary::page_counts(db, org_id, window)?;
-            Some((By::Page, by_page(&pages, &total)))
+            Some((By::Page, by_page(&pages, &total).0))
         }
         Some(by) => Some((by, by_key(&counts, by)?)),
     };
@@ -356,6 +364,75 @@ pub fn report(
         bounds,
         total,
         groups,
+        others: None,
+    })
+}
+
+/// The report of `org`'s requests in `bounds` by site, fragment, card or page as the console
+/// shows it: the `n` groups with the most requests (ties in key order), most first, and the
+/// others' counts together in [`Report::others`]; the totals as [`report`]'s, which the groups
+/// and the others add up to. Other groupings are [`report`]'s, whole.
+pub fn top(
+    db: &mut impl GenericClient,
+    org: &Org,
+    bounds: Bounds,
+    by: By,
+    n: i64,
+) -> Result<Report, ApiError> {
+    top_of(db, org, bounds, by, n, false)
+}
+
+/// The `n` fragments of `org` with the most requests answered without a card in `bounds`,
+/// most first, their counts those requests only (the no-fill reasons' fragments; ranking
+/// these rows is a fraction of ranking every fragment's).
+pub fn unfilled(
+    db: &mut impl GenericClient,
+    org: &Org,
+    bounds: Bounds,
+    n: i64,
+) -> Result<Report, ApiError> {
+    top_of(db, org, bounds, By::Fragment, n, true)
+}
+
+fn top_of(
+    db: &mut impl GenericClient,
+    org: &Org,
+    bounds: Bounds,
+    by: By,
+    n: i64,
+    no_fill_only: bool,
+) -> Result<Report, ApiError> {
+    let org_id = org.id.as_str();
+    let (bounds, dimension) = match by {
+        By::Page => (bounds.whole_hours(), None),
+        By::Site | By::Fragment | By::Card => (bounds, by.dimension()),
+        By::Agent | By::Hour | By::Day => return report(db, org, bounds, Some(by)),
+    };
+    let window = bounds.window();
+    let (total, groups, others) = match dimension {
+        Some(dimension) => {
+            let counts =
+                report_summary::top_request_counts(db, org_id, window, dimension, n, no_fill_only)?;
+            let (rest, shown): (Vec<_>, Vec<_>) =
+                (counts.iter()).partition(|count| count.key == GroupKey::Others);
+            let others = (!rest.is_empty()).then(|| Counts::of_requests(rest));
+            let shown: Vec<RequestCount> = shown.into_iter().cloned().collect();
+            (Counts::of_requests(&counts), by_key(&shown, by)?, others)
+        }
+        None => {
+            let counts = report_summary::request_counts(db, org_id, window, None)?;
+            let total = Counts::of_requests(&counts);
+            let pages = report_summary::top_page_counts(db, org_id, window, n)?;
+            let (groups, others) = by_page(&pages, &total);
+            (total, groups, others)
+        }
+    };
+    Ok(Report {
+        org: org.clone(),
+        bounds,
+        total,
+        groups: Some((by, groups)),
+        others,
     })
 }
 
@@ -374,18 +451,21 @@ fn by_key(counts: &[RequestCount], by: By) -> Result<Vec<Group>, ApiError> {
         .collect()
 }
 
-/// The pages' groups, then what they do not hold of `total` yet, when anything.
-fn by_page(counts: &[PageCount], total: &Counts) -> Vec<Group> {
-    let mut groups: Vec<Group> = counts
+/// The pages' groups, then what they do not hold of `total` yet, when anything; and the
+/// counts of the pages beyond the top ones (page `None`), when any.
+fn by_page(counts: &[PageCount], total: &Counts) -> (Vec<Group>, Option<Counts>) {
+    let (rest, shown): (Vec<&PageCount>, Vec<&PageCount>) =
+        counts.iter().partition(|count| count.page.is_none());
+    let mut groups: Vec<Group> = shown
         .chunk_by(|a, b| a.page == b.page)
         .map(|chunk| Group {
-            key: Key::Page(chunk[0].page.clone()),
-            counts: Counts::of_pages(chunk),
+            key: Key::Page(chunk[0].page.clone().unwrap_or_default()),
+            counts: Counts::of_pages(chunk.iter().copied()),
         })
         .collect();
+    let others = (!rest.is_empty()).then(|| Counts::of_pages(rest));
     let mut written = Counts::zero(false);
-    for group in &groups {
-        let counts = &group.counts;
+    for counts in groups.iter().map(|group| &group.counts).chain(&others) {
         written.requests += counts.requests;
         written.served += counts.served;
         for (purpose, &n) in &counts.agent_purposes {
@@ -399,7 +479,7 @@ fn by_page(counts: &[PageCount], total: &Counts) -> Vec<Group> {
             counts: rest,
         });
     }
-    groups
+    (groups, others)
 }
 
 /// The User-Agents of `org` that matched no marker in the days `bounds` touches (they are
@@ -447,7 +527,7 @@ mod tests {
     #[test]
     fn what_page_rows_do_not_hold_is_a_group_of_its_own() {
         let page = |page: &str, purpose: &str, requests, served| PageCount {
-            page: page.into(),
+            page: Some(page.into()),
             purpose: purpose.into(),
             requests,
             served,
@@ -456,8 +536,8 @@ mod tests {
         total.add("training", 10, 7);
         total.add("search", 2, 2);
         let pages = [page("a.example/x", "training", 6, 4)];
-        let groups = by_page(&pages, &total);
-        assert_eq!(groups.len(), 2);
+        let (groups, others) = by_page(&pages, &total);
+        assert_eq!((groups.len(), others), (2, None));
         let rest = &groups[1];
         assert_eq!(rest.key, Key::Page(NOT_YET_WRITTEN.into()));
         assert_eq!((rest.counts.requests, rest.counts.served), (6, 5));
@@ -468,6 +548,6 @@ mod tests {
             page("a.example/x", "training", 10, 7),
             page("a.example/y", "search", 2, 2),
         ];
-        assert_eq!(by_page(&pages, &total).len(), 2);
+        assert_eq!(by_page(&pages, &total).0.len(), 2);
     }
 }

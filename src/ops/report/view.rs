@@ -1,0 +1,54 @@
+//! What the console's Reports page reads of a window, in one call: the totals and chart by
+//! bucket, the view asked for (its top groups when it is by site, fragment, card or page),
+//! the fragments with requests answered without a card (the no-fill reasons), the User-Agents
+//! that matched no marker.
+//! `examples/report_page.rs` times this call (`scripts/bench-report.sh`).
+
+use super::{report, top, unfilled, unmatched_agents, By, ConsoleWindow, Report};
+use crate::db::orgs::Org;
+use crate::error::ApiError;
+use jiff::Timestamp;
+use postgres::GenericClient;
+
+/// The reads of one page.
+pub struct View {
+    /// The window by its buckets: the totals and the chart.
+    pub by_bucket: Report,
+    /// The view asked for: [`top`]'s.
+    pub grouped: Option<Report>,
+    /// The fragments with the most requests answered without a card, when some were
+    /// ([`unfilled`]): the no-fill reasons' fragments.
+    pub by_fragment: Option<Report>,
+    /// The User-Agents that matched no marker, most requests first.
+    pub unmatched: Vec<(String, i64)>,
+}
+
+/// What the page shows of `window` at `now`, grouped `by` when given: at most `top` groups of
+/// each view by name, and `unmatched` User-Agents.
+pub fn view(
+    db: &mut impl GenericClient,
+    org: &Org,
+    window: ConsoleWindow,
+    by: Option<By>,
+    shown: i64,
+    unmatched: i64,
+    now: Timestamp,
+) -> Result<View, ApiError> {
+    let bounds = window.bounds(now);
+    let by_bucket = report(db, org, bounds, Some(window.by()))?;
+    let grouped = match by {
+        Some(by) => Some(top(db, org, bounds, by, shown)?),
+        None => None,
+    };
+    let without_card = (by_bucket.total.no_fill_reasons.iter().flatten()).any(|(_, n)| *n > 0);
+    let by_fragment = match without_card {
+        true => Some(unfilled(db, org, bounds, shown)?),
+        false => None,
+    };
+    Ok(View {
+        unmatched: unmatched_agents(db, org, bounds, unmatched)?,
+        by_bucket,
+        grouped,
+        by_fragment,
+    })
+}
