@@ -129,7 +129,7 @@ fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, Api
         params: matched.params,
         body,
     };
-    let reply = (matched.operation.handle)(&mut ctx)?;
+    let reply = (matched.endpoint.handle)(&mut ctx)?;
     if is_write {
         refresh_fragment_cache(&mut ctx);
     }

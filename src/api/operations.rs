@@ -13,8 +13,8 @@ use crate::ids::{CardId, KeyId, RouteId};
 use crate::ops;
 use crate::wire;
 
-/// One operation of `/v1`.
-pub struct Operation {
+/// One operation of `/v1` as the router finds it: its method, path and handler.
+pub struct Endpoint {
     pub method: &'static str,
     /// The path, parameters in braces (`/v1/sites/{domain}`), as `openapi.json` writes it.
     pub path: &'static str,
@@ -22,13 +22,13 @@ pub struct Operation {
 }
 
 /// Every operation of the management API.
-pub const OPERATIONS: &[Operation] = &[
-    Operation {
+pub const OPERATIONS: &[Endpoint] = &[
+    Endpoint {
         method: "GET",
         path: "/v1/me",
         handle: |ctx| Ok(Reply::ok(wire::me_json(&ops::orgs::get_me(&ctx.caller)?))),
     },
-    Operation {
+    Endpoint {
         method: "GET",
         path: "/v1/sites",
         handle: |ctx| {
@@ -36,7 +36,7 @@ pub const OPERATIONS: &[Operation] = &[
             Ok(Reply::ok(wire::site_list_json(&sites)))
         },
     },
-    Operation {
+    Endpoint {
         method: "PUT",
         path: "/v1/sites/{domain}",
         handle: |ctx| {
@@ -47,7 +47,7 @@ pub const OPERATIONS: &[Operation] = &[
             Ok(Reply::created_or_updated(saved.created, body))
         },
     },
-    Operation {
+    Endpoint {
         method: "GET",
         path: "/v1/sites/{domain}/fragments",
         handle: |ctx| {
@@ -56,7 +56,7 @@ pub const OPERATIONS: &[Operation] = &[
             Ok(Reply::ok(wire::fragment_list_json(&fragments)))
         },
     },
-    Operation {
+    Endpoint {
         method: "PUT",
         path: "/v1/sites/{domain}/fragments/{ref}",
         handle: |ctx| {
@@ -74,7 +74,7 @@ pub const OPERATIONS: &[Operation] = &[
             Ok(Reply::created_or_updated(put.fragment.created, body))
         },
     },
-    Operation {
+    Endpoint {
         method: "PUT",
         path: "/v1/sites/{domain}/default-fragment",
         handle: |ctx| {
@@ -89,7 +89,7 @@ pub const OPERATIONS: &[Operation] = &[
             Ok(Reply::ok(wire::site_json(&site)))
         },
     },
-    Operation {
+    Endpoint {
         method: "DELETE",
         path: "/v1/sites/{domain}/default-fragment",
         handle: |ctx| {
@@ -99,7 +99,7 @@ pub const OPERATIONS: &[Operation] = &[
             Ok(Reply::ok(wire::site_json(&site)))
         },
     },
-    Operation {
+    Endpoint {
         method: "GET",
         path: "/v1/sites/{domain}/routes",
         handle: |ctx| {
@@ -108,7 +108,7 @@ pub const OPERATIONS: &[Operation] = &[
             Ok(Reply::ok(wire::route_list_json(&routes)))
         },
     },
-    Operation {
+    Endpoint {
         method: "PUT",
         path: "/v1/sites/{domain}/routes",
         handle: |ctx| {
@@ -118,7 +118,7 @@ pub const OPERATIONS: &[Operation] = &[
             Ok(Reply::ok(wire::route_list_json(&stored)))
         },
     },
-    Operation {
+    Endpoint {
         method: "POST",
         path: "/v1/sites/{domain}/routes",
         handle: |ctx| {
@@ -128,7 +128,7 @@ pub const OPERATIONS: &[Operation] = &[
             Ok(Reply::created(wire::route_json(&created)))
         },
     },
-    Operation {
+    Endpoint {
         method: "DELETE",
         path: "/v1/sites/{domain}/routes/{id}",
         handle: |ctx| {
@@ -139,7 +139,7 @@ pub const OPERATIONS: &[Operation] = &[
             Ok(Reply::ok(wire::route_json(&removed)))
         },
     },
-    Operation {
+    Endpoint {
         method: "GET",
         path: "/v1/cards",
         handle: |ctx| {
@@ -147,7 +147,7 @@ pub const OPERATIONS: &[Operation] = &[
             Ok(Reply::ok(wire::card_list_json(&cards)))
         },
     },
-    Operation {
+    Endpoint {
         method: "GET",
         path: "/v1/cards/{id}/eligibility",
         handle: |ctx| {
@@ -156,7 +156,7 @@ pub const OPERATIONS: &[Operation] = &[
             Ok(Reply::ok(wire::eligibility_json(&items)))
         },
     },
-    Operation {
+    Endpoint {
         method: "PUT",
         path: "/v1/cards/{id}/eligibility",
         handle: |ctx| {
@@ -166,7 +166,7 @@ pub const OPERATIONS: &[Operation] = &[
             Ok(Reply::ok(wire::eligibility_json(&items)))
         },
     },
-    Operation {
+    Endpoint {
         method: "GET",
         path: "/v1/keys",
         handle: |ctx| {
@@ -174,7 +174,7 @@ pub const OPERATIONS: &[Operation] = &[
             Ok(Reply::ok(wire::key_list_json(&keys)))
         },
     },
-    Operation {
+    Endpoint {
         method: "POST",
         path: "/v1/keys",
         handle: |ctx| {
@@ -185,7 +185,7 @@ pub const OPERATIONS: &[Operation] = &[
             Ok(Reply::created(body))
         },
     },
-    Operation {
+    Endpoint {
         method: "DELETE",
         path: "/v1/keys/{id}",
         handle: |ctx| {
@@ -200,11 +200,11 @@ pub const OPERATIONS: &[Operation] = &[
 /// A matched operation and its path parameters by name, still percent-encoded.
 #[derive(Debug)]
 pub struct Matched<'a> {
-    pub operation: &'static Operation,
+    pub endpoint: &'static Endpoint,
     pub params: Params<'a>,
 }
 
-impl std::fmt::Debug for Operation {
+impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} {}", self.method, self.path)
     }
@@ -235,7 +235,10 @@ pub fn route<'a>(method: &str, path: &'a str) -> Result<Matched<'a>, ApiError> {
             continue;
         };
         if operation.method == method {
-            return Ok(Matched { operation, params });
+            return Ok(Matched {
+                endpoint: operation,
+                params,
+            });
         }
         allowed.push(operation.method);
     }
@@ -307,7 +310,7 @@ mod tests {
         ];
         for (method, path, expected) in cases {
             let got = route(method, path)
-                .map(|m| (m.operation.path, m.params.0))
+                .map(|m| (m.endpoint.path, m.params.0))
                 .map_err(|e| e.status());
             assert_eq!(got, expected, "{method} {path}");
         }
