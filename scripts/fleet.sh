@@ -204,13 +204,7 @@ PROPAGATION=()
 
 prepare
 section "fleet: $INSTANCES instances, HAProxy on 127.0.0.1:$LB_PORT"
-for ((i = 0; i < INSTANCES; i++)); do
-	start_instance "$i"
-done
-start_haproxy
-for ((i = 0; i < INSTANCES; i++)); do
-	wait_up "$i"
-done
+start_fleet
 phase_steady
 phase_rolling
 phase_outage

@@ -113,13 +113,7 @@ AGENTCARD_BIN=$WORKDIR/agentcard-previous
 DATABASE_URL=$DB_URL "$AGENTCARD_BIN" migrate >/dev/null
 DATABASE_URL=$DB_URL "$AGENTCARD_BIN" admin demo >"$WORKDIR/demo.json"
 read_demo
-for ((i = 0; i < INSTANCES; i++)); do
-	start_instance "$i"
-done
-start_haproxy
-for ((i = 0; i < INSTANCES; i++)); do
-	wait_up "$i"
-done
+start_fleet
 
 section "the upgrade, under load"
 start_load upgrade

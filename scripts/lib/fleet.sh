@@ -16,6 +16,7 @@
 #   start_instance I, stop_instance I (SIGTERM; a status other than 0 counts in BAD_EXITS)
 #   instance_port I, instance_log I
 #   start_haproxy, haproxy_stat PROXY SERVER FIELD, wait_up I, backend_responses
+#   start_fleet                   INSTANCES instances and HAProxy, until every one is UP
 #   ensure_fleet_tools            wrk, curl, setsid and HAProxy, installed when absent
 #   start_load PHASE, stop_load   wrk through HAProxy, its figures appended to RESULTS
 #   print_phases                  RESULTS as a table
@@ -168,6 +169,18 @@ wait_up() {
 		sleep 0.1
 	done
 	die "HAProxy never saw instance $1 UP"
+}
+
+# start_fleet: INSTANCES instances of AGENTCARD_BIN behind HAProxy, each in rotation.
+start_fleet() {
+	local i
+	for ((i = 0; i < INSTANCES; i++)); do
+		start_instance "$i"
+	done
+	start_haproxy
+	for ((i = 0; i < INSTANCES; i++)); do
+		wait_up "$i"
+	done
 }
 
 # Responses the instances gave through HAProxy, every status.

@@ -119,20 +119,14 @@ impl Ending {
             .find(|ending| ending.names() == (outcome, reason))
     }
 
-    /// A `204`: answered without a card.
+    /// A `204`: answered without a card (the table's outcome of a paused fragment).
     pub fn is_no_fill(self) -> bool {
-        matches!(
-            self,
-            Ending::NoEligibleCard | Ending::FragmentPaused | Ending::ServingError
-        )
+        self.names().0 == Ending::FragmentPaused.names().0
     }
 
-    /// A `400`, `401` or `403`.
+    /// A `400`, `401` or `403` (the table's outcome of a forbidden request).
     pub fn is_refusal(self) -> bool {
-        matches!(
-            self,
-            Ending::InvalidRequest | Ending::InvalidKey | Ending::Forbidden
-        )
+        self.names().0 == Ending::Forbidden.names().0
     }
 }
 
@@ -449,6 +443,26 @@ fn context_seed(page: Option<&Page>, requested: &str, params: &Params) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn endings_fall_into_served_no_fill_and_refused() {
+        use Ending::*;
+        let classes: Vec<(bool, bool)> = Ending::ALL
+            .iter()
+            .map(|e| (e.is_no_fill(), e.is_refusal()))
+            .collect();
+        let expected = [
+            (Served, (false, false)),
+            (NoEligibleCard, (true, false)),
+            (FragmentPaused, (true, false)),
+            (ServingError, (true, false)),
+            (InvalidRequest, (false, true)),
+            (InvalidKey, (false, true)),
+            (Forbidden, (false, true)),
+        ];
+        assert_eq!(classes, expected.map(|(_, class)| class));
+        assert_eq!(Ending::ALL, expected.map(|(ending, _)| ending));
+    }
 
     #[test]
     fn each_no_fill_and_refusal_has_an_ending_of_its_outcome() {
