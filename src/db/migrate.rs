@@ -50,6 +50,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "009_console_safety.sql",
         include_str!("../../sql/009_console_safety.sql"),
     ),
+    (
+        11,
+        "011_report_days.sql",
+        include_str!("../../sql/011_report_days.sql"),
+    ),
 ];
 
 /// Arbitrary constant naming our advisory lock.

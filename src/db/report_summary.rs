@@ -3,17 +3,68 @@
 //!
 //! A window `[since, until)` counts each bucket whose start lies in it. Minutes past their
 //! retention are rolled into hours and deleted, so no bucket is in both tables and a window
-//! reads both: the minutes it holds, and the hours it holds once they are rolled up. Pages are
-//! counted per hour. Every time is UTC; nothing depends on the session's time zone.
+//! reads both: the minutes it holds, and the hours it holds once they are rolled up. Each hour
+//! is also added to its UTC day in `report_days` (by the database, `sql/011_report_days.sql`),
+//! so the whole days of a window are read there, one row per day and key, and only its partial
+//! days' hours from `report_hours`. Pages are counted per hour. Every time is UTC; nothing
+//! depends on the session's time zone.
 
+use postgres::types::ToSql;
 use postgres::GenericClient;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The buckets that start at or after `since` and before `until`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
     pub since: SystemTime,
     pub until: SystemTime,
+}
+
+const DAY: Duration = Duration::from_secs(24 * 3600);
+
+impl Window {
+    /// The start of the first and the end of the last whole UTC day in the window, the same
+    /// instant (`until`) when it holds none: `$4` and `$5` of [`counted_sql`].
+    fn whole_days(self) -> (SystemTime, SystemTime) {
+        let day = DAY.as_secs();
+        let since = self.since.duration_since(UNIX_EPOCH).unwrap_or_default();
+        let since = since.as_secs() + u64::from(since.subsec_nanos() > 0);
+        let until = self.until.duration_since(UNIX_EPOCH).unwrap_or_default();
+        let (first, end) = (since.div_ceil(day), until.as_secs() / day);
+        let start = |day_number: u64| UNIX_EPOCH + Duration::from_secs(day_number * day);
+        match first < end {
+            true => (start(first), start(end)),
+            false => (self.until, self.until),
+        }
+    }
+
+    /// The parameters `$1` to `$5` of [`counted_sql`] grouped `by`: without whole days by
+    /// hour (the days hold no hours).
+    fn params(self, org_id: &str, by: Option<Dimension>) -> Params<'_> {
+        let (days_since, days_until) = match by {
+            Some(Dimension::Hour) => (self.until, self.until),
+            _ => self.whole_days(),
+        };
+        Params {
+            org_id,
+            bounds: [self.since, self.until, days_since, days_until],
+        }
+    }
+}
+
+/// The organisation and the window's bounds, as [`counted_sql`] reads them.
+struct Params<'a> {
+    org_id: &'a str,
+    bounds: [SystemTime; 4],
+}
+
+impl Params<'_> {
+    fn with<'b>(&'b self, more: &[&'b (dyn ToSql + Sync)]) -> Vec<&'b (dyn ToSql + Sync)> {
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&self.org_id];
+        params.extend(self.bounds.iter().map(|at| at as &(dyn ToSql + Sync)));
+        params.extend_from_slice(more);
+        params
+    }
 }
 
 /// What request counts are grouped by, besides outcome, reason and agent purpose.
@@ -69,7 +120,7 @@ pub struct RequestCount {
 /// agent purpose, and how many of them were served.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageCount {
-    /// `None`: the pages beyond the top ones ([`top_page_counts`]), together.
+    /// `None`: every page together ([`TopPages::written`]).
     pub page: Option<String>,
     pub purpose: String,
     pub requests: i64,
@@ -85,95 +136,133 @@ pub fn request_counts(
     by: Option<Dimension>,
 ) -> Result<Vec<RequestCount>, postgres::Error> {
     let query = format!(
-        "{grouped}
+        "WITH {counted},
+         grouped AS (
+             SELECT name, start, outcome, reason, purpose, sum(requests)::int8 AS requests
+               FROM counted
+              GROUP BY name, start, outcome, reason, purpose)
          SELECT g.name, l.reference, g.start, g.outcome, g.reason, g.purpose, g.requests,
                 l.label
            FROM grouped g
            LEFT JOIN LATERAL {labels} AS l(reference, label) ON true
           ORDER BY g.start, g.name = '', g.name COLLATE \"C\", g.outcome, g.reason, g.purpose",
-        grouped = grouped_sql(by, ""),
+        counted = counted_sql(by, "", Days::of(by)),
         labels = labels_sql(by),
     );
-    let rows = db.query(&query, &[&org_id, &window.since, &window.until])?;
+    let params = window.params(org_id, by);
+    let rows = db.query(&query, &params.with(&[]))?;
     Ok(rows.iter().map(|row| request_count(row, by)).collect())
 }
 
-/// The organisation's requests in `window` by outcome, reason, purpose and `by` (a site, a
-/// fragment or a card), for the `top` groups with the most requests only (ties in the order
-/// of [`request_counts`]), in that order; then the other groups' requests together, by
-/// outcome, reason and purpose, as [`GroupKey::Others`]. Grouped and ranked in the database,
-/// names read for the top groups only: a month holds up to ~100 000 groups. `no_fill_only`:
-/// of the requests answered without a card only.
-pub fn top_request_counts(
+/// The requests and served requests of one group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tally {
+    pub key: GroupKey,
+    pub requests: i64,
+    pub served: i64,
+}
+
+/// The `top` groups by `by` (a site, a fragment or a card) with the most requests in
+/// `window` (ties in the order of [`request_counts`]), in that order, with their requests and
+/// served requests only: a month holds up to ~100 000 groups, so they are summed by name alone
+/// and ranked in the database, and names read for the top groups only.
+pub fn top_tallies(
     db: &mut impl GenericClient,
     org_id: &str,
     window: Window,
     by: Dimension,
     top: i64,
-    no_fill_only: bool,
-) -> Result<Vec<RequestCount>, postgres::Error> {
-    let by = Some(by);
+) -> Result<Vec<Tally>, postgres::Error> {
     let query = format!(
-        "{grouped},
+        "WITH {counted},
          ranked AS (
-             SELECT name, row_number() OVER (
-                        ORDER BY sum(requests) DESC, name = '', name COLLATE \"C\") AS rank
-               FROM grouped
-              GROUP BY name),
-         shown AS (
-             SELECT r.rank, g.name, g.start, g.outcome, g.reason, g.purpose, g.requests
-               FROM grouped g JOIN ranked r USING (name)
-              WHERE r.rank <= $4
-             UNION ALL
-             SELECT NULL, NULL, NULL, g.outcome, g.reason, g.purpose, sum(g.requests)::int8
-               FROM grouped g JOIN ranked r USING (name)
-              WHERE r.rank > $4
-              GROUP BY g.outcome, g.reason, g.purpose)
-         SELECT g.name, l.reference, g.start, g.outcome, g.reason, g.purpose, g.requests,
-                l.label
-           FROM shown g
+             SELECT name, sum(requests)::int8 AS requests,
+                    coalesce(sum(requests) FILTER (WHERE outcome = 'served'), 0)::int8 AS served
+               FROM counted
+              GROUP BY name
+              ORDER BY requests DESC, name = '', name COLLATE \"C\"
+              LIMIT $6)
+         SELECT g.name, l.reference, g.requests, g.served, l.label
+           FROM ranked g
            LEFT JOIN LATERAL {labels} AS l(reference, label) ON true
-          ORDER BY g.rank NULLS LAST, g.outcome, g.reason, g.purpose",
-        grouped = grouped_sql(
-            by,
-            if no_fill_only {
-                "AND outcome = 'no_fill'"
-            } else {
-                ""
-            }
-        ),
-        labels = labels_sql(by),
+          ORDER BY g.requests DESC, g.name = '', g.name COLLATE \"C\"",
+        counted = counted_sql(Some(by), "", Days::Keyed),
+        labels = labels_sql(Some(by)),
     );
-    let rows = db.query(&query, &[&org_id, &window.since, &window.until, &top])?;
+    let params = window.params(org_id, Some(by));
+    let rows = db.query(&query, &params.with(&[&top]))?;
     Ok(rows
         .iter()
-        .map(|row| match row.get::<_, Option<String>>(0) {
-            None => RequestCount {
-                key: GroupKey::Others,
-                ..request_count(row, by)
-            },
-            Some(_) => request_count(row, by),
+        .map(|row| Tally {
+            key: item_key(row, 1, 4),
+            requests: row.get(2),
+            served: row.get(3),
         })
         .collect())
 }
 
-/// The CTE `grouped`: the window's request counts by `by`'s name and start, outcome, reason
-/// and purpose, from the minutes and the hours; `only`: more conditions on their rows.
-fn grouped_sql(by: Option<Dimension>, only: &str) -> String {
-    let (name, start) = key_sql(by);
+/// The `top` fragments with the most requests answered without a card in `window` (ties in
+/// the order of [`request_counts`]), those requests by reason and purpose, in that order.
+pub fn top_unfilled_counts(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    window: Window,
+    top: i64,
+) -> Result<Vec<RequestCount>, postgres::Error> {
+    let by = Some(Dimension::Fragment);
+    let query = format!(
+        "WITH {counted},
+         grouped AS (
+             SELECT name, outcome, reason, purpose, sum(requests)::int8 AS requests
+               FROM counted
+              GROUP BY name, outcome, reason, purpose),
+         ranked AS (
+             SELECT name, sum(requests) AS total
+               FROM grouped
+              GROUP BY name
+              ORDER BY total DESC, name = '', name COLLATE \"C\"
+              LIMIT $6)
+         SELECT g.name, l.reference, NULL::timestamptz, g.outcome, g.reason, g.purpose,
+                g.requests, l.label
+           FROM grouped g
+           JOIN ranked r USING (name)
+           LEFT JOIN LATERAL {labels} AS l(reference, label) ON true
+          ORDER BY r.total DESC, g.name = '', g.name COLLATE \"C\", g.outcome, g.reason,
+                g.purpose",
+        counted = counted_sql(by, "AND outcome = 'no_fill'", Days::Keyed),
+        labels = labels_sql(by),
+    );
+    let params = window.params(org_id, by);
+    let rows = db.query(&query, &params.with(&[&top]))?;
+    Ok(rows.iter().map(|row| request_count(row, by)).collect())
+}
+
+/// The CTE `counted`: the window's request counts as `by`'s name and start, outcome, reason,
+/// purpose and requests; `only`: more conditions on their rows. `$1` the organisation, `[$2,
+/// $3)` the window, `[$4, $5)` its whole days ([`Window::whole_days`]): read from the days,
+/// the rest of the window from the hours, and the minutes not rolled up yet.
+fn counted_sql(by: Option<Dimension>, only: &str, days: Days) -> String {
+    let (name, start) = key_sql(by, Table::Buckets);
+    let (day_name, day_start) = key_sql(by, Table::Days);
+    let days = days.table();
+    let columns = "outcome, reason, purpose, requests";
     format!(
-        "WITH counted AS (
-             SELECT {name} AS name, {start} AS start, outcome, reason, purpose, requests
+        "counted AS (
+             SELECT {name} AS name, {start} AS start, {columns}
                FROM report_minutes
               WHERE org_id = $1 AND bucket >= $2 AND bucket < $3 {only}
              UNION ALL
-             SELECT {name}, {start}, outcome, reason, purpose, requests
+             SELECT {name}, {start}, {columns}
                FROM report_hours
-              WHERE org_id = $1 AND bucket >= $2 AND bucket < $3 {only}),
-         grouped AS (
-             SELECT name, start, outcome, reason, purpose, sum(requests)::int8 AS requests
-               FROM counted
-              GROUP BY name, start, outcome, reason, purpose)"
+              WHERE org_id = $1 AND bucket >= $2 AND bucket < $4 {only}
+             UNION ALL
+             SELECT {name}, {start}, {columns}
+               FROM report_hours
+              WHERE org_id = $1 AND bucket >= $5 AND bucket < $3 {only}
+             UNION ALL
+             SELECT {day_name}, {day_start}, {columns}
+               FROM {days}
+              WHERE org_id = $1 AND bucket >= $4 AND bucket < $5 {only})"
     )
 }
 
@@ -195,19 +284,28 @@ fn labels_sql(by: Option<Dimension>) -> &'static str {
     }
 }
 
+/// A row's group name in column 0 (`''` or NULL: none).
+fn group_name(row: &postgres::Row) -> Option<String> {
+    row.get::<_, Option<String>>(0)
+        .filter(|name| !name.is_empty())
+}
+
+/// A site, a fragment or a card (its id in column 0) with its labels, from a row's columns.
+fn item_key(row: &postgres::Row, reference: usize, name: usize) -> GroupKey {
+    GroupKey::Item {
+        id: group_name(row),
+        reference: row.get(reference),
+        name: row.get(name),
+    }
+}
+
 /// A row of `grouped` with its labels, as a count of `by`.
 fn request_count(row: &postgres::Row, by: Option<Dimension>) -> RequestCount {
-    let name = row
-        .get::<_, Option<String>>(0)
-        .filter(|name| !name.is_empty());
+    let name = group_name(row);
     let key = match by {
         None => GroupKey::Total,
         Some(Dimension::Agent) => GroupKey::Name(name),
-        Some(Dimension::Site | Dimension::Fragment | Dimension::Card) => GroupKey::Item {
-            id: name,
-            reference: row.get(1),
-            name: row.get(7),
-        },
+        Some(Dimension::Site | Dimension::Fragment | Dimension::Card) => item_key(row, 1, 7),
         Some(Dimension::Hour | Dimension::Day) => GroupKey::Start(row.get(2)),
     };
     RequestCount {
@@ -219,12 +317,45 @@ fn request_count(row: &postgres::Row, by: Option<Dimension>) -> RequestCount {
     }
 }
 
-/// The SQL of a bucket row's group: its name (`''` when the grouping has none) and its start.
-fn key_sql(by: Option<Dimension>) -> (&'static str, &'static str) {
+/// Which days a query reads: with the site, fragment and card of each count (`report_days`),
+/// or their totals only (`report_day_totals`, a few hundred rows a month).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Days {
+    Keyed,
+    Totals,
+}
+
+impl Days {
+    /// The days a grouping `by` needs when nothing else is asked of a count.
+    fn of(by: Option<Dimension>) -> Days {
+        match by {
+            Some(Dimension::Site | Dimension::Fragment | Dimension::Card) => Days::Keyed,
+            None | Some(Dimension::Agent | Dimension::Hour | Dimension::Day) => Days::Totals,
+        }
+    }
+
+    fn table(self) -> &'static str {
+        match self {
+            Days::Keyed => "report_days",
+            Days::Totals => "report_day_totals",
+        }
+    }
+}
+
+/// The counters a window reads: the minutes' and the hours' (every dimension), or the days'.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Table {
+    Buckets,
+    Days,
+}
+
+/// The SQL of a counter row's group: its name (`''` when the grouping has none) and its start.
+fn key_sql(by: Option<Dimension>, table: Table) -> (&'static str, &'static str) {
     const NO_START: &str = "NULL::timestamptz";
     match by {
         None => ("''", NO_START),
         Some(Dimension::Site) => ("site", NO_START),
+        Some(Dimension::Fragment) if table == Table::Days => ("fragment", NO_START),
         Some(Dimension::Fragment) => (
             "coalesce(nullif(resolved_fragment_id, ''), requested_fragment_id)",
             NO_START,
@@ -260,37 +391,58 @@ pub fn page_counts(
     Ok(rows.iter().map(page_count).collect())
 }
 
-/// The organisation's page counts of the hours that start in `window`, by page and purpose,
-/// for the `top` pages with the most requests (ties in byte order), in that order; then the
-/// other pages' counts together by purpose, with page `None`.
-pub fn top_page_counts(
+/// The top pages of a window ([`top_page_tallies`]) and what its page rows hold in all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopPages {
+    /// Page, requests and served requests, most requests first (ties in byte order).
+    pub shown: Vec<(String, i64, i64)>,
+    /// Every page row of the window, by purpose (page `None`).
+    pub written: Vec<PageCount>,
+}
+
+/// The `top` pages of the organisation with the most requests in the hours that start in
+/// `window`, with their requests and served requests, and all its page counts by purpose,
+/// summed in one pass.
+pub fn top_page_tallies(
     db: &mut impl GenericClient,
     org_id: &str,
     window: Window,
     top: i64,
-) -> Result<Vec<PageCount>, postgres::Error> {
+) -> Result<TopPages, postgres::Error> {
     let rows = db.query(
-        "WITH grouped AS (
-             SELECT page, purpose, sum(requests)::int8 AS requests, sum(served)::int8 AS served
+        "WITH sets AS MATERIALIZED (
+             SELECT page, purpose, GROUPING(page) AS whole, sum(requests)::int8 AS requests,
+                    sum(served)::int8 AS served
                FROM report_pages
               WHERE org_id = $1 AND hour >= $2 AND hour < $3
-              GROUP BY page, purpose),
-         ranked AS (
-             SELECT page, row_number() OVER (
-                        ORDER BY sum(requests) DESC, page COLLATE \"C\") AS rank
-               FROM grouped
-              GROUP BY page),
-         shown AS (
-             SELECT CASE WHEN r.rank <= $4 THEN r.rank END AS rank, g.*
-               FROM grouped g JOIN ranked r USING (page))
-         SELECT CASE WHEN rank IS NOT NULL THEN page END, purpose, sum(requests)::int8,
-                sum(served)::int8
-           FROM shown
-          GROUP BY rank, 1, purpose
-          ORDER BY rank NULLS LAST, purpose",
+              GROUP BY GROUPING SETS ((page), (purpose)))
+         (SELECT page, NULL, requests, served
+            FROM sets
+           WHERE whole = 0
+           ORDER BY requests DESC, page COLLATE \"C\"
+           LIMIT $4)
+         UNION ALL
+         SELECT NULL, purpose, requests, served
+           FROM sets
+          WHERE whole = 1",
         &[&org_id, &window.since, &window.until, &top],
     )?;
-    Ok(rows.iter().map(page_count).collect())
+    let (written, shown): (Vec<_>, Vec<_>) =
+        (rows.iter()).partition(|row| row.get::<_, Option<String>>(0).is_none());
+    let mut shown: Vec<(String, i64, i64)> = (shown.into_iter())
+        .map(|row| (row.get(0), row.get(2), row.get(3)))
+        .collect();
+    // The order of the ranking, which the union does not keep.
+    shown.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let written = (written.into_iter())
+        .map(|row| PageCount {
+            page: None,
+            purpose: row.get(1),
+            requests: row.get(2),
+            served: row.get(3),
+        })
+        .collect();
+    Ok(TopPages { shown, written })
 }
 
 fn page_count(row: &postgres::Row) -> PageCount {
@@ -310,20 +462,14 @@ pub fn served_by_card_per_day(
     card_id: &str,
     window: Window,
 ) -> Result<Vec<(SystemTime, i64)>, postgres::Error> {
-    let rows = db.query(
-        "WITH counted AS (
-             SELECT bucket, requests FROM report_minutes
-              WHERE org_id = $1 AND bucket >= $2 AND bucket < $3 AND card_id = $4
-             UNION ALL
-             SELECT bucket, requests FROM report_hours
-              WHERE org_id = $1 AND bucket >= $2 AND bucket < $3 AND card_id = $4)
-         SELECT date_trunc('day', bucket AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
-                sum(requests)::int8
-           FROM counted
-          GROUP BY day
-          ORDER BY day",
-        &[&org_id, &window.since, &window.until, &card_id],
-    )?;
+    let by = Some(Dimension::Day);
+    let query = format!(
+        "WITH {counted}
+         SELECT start, sum(requests)::int8 FROM counted GROUP BY start ORDER BY start",
+        counted = counted_sql(by, "AND card_id = $6", Days::Keyed),
+    );
+    let params = window.params(org_id, by);
+    let rows = db.query(&query, &params.with(&[&card_id]))?;
     Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
 }
 
@@ -347,4 +493,42 @@ pub fn unmatched_agents(
         &[&org_id, &window.since, &window.until, &limit],
     )?;
     Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(seconds: u64, nanos: u32) -> SystemTime {
+        UNIX_EPOCH + Duration::new(seconds, nanos)
+    }
+
+    #[test]
+    fn the_whole_days_of_a_window_are_those_it_holds_from_start_to_end() {
+        let day = DAY.as_secs();
+        let window = |since, until| Window { since, until }.whole_days();
+        // From a midnight to a midnight: every day.
+        assert_eq!(
+            window(at(day, 0), at(3 * day, 0)),
+            (at(day, 0), at(3 * day, 0))
+        );
+        // A second (or a nanosecond) after midnight to a second before: the day between.
+        let (since, until) = (at(day, 1), at(4 * day - 1, 0));
+        assert_eq!(window(since, until), (at(2 * day, 0), at(3 * day, 0)));
+        let since = at(day, 1);
+        assert_eq!(
+            window(since, at(3 * day, 0)),
+            (at(2 * day, 0), at(3 * day, 0))
+        );
+        let since = at(day, 0) + Duration::from_nanos(1);
+        assert_eq!(
+            window(since, at(3 * day, 0)),
+            (at(2 * day, 0), at(3 * day, 0))
+        );
+        // Within a day, or across one midnight only: none, as an empty range at `until`.
+        let until = at(day + 7200, 0);
+        assert_eq!(window(at(day + 3600, 0), until), (until, until));
+        let until = at(2 * day + 60, 0);
+        assert_eq!(window(at(day + 60, 0), until), (until, until));
+    }
 }

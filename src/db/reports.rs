@@ -424,7 +424,8 @@ pub struct Retention {
 const FLUSH_RECORDS_KEPT: Duration = Duration::from_secs(24 * 3600);
 
 /// Rolls the minutes of every whole hour older than `retention.minutes` into hours (their
-/// sums), and deletes what is older than `retention.hours`. One instance at a time does it;
+/// sums; the database adds them to their days), and deletes what is older than
+/// `retention.hours`. One instance at a time does it;
 /// `false` when another was doing it.
 pub fn roll_up(db: &mut Client, retention: Retention) -> Result<bool, postgres::Error> {
     let mut tx = db.transaction()?;
@@ -457,6 +458,11 @@ pub fn roll_up(db: &mut Client, retention: Retention) -> Result<bool, postgres::
         &[&minutes_cutoff],
     )?;
     tx.execute("DELETE FROM report_hours WHERE bucket < $1", &[&cutoff])?;
+    // A day goes once all its hours have.
+    for days in ["report_days", "report_day_totals"] {
+        let query = format!("DELETE FROM {days} WHERE bucket + interval '1 day' <= $1");
+        tx.execute(&query, &[&cutoff])?;
+    }
     tx.execute("DELETE FROM report_pages WHERE hour < $1", &[&cutoff])?;
     tx.execute(
         "DELETE FROM report_unmatched_agents WHERE day < ($1::timestamptz AT TIME ZONE 'UTC')::date",

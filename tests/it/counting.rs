@@ -438,6 +438,111 @@ fn the_roll_up_replaces_old_minutes_by_their_hourly_sums() {
     assert_eq!(minutes_left, [(hour(0), 7)]);
 }
 
+/// The rows of `report_days` and `report_day_totals` that differ from the sums of the hours
+/// of their UTC day (the fragment: the resolved one, else the requested one), both ways.
+fn days_unlike_their_hours(db: &mut postgres::Client) -> Vec<String> {
+    let hours_by_day = "SELECT date_trunc('day', bucket AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+                               AS bucket, org_id, site,
+                               coalesce(nullif(resolved_fragment_id, ''), requested_fragment_id)
+                               AS fragment, card_id, agent, outcome, reason, purpose,
+                               sum(requests) AS requests
+                          FROM report_hours GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9";
+    let keyed = "bucket, org_id, site, fragment, card_id, agent, outcome, reason, purpose";
+    let totals = "bucket, org_id, agent, outcome, reason, purpose";
+    let mut unlike = Vec::new();
+    for (table, key) in [("report_days", keyed), ("report_day_totals", totals)] {
+        let query = format!(
+            "SELECT format('%s %s: %s in the hours, %s in the day', '{table}', ROW({key}),
+                           h.requests, d.requests)
+               FROM (SELECT {key}, sum(requests) AS requests FROM ({hours_by_day}) x
+                      GROUP BY {key}) h
+               FULL JOIN {table} d USING ({key})
+              WHERE h.requests IS DISTINCT FROM d.requests"
+        );
+        unlike.extend(db.query(&query, &[]).unwrap().iter().map(|row| row.get(0)));
+    }
+    unlike
+}
+
+/// Whole days are read from the days (`sql/011_report_days.sql`): the database adds every
+/// hour, whichever version wrote it, to its day, and the migration filled the days of the
+/// hours already there; the roll-up deletes a day once all its hours are past the retention.
+#[test]
+fn each_day_holds_the_sums_of_its_hours_whoever_wrote_them() {
+    let url = harness::empty_database();
+    let mut db = agentcard::db::connect(&url).unwrap();
+    agentcard::db::migrate::run_to(&mut db, 9).unwrap();
+    let add_hour = |db: &mut postgres::Client, at: &str, resolved: &str, agent: &str, n: i64| {
+        db.execute(
+            "INSERT INTO report_hours VALUES ($1::text::timestamptz, 'acc_1', 'a.example',
+                    'frg_asked', $2, 'crd_1', 'key_1', 'fr', 'html', 'served', 'served', $3,
+                    'training', $4)
+             ON CONFLICT (org_id, bucket, site, requested_fragment_id, resolved_fragment_id,
+                    card_id, key_id, lang, format, outcome, reason, agent, purpose)
+             DO UPDATE SET requests = report_hours.requests + excluded.requests",
+            &[&at, &resolved, &agent, &n],
+        )
+        .unwrap();
+    };
+    // Before the migration: two hours of a day, one of the next, one fragment unresolved.
+    add_hour(&mut db, "2026-11-20T10:00:00Z", "frg_1", "GPTBot", 3);
+    add_hour(&mut db, "2026-11-20T23:00:00Z", "frg_1", "GPTBot", 4);
+    add_hour(&mut db, "2026-11-21T00:00:00Z", "", "GPTBot", 5);
+    agentcard::db::migrate::run(&mut db).unwrap();
+    assert_eq!(days_unlike_their_hours(&mut db), Vec::<String>::new());
+    let day = |db: &mut postgres::Client, fragment: &str| -> Vec<(String, i64)> {
+        let rows = db
+            .query(
+                "SELECT to_char(bucket AT TIME ZONE 'UTC', 'YYYY-MM-DD'), requests
+                   FROM report_days WHERE fragment = $1 ORDER BY bucket",
+                &[&fragment],
+            )
+            .unwrap();
+        rows.iter().map(|row| (row.get(0), row.get(1))).collect()
+    };
+    assert_eq!(day(&mut db, "frg_1"), [("2026-11-20".to_string(), 7)]);
+    assert_eq!(day(&mut db, "frg_asked"), [("2026-11-21".to_string(), 5)]);
+
+    // After it: a new hour, an hour added to (the upsert's update), another agent.
+    add_hour(&mut db, "2026-11-20T11:00:00Z", "frg_1", "GPTBot", 1);
+    add_hour(&mut db, "2026-11-20T10:00:00Z", "frg_1", "GPTBot", 2);
+    add_hour(&mut db, "2026-11-21T00:00:00Z", "", "ClaudeBot", 6);
+    assert_eq!(days_unlike_their_hours(&mut db), Vec::<String>::new());
+    assert_eq!(day(&mut db, "frg_1"), [("2026-11-20".to_string(), 10)]);
+
+    // The roll-up's minutes into hours, into days.
+    let minute_ago = SystemTime::now() - Duration::from_secs(3 * 3600);
+    db.execute(
+        "INSERT INTO report_minutes VALUES ($1, 'acc_1', 'a.example', 'frg_1', 'frg_1',
+                'crd_1', 'key_1', 'fr', 'html', 'served', 'served', 'GPTBot', 'training', 8)",
+        &[&minute_ago],
+    )
+    .unwrap();
+    let keep_all = Retention {
+        minutes: Duration::from_secs(3600),
+        hours: Duration::from_secs(4000 * 24 * 3600),
+    };
+    assert!(reports::roll_up(&mut db, keep_all).unwrap());
+    assert_eq!(days_unlike_their_hours(&mut db), Vec::<String>::new());
+    let rolled: i64 = db
+        .query_one("SELECT sum(requests)::int8 FROM report_day_totals", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(rolled, 3 + 4 + 5 + 1 + 2 + 6 + 8);
+
+    // Past the retention: the hours and their days go.
+    let keep_none = Retention {
+        minutes: Duration::from_secs(3600),
+        hours: Duration::from_secs(60),
+    };
+    assert!(reports::roll_up(&mut db, keep_none).unwrap());
+    for table in ["report_hours", "report_days", "report_day_totals"] {
+        let query = format!("SELECT count(*) FROM {table}");
+        let left: i64 = db.query_one(&query, &[]).unwrap().get(0);
+        assert_eq!(left, 0, "{table}");
+    }
+}
+
 #[test]
 fn the_rows_of_the_per_request_table_are_folded_into_the_aggregates() {
     let url = harness::empty_database();

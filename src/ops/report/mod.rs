@@ -226,6 +226,18 @@ impl Counts {
         }
     }
 
+    /// The requests and served requests of a group in a [`top`] view, which counts nothing
+    /// else: no refused, no reasons, no purposes.
+    pub fn tally(requests: i64, served: i64) -> Counts {
+        Counts {
+            requests,
+            served,
+            refused: None,
+            no_fill_reasons: None,
+            agent_purposes: BTreeMap::new(),
+        }
+    }
+
     fn of_requests<'a>(counts: impl IntoIterator<Item = &'a RequestCount>) -> Counts {
         let mut sum = Counts::zero(true);
         for count in counts {
@@ -355,7 +367,7 @@ pub fn report(
         None => None,
         Some(By::Page) => {
             let pages = report_summary::page_counts(db, org_id, window)?;
-            Some((By::Page, by_page(&pages, &total).0))
+            Some((By::Page, by_page(&pages, &total)))
         }
         Some(by) => Some((by, by_key(&counts, by)?)),
     };
@@ -371,7 +383,9 @@ pub fn report(
 /// The report of `org`'s requests in `bounds` by site, fragment, card or page as the console
 /// shows it: the `n` groups with the most requests (ties in key order), most first, and the
 /// others' counts together in [`Report::others`]; the totals as [`report`]'s, which the groups
-/// and the others add up to. Other groupings are [`report`]'s, whole.
+/// and the others add up to. The groups of a site, a fragment or a card count requests and
+/// served only ([`Counts::tally`]); a page's, its purposes too. Other groupings are
+/// [`report`]'s, whole.
 pub fn top(
     db: &mut impl GenericClient,
     org: &Org,
@@ -379,60 +393,92 @@ pub fn top(
     by: By,
     n: i64,
 ) -> Result<Report, ApiError> {
-    top_of(db, org, bounds, by, n, false)
-}
-
-/// The `n` fragments of `org` with the most requests answered without a card in `bounds`,
-/// most first, their counts those requests only (the no-fill reasons' fragments; ranking
-/// these rows is a fraction of ranking every fragment's).
-pub fn unfilled(
-    db: &mut impl GenericClient,
-    org: &Org,
-    bounds: Bounds,
-    n: i64,
-) -> Result<Report, ApiError> {
-    top_of(db, org, bounds, By::Fragment, n, true)
-}
-
-fn top_of(
-    db: &mut impl GenericClient,
-    org: &Org,
-    bounds: Bounds,
-    by: By,
-    n: i64,
-    no_fill_only: bool,
-) -> Result<Report, ApiError> {
-    let org_id = org.id.as_str();
-    let (bounds, dimension) = match by {
-        By::Page => (bounds.whole_hours(), None),
-        By::Site | By::Fragment | By::Card => (bounds, by.dimension()),
-        By::Agent | By::Hour | By::Day => return report(db, org, bounds, Some(by)),
+    let dimension = match by {
+        By::Page => return top_pages(db, org, bounds, n),
+        By::Site | By::Fragment | By::Card => by.dimension(),
+        By::Agent | By::Hour | By::Day => None,
     };
-    let window = bounds.window();
-    let (total, groups, others) = match dimension {
-        Some(dimension) => {
-            let counts =
-                report_summary::top_request_counts(db, org_id, window, dimension, n, no_fill_only)?;
-            let (rest, shown): (Vec<_>, Vec<_>) =
-                (counts.iter()).partition(|count| count.key == GroupKey::Others);
-            let others = (!rest.is_empty()).then(|| Counts::of_requests(rest));
-            let shown: Vec<RequestCount> = shown.into_iter().cloned().collect();
-            (Counts::of_requests(&counts), by_key(&shown, by)?, others)
-        }
-        None => {
-            let counts = report_summary::request_counts(db, org_id, window, None)?;
-            let total = Counts::of_requests(&counts);
-            let pages = report_summary::top_page_counts(db, org_id, window, n)?;
-            let (groups, others) = by_page(&pages, &total);
-            (total, groups, others)
-        }
+    let Some(dimension) = dimension else {
+        return report(db, org, bounds, Some(by));
     };
+    let (org_id, window) = (org.id.as_str(), bounds.window());
+    let total = Counts::of_requests(&report_summary::request_counts(db, org_id, window, None)?);
+    let tallies = report_summary::top_tallies(db, org_id, window, dimension, n)?;
+    let groups = (tallies.iter())
+        .map(|tally| {
+            let key = Key::of(&tally.key, by)
+                .ok_or_else(|| ApiError::internal(format!("report group {:?}", tally.key)))?;
+            Ok(Group {
+                key,
+                counts: Counts::tally(tally.requests, tally.served),
+            })
+        })
+        .collect::<Result<Vec<Group>, ApiError>>()?;
+    let shown = |count: fn(&Counts) -> i64| groups.iter().map(|g| count(&g.counts)).sum::<i64>();
+    let (requests, served) = (shown(|c| c.requests), shown(|c| c.served));
+    let others = (total.requests > requests)
+        .then(|| Counts::tally(total.requests - requests, total.served - served));
     Ok(Report {
         org: org.clone(),
         bounds,
         total,
         groups: Some((by, groups)),
         others,
+    })
+}
+
+/// [`top`] by page: over whole hours, the top pages (requests and served), the others, and
+/// what the page rows do not hold yet.
+fn top_pages(
+    db: &mut impl GenericClient,
+    org: &Org,
+    bounds: Bounds,
+    n: i64,
+) -> Result<Report, ApiError> {
+    let org_id = org.id.as_str();
+    let bounds = bounds.whole_hours();
+    let window = bounds.window();
+    let total = Counts::of_requests(&report_summary::request_counts(db, org_id, window, None)?);
+    let pages = report_summary::top_page_tallies(db, org_id, window, n)?;
+    let written = Counts::of_pages(&pages.written);
+    let mut groups: Vec<Group> = (pages.shown.into_iter())
+        .map(|(page, requests, served)| Group {
+            key: Key::Page(page),
+            counts: Counts::tally(requests, served),
+        })
+        .collect();
+    let shown = |count: fn(&Counts) -> i64| groups.iter().map(|g| count(&g.counts)).sum::<i64>();
+    let (requests, served) = (shown(|c| c.requests), shown(|c| c.served));
+    let others = (written.requests > requests)
+        .then(|| Counts::tally(written.requests - requests, written.served - served));
+    groups.extend(not_yet_written(&total, &written));
+    Ok(Report {
+        org: org.clone(),
+        bounds,
+        total,
+        groups: Some((By::Page, groups)),
+        others,
+    })
+}
+
+/// The `n` fragments of `org` with the most requests answered without a card in `bounds`,
+/// most first, their counts those requests only (the no-fill reasons' fragments; ranking
+/// these rows is a fraction of ranking every fragment's). The totals are those of the
+/// fragments listed.
+pub fn unfilled(
+    db: &mut impl GenericClient,
+    org: &Org,
+    bounds: Bounds,
+    n: i64,
+) -> Result<Report, ApiError> {
+    let window = bounds.window();
+    let counts = report_summary::top_unfilled_counts(db, org.id.as_str(), window, n)?;
+    Ok(Report {
+        org: org.clone(),
+        bounds,
+        total: Counts::of_requests(&counts),
+        groups: Some((By::Fragment, by_key(&counts, By::Fragment)?)),
+        others: None,
     })
 }
 
@@ -451,35 +497,26 @@ fn by_key(counts: &[RequestCount], by: By) -> Result<Vec<Group>, ApiError> {
         .collect()
 }
 
-/// The pages' groups, then what they do not hold of `total` yet, when anything; and the
-/// counts of the pages beyond the top ones (page `None`), when any.
-fn by_page(counts: &[PageCount], total: &Counts) -> (Vec<Group>, Option<Counts>) {
-    let (rest, shown): (Vec<&PageCount>, Vec<&PageCount>) =
-        counts.iter().partition(|count| count.page.is_none());
-    let mut groups: Vec<Group> = shown
+/// The pages' groups, then what they do not hold of `total` yet, when anything.
+fn by_page(counts: &[PageCount], total: &Counts) -> Vec<Group> {
+    let mut groups: Vec<Group> = counts
         .chunk_by(|a, b| a.page == b.page)
         .map(|chunk| Group {
             key: Key::Page(chunk[0].page.clone().unwrap_or_default()),
-            counts: Counts::of_pages(chunk.iter().copied()),
+            counts: Counts::of_pages(chunk),
         })
         .collect();
-    let others = (!rest.is_empty()).then(|| Counts::of_pages(rest));
-    let mut written = Counts::zero(false);
-    for counts in groups.iter().map(|group| &group.counts).chain(&others) {
-        written.requests += counts.requests;
-        written.served += counts.served;
-        for (purpose, &n) in &counts.agent_purposes {
-            add(&mut written.agent_purposes, purpose, n);
-        }
-    }
-    let rest = total.beyond(&written);
-    if rest.requests > 0 {
-        groups.push(Group {
-            key: Key::Page(NOT_YET_WRITTEN.into()),
-            counts: rest,
-        });
-    }
-    (groups, others)
+    groups.extend(not_yet_written(total, &Counts::of_pages(counts)));
+    groups
+}
+
+/// The group of what the page rows (`written`) do not hold of `total` yet, when anything.
+fn not_yet_written(total: &Counts, written: &Counts) -> Option<Group> {
+    let rest = total.beyond(written);
+    (rest.requests > 0).then(|| Group {
+        key: Key::Page(NOT_YET_WRITTEN.into()),
+        counts: rest,
+    })
 }
 
 /// The User-Agents of `org` that matched no marker in the days `bounds` touches (they are
@@ -536,8 +573,8 @@ mod tests {
         total.add("training", 10, 7);
         total.add("search", 2, 2);
         let pages = [page("a.example/x", "training", 6, 4)];
-        let (groups, others) = by_page(&pages, &total);
-        assert_eq!((groups.len(), others), (2, None));
+        let groups = by_page(&pages, &total);
+        assert_eq!(groups.len(), 2);
         let rest = &groups[1];
         assert_eq!(rest.key, Key::Page(NOT_YET_WRITTEN.into()));
         assert_eq!((rest.counts.requests, rest.counts.served), (6, 5));
@@ -548,6 +585,6 @@ mod tests {
             page("a.example/x", "training", 10, 7),
             page("a.example/y", "search", 2, 2),
         ];
-        assert_eq!(by_page(&pages, &total).0.len(), 2);
+        assert_eq!(by_page(&pages, &total).len(), 2);
     }
 }
