@@ -50,6 +50,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "009_console_safety.sql",
         include_str!("../../sql/009_console_safety.sql"),
     ),
+    (
+        10,
+        "010_report_card_pages.sql",
+        include_str!("../../sql/010_report_card_pages.sql"),
+    ),
 ];
 
 /// Arbitrary constant naming our advisory lock.
