@@ -175,7 +175,7 @@ pub fn new(ctx: &mut PageContext) -> Answer {
 pub fn show(ctx: &mut PageContext) -> Answer {
     let (_, card) = card_of_path(ctx)?;
     let mut page = editor(ctx, Some(&card), Fields::of_card(&card));
-    page.week = Some(super::reports::week(ctx, &card.id)?);
+    page.week = Some(super::reports::week(ctx, &card)?);
     Ok(pages::html(200, &page))
 }
 

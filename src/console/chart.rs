@@ -179,8 +179,17 @@ pub struct Glance {
     pub unfilled: Vec<Row>,
 }
 
-/// What a card served over the last 7 days, a day a row (UTC).
+/// What a card served over the last 7 days, a day a row (UTC), and the pages that got it most.
 pub struct Week {
     pub served: i64,
     pub days: Vec<(String, i64)>,
+    pub pages: Vec<WeekPage>,
+}
+
+/// A page that got a card: its name, the requests the card served there, and "Why this card?"
+/// asked about it, when it is on one of the organisation's sites.
+pub struct WeekPage {
+    pub page: String,
+    pub served: i64,
+    pub why: Option<String>,
 }

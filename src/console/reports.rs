@@ -2,15 +2,15 @@
 //! table, the groups with names and links, what to do about each no-fill reason) and each view
 //! as CSV. The numbers are `ops::report`'s, the same `admin report` prints for the window.
 
-use super::chart::{bucket_label, percent, Chart, Glance, Row, Week};
+use super::chart::{bucket_label, percent, Chart, Glance, Row, Week, WeekPage};
 use super::context::{Answer, PageContext};
 use super::inputs::{Input, InputKind, Inputs};
 use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
+use crate::db::cards::CardRow;
 use crate::domain::Invalid;
 use crate::error::ApiError;
 use crate::http::Response;
-use crate::ids::CardId;
 use crate::ops::report::{
     self, csv::csv, series, By, ConsoleWindow, Counts, Key, Report, ALL_OTHERS,
 };
@@ -339,15 +339,31 @@ pub(super) fn glance(ctx: &mut PageContext) -> Result<Glance, PageRefusal> {
 }
 
 /// The card's last 7 days (`ops::report::card_week`).
-pub(super) fn week(ctx: &mut PageContext, card: &CardId) -> Result<Week, PageRefusal> {
+pub(super) fn week(ctx: &mut PageContext, card: &CardRow) -> Result<Week, PageRefusal> {
     let org = ctx.caller()?.org;
-    let week = report::card_week(ctx.db, &org, card, Timestamp::now())?;
+    let week = report::card_week(ctx.db, &org, &card.id, Timestamp::now())?;
+    let page = |page: report::CardPage| WeekPage {
+        why: (page.site.as_ref()).map(|site| why_link(site, &page.page, card)),
+        page: page.page,
+        served: page.served,
+    };
     Ok(Week {
         served: week.served,
         days: (week.days.into_iter())
             .map(|(day, n)| (bucket_label(day, By::Day), n))
             .collect(),
+        pages: week.pages.into_iter().map(page).collect(),
     })
+}
+
+/// "Why this card?" asked about a page (host and path) of `site`, in the card's language: the
+/// form answers at once.
+fn why_link(site: &str, page: &str, card: &CardRow) -> String {
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("page_url", &format!("https://{page}"))
+        .append_pair("lang", card.lang.as_str())
+        .finish();
+    format!("/sites/{site}/why?{query}")
 }
 
 /// The rows of a grouped report, and its column's name.

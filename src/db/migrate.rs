@@ -51,6 +51,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         include_str!("../../sql/009_console_safety.sql"),
     ),
     (
+        10,
+        "010_report_card_pages.sql",
+        include_str!("../../sql/010_report_card_pages.sql"),
+    ),
+    (
         11,
         "011_report_days.sql",
         include_str!("../../sql/011_report_days.sql"),

@@ -1,13 +1,14 @@
 //! The reads of `agentcard admin report`: an organisation's `/fragment` requests over a window,
-//! from the aggregates of `sql/005_report_aggregates.sql`.
+//! from the aggregates of `sql/005_report_aggregates.sql` (and a card's pages, of
+//! `sql/010_report_card_pages.sql`).
 //!
 //! A window `[since, until)` counts each bucket whose start lies in it. Minutes past their
 //! retention are rolled into hours and deleted, so no bucket is in both tables and a window
 //! reads both: the minutes it holds, and the hours it holds once they are rolled up. Each hour
 //! is also added to its UTC day in `report_days` (by the database, `sql/011_report_days.sql`),
 //! so the whole days of a window are read there, one row per day and key, and only its partial
-//! days' hours from `report_hours`. Pages are counted per hour. Every time is UTC; nothing
-//! depends on the session's time zone.
+//! days' hours from `report_hours`. Pages, and a card's pages, are counted per hour. Every time
+//! is UTC; nothing depends on the session's time zone.
 
 use postgres::types::ToSql;
 use postgres::GenericClient;
@@ -471,6 +472,50 @@ pub fn served_by_card_per_day(
     let params = window.params(org_id, by);
     let rows = db.query(&query, &params.with(&[&card_id]))?;
     Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
+}
+
+/// A page that got a card, from `report_card_pages`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardPage {
+    /// Host and canonical path, `(other pages)` or `(no page)`.
+    pub page: String,
+    pub served: i64,
+    /// The page's host when it is a site of the organisation.
+    pub site: Option<String>,
+}
+
+/// The pages `card_id` served the organisation's requests on most in the hours that start in
+/// `window`, most served first (ties by page in byte order), at most `limit`.
+pub fn card_top_pages(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    card_id: &str,
+    window: Window,
+    limit: i64,
+) -> Result<Vec<CardPage>, postgres::Error> {
+    // The sites are looked up for the pages shown only.
+    let rows = db.query(
+        "WITH top AS (
+             SELECT page, sum(served)::int8 AS served
+               FROM report_card_pages
+              WHERE org_id = $1 AND card_id = $2 AND hour >= $3 AND hour < $4
+              GROUP BY page
+              ORDER BY sum(served) DESC, page COLLATE \"C\"
+              LIMIT $5)
+         SELECT t.page, t.served, s.domain
+           FROM top t
+           LEFT JOIN sites s ON s.org_id = $1 AND s.domain = split_part(t.page, '/', 1)
+          ORDER BY t.served DESC, t.page COLLATE \"C\"",
+        &[&org_id, &card_id, &window.since, &window.until, &limit],
+    )?;
+    Ok(rows
+        .iter()
+        .map(|row| CardPage {
+            page: row.get(0),
+            served: row.get(1),
+            site: row.get(2),
+        })
+        .collect())
 }
 
 /// The User-Agents that matched no marker on the days that start before `until` and end after

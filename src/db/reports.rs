@@ -1,8 +1,10 @@
-//! The report's counters in PostgreSQL (`sql/005_report_aggregates.sql`): one flush of an
-//! instance's counters added by upserts that add, exactly once, and the roll-up that keeps the
-//! tables' size independent of the request rate. `crate::db::report_summary` reads them.
+//! The report's counters in PostgreSQL (`sql/005_report_aggregates.sql`,
+//! `sql/010_report_card_pages.sql`): one flush of an instance's counters added by upserts that
+//! add, exactly once, and the roll-up that keeps the tables' size independent of the request
+//! rate. `crate::db::report_summary` reads them.
 
 use postgres::{Client, Transaction};
+use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
 /// The page that stands for the pages past the bound of an organisation's hour.
@@ -40,6 +42,16 @@ pub struct PageCount {
     pub served: i64,
 }
 
+/// Requests a card served on one page (host + canonical path) in one hour.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardPageCount {
+    pub org_id: String,
+    pub card_id: String,
+    pub hour: SystemTime,
+    pub page: String,
+    pub served: i64,
+}
+
 /// Requests of a User-Agent that matched no marker, in one day (its midnight, UTC).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnmatchedAgentCount {
@@ -54,12 +66,19 @@ pub struct UnmatchedAgentCount {
 pub struct Flush {
     pub requests: Vec<RequestCount>,
     pub pages: Vec<PageCount>,
+    /// The served requests of `pages`, per card (the pages named as in `pages`).
+    pub card_pages: Vec<CardPageCount>,
     pub unmatched_agents: Vec<UnmatchedAgentCount>,
 }
 
 impl Flush {
     pub fn is_empty(&self) -> bool {
-        self.requests.is_empty() && self.pages.is_empty() && self.unmatched_agents.is_empty()
+        self.keys() == 0
+    }
+
+    /// How many counters it holds.
+    pub fn keys(&self) -> usize {
+        self.requests.len() + self.pages.len() + self.card_pages.len() + self.unmatched_agents.len()
     }
 }
 
@@ -114,9 +133,14 @@ pub fn apply_flush(
         &flush.unmatched_agents,
         bounds.unmatched_agents_per_day,
     )?;
+    let requests = isolating(&mut tx, &flush.requests, add_requests)?;
+    let refused_pages = isolating(&mut tx, &pages, add_pages)?;
+    // After the pages: a card's page not in this flush is looked up among those written.
+    let card_pages = named_as_pages(&mut tx, &flush.card_pages, &flush.pages, &pages)?;
     let refused = Flush {
-        requests: isolating(&mut tx, &flush.requests, add_requests)?,
-        pages: isolating(&mut tx, &pages, add_pages)?,
+        requests,
+        pages: refused_pages,
+        card_pages: isolating(&mut tx, &card_pages, add_card_pages)?,
         unmatched_agents: isolating(&mut tx, &agents, add_unmatched_agents)?,
     };
     touch_keys(&mut tx, &flush.requests)?;
@@ -212,6 +236,23 @@ fn add_pages(tx: &mut Transaction, rows: &[PageCount]) -> Result<(), postgres::E
             SET requests = report_pages.requests + excluded.requests,
                 served = report_pages.served + excluded.served",
         &[&hours, &orgs, &pages, &purposes, &requests, &served],
+    )?;
+    Ok(())
+}
+
+fn add_card_pages(tx: &mut Transaction, rows: &[CardPageCount]) -> Result<(), postgres::Error> {
+    let orgs: Vec<&str> = rows.iter().map(|r| r.org_id.as_str()).collect();
+    let cards: Vec<&str> = rows.iter().map(|r| r.card_id.as_str()).collect();
+    let hours: Vec<SystemTime> = rows.iter().map(|r| r.hour).collect();
+    let pages: Vec<&str> = rows.iter().map(|r| r.page.as_str()).collect();
+    let served: Vec<i64> = rows.iter().map(|r| r.served).collect();
+    tx.execute(
+        "INSERT INTO report_card_pages (org_id, card_id, hour, page, served)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[],
+                $5::bigint[])
+         ON CONFLICT (org_id, card_id, hour, page) DO UPDATE
+            SET served = report_card_pages.served + excluded.served",
+        &[&orgs, &cards, &hours, &pages, &served],
     )?;
     Ok(())
 }
@@ -379,6 +420,57 @@ fn merged<T: Named>(counters: Vec<T>) -> Vec<T> {
     merged
 }
 
+/// The card rows, each page named as [`bounded`] named its page row (`sent` before, `kept`
+/// after): past the bound of its hour, a page is `(other pages)` for its card too. A page no
+/// row of `sent` names (a refused card row tried again alone) keeps its name when
+/// `report_pages` holds it, else is `(other pages)`.
+fn named_as_pages(
+    tx: &mut Transaction,
+    card_pages: &[CardPageCount],
+    sent: &[PageCount],
+    kept: &[PageCount],
+) -> Result<Vec<CardPageCount>, postgres::Error> {
+    let (sent, kept) = (page_names(sent), page_names(kept));
+    let mut out = card_pages.to_vec();
+    for row in &mut out {
+        let name = (row.org_id.as_str(), row.hour, row.page.as_str());
+        let renamed = if row.page == OTHER_PAGES || kept.contains(&name) {
+            false
+        } else if sent.contains(&name) {
+            true
+        } else {
+            let stored = tx.query_opt(
+                "SELECT 1 FROM report_pages WHERE org_id = $1 AND hour = $2 AND page = $3 LIMIT 1",
+                &[&row.org_id, &row.hour, &row.page],
+            )?;
+            stored.is_none()
+        };
+        if renamed {
+            row.page = OTHER_PAGES.to_string();
+        }
+    }
+    // Pages renamed alike add into one row: an upsert may not touch a row twice.
+    out.sort_by(|a, b| card_page_key(a).cmp(&card_page_key(b)));
+    out.dedup_by(|later, first| {
+        let same = card_page_key(later) == card_page_key(first);
+        if same {
+            first.served += later.served;
+        }
+        same
+    });
+    Ok(out)
+}
+
+fn page_names(pages: &[PageCount]) -> HashSet<(&str, SystemTime, &str)> {
+    (pages.iter())
+        .map(|p| (p.org_id.as_str(), p.hour, p.page.as_str()))
+        .collect()
+}
+
+fn card_page_key(row: &CardPageCount) -> (&str, &str, SystemTime, &str) {
+    (&row.org_id, &row.card_id, row.hour, &row.page)
+}
+
 /// Serialises the writers of one organisation's bucket until the transaction ends.
 fn lock_bucket(
     tx: &mut Transaction,
@@ -416,7 +508,7 @@ fn touch_keys(tx: &mut Transaction, requests: &[RequestCount]) -> Result<(), pos
 pub struct Retention {
     /// Minute buckets; older whole hours are rolled into `report_hours`.
     pub minutes: Duration,
-    /// Hours, pages and unmatched User-Agents.
+    /// Hours, pages (cards' pages too) and unmatched User-Agents.
     pub hours: Duration,
 }
 
@@ -464,6 +556,7 @@ pub fn roll_up(db: &mut Client, retention: Retention) -> Result<bool, postgres::
         tx.execute(&query, &[&cutoff])?;
     }
     tx.execute("DELETE FROM report_pages WHERE hour < $1", &[&cutoff])?;
+    tx.execute("DELETE FROM report_card_pages WHERE hour < $1", &[&cutoff])?;
     tx.execute(
         "DELETE FROM report_unmatched_agents WHERE day < ($1::timestamptz AT TIME ZONE 'UTC')::date",
         &[&cutoff],

@@ -14,7 +14,7 @@ use crate::report::{ReportSettings, Reporter, RequestFacts};
 use std::sync::Arc;
 
 /// The path of a page whose path the canonical steps refuse (a `//`, a dot segment).
-const UNREADABLE_PATH: &str = "/(unreadable path)";
+pub const UNREADABLE_PATH: &str = "/(unreadable path)";
 
 /// On `200` and `204`: cacheable by URL at the edge; no `Vary: User-Agent`, since the answer
 /// never depends on it.

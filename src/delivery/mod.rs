@@ -22,4 +22,4 @@ pub mod render;
 pub mod select;
 pub mod snapshot;
 
-pub use endpoint::Delivery;
+pub use endpoint::{Delivery, UNREADABLE_PATH};

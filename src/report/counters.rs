@@ -1,11 +1,13 @@
 //! The counters of one slot (in practice, one worker thread) between two flushes: requests per
-//! minute and dimension, requests and served per page and hour, unmatched User-Agents per day.
+//! minute and dimension, requests per page and hour by agent purpose and card served,
+//! unmatched User-Agents per day.
 //!
 //! A request looks its keys up borrowed (`Equivalent`), so a key already counted costs no
 //! allocation; only a key's first request in a flush interval copies its texts.
 
 use crate::db::reports::{
-    Flush, PageCount, RequestCount, UnmatchedAgentCount, OTHER_PAGES, OTHER_USER_AGENTS,
+    CardPageCount, Flush, PageCount, RequestCount, UnmatchedAgentCount, OTHER_PAGES,
+    OTHER_USER_AGENTS,
 };
 use hashbrown::{Equivalent, HashMap};
 use std::hash::Hash;
@@ -33,14 +35,23 @@ pub struct RequestKey<S> {
     pub purpose: &'static str,
 }
 
-/// A page (host and canonical path) of an organisation and a purpose, in one hour.
+/// A page (host and canonical path) of an organisation, in one hour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PageKey<S> {
     pub hour: u32,
     pub org_id: S,
     pub host: S,
     pub path: S,
-    pub purpose: &'static str,
+}
+
+/// A page's requests of one agent purpose and one card served (`""`: none served). A page
+/// holds a few of them (the purposes, the cards its fragments serve), scanned in order: the
+/// page is the only key hashed, and a page is what the bound counts.
+#[derive(Debug)]
+struct PageEntry {
+    purpose: &'static str,
+    card_id: Box<str>,
+    requests: u64,
 }
 
 /// A User-Agent that matched no marker, of an organisation, in one day.
@@ -97,7 +108,6 @@ impl<S> PageKey<S> {
             org_id: text(&self.org_id),
             host: text(&self.host),
             path: text(&self.path),
-            purpose: self.purpose,
         }
     }
 }
@@ -118,7 +128,7 @@ fn owned(text: &&str) -> Box<str> {
 }
 
 impl PageKey<&str> {
-    /// The same organisation, hour and purpose, under the page that stands for the others.
+    /// The same organisation and hour, under the page that stands for the others.
     fn other_pages(&self) -> PageKey<&str> {
         PageKey {
             host: OTHER_PAGES,
@@ -126,13 +136,6 @@ impl PageKey<&str> {
             ..*self
         }
     }
-}
-
-/// Requests and, of those, served.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Served {
-    pub requests: u64,
-    pub served: u64,
 }
 
 /// How many distinct pages an organisation's hour holds, and User-Agents its day, in memory:
@@ -146,7 +149,7 @@ pub struct MemoryBounds {
 #[derive(Debug, Default)]
 pub struct Counts {
     requests: HashMap<RequestKey<Box<str>>, u64>,
-    pages: HashMap<PageKey<Box<str>>, Served>,
+    pages: HashMap<PageKey<Box<str>>, Vec<PageEntry>>,
     agents: HashMap<AgentKey<Box<str>>, u64>,
     /// Distinct pages per (organisation, hour), and User-Agents per (organisation, day).
     pages_in: HashMap<(Box<str>, u32), usize>,
@@ -172,24 +175,34 @@ impl Counts {
         }
     }
 
-    /// Counts a page; past the bound of its organisation's hour, under `(other pages)`.
-    pub fn add_page(&mut self, key: &PageKey<&str>, add: Served, bounds: MemoryBounds) {
-        if let Some(count) = self.pages.get_mut(key) {
-            return add_served(count, add);
+    /// Counts `n` requests of a page by agents of `purpose`, served `card_id` (`""`: none);
+    /// past the bound of its organisation's hour, under `(other pages)`, card and all.
+    pub fn add_page(
+        &mut self,
+        key: &PageKey<&str>,
+        purpose: &'static str,
+        card_id: &str,
+        n: u64,
+        bounds: MemoryBounds,
+    ) {
+        if let Some(entries) = self.pages.get_mut(key) {
+            return add_entry(entries, purpose, card_id, n);
         }
-        if key.host == OTHER_PAGES {
+        let key = if key.host == OTHER_PAGES {
             // The entry that stands for the others takes no place of the bound.
-            return add_served(self.pages.entry(key.map(owned)).or_default(), add);
-        }
-        let bucket = (Box::from(key.org_id), key.hour);
-        let held = self.pages_in.entry(bucket).or_default();
-        let key = if *held < bounds.pages_per_hour {
-            *held += 1;
             *key
         } else {
-            key.other_pages()
+            let bucket = (Box::from(key.org_id), key.hour);
+            let held = self.pages_in.entry(bucket).or_default();
+            if *held < bounds.pages_per_hour {
+                *held += 1;
+                *key
+            } else {
+                key.other_pages()
+            }
         };
-        add_served(self.pages.entry(key.map(owned)).or_default(), add);
+        let entries = self.pages.entry(key.map(owned)).or_default();
+        add_entry(entries, purpose, card_id, n);
     }
 
     /// Counts an unmatched User-Agent; past the bound of its day, under `(other user agents)`.
@@ -221,8 +234,12 @@ impl Counts {
         for (key, n) in other.requests {
             self.add_request(&key.map(|text| &**text), n);
         }
-        for (key, served) in other.pages {
-            self.add_page(&key.map(|text| &**text), served, bounds);
+        for (key, entries) in other.pages {
+            for entry in entries {
+                let key = key.map(|text| &**text);
+                let (purpose, card_id) = (entry.purpose, &*entry.card_id);
+                self.add_page(&key, purpose, card_id, entry.requests, bounds);
+            }
         }
         for (key, n) in other.agents {
             self.add_agent(&key.map(|text| &**text), n, bounds);
@@ -243,11 +260,9 @@ impl Counts {
             ..Flush::default()
         };
         if with_pages {
-            flush.pages = self
-                .pages
-                .drain()
-                .map(|(k, n)| page_count((&k, &n)))
-                .collect();
+            for (key, entries) in self.pages.drain() {
+                page_counts(&key, &entries, &mut flush);
+            }
             flush.unmatched_agents = self
                 .agents
                 .drain()
@@ -260,9 +275,16 @@ impl Counts {
     }
 }
 
-fn add_served(count: &mut Served, add: Served) {
-    count.requests += add.requests;
-    count.served += add.served;
+fn add_entry(entries: &mut Vec<PageEntry>, purpose: &'static str, card_id: &str, n: u64) {
+    let entry = (entries.iter_mut()).find(|e| e.purpose == purpose && &*e.card_id == card_id);
+    match entry {
+        Some(entry) => entry.requests += n,
+        None => entries.push(PageEntry {
+            purpose,
+            card_id: Box::from(card_id),
+            requests: n,
+        }),
+    }
 }
 
 fn request_count((key, n): (&RequestKey<Box<str>>, &u64)) -> RequestCount {
@@ -284,15 +306,50 @@ fn request_count((key, n): (&RequestKey<Box<str>>, &u64)) -> RequestCount {
     }
 }
 
-fn page_count((key, served): (&PageKey<Box<str>>, &Served)) -> PageCount {
-    PageCount {
-        hour: time_of(key.hour, 3600),
-        org_id: key.org_id.to_string(),
-        page: format!("{}{}", key.host, key.path),
-        purpose: key.purpose.to_string(),
-        requests: served.requests as i64,
-        served: served.served as i64,
+/// A page's rows as the database takes them: requests and served per purpose
+/// (`report_pages`), served per card (`report_card_pages`).
+fn page_counts(key: &PageKey<Box<str>>, entries: &[PageEntry], flush: &mut Flush) {
+    let hour = time_of(key.hour, 3600);
+    let page = format!("{}{}", key.host, key.path);
+    let mut purposes: Vec<PageCount> = Vec::new();
+    let mut cards: Vec<CardPageCount> = Vec::new();
+    for entry in entries {
+        let requests = entry.requests as i64;
+        let served = if entry.card_id.is_empty() {
+            0
+        } else {
+            requests
+        };
+        match purposes.iter_mut().find(|p| p.purpose == entry.purpose) {
+            Some(count) => {
+                count.requests += requests;
+                count.served += served;
+            }
+            None => purposes.push(PageCount {
+                hour,
+                org_id: key.org_id.to_string(),
+                page: page.clone(),
+                purpose: entry.purpose.to_string(),
+                requests,
+                served,
+            }),
+        }
+        if entry.card_id.is_empty() {
+            continue;
+        }
+        match cards.iter_mut().find(|c| *c.card_id == *entry.card_id) {
+            Some(count) => count.served += served,
+            None => cards.push(CardPageCount {
+                org_id: key.org_id.to_string(),
+                card_id: entry.card_id.to_string(),
+                hour,
+                page: page.clone(),
+                served,
+            }),
+        }
     }
+    flush.pages.extend(purposes);
+    flush.card_pages.extend(cards);
 }
 
 fn agent_count((key, n): (&AgentKey<Box<str>>, &u64)) -> UnmatchedAgentCount {
@@ -324,33 +381,40 @@ mod tests {
             org_id: "acc_1",
             host: "a.example",
             path,
-            purpose: "training",
         }
+    }
+
+    /// The flush's page rows, `(page, purpose, requests, served)`, in order.
+    fn page_rows(flush: &Flush) -> Vec<(&str, &str, i64, i64)> {
+        let mut rows: Vec<_> = (flush.pages.iter())
+            .map(|p| (&*p.page, &*p.purpose, p.requests, p.served))
+            .collect();
+        rows.sort();
+        rows
+    }
+
+    /// The flush's card rows, `(card, page, served)`, in order.
+    fn card_rows(flush: &Flush) -> Vec<(&str, &str, i64)> {
+        let mut rows: Vec<_> = (flush.card_pages.iter())
+            .map(|c| (&*c.card_id, &*c.page, c.served))
+            .collect();
+        rows.sort();
+        rows
     }
 
     #[test]
     fn pages_past_the_bound_count_under_other_pages_and_nothing_is_lost() {
         let mut counts = Counts::default();
-        let one = Served {
-            requests: 1,
-            served: 1,
-        };
         for path in ["/a/", "/b/", "/c/", "/a/", "/d/"] {
-            counts.add_page(&page(path), one, BOUNDS);
+            counts.add_page(&page(path), "training", "crd_1", 1, BOUNDS);
         }
-        let mut flush = counts.take_flush(true);
-        flush.pages.sort_by(|a, b| a.page.cmp(&b.page));
-        let pages: Vec<(&str, i64)> = flush
-            .pages
-            .iter()
-            .map(|p| (p.page.as_str(), p.requests))
-            .collect();
+        let flush = counts.take_flush(true);
         assert_eq!(
-            pages,
+            page_rows(&flush),
             [
-                ("(other pages)", 2),
-                ("a.example/a/", 2),
-                ("a.example/b/", 1)
+                ("(other pages)", "training", 2, 2),
+                ("a.example/a/", "training", 2, 2),
+                ("a.example/b/", "training", 1, 1)
             ]
         );
         assert_eq!(
@@ -360,19 +424,53 @@ mod tests {
     }
 
     #[test]
+    fn a_page_counts_once_in_the_bound_whatever_its_purposes_and_cards() {
+        let mut counts = Counts::default();
+        let served = [
+            ("/a/", "training", "crd_x"),
+            ("/a/", "search", "crd_y"),
+            ("/a/", "training", ""),
+            ("/b/", "training", "crd_y"),
+            ("/a/", "training", "crd_x"),
+            ("/c/", "search", "crd_x"),
+            ("/d/", "search", ""),
+        ];
+        for (path, purpose, card) in served {
+            counts.add_page(&page(path), purpose, card, 1, BOUNDS);
+        }
+        let flush = counts.take_flush(true);
+        assert_eq!(
+            page_rows(&flush),
+            [
+                ("(other pages)", "search", 2, 1),
+                ("a.example/a/", "search", 1, 1),
+                ("a.example/a/", "training", 3, 2),
+                ("a.example/b/", "training", 1, 1)
+            ]
+        );
+        // A page past the bound is `(other pages)` for its card too; unserved requests
+        // count for no card.
+        assert_eq!(
+            card_rows(&flush),
+            [
+                ("crd_x", "(other pages)", 1),
+                ("crd_x", "a.example/a/", 2),
+                ("crd_y", "a.example/a/", 1),
+                ("crd_y", "a.example/b/", 1)
+            ]
+        );
+    }
+
+    #[test]
     fn the_entry_for_other_pages_takes_no_place_of_the_bound_when_merged() {
-        let one = Served {
-            requests: 1,
-            served: 0,
-        };
         let mut full = Counts::default();
         for path in ["/a/", "/b/", "/c/"] {
-            full.add_page(&page(path), one, BOUNDS);
+            full.add_page(&page(path), "training", "", 1, BOUNDS);
         }
         let mut merged = Counts::default();
         merged.merge(full, BOUNDS);
         let mut other = Counts::default();
-        other.add_page(&page("/d/"), one, BOUNDS);
+        other.add_page(&page("/d/"), "training", "", 1, BOUNDS);
         merged.merge(other, BOUNDS);
         let mut names: Vec<String> = merged
             .take_flush(true)
@@ -382,6 +480,27 @@ mod tests {
             .collect();
         names.sort();
         assert_eq!(names, ["(other pages)", "a.example/a/", "a.example/b/"]);
+    }
+
+    #[test]
+    fn merged_slots_keep_the_bound_for_cards_too() {
+        let mut one = Counts::default();
+        one.add_page(&page("/a/"), "training", "crd_x", 2, BOUNDS);
+        one.add_page(&page("/b/"), "training", "crd_x", 1, BOUNDS);
+        let mut two = Counts::default();
+        two.add_page(&page("/c/"), "training", "crd_y", 1, BOUNDS);
+        two.add_page(&page("/a/"), "search", "crd_y", 1, BOUNDS);
+        one.merge(two, BOUNDS);
+        let flush = one.take_flush(true);
+        assert_eq!(
+            card_rows(&flush),
+            [
+                ("crd_x", "a.example/a/", 2),
+                ("crd_x", "a.example/b/", 1),
+                ("crd_y", "(other pages)", 1),
+                ("crd_y", "a.example/a/", 1)
+            ]
+        );
     }
 
     #[test]

@@ -203,7 +203,7 @@ impl Flusher {
                     self.keep_refused(refused);
                 }
                 Err(error) => {
-                    let pending = flush_keys(&attempt.flush) + self.waiting.keys();
+                    let pending = attempt.flush.keys() + self.waiting.keys();
                     self.attempt = Some(attempt);
                     self.status.lock().failures += 1;
                     let cause = db::describe(&error);
@@ -249,11 +249,12 @@ impl Flusher {
         }
         log::error!(
             "report: PostgreSQL refused {} counters; kept in memory and tried again every {}s: {refused:?}",
-            refused.requests.len() + refused.pages.len() + refused.unmatched_agents.len(),
+            refused.keys(),
             REFUSED_RETRY_EVERY.as_secs()
         );
         self.refused.requests.extend(refused.requests);
         self.refused.pages.extend(refused.pages);
+        self.refused.card_pages.extend(refused.card_pages);
         self.refused
             .unmatched_agents
             .extend(refused.unmatched_agents);
@@ -273,8 +274,8 @@ impl Flusher {
     fn update_status(&self) {
         let mut status = self.status.lock();
         status.pending_keys = self.waiting.keys()
-            + self.attempt.as_ref().map_or(0, |a| flush_keys(&a.flush))
-            + flush_keys(&self.refused);
+            + self.attempt.as_ref().map_or(0, |a| a.flush.keys())
+            + self.refused.keys();
         status.database_down = self.outage.is_failing();
     }
 
@@ -286,8 +287,4 @@ impl Flusher {
         };
         Ok(self.client.insert(client))
     }
-}
-
-fn flush_keys(flush: &Flush) -> usize {
-    flush.requests.len() + flush.pages.len() + flush.unmatched_agents.len()
 }

@@ -14,7 +14,7 @@ pub use counters::NO_PAGE;
 
 use crate::agents;
 use crate::config::Config;
-use counters::{AgentKey, Counts, MemoryBounds, PageKey, RequestKey, Served};
+use counters::{AgentKey, Counts, MemoryBounds, PageKey, RequestKey};
 use crossbeam::utils::CachePadded;
 use flusher::{Flusher, FlusherHandle};
 use parking_lot::Mutex;
@@ -174,18 +174,14 @@ impl Reporter {
             return agent_purpose;
         };
         let (host, path) = facts.page.unwrap_or((NO_PAGE, ""));
-        let served = Served {
-            requests: 1,
-            served: u64::from(facts.card_id.is_some()),
-        };
         let page = PageKey {
             hour: minute / 60,
             org_id,
             host,
             path,
-            purpose,
         };
-        counts.add_page(&page, served, self.bounds);
+        let card_id = or_empty(facts.card_id);
+        counts.add_page(&page, purpose, card_id, 1, self.bounds);
         if let (None, Some(user_agent)) = (marker, facts.agent_ua) {
             let user_agent = storable(user_agent);
             let agent = AgentKey {

@@ -7,8 +7,8 @@ reads the audit
 log, deletes a site after its confirmation page, invites a member;
 the member joins, writes a card, previews it, activates it and makes it eligible on a fragment,
 and /fragment serves it; agents request /fragment, and the member finds on the reports page
-(7 days, then 24 hours by agent), the home page and the served card's page the counts
-`agentcard admin report` prints for the same window, downloads the view's CSV (the same as
+(7 days, then 24 hours by agent), the home page and the served card's page (with the pages
+that got it) the counts `agentcard admin report` prints for the same window, downloads the view's CSV (the same as
 `admin report --format csv`), counts a point of the chart per bucket, and asks "why this card?"
 of the page, which names the card /fragment served; the member cannot reach the tokens; both
 sign out, and the owner signs in again with the keyboard alone. Every page visited
@@ -441,9 +441,35 @@ def agents_ask_and_the_member_reads_the_numbers(member, key, fragment_id):
     whole_page(member, "why-this-card")
     week = report_json("7d", "--by", "card")
     served = next(g["served"] for g in week["groups"] if g["card_id"] == served_card)
+    on_site = pages_served_on_the_site()
     member.driver.find_element("css selector", "#why-served").click()
     member.arrived("the served card's page")
     expect("the card's week", member.value_of("#week-served"), str(served))
+    expect("the pages that got the card", the_card_pages(member), on_site)
+
+
+def pages_served_on_the_site():
+    """`admin report --by page`'s served of each page of the site, once the page counts hold
+    every request (they are written every 10 s): only the served card served there."""
+    deadline = time.monotonic() + 60
+    while True:
+        groups = report_json("7d", "--by", "page")["groups"]
+        if all(group["page"] != "(not yet written)" for group in groups):
+            break
+        if time.monotonic() > deadline:
+            raise JourneyFailed(f"the page counts are never written: {groups}")
+        time.sleep(0.1)
+    served = [(g["page"], str(g["served"])) for g in groups
+              if g["page"].startswith(f"{SITE}/") and g["served"] > 0]
+    return sorted(served)
+
+
+def the_card_pages(person):
+    """The card page's table of pages: (page, requests served), by page."""
+    rows = person.driver.find_elements("css selector", "table.week-pages tbody tr")
+    cells = [(row.find_element("css selector", "th").text.strip(),
+              row.find_element("css selector", "td").text.strip()) for row in rows]
+    return sorted(cells)
 
 
 def main():

@@ -1,6 +1,7 @@
 //! The report counts every `/fragment` request exactly once (decisions.md, "Reporting"): its
 //! dimensions, its page, an unmatched User-Agent; hostile text costs no count; a graceful stop
-//! flushes; pages past the bound count under `(other pages)`; the roll-up keeps the sums; the
+//! flushes; pages past the bound count under `(other pages)`, for the card served too; the
+//! roll-up keeps the sums; the
 //! per-request table of earlier versions is folded in. Across processes, a restart and a
 //! database outage: `outage`.
 
@@ -74,6 +75,19 @@ fn pages(org_id: &str, expected: i64) -> Vec<(String, String, i64, i64)> {
     read_until(read, |pages| {
         pages.iter().map(|p| p.2).sum::<i64>() >= expected
     })
+}
+
+/// The organisation's requests served per card and page, `(card, page, served)`, in order.
+fn card_pages(db: &mut postgres::Client, org_id: &str) -> Vec<(String, String, i64)> {
+    db.query(
+        "SELECT card_id, page, sum(served)::bigint FROM report_card_pages
+          WHERE org_id = $1 GROUP BY 1, 2 ORDER BY 1, 2",
+        &[&org_id],
+    )
+    .unwrap()
+    .iter()
+    .map(|row| (row.get(0), row.get(1), row.get(2)))
+    .collect()
 }
 
 fn unmatched_agents(org_id: &str) -> Vec<(String, i64)> {
@@ -351,7 +365,7 @@ fn a_stop_drains_ready_says_503_while_every_request_is_answered_and_counted() {
 
 #[test]
 fn pages_past_the_bound_of_an_hour_count_under_other_pages() {
-    let (w, fragment, _) = counted_world("many-pages.example");
+    let (w, fragment, card) = counted_world("many-pages.example");
     let process = ServeProcess::start_with(&[
         ("RUST_LOG", "warn"),
         ("AGENTCARD_REPORT_FLUSH_MS", "100"),
@@ -371,6 +385,11 @@ fn pages_past_the_bound_of_an_hour_count_under_other_pages() {
     assert!(names.contains(&"(other pages)"), "{pages:?}");
     assert_eq!(pages.iter().map(|p| p.2).sum::<i64>(), sent);
     assert_eq!(pages.iter().map(|p| p.3).sum::<i64>(), sent);
+    // Written with the pages: the card served every request, under the same names.
+    let served: Vec<(String, String, i64)> = (pages.iter())
+        .map(|(page, _, _, served)| (card.clone(), page.clone(), *served))
+        .collect();
+    assert_eq!(card_pages(&mut harness::db(), &w.org_id), served);
 }
 
 #[test]
@@ -544,6 +563,42 @@ fn each_day_holds_the_sums_of_its_hours_whoever_wrote_them() {
 }
 
 #[test]
+fn the_roll_up_deletes_the_cards_pages_past_the_retention_with_the_pages() {
+    let database = harness::TestDatabase::create();
+    let mut db = agentcard::db::connect(&database.url).unwrap();
+    let org = harness::new_org(&mut db, "Rolled cards").to_string();
+    let now = SystemTime::now();
+    let long_ago = now - Duration::from_secs(401 * 24 * 3600);
+    for at in [long_ago, now] {
+        db.execute(
+            "INSERT INTO report_pages VALUES ($1, $2, 'a.example/', 'none', 1, 1)",
+            &[&at, &org],
+        )
+        .unwrap();
+        db.execute(
+            "INSERT INTO report_card_pages VALUES ($1, 'crd_1', $2, 'a.example/', 1)",
+            &[&org, &at],
+        )
+        .unwrap();
+    }
+    let retention = Retention {
+        minutes: Duration::from_secs(2 * 3600),
+        hours: Duration::from_secs(400 * 24 * 3600),
+    };
+    assert!(reports::roll_up(&mut db, retention).unwrap());
+    let left = |db: &mut postgres::Client, table: &str| -> Vec<SystemTime> {
+        let query = format!("SELECT hour FROM {table} WHERE org_id = $1");
+        let rows = db.query(&query, &[&org]).unwrap();
+        rows.iter().map(|row| row.get(0)).collect()
+    };
+    assert_eq!(left(&mut db, "report_pages").len(), 1);
+    assert_eq!(
+        left(&mut db, "report_card_pages"),
+        left(&mut db, "report_pages")
+    );
+}
+
+#[test]
 fn the_rows_of_the_per_request_table_are_folded_into_the_aggregates() {
     let url = harness::empty_database();
     let mut db = agentcard::db::connect(&url).unwrap();
@@ -642,6 +697,79 @@ fn total_of(db: &mut postgres::Client, org_id: &str) -> i64 {
     )
     .unwrap()
     .get(0)
+}
+
+/// A flush of page rows of the current hour, each request served by `card_id`, with its card
+/// rows: `(page, served)`.
+fn served_pages(org_id: &str, card_id: &str, served: &[(&str, i64)]) -> reports::Flush {
+    let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH);
+    let hour = SystemTime::UNIX_EPOCH + Duration::from_secs(now.unwrap().as_secs() / 3600 * 3600);
+    let pages = served.iter().map(|&(page, n)| reports::PageCount {
+        hour,
+        org_id: org_id.into(),
+        page: page.into(),
+        purpose: "none".into(),
+        requests: n,
+        served: n,
+    });
+    let cards = served.iter().map(|&(page, n)| reports::CardPageCount {
+        org_id: org_id.into(),
+        card_id: card_id.into(),
+        hour,
+        page: page.into(),
+        served: n,
+    });
+    reports::Flush {
+        pages: pages.collect(),
+        card_pages: cards.collect(),
+        ..reports::Flush::default()
+    }
+}
+
+#[test]
+fn a_page_past_the_bound_in_the_database_is_other_pages_for_its_card_too() {
+    let mut db = harness::db();
+    let org = harness::new_org(&mut db, "Card pages").to_string();
+    let bounds = reports::Bounds {
+        pages_per_hour: 2,
+        ..BOUNDS
+    };
+    let mut apply = |flush: &reports::Flush| {
+        let instance = agentcard::ids::new_id(agentcard::ids::INSTANCE);
+        let applied = reports::apply_flush(&mut db, &instance, 1, flush, bounds).unwrap();
+        let nothing_refused = reports::Applied::Now {
+            refused: reports::Flush::default(),
+        };
+        assert_eq!(applied, nothing_refused);
+        let again = reports::apply_flush(&mut db, &instance, 1, flush, bounds).unwrap();
+        assert_eq!(again, reports::Applied::Before, "a retry adds nothing");
+    };
+    // Three instances: the first fills the hour's two places; the second's new page is past
+    // them; the third sends card rows alone (as a refused one is tried again).
+    apply(&served_pages(&org, "crd_x", &[("h/a/", 2), ("h/b/", 1)]));
+    apply(&served_pages(
+        &org,
+        "crd_y",
+        &[("h/a/", 1), ("h/c/", 3), ("h/d/", 1)],
+    ));
+    let alone = served_pages(&org, "crd_z", &[("h/b/", 1), ("h/q/", 1)]);
+    apply(&reports::Flush {
+        pages: Vec::new(),
+        ..alone
+    });
+    let owned = |(card, page, n): (&str, &str, i64)| (card.to_string(), page.to_string(), n);
+    let expected = [
+        ("crd_x", "h/a/", 2),
+        ("crd_x", "h/b/", 1),
+        ("crd_y", "(other pages)", 4),
+        ("crd_y", "h/a/", 1),
+        ("crd_z", "(other pages)", 1),
+        ("crd_z", "h/b/", 1),
+    ];
+    assert_eq!(
+        card_pages(&mut harness::db(), &org),
+        expected.map(owned).to_vec()
+    );
 }
 
 fn requests(counts: Vec<reports::RequestCount>) -> reports::Flush {

@@ -1,9 +1,11 @@
 //! The console's short views: the home page's last 24 hours at a glance, and a card's last
-//! 7 days. The same counts as every report (`super::report`), in the console's windows.
+//! 7 days (what it served each day, the pages that got it most). The same counts as every
+//! report (`super::report`), in the console's windows.
 
 use super::{report, By, ConsoleWindow, Counts, Group, Key, Report};
 use crate::db::orgs::Org;
 use crate::db::report_summary;
+use crate::delivery::UNREADABLE_PATH;
 use crate::error::ApiError;
 use crate::ids::CardId;
 use jiff::Timestamp;
@@ -11,6 +13,8 @@ use postgres::GenericClient;
 
 /// How many agents the glance names.
 const TOP_AGENTS: usize = 5;
+/// How many pages a card's week names.
+const TOP_PAGES: i64 = 10;
 
 /// The last 24 hours of an organisation.
 #[derive(Debug, Clone)]
@@ -76,6 +80,21 @@ pub struct CardWeek {
     pub served: i64,
     /// Each day of the 7, zeros included, in order.
     pub days: Vec<(Timestamp, i64)>,
+    /// The pages that got it most over the hours of the same 7 days, most served first (ties
+    /// by page in byte order).
+    pub pages: Vec<CardPage>,
+}
+
+/// A page that got a card, and how many requests the card served there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardPage {
+    /// Host and canonical path; `(other pages)` for the pages past an hour's bound, `(no
+    /// page)` for requests without a `page_url`.
+    pub page: String,
+    pub served: i64,
+    /// The organisation's site the page is on, when "Why this card?" can be asked about the
+    /// page (not for a path the canonical steps refused).
+    pub site: Option<String>,
 }
 
 pub fn card_week(
@@ -85,12 +104,10 @@ pub fn card_week(
     now: Timestamp,
 ) -> Result<CardWeek, ApiError> {
     let window = ConsoleWindow::Last7Days;
-    let counted = report_summary::served_by_card_per_day(
-        db,
-        org.id.as_str(),
-        card.as_str(),
-        window.bounds(now).window(),
-    )?;
+    let (org_id, card_id) = (org.id.as_str(), card.as_str());
+    let week = window.bounds(now).window();
+    let counted = report_summary::served_by_card_per_day(db, org_id, card_id, week)?;
+    let pages = report_summary::card_top_pages(db, org_id, card_id, week, TOP_PAGES)?;
     let served_on = |day: Timestamp| {
         let on_day = (counted.iter()).filter(|(at, _)| Timestamp::try_from(*at).ok() == Some(day));
         on_day.map(|(_, n)| n).sum::<i64>()
@@ -101,5 +118,15 @@ pub fn card_week(
     Ok(CardWeek {
         served: days.iter().map(|(_, n)| n).sum(),
         days,
+        pages: pages.into_iter().map(card_page).collect(),
     })
+}
+
+fn card_page(row: report_summary::CardPage) -> CardPage {
+    let readable = !row.page.ends_with(UNREADABLE_PATH);
+    CardPage {
+        site: row.site.filter(|_| readable),
+        page: row.page,
+        served: row.served,
+    }
 }

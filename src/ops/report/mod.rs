@@ -15,7 +15,7 @@ mod glance;
 mod view;
 mod window;
 
-pub use glance::{card_week, glance, series, CardWeek, Glance};
+pub use glance::{card_week, glance, series, CardPage, CardWeek, Glance};
 pub use view::{view, View};
 pub use window::{parse_time, Bounds, ConsoleWindow, TimeArg};
 
