@@ -6,8 +6,9 @@
 -- One organisation (`acc_benchreport…`) with 10 000 sites `s{n}.example` and 1 000 000
 -- fragments (100 per site), 50 cards, and 100 000 000 requests in its counters over the last
 -- 30 days, as the report writer leaves them: whole hours older than the last two days rolled
--- into report_hours, the last two days in report_minutes (one row a minute per counter of that
--- hour, so the same counts), and hourly page rows. The counters are aggregated rows, not
+-- into report_hours (and by the database into their days, report_days and report_day_totals),
+-- the last two days in report_minutes (one row a minute per counter of that hour, so the same
+-- counts), and hourly page rows. The counters are aggregated rows, not
 -- requests: 400 rows an hour (a site, a fragment of it, a card or none, an agent and its
 -- purpose, an outcome), 288 000 over the 720 hours, each counting what makes the total
 -- 100 000 000. Over the month about 100 000 distinct fragments (and pages) and every site get
@@ -95,4 +96,6 @@ GROUP BY 1, 2, 3, 4;
 
 COMMIT;
 
-ANALYZE;
+-- What autovacuum does to a month's rows long before anyone reads them: statistics, and the
+-- visibility map that lets the reads of the days use their indexes alone.
+VACUUM ANALYZE;

@@ -64,7 +64,7 @@ enum Format {
 pub fn run(db: &mut Client, args: ReportArgs) -> Result<Output, ApiError> {
     let bounds = Bounds::of_args(args.since, args.until, Timestamp::now())?;
     let org = super::cli_caller(db, &args.org)?.org;
-    let report = report::report(db, &org, bounds, args.by)?;
+    let report = report::report(&mut report::snapshot(db)?, &org, bounds, args.by)?;
     let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
         Format::Table
     } else {

@@ -194,7 +194,7 @@ fn download(ctx: &mut PageContext, asked: &Asked) -> Answer {
     let org = ctx.caller()?.org;
     let bounds = asked.window.bounds(now);
     let view = asked.by.unwrap_or(asked.window.by());
-    let report = report::report(ctx.db, &org, bounds, Some(view))?;
+    let report = report::report(&mut report::snapshot(ctx.db)?, &org, bounds, Some(view))?;
     let day = |at: Timestamp| at.strftime("%Y-%m-%d").to_string();
     let name = format!(
         "agentcard-report-{}-by-{}-{}-{}.csv",

@@ -16,7 +16,7 @@ mod view;
 mod window;
 
 pub use glance::{card_week, glance, series, CardPage, CardWeek, Glance};
-pub use view::{view, View};
+pub use view::{snapshot, view, View};
 pub use window::{parse_time, Bounds, ConsoleWindow, TimeArg};
 
 use crate::agents::Purpose;
