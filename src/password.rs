@@ -22,7 +22,7 @@ use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// OWASP's Password Storage Cheat Sheet, Argon2id: m=19456 KiB, t=2, p=1.
 const MEMORY_KIB: u32 = 19_456;
@@ -103,6 +103,12 @@ impl Passwords {
         })
     }
 
+    /// Whether the global rate has room for a hash now (a caller refuses at once, before any
+    /// other work, when it has not; the hash itself may still be refused).
+    pub fn has_room(&self) -> bool {
+        self.rate.lock().has_room(Instant::now())
+    }
+
     /// Runs `work` on a hashing thread, within the global rate and the queue, and waits for
     /// its answer. The caller is an OS thread (the blocking pool's): the wait blocks it.
     fn run<T: Send + 'static>(
@@ -123,8 +129,10 @@ impl Passwords {
     }
 }
 
-/// The global rate of hashes: a bucket that holds a second's worth (at least one) and fills
-/// at `per_minute`; a hash takes one from it, an empty bucket refuses.
+/// The global rate of hashes: a bucket that holds [`BURST`]'s worth (at least one) and fills
+/// at `per_minute`; a hash takes one from it, an empty bucket refuses. People signing in come
+/// a few at a time (a team at the start of its day): the burst lets them in at once, while a
+/// flood gets the sustained rate only.
 struct Rate {
     per_second: f64,
     capacity: f64,
@@ -132,10 +140,13 @@ struct Rate {
     at: Instant,
 }
 
+/// How long a full bucket lasts at the rate.
+const BURST: Duration = Duration::from_secs(10);
+
 impl Rate {
     fn new(per_minute: u64, now: Instant) -> Rate {
         let per_second = per_minute as f64 / 60.0;
-        let capacity = per_second.max(1.0);
+        let capacity = (per_second * BURST.as_secs_f64()).max(1.0);
         Rate {
             per_second,
             capacity,
@@ -144,11 +155,15 @@ impl Rate {
         }
     }
 
-    fn take(&mut self, now: Instant) -> bool {
+    fn has_room(&mut self, now: Instant) -> bool {
         let refill = now.saturating_duration_since(self.at).as_secs_f64() * self.per_second;
         self.tokens = (self.tokens + refill).min(self.capacity);
         self.at = now;
-        let room = self.tokens >= 1.0;
+        self.tokens >= 1.0
+    }
+
+    fn take(&mut self, now: Instant) -> bool {
+        let room = self.has_room(now);
         if room {
             self.tokens -= 1.0;
         }
@@ -302,16 +317,16 @@ mod tests {
     }
 
     #[test]
-    fn the_rate_gives_a_seconds_worth_then_refills() {
+    fn the_rate_gives_ten_seconds_worth_then_refills() {
         let start = Instant::now();
-        let mut rate = Rate::new(120, start);
+        let mut rate = Rate::new(12, start);
         assert!(rate.take(start) && rate.take(start));
         assert!(!rate.take(start));
-        assert!(!rate.take(start + Duration::from_millis(400)));
-        assert!(rate.take(start + Duration::from_millis(600)));
-        assert!(!rate.take(start + Duration::from_millis(600)));
-        // Idle for long, it holds no more than a second's worth.
-        let later = start + Duration::from_secs(60);
+        assert!(!rate.take(start + Duration::from_secs(4)));
+        assert!(rate.take(start + Duration::from_secs(6)));
+        assert!(!rate.take(start + Duration::from_secs(6)));
+        // Idle for long, it holds no more than ten seconds' worth.
+        let later = start + Duration::from_secs(600);
         assert!(rate.take(later) && rate.take(later));
         assert!(!rate.take(later));
     }

@@ -46,8 +46,12 @@ pub fn form(ctx: &mut PublicContext) -> Answer {
 
 /// `POST /sign-in`: a new session and its cookie, and a device cookie for this browser; or the
 /// form again with one answer for every failure, after the same work (an unknown email is
-/// checked against a dummy hash).
+/// checked against a dummy hash). Beyond the global rate of hashes, `429` before any other
+/// work: a flood from many addresses costs a refusal per attempt, not a query.
 pub fn sign_in(ctx: &mut PublicContext) -> Answer {
+    if !ctx.app.passwords.has_room() {
+        return Err(ApiError::RateLimited.into());
+    }
     let email = ctx.form.get("email").trim();
     let next = return_path(ctx.form.get("next"));
     let person = people::find_by_email(ctx.db, email)?;
