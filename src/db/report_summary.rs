@@ -11,8 +11,28 @@
 //! is UTC; nothing depends on the session's time zone.
 
 use postgres::types::ToSql;
-use postgres::GenericClient;
+use postgres::{Client, GenericClient, IsolationLevel, Transaction};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// PostgreSQL's memory for each grouping of a report's reads (its default is 4 MB).
+const WORK_MEM: &str = "64MB";
+
+/// A read-only transaction for the reads of one report: one snapshot, so its groups add up to
+/// its totals whatever a flush adds meanwhile; and the memory and the workers its groupings
+/// need. A month's view by fragment sums ~100 000 groups: in memory, not in batches on disk;
+/// and in one process, since PostgreSQL's parallel workers would take the cores `/fragment` is
+/// served on, and merging ~100 000 partial groups costs more than they save.
+pub fn snapshot(db: &mut Client) -> Result<Transaction<'_>, postgres::Error> {
+    let mut transaction = db
+        .build_transaction()
+        .isolation_level(IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()?;
+    transaction.batch_execute(&format!(
+        "SET LOCAL work_mem = '{WORK_MEM}'; SET LOCAL max_parallel_workers_per_gather = 0"
+    ))?;
+    Ok(transaction)
+}
 
 /// The buckets that start at or after `since` and before `until`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

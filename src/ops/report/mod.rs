@@ -15,8 +15,9 @@ mod glance;
 mod view;
 mod window;
 
+pub use crate::db::report_summary::snapshot;
 pub use glance::{card_week, glance, series, CardPage, CardWeek, Glance};
-pub use view::{snapshot, view, View};
+pub use view::{view, View};
 pub use window::{parse_time, Bounds, ConsoleWindow, TimeArg};
 
 use crate::agents::Purpose;

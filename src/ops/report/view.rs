@@ -6,29 +6,10 @@
 
 use super::{report, top, unfilled, unmatched_agents, By, ConsoleWindow, Report};
 use crate::db::orgs::Org;
+use crate::db::report_summary::snapshot;
 use crate::error::ApiError;
 use jiff::Timestamp;
-use postgres::{Client, IsolationLevel, Transaction};
-
-/// PostgreSQL's memory for each grouping of the page's reads (its default is 4 MB).
-const WORK_MEM: &str = "64MB";
-
-/// A read-only transaction for the reads of one report: one snapshot, so its groups add up to
-/// its totals whatever a flush adds meanwhile; and the memory and the workers its groupings
-/// need. A month's view by fragment sums ~100 000 groups: in memory, not in batches on disk;
-/// and in one process, since PostgreSQL's parallel workers would take the cores `/fragment` is
-/// served on, and merging ~100 000 partial groups costs more than they save.
-pub fn snapshot(db: &mut Client) -> Result<Transaction<'_>, ApiError> {
-    let mut transaction = db
-        .build_transaction()
-        .isolation_level(IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()?;
-    transaction.batch_execute(&format!(
-        "SET LOCAL work_mem = '{WORK_MEM}'; SET LOCAL max_parallel_workers_per_gather = 0"
-    ))?;
-    Ok(transaction)
-}
+use postgres::Client;
 
 /// The reads of one page.
 pub struct View {
