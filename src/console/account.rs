@@ -89,7 +89,7 @@ pub fn change_password(ctx: &mut PageContext) -> Answer {
     members::change_password(ctx.db, &person, &hash)?;
     let secret = session::start(ctx.db, &person, None, ctx.request)?;
     let location = format!("/sessions?notice={}", Notice::PasswordChanged.key());
-    Ok(signed_in(ctx.app, &secret, &location))
+    signed_in(ctx.db, ctx.app, &person, &secret, &location)
 }
 
 /// `POST /org`: an organisation not open to the person is not found (`404`), as everywhere, so

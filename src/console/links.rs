@@ -174,7 +174,7 @@ pub fn use_link(ctx: &mut PublicContext) -> Answer {
     };
     let secret = session::start(db, &person, org, ctx.request)?;
     let location = format!("/?notice={}", Notice::PasswordSet.key());
-    Ok(signed_in(app, &secret, &location))
+    signed_in(db, app, &person, &secret, &location)
 }
 
 /// An invitation accepted by the person signed in (`ops::members::join` refuses anyone but

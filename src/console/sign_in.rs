@@ -8,10 +8,10 @@ use super::pages::{self, Field, ForgotPassword, SignIn};
 use super::refusal::PageRefusal;
 use super::session;
 use crate::app::App;
-use crate::db::{people, sessions};
+use crate::db::people::{self, Person};
+use crate::db::sessions;
 use crate::domain::Email;
 use crate::error::ApiError;
-use crate::http::Response;
 use crate::limits::{self, Limit};
 use crate::ops::{devices, members};
 
@@ -71,14 +71,23 @@ pub fn sign_in(ctx: &mut PublicContext) -> Answer {
         sessions::end_session(ctx.db, visit.session.id)?;
     }
     let secret = session::start(ctx.db, &person, None, ctx.request)?;
-    let device = devices::issue(ctx.db, &person.id)?;
-    Ok(signed_in(ctx.app, &secret, next.unwrap_or("/"))
-        .header("Set-Cookie", session::device_cookie(ctx.app, &device)))
+    signed_in(ctx.db, ctx.app, &person, &secret, next.unwrap_or("/"))
 }
 
-/// The redirect that gives the browser its new session cookie.
-pub fn signed_in(app: &App, secret: &session::Secret, location: &str) -> Response {
-    pages::redirect(location).header("Set-Cookie", session::cookie(app, secret))
+/// The redirect that gives the browser its new session cookie and a device cookie of
+/// `person`: a browser that proved the person's password (or chose it through their link) is
+/// a known browser of theirs from then on, whichever way it signed in.
+pub fn signed_in(
+    db: &mut postgres::Client,
+    app: &App,
+    person: &Person,
+    secret: &session::Secret,
+    location: &str,
+) -> Answer {
+    let device = devices::issue(db, &person.id)?;
+    Ok(pages::redirect(location)
+        .header("Set-Cookie", session::cookie(app, secret))
+        .header("Set-Cookie", session::device_cookie(app, &device)))
 }
 
 /// `POST /sign-out`: the session ends and its cookie is removed.

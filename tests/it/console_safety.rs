@@ -509,3 +509,42 @@ fn forgot_your_password_mails_a_known_person_and_answers_the_same_for_anyone() {
         200
     );
 }
+
+/// A person who signs in through their link (setting their password) or changes it gets a
+/// device cookie, as a sign-in by password does: that browser is theirs from then on.
+#[test]
+fn every_way_of_signing_in_makes_the_browser_a_known_one() {
+    use crate::console_fixtures::{new_org, person, set_cookie, Browser, ORIGIN, PASSWORD};
+    use agentcard::db::people;
+    use agentcard::ops::{members, Actor};
+    let email = person(Some(&new_org()), agentcard::domain::Role::Member);
+    let found = people::find_by_email(&mut harness::db(), &email)
+        .unwrap()
+        .unwrap();
+    let known = |resp: &crate::harness::Resp, what: &str| {
+        assert_eq!(resp.status, 303, "{what}: {}", resp.text());
+        let cookie = set_cookie(resp, agentcard::ops::devices::COOKIE).expect(what);
+        let stored: i64 = harness::db()
+            .query_one(
+                "SELECT count(*) FROM device_cookies WHERE person_id = $1 AND secret_hash = $2",
+                &[&found.id, &agentcard::auth::hash(&cookie).to_vec()],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(stored, 1, "{what}: a device of the person's, by its hash");
+    };
+
+    let url = server().app.config.console_url.clone().unwrap();
+    let link = members::password_link(&mut harness::db(), &Actor::Cli, &url, &found).unwrap();
+    let path = link.strip_prefix(ORIGIN).unwrap().to_string();
+    let new = "the password of the link";
+    known(
+        &Browser::new().post(&path, &[("new_password", new)]),
+        "link",
+    );
+
+    let mut browser = Browser::new();
+    known(&browser.sign_in(&email, new), "sign-in");
+    let fields = [("current_password", new), ("new_password", PASSWORD)];
+    known(&browser.write("/password", &fields), "password change");
+}
