@@ -125,6 +125,32 @@ pub fn remove(ctx: &mut PageContext) -> Answer {
     })
 }
 
+/// `GET /invitations/{invitation}/revoke`: what revoking a pending invitation of this
+/// organisation does, before it is done.
+pub fn confirm_revoke_invitation(ctx: &mut PageContext) -> Answer {
+    let InvitationNumber(id) = ctx.captures.get()?;
+    let org = ctx.caller()?.org;
+    let invitation = people::pending_invitations(ctx.db, &org.id)?
+        .into_iter()
+        .find(|i| i.id == id)
+        .ok_or(ApiError::NotFound)?;
+    let page = Confirm {
+        layout: ctx.layout(),
+        title: format!(
+            "Revoke the invitation of {} ({}) to {}",
+            invitation.email, invitation.role, org.name
+        ),
+        goes: vec![format!(
+            "Its link stops working; {} joins only with a new invitation.",
+            invitation.email
+        )],
+        action: format!("/invitations/{id}/revoke"),
+        button: "Revoke the invitation",
+        back: "/members".into(),
+    };
+    Ok(pages::html(200, &page))
+}
+
 /// `POST /invitations/{invitation}/revoke`: a pending invitation of this organisation is
 /// deleted.
 pub fn revoke_invitation(ctx: &mut PageContext) -> Answer {

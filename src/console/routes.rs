@@ -85,6 +85,11 @@ pub static PAGES: &[Page] = &[
     owner(Get, "/members/{person}/remove", members::confirm_remove),
     owner(Post, "/members/{person}/remove", members::remove),
     owner(
+        Get,
+        "/invitations/{invitation}/revoke",
+        members::confirm_revoke_invitation,
+    ),
+    owner(
         Post,
         "/invitations/{invitation}/revoke",
         members::revoke_invitation,

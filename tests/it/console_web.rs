@@ -796,6 +796,25 @@ fn an_owner_changes_roles_removes_members_and_revokes_invitations() {
         )
         .unwrap()
         .get(0);
+    // Revoking goes through a confirmation page first, which names the invitation and
+    // changes nothing.
+    let members_page = owner.get("/members").text();
+    assert!(
+        members_page.contains(&format!("href=\"/invitations/{id}/revoke\"")),
+        "{members_page}"
+    );
+    let confirm = owner.get(&format!("/invitations/{id}/revoke"));
+    assert_eq!(confirm.status, 200, "{}", confirm.text());
+    let text = confirm.text();
+    assert!(
+        text.contains("Revoke the invitation of revoked@example.org (owner)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("action=\"/invitations/{id}/revoke\"")),
+        "{text}"
+    );
+    assert_eq!(Browser::new().get(&format!("/link/{secret}")).status, 200);
     let revoked = owner.write(&format!("/invitations/{id}/revoke"), &[]);
     assert_eq!(
         revoked.header("Location"),
