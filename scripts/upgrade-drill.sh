@@ -4,8 +4,8 @@
 #
 # 1. Builds the previous release, REF, in a temporary git worktree (default: the commit before
 #    the one that added the newest file of sql/), and the checkout, the new release; both with
-#    cargo's release settings (LTO off whatever REF's Cargo.toml says), in the checkout's
-#    target folder so that the crates are built once. Prints the migrations the new release
+#    cargo's release settings (LTO off whatever REF's Cargo.toml says), REF in a target folder
+#    of its own (target/upgrade-previous/, kept for the next drill). Prints the migrations the new release
 #    adds.
 # 2. Starts a PostgreSQL cluster of its own (a temporary folder, port 18250), migrates it and
 #    makes the demo data with the previous release.
@@ -80,25 +80,29 @@ step_end() {
 	echo "$STEP_NAME: $(($(date +%s%3N) - STEP_STARTED)) ms"
 }
 
-# build_at DIR BIN: the release build of the checkout in DIR, copied to BIN.
+# build_at DIR TARGET BIN: the release build of the checkout in DIR, in the target folder
+# TARGET, copied to BIN. Each release has a target folder of its own: in a shared one, cargo
+# finds the second release's own build fresh and leaves the first one's binary where the
+# second's is looked for (target/release/agentcard), so both "releases" were the first.
 build_at() {
-	local target
-	target=${CARGO_TARGET_DIR:-$PWD/target}
-	echo "cargo build --release --locked --bin agentcard (in $1; LTO off, 16 codegen units)"
-	(cd "$1" && CARGO_TARGET_DIR=$target CARGO_PROFILE_RELEASE_LTO=false \
+	echo "cargo build --release --locked --bin agentcard (in $1, into $2; LTO off, 16 codegen units)"
+	(cd "$1" && CARGO_TARGET_DIR=$2 CARGO_PROFILE_RELEASE_LTO=false \
 		CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 cargo build --release --locked --bin agentcard)
-	cp "$target/release/agentcard" "$2"
+	cp "$2/release/agentcard" "$3"
 }
 
 section "the previous release, $(git log -1 --format='%h %s' "$REF"), and this checkout"
 ensure_fleet_tools
 step_start "build the previous release"
 git worktree add --detach --quiet "$PREVIOUS" "$REF"
-build_at "$PREVIOUS" "$WORKDIR/agentcard-previous"
+build_at "$PREVIOUS" "${CARGO_TARGET_DIR:-$PWD/target}/upgrade-previous" "$WORKDIR/agentcard-previous"
 step_end
 step_start "build the new release"
-build_at "$PWD" "$WORKDIR/agentcard-new"
+build_at "$PWD" "${CARGO_TARGET_DIR:-$PWD/target}" "$WORKDIR/agentcard-new"
 step_end
+if cmp -s "$WORKDIR/agentcard-previous" "$WORKDIR/agentcard-new"; then
+	die "the previous and the new release are the same binary: nothing would be drilled"
+fi
 mapfile -t adds < <(comm -13 <(cd "$PREVIOUS/sql" && printf '%s\n' *.sql) <(cd sql && printf '%s\n' *.sql))
 echo "migrations the new release adds: ${adds[*]:-none (the drill then replaces the binary only)}"
 "$WORKDIR/agentcard-previous" --version || echo "(the previous release has no --version)"

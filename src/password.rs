@@ -341,6 +341,19 @@ mod tests {
     }
 
     #[test]
+    fn a_slow_rate_lets_its_burst_through_at_once() {
+        let passwords = Passwords::new(1, 4, 24);
+        let password = NewPassword::parse("correct horse").unwrap();
+        let stored = passwords.hash(&password).unwrap();
+        assert!(passwords.has_room());
+        assert_eq!(passwords.verify(Some(&stored), "correct horse"), Ok(true));
+        assert_eq!(passwords.verify(Some(&stored), "wrong horse"), Ok(false));
+        assert!(passwords.has_room());
+        assert_eq!(passwords.verify(Some(&stored), "correct horse"), Ok(true));
+        assert!(!passwords.has_room(), "four hashes: the burst of 24 a minute");
+    }
+
+    #[test]
     fn refused_by_the_rate_nothing_is_hashed() {
         let passwords = Passwords::new(1, 1, 1);
         let password = NewPassword::parse("correct horse").unwrap();
