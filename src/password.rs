@@ -350,7 +350,10 @@ mod tests {
         assert_eq!(passwords.verify(Some(&stored), "wrong horse"), Ok(false));
         assert!(passwords.has_room());
         assert_eq!(passwords.verify(Some(&stored), "correct horse"), Ok(true));
-        assert!(!passwords.has_room(), "four hashes: the burst of 24 a minute");
+        assert!(
+            !passwords.has_room(),
+            "four hashes: the burst of 24 a minute"
+        );
     }
 
     #[test]

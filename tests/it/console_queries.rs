@@ -93,6 +93,17 @@ fn each_console_page_reads_an_organisation_of_50_sites_in_a_bounded_number_of_qu
         })
         .collect();
     ops::tokens::revoke_token(&mut db, Scope::Org(&caller), &tokens[1]).unwrap();
+    // A pending invitation for its revocation page.
+    let url = server.app.config.console_url.clone().unwrap();
+    let invited = agentcard::domain::Email::parse("invited@example.org").unwrap();
+    ops::members::invite(&mut db, &caller, &url, &invited, Role::Member).unwrap();
+    let invitation: i64 = db
+        .query_one(
+            "SELECT id FROM one_time_links WHERE org_id = $1 AND email = 'invited@example.org'",
+            &[&org.id],
+        )
+        .unwrap()
+        .get(0);
     let org_text = org.id.to_string();
     let card = card_in(&mut db, Some(&org_text), CardStatus::Draft).id;
     let member = person_in(&mut db, Some(&org_text), Role::Member);
@@ -100,7 +111,9 @@ fn each_console_page_reads_an_organisation_of_50_sites_in_a_bounded_number_of_qu
     let owner = person_in(&mut db, Some(&org_text), Role::Owner);
     let browser = Browser::signed_in_to(&server, &owner);
     let own = |segment: &str, revoked: usize| -> String {
-        if CardId::parse(segment).is_some() {
+        if segment == "1" {
+            invitation.to_string()
+        } else if CardId::parse(segment).is_some() {
             card.clone()
         } else if KeyId::parse(segment).is_some() {
             keys[revoked].to_string()

@@ -549,16 +549,41 @@ fn each_day_holds_the_sums_of_its_hours_whoever_wrote_them() {
         .get(0);
     assert_eq!(rolled, 3 + 4 + 5 + 1 + 2 + 6 + 8);
 
-    // Past the retention: the hours and their days go.
+    // Past the retention: the hours go, and a day once all its hours have (today stays until
+    // it is over: no window within the retention holds it whole).
     let keep_none = Retention {
         minutes: Duration::from_secs(3600),
         hours: Duration::from_secs(60),
     };
     assert!(reports::roll_up(&mut db, keep_none).unwrap());
-    for table in ["report_hours", "report_days", "report_day_totals"] {
-        let query = format!("SELECT count(*) FROM {table}");
-        let left: i64 = db.query_one(&query, &[]).unwrap().get(0);
-        assert_eq!(left, 0, "{table}");
+    let hours: i64 = db
+        .query_one("SELECT count(*) FROM report_hours", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(hours, 0);
+    // The minute rolled up 3 hours ago is of today, unless today began less than 3 hours ago.
+    let of_today: bool = db
+        .query_one(
+            "SELECT date_trunc('day', $1::timestamptz AT TIME ZONE 'UTC')
+                  = date_trunc('day', now() AT TIME ZONE 'UTC')",
+            &[&minute_ago],
+        )
+        .unwrap()
+        .get(0);
+    for table in ["report_days", "report_day_totals"] {
+        let query = format!(
+            "SELECT count(*) FILTER (WHERE bucket < date_trunc('day', now() AT TIME ZONE 'UTC')
+                                                     AT TIME ZONE 'UTC'),
+                    count(*) FROM {table}"
+        );
+        let row = db.query_one(&query, &[]).unwrap();
+        let (past, all): (i64, i64) = (row.get(0), row.get(1));
+        assert_eq!(past, 0, "{table}: the days over");
+        assert_eq!(
+            all,
+            i64::from(of_today),
+            "{table}: today's, when the minute was today"
+        );
     }
 }
 
