@@ -197,14 +197,11 @@ impl Config {
 }
 
 /// The default of `AGENTCARD_PASSWORD_HASHES_PER_MINUTE`: one hash a second, in bursts of ten
-/// (`password::Rate`), about a fiftieth of a core of the machine of docs/performance.md (a hash
-/// takes 17 to 23 ms of CPU there), ample for people signing in. The hashing threads' idle
-/// priority puts them behind the process's own serving threads only: the kernel shares the
-/// cores between groups of processes first, and the process's group pays for its hashes, which
-/// a load balancer's or a neighbour's share then lacks, and a hash sweeps the caches the serving
-/// threads come back to. So the rate is what bounds a flood's cost: on that machine, at 20
-/// hashes a second `/fragment` lost half its requests under a flood, at 5 a tenth and its p99
-/// grew by a third, at 1 (docs/performance.md).
+/// (`password::Rate`), a small fraction of a core and ample for people signing in. The hashing
+/// threads' idle priority puts them behind the process's own serving threads only: the kernel
+/// shares the cores between groups of processes first, so the process's group pays for its
+/// hashes, and a hash sweeps the caches the serving threads come back to. So the rate is what
+/// bounds a flood's cost (measured in docs/performance.md, "A sign-in flood and `/fragment`").
 const PASSWORD_HASHES_PER_MINUTE: &str = "60";
 
 /// The console's origin: `scheme://host[:port]`, the host being the console host.

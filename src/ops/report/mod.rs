@@ -415,10 +415,7 @@ pub fn top(
             })
         })
         .collect::<Result<Vec<Group>, ApiError>>()?;
-    let shown = |count: fn(&Counts) -> i64| groups.iter().map(|g| count(&g.counts)).sum::<i64>();
-    let (requests, served) = (shown(|c| c.requests), shown(|c| c.served));
-    let others = (total.requests > requests)
-        .then(|| Counts::tally(total.requests - requests, total.served - served));
+    let others = others(&total, &groups);
     Ok(Report {
         org: org.clone(),
         bounds,
@@ -426,6 +423,14 @@ pub fn top(
         groups: Some((by, groups)),
         others,
     })
+}
+
+/// What `all` holds beyond the top `groups` (requests and served), when anything: the row
+/// "(all others)".
+fn others(all: &Counts, groups: &[Group]) -> Option<Counts> {
+    let shown = |count: fn(&Counts) -> i64| groups.iter().map(|g| count(&g.counts)).sum::<i64>();
+    let (requests, served) = (shown(|c| c.requests), shown(|c| c.served));
+    (all.requests > requests).then(|| Counts::tally(all.requests - requests, all.served - served))
 }
 
 /// [`top`] by page: over whole hours, the top pages (requests and served), the others, and
@@ -448,10 +453,7 @@ fn top_pages(
             counts: Counts::tally(requests, served),
         })
         .collect();
-    let shown = |count: fn(&Counts) -> i64| groups.iter().map(|g| count(&g.counts)).sum::<i64>();
-    let (requests, served) = (shown(|c| c.requests), shown(|c| c.served));
-    let others = (written.requests > requests)
-        .then(|| Counts::tally(written.requests - requests, written.served - served));
+    let others = others(&written, &groups);
     groups.extend(not_yet_written(&total, &written));
     Ok(Report {
         org: org.clone(),
