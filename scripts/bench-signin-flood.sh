@@ -6,7 +6,8 @@
 #    another commit), migrates, and loads scripts/bench-data.sql (as scripts/bench-load.sh).
 # 2. Starts `agentcard serve` on 127.0.0.1:18090 (WORKERS threads, default nproc) with the
 #    console on `console.localhost`, and makes a person with a password (a set-password link
-#    of `admin user create`, used over HTTP).
+#    of `admin user create`, used over HTTP), who signs in once (a browser of theirs from then
+#    on: its device cookie is kept).
 # 3. Runs wrk (in a session of its own, see scripts/lib/bench.sh) on /fragment, rotating over
 #    1000 page URLs (scripts/bench/fragment.lua), alone and under the flood, alternated for
 #    ROUNDS rounds (alone, flood, alone, flood, …). The flood (scripts/bench/signin_flood.py,
@@ -20,7 +21,9 @@
 #    threads of their own), the medians over rounds
 #    and the ratios flood/alone against the targets (req/s at least 0.85 of alone: the flood
 #    client's own share of the cores; p99 at most 1.2 times), and a sign-in with the right
-#    password once the flood is over.
+#    password once the flood is over, from the person's browser (held to the rate of known
+#    people, which the flood leaves alone) and from a new browser (held to the rate of unknown
+#    browsers, which the flood used up: 429 until it refills).
 #
 # wrk is installed from Debian's packages with apt-get when absent (scripts/lib/apt.sh). No
 # traffic leaves loopback. Everything started here is stopped on exit.
@@ -28,7 +31,7 @@
 # Knobs (environment): ROUNDS (3), DURATION seconds per run (10; 3 with --quick or QUICK=1),
 # CONNECTIONS (64), THREADS wrk threads (2), WORKERS server threads (nproc), FLOOD_RATE
 # sign-ins a second (40), FLOOD_CLIENTS (8), AGENTCARD_BIN, AGENTCARD_PASSWORD_HASHES_PER_MINUTE
-# (passed to the server), DATABASE_URL (see scripts/lib/postgres.sh).
+# and AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE (passed to the server), DATABASE_URL (see scripts/lib/postgres.sh).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -97,12 +100,15 @@ start_server() {
 	make_person
 }
 
-# sign_in EMAIL PASSWORD: the status of one console sign-in.
+# sign_in EMAIL PASSWORD [CURL-ARGS...]: the status of one console sign-in.
 sign_in() {
 	curl -sS -o /dev/null --max-time 60 -w '%{http_code}' -H "Host: $CONSOLE_HOST:$PORT" \
 		-H "Origin: $CONSOLE_ORIGIN" --data-urlencode "email=$1" --data-urlencode "password=$2" \
-		"http://127.0.0.1:$PORT/sign-in"
+		"${@:3}" "http://127.0.0.1:$PORT/sign-in"
 }
+
+# The person's browser: the cookies its sign-ins were given (the device cookie among them).
+COOKIE_JAR=$WORKDIR/person-cookies.txt
 
 make_person() {
 	local link status
@@ -114,8 +120,9 @@ make_person() {
 		-H "Origin: $CONSOLE_ORIGIN" --data-urlencode "new_password=$PASSWORD" \
 		"http://127.0.0.1:$PORT${link#"$CONSOLE_ORIGIN"}")
 	[[ $status == 303 ]] || die "setting the bench person's password answered $status"
-	[[ $(sign_in "$EMAIL" "$PASSWORD") == 303 ]] || die "the bench person cannot sign in"
-	echo "person: $EMAIL, signed in (303)"
+	[[ $(sign_in "$EMAIL" "$PASSWORD" -c "$COOKIE_JAR") == 303 ]] || die "the bench person cannot sign in"
+	grep -q agentcard_device "$COOKIE_JAR" || die "the bench person's browser got no device cookie"
+	echo "person: $EMAIL, signed in (303), a device cookie kept"
 }
 
 # ---------------------------------------------------------------- runs
@@ -213,7 +220,7 @@ report() {
 	verdict "req/s flood/alone:" "$(ratio "$flood_rps" "$alone_rps")" 0.85 ">="
 	verdict "p99 flood/alone:  " "$(ratio "$flood_p99" "$alone_p99")" 1.2 "<="
 	echo "paired within rounds: req/s $(paired_ratio flood alone 3), p99 $(paired_ratio flood alone 4)"
-	echo "after the flood, a sign-in with the right password: $(sign_in "$EMAIL" "$PASSWORD")"
+	echo "after the flood, a sign-in with the right password: $(sign_in "$EMAIL" "$PASSWORD" -b "$COOKIE_JAR") from the person's browser, $(sign_in "$EMAIL" "$PASSWORD") from a new one"
 	grep -m 1 'password hashing' "$WORKDIR/agentcard.log" || true
 	machine
 }

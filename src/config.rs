@@ -61,9 +61,13 @@ pub struct Config {
     pub icon_fetch: Option<IconFetch>,
     /// Where the console's links are also mailed; `None`: they are passed on by hand.
     pub smtp_url: Option<SmtpUrl>,
-    /// Password hashes (console sign-ins, new passwords) a minute, from all addresses together;
-    /// beyond, a sign-in is refused (`429`) without hashing.
+    /// Password hashes a minute for known people (sign-ins from a browser they signed in from
+    /// before, password changes, set-password links), from all addresses together; beyond,
+    /// `429` without hashing.
     pub password_hashes_per_minute: u64,
+    /// Sign-ins a minute from browsers not known to be the person's, from all addresses
+    /// together; beyond, `429` without hashing.
+    pub unknown_browser_sign_ins_per_minute: u64,
 }
 
 /// The site icon's fetch. Its two settings exist for tests alone, which serve icons from a
@@ -192,17 +196,28 @@ impl Config {
                 "AGENTCARD_PASSWORD_HASHES_PER_MINUTE",
                 PASSWORD_HASHES_PER_MINUTE,
             )?,
+            unknown_browser_sign_ins_per_minute: parse_positive(
+                &get,
+                "AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE",
+                UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE,
+            )?,
         })
     }
 }
 
 /// The default of `AGENTCARD_PASSWORD_HASHES_PER_MINUTE`: one hash a second, in bursts of ten
-/// (`password::Rate`), a small fraction of a core and ample for people signing in. The hashing
-/// threads' idle priority puts them behind the process's own serving threads only: the kernel
-/// shares the cores between groups of processes first, so the process's group pays for its
-/// hashes, and a hash sweeps the caches the serving threads come back to. So the rate is what
-/// bounds a flood's cost (measured in docs/performance.md, "A sign-in flood and `/fragment`").
+/// (`password::Rate`), a small fraction of a core and ample for the people of every
+/// organisation signing in and choosing passwords.
 const PASSWORD_HASHES_PER_MINUTE: &str = "60";
+
+/// The default of `AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE`: one every five seconds, in
+/// bursts of two. The hashing threads' idle priority puts them behind the process's own
+/// serving threads only (the kernel shares the cores between groups of processes first, and the
+/// process's group pays for its hashes), so this rate is what a flood from many addresses gets,
+/// and it is kept small enough that `/fragment`'s tail does not feel it (measured in
+/// docs/performance.md, "A sign-in flood and `/fragment`"). A person meets it only on a browser
+/// they never signed in from, and only during a flood.
+const UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE: &str = "12";
 
 /// The console's origin: `scheme://host[:port]`, the host being the console host.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,15 +1,21 @@
 //! The console's passwords: Argon2id with OWASP's parameters (19 MiB, 2 passes, 1 lane),
 //! stored as PHC strings, computed on threads of their own, at the lowest scheduling priority,
-//! under a global rate.
+//! under two global rates.
 //!
 //! A hash takes tens of milliseconds of a core and 19 MiB on purpose. So that sign-ins never
 //! take cores from the workers serving `/fragment`, every hash runs on a few threads of this
 //! module at `SCHED_IDLE` (nice 19 where that is refused): the kernel runs them only on time
-//! no other thread wants. The caller, a blocking-pool thread (never a coroutine), waits for its
-//! answer on a channel. As many hashes as there are threads run at once, `waiting` more wait
-//! in the queue, the rest are refused at once ([`Refused::Busy`]); and beyond the global rate
-//! of hashes, whatever the client address, a hash is refused at once too
-//! ([`Refused::TooMany`]), so that a flood from many addresses costs a refusal each, not a hash.
+//! no other thread of the process wants. The caller, a blocking-pool thread (never a
+//! coroutine), waits for its answer on a channel. As many hashes as there are threads run at
+//! once, `waiting` more wait in the queue, the rest are refused at once ([`Refused::Busy`]).
+//!
+//! The idle priority orders the threads of one process only: the kernel shares the cores
+//! between groups of processes first, and the process's group pays for its hashes. So the
+//! rates bound what a flood costs, whatever the client addresses: beyond its rate a hash is
+//! refused at once ([`Refused::TooMany`]), a refusal each, not a hash. Who asks decides the
+//! rate ([`Caller`]): anyone can send sign-ins from browsers the person never used, so those
+//! have a small rate of their own, which a flood empties without touching the rate of the
+//! people the service knows (a browser they signed in from before, their session, their link).
 
 use crate::domain::NewPassword;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
@@ -42,18 +48,36 @@ pub enum Refused {
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
+/// Who asks for a hash, which decides the rate it is held to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    /// A person shown to be who they are: a sign-in from a browser they signed in from before
+    /// (its device cookie), a password change in their session, their set-password link.
+    Known,
+    /// A sign-in from a browser not known to be the person's: what a flood sends.
+    Unknown,
+}
+
+/// The global rates of hashes, a minute, by [`Caller`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rates {
+    pub known_per_minute: u64,
+    pub unknown_per_minute: u64,
+}
+
 pub struct Passwords {
     /// Work for the hashing threads; a full queue is [`Refused::Busy`].
     jobs: Sender<Job>,
-    rate: Mutex<Rate>,
+    known: Mutex<Rate>,
+    unknown: Mutex<Rate>,
     /// Checked when the email is unknown, so that the answer takes the time of a real check.
     dummy: Arc<OnceLock<String>>,
 }
 
 impl Passwords {
-    /// `threads` hashing threads, `waiting` more hashes queued, at most `per_minute` hashes a
-    /// minute (in bursts of up to a second's worth).
-    pub fn new(threads: usize, waiting: usize, per_minute: u64) -> Passwords {
+    /// `threads` hashing threads, `waiting` more hashes queued, at most `rates` hashes a
+    /// minute (each in bursts of up to [`BURST`]'s worth).
+    pub fn new(threads: usize, waiting: usize, rates: Rates) -> Passwords {
         let threads = threads.max(1);
         let (jobs, incoming) = channel::bounded::<Job>(waiting);
         let (told, priorities) = channel::bounded(threads);
@@ -72,27 +96,40 @@ impl Passwords {
                 .expect("cannot start a password-hashing thread");
         }
         if let Ok(priority) = priorities.recv() {
-            log::info!("password hashing: {threads} thread(s) at {priority}, at most {per_minute} hashes a minute");
+            log::info!(
+                "password hashing: {threads} thread(s) at {priority}, at most {} hashes a minute \
+                 for known people and {} for sign-ins from unknown browsers",
+                rates.known_per_minute,
+                rates.unknown_per_minute
+            );
         }
+        let now = Instant::now();
         Passwords {
             jobs,
-            rate: Mutex::new(Rate::new(per_minute, Instant::now())),
+            known: Mutex::new(Rate::new(rates.known_per_minute, now)),
+            unknown: Mutex::new(Rate::new(rates.unknown_per_minute, now)),
             dummy: Arc::new(OnceLock::new()),
         }
     }
 
-    /// The PHC string to store for a new password.
+    /// The PHC string to store for a new password, which only a known person chooses (in
+    /// their session or through their link).
     pub fn hash(&self, password: &NewPassword) -> Result<String, Refused> {
         let password = password.expose().to_string();
-        self.run(move || hash_now(&password))
+        self.run(Caller::Known, move || hash_now(&password))
     }
 
     /// Whether `candidate` is the password of `stored`. Without a stored hash (unknown email, or
     /// no password set yet) the same work is done against a dummy hash, and the answer is no.
-    pub fn verify(&self, stored: Option<&str>, candidate: &str) -> Result<bool, Refused> {
+    pub fn verify(
+        &self,
+        caller: Caller,
+        stored: Option<&str>,
+        candidate: &str,
+    ) -> Result<bool, Refused> {
         let (stored, candidate) = (stored.map(str::to_string), candidate.to_string());
         let dummy = Arc::clone(&self.dummy);
-        self.run(move || {
+        self.run(caller, move || {
             let dummy = dummy.get_or_init(|| {
                 let mut random = [0u8; 16];
                 OsRng.fill_bytes(&mut random);
@@ -103,19 +140,27 @@ impl Passwords {
         })
     }
 
-    /// Whether the global rate has room for a hash now (a caller refuses at once, before any
+    /// Whether `caller`'s rate has room for a hash now (a caller refuses at once, before any
     /// other work, when it has not; the hash itself may still be refused).
-    pub fn has_room(&self) -> bool {
-        self.rate.lock().has_room(Instant::now())
+    pub fn has_room(&self, caller: Caller) -> bool {
+        self.rate(caller).lock().has_room(Instant::now())
     }
 
-    /// Runs `work` on a hashing thread, within the global rate and the queue, and waits for
+    fn rate(&self, caller: Caller) -> &Mutex<Rate> {
+        match caller {
+            Caller::Known => &self.known,
+            Caller::Unknown => &self.unknown,
+        }
+    }
+
+    /// Runs `work` on a hashing thread, within `caller`'s rate and the queue, and waits for
     /// its answer. The caller is an OS thread (the blocking pool's): the wait blocks it.
     fn run<T: Send + 'static>(
         &self,
+        caller: Caller,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, Refused> {
-        if !self.rate.lock().take(Instant::now()) {
+        if !self.rate(caller).lock().take(Instant::now()) {
             return Err(Refused::TooMany);
         }
         let (reply, answer) = channel::bounded(1);
@@ -129,7 +174,7 @@ impl Passwords {
     }
 }
 
-/// The global rate of hashes: a bucket that holds [`BURST`]'s worth (at least one) and fills
+/// A global rate of hashes: a bucket that holds [`BURST`]'s worth (at least one) and fills
 /// at `per_minute`; a hash takes one from it, an empty bucket refuses. People signing in come
 /// a few at a time (a team at the start of its day): the burst lets them in at once, while a
 /// flood gets the sustained rate only.
@@ -244,7 +289,11 @@ mod tests {
     use std::time::Duration;
 
     /// As many a minute as the tests may ever need.
-    const UNHURRIED: u64 = 60_000;
+    const UNHURRIED: Rates = Rates {
+        known_per_minute: 60_000,
+        unknown_per_minute: 60_000,
+    };
+    use Caller::{Known, Unknown};
 
     #[test]
     fn a_hash_verifies_its_password_only() {
@@ -252,11 +301,15 @@ mod tests {
         let password = NewPassword::parse("correct horse").unwrap();
         let stored = passwords.hash(&password).unwrap();
         assert!(stored.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"));
-        assert!(passwords.verify(Some(&stored), "correct horse").unwrap());
-        assert!(!passwords.verify(Some(&stored), "correct horsE").unwrap());
-        assert!(!passwords.verify(None, "correct horse").unwrap());
+        assert!(passwords
+            .verify(Unknown, Some(&stored), "correct horse")
+            .unwrap());
         assert!(!passwords
-            .verify(Some("not a hash"), "correct horse")
+            .verify(Unknown, Some(&stored), "correct horsE")
+            .unwrap());
+        assert!(!passwords.verify(Unknown, None, "correct horse").unwrap());
+        assert!(!passwords
+            .verify(Known, Some("not a hash"), "correct horse")
             .unwrap());
     }
 
@@ -265,7 +318,7 @@ mod tests {
         let passwords = Passwords::new(2, 2, UNHURRIED);
         // SAFETY: plain system calls reading the calling (hashing) thread's own settings.
         let (policy, nice) = passwords
-            .run(|| unsafe {
+            .run(Known, || unsafe {
                 let thread = libc::gettid() as libc::id_t;
                 (
                     libc::sched_getscheduler(0),
@@ -289,7 +342,7 @@ mod tests {
         let holder = {
             let passwords = Arc::clone(&passwords);
             thread::spawn(move || {
-                passwords.run(move || {
+                passwords.run(Known, move || {
                     started.send(()).unwrap();
                     held.recv().unwrap();
                 })
@@ -299,21 +352,21 @@ mod tests {
         // The one thread is held: one more job waits in the queue, the next is refused.
         let queued = {
             let passwords = Arc::clone(&passwords);
-            thread::spawn(move || passwords.run(|| "queued"))
+            thread::spawn(move || passwords.run(Known, || "queued"))
         };
         while passwords.jobs.is_empty() {
             thread::yield_now();
         }
-        assert_eq!(passwords.run(|| ()).err(), Some(Refused::Busy));
+        assert_eq!(passwords.run(Unknown, || ()).err(), Some(Refused::Busy));
         release.send(()).unwrap();
         assert_eq!(holder.join().unwrap(), Ok(()));
         assert_eq!(queued.join().unwrap(), Ok("queued"));
         let panicked = {
             let passwords = Arc::clone(&passwords);
-            thread::spawn(move || passwords.run(|| panic!("boom")))
+            thread::spawn(move || passwords.run(Known, || panic!("boom")))
         };
         assert!(panicked.join().is_err());
-        assert_eq!(passwords.run(|| 42), Ok(42));
+        assert_eq!(passwords.run(Known, || 42), Ok(42));
     }
 
     #[test]
@@ -342,29 +395,86 @@ mod tests {
 
     #[test]
     fn a_slow_rate_lets_its_burst_through_at_once() {
-        let passwords = Passwords::new(1, 4, 24);
+        let passwords = Passwords::new(
+            1,
+            4,
+            Rates {
+                known_per_minute: 24,
+                unknown_per_minute: 24,
+            },
+        );
         let password = NewPassword::parse("correct horse").unwrap();
         let stored = passwords.hash(&password).unwrap();
-        assert!(passwords.has_room());
-        assert_eq!(passwords.verify(Some(&stored), "correct horse"), Ok(true));
-        assert_eq!(passwords.verify(Some(&stored), "wrong horse"), Ok(false));
-        assert!(passwords.has_room());
-        assert_eq!(passwords.verify(Some(&stored), "correct horse"), Ok(true));
+        assert!(passwords.has_room(Known));
+        assert_eq!(
+            passwords.verify(Known, Some(&stored), "correct horse"),
+            Ok(true)
+        );
+        assert_eq!(
+            passwords.verify(Known, Some(&stored), "wrong horse"),
+            Ok(false)
+        );
+        assert!(passwords.has_room(Known));
+        assert_eq!(
+            passwords.verify(Known, Some(&stored), "correct horse"),
+            Ok(true)
+        );
         assert!(
-            !passwords.has_room(),
+            !passwords.has_room(Known),
             "four hashes: the burst of 24 a minute"
         );
     }
 
     #[test]
     fn refused_by_the_rate_nothing_is_hashed() {
-        let passwords = Passwords::new(1, 1, 1);
+        let passwords = Passwords::new(
+            1,
+            1,
+            Rates {
+                known_per_minute: 1,
+                unknown_per_minute: 1,
+            },
+        );
         let password = NewPassword::parse("correct horse").unwrap();
         let stored = passwords.hash(&password).unwrap();
         assert_eq!(
-            passwords.verify(Some(&stored), "correct horse"),
+            passwords.verify(Known, Some(&stored), "correct horse"),
             Err(Refused::TooMany)
         );
         assert_eq!(passwords.hash(&password).err(), Some(Refused::TooMany));
+    }
+
+    #[test]
+    fn unknown_callers_spend_their_own_rate_only() {
+        let passwords = Passwords::new(
+            1,
+            4,
+            Rates {
+                known_per_minute: 12,
+                unknown_per_minute: 1,
+            },
+        );
+        let stored = passwords
+            .hash(&NewPassword::parse("correct horse").unwrap())
+            .unwrap();
+        assert_eq!(
+            passwords.verify(Unknown, Some(&stored), "wrong horse"),
+            Ok(false)
+        );
+        assert!(!passwords.has_room(Unknown));
+        assert_eq!(
+            passwords.verify(Unknown, Some(&stored), "correct horse"),
+            Err(Refused::TooMany)
+        );
+        // The known's burst of two gave one to the new password, none to the unknowns.
+        assert!(passwords.has_room(Known));
+        assert_eq!(
+            passwords.verify(Known, Some(&stored), "correct horse"),
+            Ok(true)
+        );
+        assert!(
+            !passwords.has_room(Known),
+            "the burst of 12 a minute is two"
+        );
     }
 }

@@ -13,6 +13,7 @@ use crate::error::ApiError;
 use crate::ids::OrgId;
 use crate::limits;
 use crate::ops::{self, members};
+use crate::password::Caller;
 
 pub fn home(ctx: &mut PageContext) -> Answer {
     // An organisation with no site sees its first steps.
@@ -74,7 +75,7 @@ pub fn change_password(ctx: &mut PageContext) -> Answer {
     let stored = person.password_hash.as_deref();
     let current = ctx.form.get("current_password");
     let limits = limits::sign_in_limits(ctx.app.client_ip(ctx.request), &person.email, false);
-    if !check_password(ctx.app, &limits, stored, current)? {
+    if !check_password(ctx.app, Caller::Known, &limits, stored, current)? {
         page.current.error = Some("this is not your current password".into());
         return Ok(pages::html(422, &page));
     }

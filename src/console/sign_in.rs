@@ -14,6 +14,7 @@ use crate::domain::Email;
 use crate::error::ApiError;
 use crate::limits::{self, Limit};
 use crate::ops::{devices, members};
+use crate::password::Caller;
 
 /// Said for a wrong password and an unknown email alike.
 const WRONG: &str = "wrong email or password";
@@ -46,21 +47,27 @@ pub fn form(ctx: &mut PublicContext) -> Answer {
 
 /// `POST /sign-in`: a new session and its cookie, and a device cookie for this browser; or the
 /// form again with one answer for every failure, after the same work (an unknown email is
-/// checked against a dummy hash). Beyond the global rate of hashes, `429` before any other
-/// work: a flood from many addresses costs a refusal per attempt, not a query.
+/// checked against a dummy hash). A browser without a device cookie, beyond the rate of
+/// hashes for unknown browsers, gets `429` before any other work: a flood from many addresses
+/// costs a refusal per attempt, not a query, and leaves the known browsers' rate alone.
 pub fn sign_in(ctx: &mut PublicContext) -> Answer {
-    if !ctx.app.passwords.has_room() {
+    let device = session::cookie_of(ctx.request, devices::COOKIE);
+    if device.is_none() && !ctx.app.passwords.has_room(Caller::Unknown) {
         return Err(ApiError::RateLimited.into());
     }
     let email = ctx.form.get("email").trim();
     let next = return_path(ctx.form.get("next"));
     let person = people::find_by_email(ctx.db, email)?;
-    let device = session::cookie_of(ctx.request, devices::COOKIE);
-    let client = ctx.app.client_ip(ctx.request);
-    let id = person.as_ref().map(|p| &p.id);
-    let limits = devices::sign_in_limits(ctx.db, client, email, id, device)?;
+    let known = devices::is_known(ctx.db, person.as_ref().map(|p| &p.id), device)?;
+    let limits = limits::sign_in_limits(ctx.app.client_ip(ctx.request), email, known);
+    let caller = if known {
+        Caller::Known
+    } else {
+        Caller::Unknown
+    };
     let stored = person.as_ref().and_then(|p| p.password_hash.as_deref());
-    let matches = check_password(ctx.app, &limits, stored, ctx.form.get("password"))?;
+    let password = ctx.form.get("password");
+    let matches = check_password(ctx.app, caller, &limits, stored, password)?;
     let (Some(person), true) = (person, matches) else {
         let mut page = page(ctx, next);
         page.email.value = email.to_string();
@@ -98,9 +105,10 @@ pub fn sign_out(ctx: &mut PageContext) -> Answer {
 
 /// Whether `candidate` is the password of `stored` (`None`: unknown email or no password yet,
 /// checked against a dummy hash all the same), under `limits`: a failure counts toward each;
-/// one full refuses at once (`429`) without checking.
+/// one full refuses at once (`429`) without checking; and under `caller`'s rate of hashes.
 pub fn check_password(
     app: &App,
+    caller: Caller,
     limits: &[Limit],
     stored: Option<&str>,
     candidate: &str,
@@ -108,7 +116,7 @@ pub fn check_password(
     if !app.limiter.has_room(limits) {
         return Err(ApiError::RateLimited.into());
     }
-    let matches = app.passwords.verify(stored, candidate)?;
+    let matches = app.passwords.verify(caller, stored, candidate)?;
     if !matches {
         for limit in limits {
             app.limiter.charge(limit.clone());

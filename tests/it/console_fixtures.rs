@@ -6,11 +6,13 @@ use crate::harness::{db, server, Client, Resp, TestServer, CONSOLE_HOST};
 use agentcard::db::{self, people};
 use agentcard::domain::{Email, NewPassword, OrgName, Role};
 use agentcard::ids::{self, OrgId, PersonId};
-use agentcard::password::Passwords;
+use agentcard::password::{Passwords, Rates};
 use std::sync::OnceLock;
 
 /// The session cookie's name.
 pub const COOKIE: &str = "agentcard_session";
+/// The device cookie's name (a browser the person signed in from before).
+pub const DEVICE_COOKIE: &str = "agentcard_device";
 
 pub fn console() -> Client {
     Browser::new().client
@@ -84,7 +86,11 @@ fn with_password(db: &mut postgres::Client, email: String, support: bool) -> Per
 fn hashing() -> &'static Passwords {
     static PASSWORDS: OnceLock<Passwords> = OnceLock::new();
     // The people of every console test: no rate of hashes is reached here.
-    PASSWORDS.get_or_init(|| Passwords::new(2, 8, 1_000_000))
+    let rates = Rates {
+        known_per_minute: 1_000_000,
+        unknown_per_minute: 1_000_000,
+    };
+    PASSWORDS.get_or_init(|| Passwords::new(2, 8, rates))
 }
 
 pub fn new_org() -> String {
@@ -232,6 +238,41 @@ pub fn hidden(page: &str, name: &str) -> String {
 /// The value a response sets the session cookie to.
 pub fn session_cookie(resp: &Resp) -> Option<String> {
     set_cookie(resp, COOKIE)
+}
+
+/// A browser that keeps the device cookie its sign-ins give it, and sends it with each.
+pub struct Device {
+    pub browser: Browser,
+    pub cookie: Option<String>,
+}
+
+impl Device {
+    pub fn new() -> Device {
+        Device::of(Browser::new())
+    }
+
+    /// A device of `browser`, without a device cookie yet.
+    pub fn of(browser: Browser) -> Device {
+        Device {
+            browser,
+            cookie: None,
+        }
+    }
+
+    pub fn sign_in(&mut self, email: &str, password: &str) -> Resp {
+        let fields = [("email", email), ("password", password)];
+        let cookie = self.cookie.as_ref().map(|c| format!("{DEVICE_COOKIE}={c}"));
+        let mut extra = vec![("Origin", ORIGIN)];
+        extra.extend(cookie.as_deref().map(|c| ("Cookie", c)));
+        let resp = self.browser.post_with("/sign-in", &fields, &extra);
+        if let Some(session) = set_cookie(&resp, COOKIE) {
+            self.browser.cookie = Some(session);
+        }
+        if let Some(device) = set_cookie(&resp, DEVICE_COOKIE) {
+            self.cookie = Some(device);
+        }
+        resp
+    }
 }
 
 /// The value a response sets the cookie `name` to.

@@ -1,9 +1,11 @@
-//! A sign-in flood from many addresses: beyond the global rate of password hashes, a sign-in,
-//! a password change and a set-password link are refused (`429`) at once, without hashing,
-//! whatever the client address, and nothing changes.
+//! A sign-in flood from many addresses: beyond the rate of hashes for unknown browsers, their
+//! sign-ins are refused (`429`) at once, without hashing, whatever the client address, and
+//! nothing changes, while the browsers a person signed in from before still sign in; and
+//! beyond the rate for known people, their sign-ins, password changes and set-password links
+//! are refused the same way.
 
 use crate::console_fixtures::{
-    assert_secured, new_org, person, session_cookie, Browser, ORIGIN, PASSWORD,
+    assert_secured, new_org, person, session_cookie, Browser, Device, ORIGIN, PASSWORD,
 };
 use crate::harness::{
     db, next_client_ip, server, start_server, Client, OwnServer, Resp, CLIENT_IP_HEADER,
@@ -13,15 +15,15 @@ use agentcard::db::people;
 use agentcard::domain::Role;
 use agentcard::ops::{members, Actor};
 
-/// A server of its own whose rate of hashes is one a minute: its first hash is allowed, and
-/// the requests of a test that follow it fall within the same minute.
-fn one_hash_a_minute() -> OwnServer {
+/// A server of its own whose rate `variable` is one hash a minute: its first hash is allowed,
+/// and the requests of a test that follow it fall within the same minute.
+fn one_hash_a_minute(variable: &str) -> OwnServer {
     start_server(
         &server().database_url,
         &[
             ("AGENTCARD_CLIENT_IP_HEADER", CLIENT_IP_HEADER),
             ("AGENTCARD_TRUSTED_PROXIES", "127.0.0.0/8"),
-            ("AGENTCARD_PASSWORD_HASHES_PER_MINUTE", "1"),
+            (variable, "1"),
         ],
     )
 }
@@ -67,23 +69,64 @@ fn assert_flooded(resp: &Resp, what: &str) {
 }
 
 #[test]
-fn beyond_the_global_rate_of_hashes_every_address_is_refused_without_a_hash() {
-    let own = one_hash_a_minute();
+fn a_flood_from_unknown_browsers_is_refused_without_a_hash_and_known_browsers_sign_in() {
+    let own = one_hash_a_minute("AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE");
     let email = person(Some(&new_org()), Role::Member);
-    let stored = stored_hash(&email);
-    let mut signed_in = browser_of(&own);
-    assert_eq!(signed_in.sign_in(&email, PASSWORD).status, 303);
+    let mut known = Device::of(browser_of(&own));
+    assert_eq!(
+        known.sign_in(&email, PASSWORD).status,
+        303,
+        "the minute's one"
+    );
 
     // A burst from as many addresses, each under its own limit, with the right password: no
-    // check, so no session.
+    // check, so no session; a device cookie of no one is no way round.
     for n in 0..8 {
         let refused = browser_of(&own).sign_in(&email, PASSWORD);
         assert_flooded(&refused, &format!("sign-in {n}"));
     }
+    let mut forged = Device::of(browser_of(&own));
+    forged.cookie = Some("ab".repeat(32));
+    assert_flooded(
+        &forged.sign_in(&email, PASSWORD),
+        "a device cookie of no one",
+    );
     assert_eq!(sessions_of(&email), 1);
 
-    // Whatever hashes is held to the same rate: a password change, a set-password link.
-    let change = signed_in.write(
+    // The browser the person signed in from, back after its session ended, signs in again,
+    // held to the known people's rate.
+    known.browser.cookie = None;
+    let again = known.sign_in(&email, PASSWORD);
+    assert_eq!(again.status, 303, "{}", again.text());
+    assert!(known.browser.is_signed_in());
+    assert_eq!(sessions_of(&email), 2);
+}
+
+#[test]
+fn beyond_the_rate_of_hashes_for_known_people_each_of_their_hashes_is_refused() {
+    let own = one_hash_a_minute("AGENTCARD_PASSWORD_HASHES_PER_MINUTE");
+    let email = person(Some(&new_org()), Role::Member);
+    let stored = stored_hash(&email);
+    let mut known = Device::of(browser_of(&own));
+    assert_eq!(
+        known.sign_in(&email, PASSWORD).status,
+        303,
+        "an unknown browser"
+    );
+    known.browser.cookie = None;
+    assert_eq!(
+        known.sign_in(&email, PASSWORD).status,
+        303,
+        "the minute's one"
+    );
+
+    // Whatever hashes for a known person is held to the same rate: a sign-in from their
+    // browser, a password change, a set-password link.
+    assert_flooded(
+        &known.sign_in(&email, PASSWORD),
+        "a known browser's sign-in",
+    );
+    let change = known.browser.write(
         "/password",
         &[
             ("current_password", PASSWORD),
@@ -98,10 +141,12 @@ fn beyond_the_global_rate_of_hashes_every_address_is_refused_without_a_hash() {
     let set = browser_of(&own).post(&path, &[("new_password", "the reset password")]);
     assert_flooded(&set, "set-password link");
 
-    // Nothing changed: the password, the session, the link (still usable where hashes are).
+    // Nothing changed: the password, the sessions, the link (still usable where hashes are);
+    // unknown browsers have a rate of their own.
     assert_eq!(stored_hash(&email), stored);
-    assert!(signed_in.is_signed_in());
-    assert_eq!(browser_of(&own).get("/sign-in").status, 200);
+    assert_eq!(sessions_of(&email), 2);
+    assert!(known.browser.is_signed_in());
+    assert_eq!(browser_of(&own).sign_in(&email, PASSWORD).status, 303);
     let used = Browser::new().post(&path, &[("new_password", "the reset password")]);
     assert_eq!(
         used.header("Location"),

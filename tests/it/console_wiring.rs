@@ -2,8 +2,7 @@
 //! accepted by their invitee signed in, device cookies at sign-in, mail, the audit log in words.
 
 use crate::console_fixtures::{
-    hidden, new_org, person, set_cookie, set_cookie_header, Browser, COOKIE as SESSION_COOKIE,
-    ORIGIN, PASSWORD,
+    hidden, new_org, person, set_cookie_header, Browser, Device, DEVICE_COOKIE, ORIGIN, PASSWORD,
 };
 use crate::harness::db;
 use agentcard::domain::Role;
@@ -63,39 +62,6 @@ fn a_creating_form_sent_twice_makes_one_secret_and_says_it_was_shown() {
         forged.retain(|(n, _)| *n != "once");
         assert_eq!(owner.post(action, &forged).status, 409, "{thing}");
         assert_eq!(count(made, &org), 1, "{thing}");
-    }
-}
-
-/// The device cookie's name (a browser the person signed in from before).
-const DEVICE_COOKIE: &str = "agentcard_device";
-
-/// A browser that keeps the device cookie its sign-ins give it, and sends it with each.
-struct Device {
-    browser: Browser,
-    cookie: Option<String>,
-}
-
-impl Device {
-    fn new() -> Device {
-        Device {
-            browser: Browser::new(),
-            cookie: None,
-        }
-    }
-
-    fn sign_in(&mut self, email: &str, password: &str) -> crate::harness::Resp {
-        let fields = [("email", email), ("password", password)];
-        let cookie = self.cookie.as_ref().map(|c| format!("{DEVICE_COOKIE}={c}"));
-        let mut extra = vec![("Origin", ORIGIN)];
-        extra.extend(cookie.as_deref().map(|c| ("Cookie", c)));
-        let resp = self.browser.post_with("/sign-in", &fields, &extra);
-        if let Some(session) = set_cookie(&resp, SESSION_COOKIE) {
-            self.browser.cookie = Some(session);
-        }
-        if let Some(device) = set_cookie(&resp, DEVICE_COOKIE) {
-            self.cookie = Some(device);
-        }
-        resp
     }
 }
 

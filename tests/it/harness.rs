@@ -155,10 +155,14 @@ fn start_running(database_url: &str, extra: &[(&str, &str)]) -> agentcard::Runni
             IDLE_TIMEOUT_MS.to_string(),
         ),
         ("AGENTCARD_DB_POOL".into(), "8".into()),
-        // Tests sign in in parallel, faster than a real console's global rate of hashes;
+        // Tests sign in in parallel, faster than a real console's global rates of hashes;
         // `console_flood` sets its own.
         (
             "AGENTCARD_PASSWORD_HASHES_PER_MINUTE".into(),
+            "1000000".into(),
+        ),
+        (
+            "AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE".into(),
             "1000000".into(),
         ),
         (
