@@ -395,14 +395,7 @@ mod tests {
 
     #[test]
     fn a_slow_rate_lets_its_burst_through_at_once() {
-        let passwords = Passwords::new(
-            1,
-            4,
-            Rates {
-                known_per_minute: 24,
-                unknown_per_minute: 24,
-            },
-        );
+        let passwords = at_rates(24, 24);
         let password = NewPassword::parse("correct horse").unwrap();
         let stored = passwords.hash(&password).unwrap();
         assert!(passwords.has_room(Known));
@@ -414,27 +407,30 @@ mod tests {
             passwords.verify(Known, Some(&stored), "wrong horse"),
             Ok(false)
         );
-        assert!(passwords.has_room(Known));
+        takes_the_last_of_the_burst(&passwords, &stored, "four hashes: the burst of 24 a minute");
+    }
+
+    /// The known people's rate has room for one more check of `stored`, and none after it.
+    fn takes_the_last_of_the_burst(passwords: &Passwords, stored: &str, what: &str) {
+        assert!(passwords.has_room(Known), "{what}");
         assert_eq!(
-            passwords.verify(Known, Some(&stored), "correct horse"),
+            passwords.verify(Known, Some(stored), "correct horse"),
             Ok(true)
         );
-        assert!(
-            !passwords.has_room(Known),
-            "four hashes: the burst of 24 a minute"
-        );
+        assert!(!passwords.has_room(Known), "{what}");
+    }
+
+    fn at_rates(known_per_minute: u64, unknown_per_minute: u64) -> Passwords {
+        let rates = Rates {
+            known_per_minute,
+            unknown_per_minute,
+        };
+        Passwords::new(1, 4, rates)
     }
 
     #[test]
     fn refused_by_the_rate_nothing_is_hashed() {
-        let passwords = Passwords::new(
-            1,
-            1,
-            Rates {
-                known_per_minute: 1,
-                unknown_per_minute: 1,
-            },
-        );
+        let passwords = at_rates(1, 1);
         let password = NewPassword::parse("correct horse").unwrap();
         let stored = passwords.hash(&password).unwrap();
         assert_eq!(
@@ -446,14 +442,7 @@ mod tests {
 
     #[test]
     fn unknown_callers_spend_their_own_rate_only() {
-        let passwords = Passwords::new(
-            1,
-            4,
-            Rates {
-                known_per_minute: 12,
-                unknown_per_minute: 1,
-            },
-        );
+        let passwords = at_rates(12, 1);
         let stored = passwords
             .hash(&NewPassword::parse("correct horse").unwrap())
             .unwrap();
@@ -467,14 +456,6 @@ mod tests {
             Err(Refused::TooMany)
         );
         // The known's burst of two gave one to the new password, none to the unknowns.
-        assert!(passwords.has_room(Known));
-        assert_eq!(
-            passwords.verify(Known, Some(&stored), "correct horse"),
-            Ok(true)
-        );
-        assert!(
-            !passwords.has_room(Known),
-            "the burst of 12 a minute is two"
-        );
+        takes_the_last_of_the_burst(&passwords, &stored, "the burst of 12 a minute is two");
     }
 }
