@@ -41,9 +41,9 @@ pub enum Refused {
     /// Every hashing thread is busy and the queue is full: answered `503`.
     #[error("too many passwords are being checked at once")]
     Busy,
-    /// Beyond the global rate of hashes, from all addresses together: answered `429`.
+    /// Beyond the caller's global rate of hashes, from all addresses together: answered `429`.
     #[error("too many passwords were checked in the last moments")]
-    TooMany,
+    TooMany(Caller),
 }
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
@@ -161,7 +161,7 @@ impl Passwords {
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, Refused> {
         if !self.rate(caller).lock().take(Instant::now()) {
-            return Err(Refused::TooMany);
+            return Err(Refused::TooMany(caller));
         }
         let (reply, answer) = channel::bounded(1);
         let job: Job = Box::new(move || {
@@ -435,9 +435,12 @@ mod tests {
         let stored = passwords.hash(&password).unwrap();
         assert_eq!(
             passwords.verify(Known, Some(&stored), "correct horse"),
-            Err(Refused::TooMany)
+            Err(Refused::TooMany(Known))
         );
-        assert_eq!(passwords.hash(&password).err(), Some(Refused::TooMany));
+        assert_eq!(
+            passwords.hash(&password).err(),
+            Some(Refused::TooMany(Known))
+        );
     }
 
     #[test]
@@ -453,7 +456,7 @@ mod tests {
         assert!(!passwords.has_room(Unknown));
         assert_eq!(
             passwords.verify(Unknown, Some(&stored), "correct horse"),
-            Err(Refused::TooMany)
+            Err(Refused::TooMany(Unknown))
         );
         // The known's burst of two gave one to the new password, none to the unknowns.
         takes_the_last_of_the_burst(&passwords, &stored, "the burst of 12 a minute is two");

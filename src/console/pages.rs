@@ -12,6 +12,7 @@ use crate::error::{ApiError, RETRY_AFTER_SECONDS};
 use crate::http::Response;
 use crate::ids::PersonId;
 use crate::ops::once::{Made, SHOWN_ALREADY};
+use crate::password::Caller;
 use askama::Template;
 
 const STYLESHEET: &str = include_str!("../../templates/console/console.css");
@@ -298,6 +299,19 @@ pub fn refusal(refusal: &PageRefusal, visit: Option<&Visit>) -> Response {
             "The console is busy at this moment: nothing was done. Try again in a few seconds."
                 .into(),
         ),
+        PageRefusal::Hashes(Caller::Unknown) => (
+            429,
+            "Many sign-ins are coming from browsers new to their person at this moment, so those \
+             wait: nothing was done. Try again in a minute. A browser you signed in from before \
+             is not held up."
+                .into(),
+        ),
+        PageRefusal::Hashes(Caller::Known) => (
+            429,
+            "Many passwords are being checked at this moment: nothing was done. Try again in a \
+             minute."
+                .into(),
+        ),
     };
     let page = ErrorPage {
         layout: Layout::of(visit, None),
@@ -312,7 +326,7 @@ pub fn refusal(refusal: &PageRefusal, visit: Option<&Visit>) -> Response {
         PageRefusal::Api(ApiError::MethodNotAllowed { allow }) => {
             response.header("Allow", allow.clone())
         }
-        PageRefusal::Api(ApiError::RateLimited) | PageRefusal::Busy => {
+        PageRefusal::Api(ApiError::RateLimited) | PageRefusal::Busy | PageRefusal::Hashes(_) => {
             response.header("Retry-After", RETRY_AFTER_SECONDS.to_string())
         }
         _ => response,

@@ -1,7 +1,7 @@
 //! Why a console request is refused, as its error page says (`pages::refusal` renders it).
 
 use crate::error::ApiError;
-use crate::password::Refused;
+use crate::password::{Caller, Refused};
 
 /// Why a console request is refused, as its error page says.
 #[derive(Debug)]
@@ -18,6 +18,8 @@ pub(crate) enum PageRefusal {
     /// `503`: too many passwords are being checked (or requests waiting for a thread);
     /// nothing was done.
     Busy,
+    /// `429`: beyond the rate of password hashes of such callers; nothing was done.
+    Hashes(Caller),
 }
 
 impl From<ApiError> for PageRefusal {
@@ -48,7 +50,7 @@ impl From<Refused> for PageRefusal {
     fn from(refused: Refused) -> Self {
         match refused {
             Refused::Busy => PageRefusal::Busy,
-            Refused::TooMany => PageRefusal::Api(ApiError::RateLimited),
+            Refused::TooMany(caller) => PageRefusal::Hashes(caller),
         }
     }
 }

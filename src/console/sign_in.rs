@@ -14,7 +14,7 @@ use crate::domain::Email;
 use crate::error::ApiError;
 use crate::limits::{self, Limit};
 use crate::ops::{devices, members};
-use crate::password::Caller;
+use crate::password::{Caller, Refused};
 
 /// Said for a wrong password and an unknown email alike.
 const WRONG: &str = "wrong email or password";
@@ -53,7 +53,7 @@ pub fn form(ctx: &mut PublicContext) -> Answer {
 pub fn sign_in(ctx: &mut PublicContext) -> Answer {
     let device = session::cookie_of(ctx.request, devices::COOKIE);
     if device.is_none() && !ctx.app.passwords.has_room(Caller::Unknown) {
-        return Err(ApiError::RateLimited.into());
+        return Err(Refused::TooMany(Caller::Unknown).into());
     }
     let email = ctx.form.get("email").trim();
     let next = return_path(ctx.form.get("next"));

@@ -57,13 +57,19 @@ fn sessions_of(email: &str) -> i64 {
     .get(0)
 }
 
-fn assert_flooded(resp: &Resp, what: &str) {
+/// What the refusal page says to an unknown browser and to a known person.
+const UNKNOWN_WAIT: &str = "A browser you signed in from before is not held up.";
+const KNOWN_WAIT: &str = "Many passwords are being checked at this moment: nothing was done.";
+
+/// A `429` of the rate of hashes, its page saying `says`.
+fn assert_flooded(resp: &Resp, says: &str, what: &str) {
     assert_eq!(
         (resp.status, resp.header("Retry-After")),
         (429, Some("60")),
         "{what}: {}",
         resp.text()
     );
+    assert!(resp.text().contains(says), "{what}: {}", resp.text());
     assert!(session_cookie(resp).is_none(), "{what}");
     assert_secured(resp, what);
 }
@@ -83,14 +89,12 @@ fn a_flood_from_unknown_browsers_is_refused_without_a_hash_and_known_browsers_si
     // check, so no session; a device cookie of no one is no way round.
     for n in 0..8 {
         let refused = browser_of(&own).sign_in(&email, PASSWORD);
-        assert_flooded(&refused, &format!("sign-in {n}"));
+        assert_flooded(&refused, UNKNOWN_WAIT, &format!("sign-in {n}"));
     }
     let mut forged = Device::of(browser_of(&own));
     forged.cookie = Some("ab".repeat(32));
-    assert_flooded(
-        &forged.sign_in(&email, PASSWORD),
-        "a device cookie of no one",
-    );
+    let forged = forged.sign_in(&email, PASSWORD);
+    assert_flooded(&forged, UNKNOWN_WAIT, "a device cookie of no one");
     assert_eq!(sessions_of(&email), 1);
 
     // The browser the person signed in from, back after its session ended, signs in again,
@@ -122,10 +126,8 @@ fn beyond_the_rate_of_hashes_for_known_people_each_of_their_hashes_is_refused() 
 
     // Whatever hashes for a known person is held to the same rate: a sign-in from their
     // browser, a password change, a set-password link.
-    assert_flooded(
-        &known.sign_in(&email, PASSWORD),
-        "a known browser's sign-in",
-    );
+    let again = known.sign_in(&email, PASSWORD);
+    assert_flooded(&again, KNOWN_WAIT, "a known browser's sign-in");
     let change = known.browser.write(
         "/password",
         &[
@@ -133,13 +135,13 @@ fn beyond_the_rate_of_hashes_for_known_people_each_of_their_hashes_is_refused() 
             ("new_password", "a brand new password"),
         ],
     );
-    assert_flooded(&change, "password change");
+    assert_flooded(&change, KNOWN_WAIT, "password change");
     let found = people::find_by_email(&mut db(), &email).unwrap().unwrap();
     let url = server().app.config.console_url.clone().unwrap();
     let link = members::password_link(&mut db(), &Actor::Cli, &url, &found).unwrap();
     let path = link.strip_prefix(ORIGIN).unwrap().to_string();
     let set = browser_of(&own).post(&path, &[("new_password", "the reset password")]);
-    assert_flooded(&set, "set-password link");
+    assert_flooded(&set, KNOWN_WAIT, "set-password link");
 
     // Nothing changed: the password, the sessions, the link (still usable where hashes are);
     // unknown browsers have a rate of their own.
