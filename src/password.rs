@@ -58,6 +58,16 @@ pub enum Caller {
     Unknown,
 }
 
+impl Caller {
+    /// Who signs in: known when the browser is one the person signed in from before.
+    pub fn signing_in(from_a_known_browser: bool) -> Caller {
+        match from_a_known_browser {
+            true => Caller::Known,
+            false => Caller::Unknown,
+        }
+    }
+}
+
 /// The global rates of hashes, a minute, by [`Caller`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rates {

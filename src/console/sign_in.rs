@@ -60,11 +60,7 @@ pub fn sign_in(ctx: &mut PublicContext) -> Answer {
     let person = people::find_by_email(ctx.db, email)?;
     let known = devices::is_known(ctx.db, person.as_ref().map(|p| &p.id), device)?;
     let limits = limits::sign_in_limits(ctx.app.client_ip(ctx.request), email, known);
-    let caller = if known {
-        Caller::Known
-    } else {
-        Caller::Unknown
-    };
+    let caller = Caller::signing_in(known);
     let stored = person.as_ref().and_then(|p| p.password_hash.as_deref());
     let password = ctx.form.get("password");
     let matches = check_password(ctx.app, caller, &limits, stored, password)?;
