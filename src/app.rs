@@ -8,7 +8,7 @@ use crate::http::Request;
 use crate::icon::Fetcher;
 use crate::limits::RateLimiter;
 use crate::mail::Mailer;
-use crate::password::{Passwords, Rates};
+use crate::password::Passwords;
 use crate::pool::Pool;
 use crate::token_use::TokenUse;
 use std::net::IpAddr;
@@ -88,9 +88,5 @@ impl App {
 /// `PASSWORD_THREADS`.
 fn password_hashing(config: &Config) -> Passwords {
     let threads = config.workers.clamp(1, PASSWORD_THREADS);
-    let rates = Rates {
-        known_per_minute: config.password_hashes_per_minute,
-        unknown_per_minute: config.unknown_browser_sign_ins_per_minute,
-    };
-    Passwords::new(threads, 4 * threads, rates)
+    Passwords::new(threads, 4 * threads, config.password_rates)
 }

@@ -4,6 +4,7 @@
 //! the variable, rather than serving with a silently different setting.
 
 use crate::http::{normalize_host, ClientAddress};
+use crate::password::Rates;
 use ipnet::IpNet;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::CertificateDer;
@@ -61,13 +62,12 @@ pub struct Config {
     pub icon_fetch: Option<IconFetch>,
     /// Where the console's links are also mailed; `None`: they are passed on by hand.
     pub smtp_url: Option<SmtpUrl>,
-    /// Password hashes a minute for known people (sign-ins from a browser they signed in from
-    /// before, password changes, set-password links), from all addresses together; beyond,
-    /// `429` without hashing.
-    pub password_hashes_per_minute: u64,
-    /// Sign-ins a minute from browsers not known to be the person's, from all addresses
-    /// together; beyond, `429` without hashing.
-    pub unknown_browser_sign_ins_per_minute: u64,
+    /// Password hashes a minute, from all addresses together, for known people (sign-ins
+    /// from a browser they signed in from before, password changes, set-password links:
+    /// `AGENTCARD_PASSWORD_HASHES_PER_MINUTE`) and for sign-ins from browsers not known to be
+    /// the person's (`AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE`); beyond, `429` without
+    /// hashing.
+    pub password_rates: Rates,
 }
 
 /// The site icon's fetch. Its two settings exist for tests alone, which serve icons from a
@@ -191,16 +191,18 @@ impl Config {
                 "256",
             )? as usize,
             icon_fetch: IconFetch::configured(&get)?,
-            password_hashes_per_minute: parse_positive(
-                &get,
-                "AGENTCARD_PASSWORD_HASHES_PER_MINUTE",
-                PASSWORD_HASHES_PER_MINUTE,
-            )?,
-            unknown_browser_sign_ins_per_minute: parse_positive(
-                &get,
-                "AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE",
-                UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE,
-            )?,
+            password_rates: Rates {
+                known_per_minute: parse_positive(
+                    &get,
+                    "AGENTCARD_PASSWORD_HASHES_PER_MINUTE",
+                    PASSWORD_HASHES_PER_MINUTE,
+                )?,
+                unknown_per_minute: parse_positive(
+                    &get,
+                    "AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE",
+                    UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE,
+                )?,
+            },
         })
     }
 }
