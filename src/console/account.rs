@@ -69,9 +69,9 @@ fn password_page(ctx: &PageContext) -> PasswordPage {
 /// gets a new one.
 pub fn change_password(ctx: &mut PageContext) -> Answer {
     let mut page = password_page(ctx);
-    let new = NewPassword::parse(ctx.form.get("new_password"));
     let person = people::find_person(ctx.db, &ctx.visit.session.person)?;
     let person = person.ok_or(ApiError::NotFound)?;
+    let new = NewPassword::for_person(ctx.form.get("new_password"), &person.email);
     let stored = person.password_hash.as_deref();
     let current = ctx.form.get("current_password");
     let limits = limits::sign_in_limits(ctx.app.client_ip(ctx.request), &person.email, false);

@@ -38,6 +38,20 @@ fn step(db: &mut Client, link: &OneTimeLink) -> Result<Step, PageRefusal> {
     })
 }
 
+/// The email of the account whose password the link sets; `None` when it sets none.
+fn password_for<'a>(step: &'a Step, link: &'a OneTimeLink) -> Option<&'a str> {
+    match (step, &link.purpose) {
+        (
+            Step::SetPassword {
+                person: Some(person),
+            },
+            _,
+        ) => Some(&person.email),
+        (Step::SetPassword { person: None }, LinkPurpose::Invitation { email, .. }) => Some(email),
+        _ => None,
+    }
+}
+
 fn is_invitation(link: &OneTimeLink) -> bool {
     matches!(link.purpose, LinkPurpose::Invitation { .. })
 }
@@ -112,23 +126,11 @@ fn link_page(
         )
         .autocomplete("new-password")
     });
-    // The account the password is for, where a password manager saves it with the password.
-    let email = match (step, &link.purpose) {
-        (
-            Step::SetPassword {
-                person: Some(person),
-            },
-            _,
-        ) => Some(person.email.clone()),
-        (Step::SetPassword { person: None }, LinkPurpose::Invitation { email, .. }) => {
-            Some(email.clone())
-        }
-        _ => None,
-    };
     Ok(LinkPage {
         layout,
         intro,
-        email,
+        // Where a password manager saves the password, with the account it is for.
+        email: password_for(step, link).map(str::to_string),
         action: format!("{LINK_PATH}{secret}"),
         button: match step {
             Step::Join { .. } => "Join",
@@ -151,7 +153,10 @@ pub fn use_link(ctx: &mut PublicContext) -> Answer {
     let step = step(db, &link)?;
     let hash = match step {
         Step::Join { .. } => None,
-        Step::SetPassword { .. } => match NewPassword::parse(ctx.form.get("new_password")) {
+        Step::SetPassword { .. } => match NewPassword::for_person(
+            ctx.form.get("new_password"),
+            password_for(&step, &link).unwrap_or_default(),
+        ) {
             Ok(password) => Some(app.passwords.hash(&password)?),
             Err(invalid) => {
                 let mut page = link_page(db, Layout::default(), &secret, &link, &step)?;
