@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 pub enum RoleArg {
     Owner,
     Member,
+    Viewer,
 }
 
 impl From<RoleArg> for Role {
@@ -23,6 +24,7 @@ impl From<RoleArg> for Role {
         match role {
             RoleArg::Owner => Role::Owner,
             RoleArg::Member => Role::Member,
+            RoleArg::Viewer => Role::Viewer,
         }
     }
 }

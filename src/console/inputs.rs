@@ -80,6 +80,14 @@ impl Input {
         self.kind == InputKind::Lines
     }
 
+    /// The value as a reader sees it: a choice's label, a line's text.
+    pub fn shown(&self) -> &str {
+        self.options()
+            .iter()
+            .find(|(value, _)| *value == self.value)
+            .map_or(self.value.as_str(), |(_, label)| label.as_str())
+    }
+
     /// The options of a choice (none for a line).
     pub fn options(&self) -> &[(String, String)] {
         match &self.kind {

@@ -39,6 +39,7 @@ pub use routes::{page_table, Access, PageSample};
 
 use crate::app::App;
 use crate::blocking::BlockingError;
+use crate::domain::Role;
 use crate::error::ApiError;
 use crate::http::{Request, Response};
 use crate::limits::Limit;
@@ -133,8 +134,8 @@ fn open(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer
     }
 }
 
-/// A page of a signed-in person: every write carries the session's form token, an owners-only
-/// page refuses everyone else, before the handler runs; a refusal is shown with the person's
+/// A page of a signed-in person: every write carries the session's form token, a page for
+/// members or owners refuses everyone else, before the handler runs; a refusal is shown with the person's
 /// header.
 fn signed_in(mut ctx: PageContext, page: &Page, handle: SignedInHandler) -> Response {
     let writes = page.method == Method::Post;
@@ -150,8 +151,9 @@ fn allowed(ctx: &PageContext, page: &Page) -> Result<(), PageRefusal> {
         ctx.visit.require_token(ctx.form.get("csrf"))?;
     }
     match page.access {
-        Access::Owner => ctx.visit.require_owner(),
-        Access::Member | Access::Public => Ok(()),
+        Access::Owner => ctx.visit.require(Role::Owner),
+        Access::Member => ctx.visit.require(Role::Member),
+        Access::Viewer | Access::Public => Ok(()),
     }
 }
 

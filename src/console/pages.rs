@@ -130,6 +130,16 @@ impl Layout {
         }
     }
 
+    /// Whether the page shows the forms that change the organisation (`Nav::writes`).
+    pub fn writes(&self) -> bool {
+        self.nav.as_ref().is_some_and(|nav| nav.writes)
+    }
+
+    /// Whether the page shows the owners' forms and links.
+    pub fn owner(&self) -> bool {
+        self.nav.as_ref().is_some_and(|nav| nav.owner)
+    }
+
     /// The notice's sentence, naming what it is about when the page knows it.
     pub fn notice_sentence(&self) -> Option<String> {
         let about = self.about.as_deref();
@@ -146,6 +156,9 @@ pub struct Nav {
     pub org_name: String,
     pub orgs: Vec<OrgAccess>,
     pub owner: bool,
+    /// A member or an owner: the page shows its forms that change the organisation (a
+    /// viewer's would be refused).
+    pub writes: bool,
     /// The form token of the session, for every form of the page.
     pub csrf: String,
 }
@@ -160,6 +173,7 @@ impl Nav {
             org_name: org.map_or(String::new(), |o| o.name.clone()),
             orgs: visit.orgs.clone(),
             owner: visit.is_owner(),
+            writes: visit.writes(),
             csrf: visit.form_token.clone(),
         }
     }

@@ -23,14 +23,19 @@ pub enum Method {
     Post,
 }
 
-/// Who may use a page.
+/// Who may use a page: anyone, or a signed-in person whose role in the organisation looked
+/// at is at least the one named (support staff count as owners).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
     /// Anyone, signed in or not.
     Public,
-    /// A signed-in person (a page that needs an organisation asks `ctx.caller()`).
+    /// Every signed-in person: the organisation's pages a viewer reads, and the person's own
+    /// account (a page that needs an organisation asks `ctx.caller()`).
+    Viewer,
+    /// A member or an owner: the pages that change the organisation's sites, cards and keys,
+    /// and their forms.
     Member,
-    /// An owner of the organisation looked at (support staff count as owners).
+    /// An owner: members, tokens, a site's deletion, the organisation's security.
     Owner,
 }
 
@@ -47,7 +52,7 @@ pub enum Handler {
     File(Asset),
 }
 
-/// One page of the console. Made by [`public`], [`member`], [`owner`], [`file`] and
+/// One page of the console. Made by [`public`], [`viewer`], [`member`], [`owner`], [`file`] and
 /// [`sign_in_attempt`], so that the access and the kind of handler always agree.
 pub struct Page {
     pub method: Method,
@@ -72,14 +77,14 @@ pub static PAGES: &[Page] = &[
     // Issue 34 item 7: "forgot your password", counted as sign-ins.
     public(Get, "/forgot-password", sign_in::forgot_form),
     sign_in_attempt(Post, "/forgot-password", sign_in::forgot),
-    member(Get, "/", account::home),
-    member(Post, "/sign-out", sign_in::sign_out),
-    member(Get, "/sessions", account::sessions),
-    member(Post, "/sessions/end-others", account::end_others),
-    member(Get, "/password", account::password_form),
-    member(Post, "/password", account::change_password),
-    member(Post, "/org", account::choose_org),
-    member(Get, "/members", members::list),
+    viewer(Get, "/", account::home),
+    viewer(Post, "/sign-out", sign_in::sign_out),
+    viewer(Get, "/sessions", account::sessions),
+    viewer(Post, "/sessions/end-others", account::end_others),
+    viewer(Get, "/password", account::password_form),
+    viewer(Post, "/password", account::change_password),
+    viewer(Post, "/org", account::choose_org),
+    viewer(Get, "/members", members::list),
     owner(Post, "/members/invite", members::invite),
     owner(Post, "/members/{person}/role", members::change_role),
     owner(Get, "/members/{person}/remove", members::confirm_remove),
@@ -94,15 +99,15 @@ pub static PAGES: &[Page] = &[
         "/invitations/{invitation}/revoke",
         members::revoke_invitation,
     ),
-    member(Get, "/cards", cards::list),
+    viewer(Get, "/cards", cards::list),
     member(Get, "/cards/new", cards::new),
     member(Post, "/cards/new", cards::create),
-    member(Get, "/cards/{card}", cards::show),
+    viewer(Get, "/cards/{card}", cards::show),
     member(Post, "/cards/{card}", cards::edit),
     member(Post, "/cards/{card}/status", cards::set_status),
     member(Get, "/cards/{card}/delete", cards::confirm_delete),
     member(Post, "/cards/{card}/delete", cards::delete),
-    member(Get, "/cards/{card}/eligibility", cards::eligibility),
+    viewer(Get, "/cards/{card}/eligibility", cards::eligibility),
     member(Post, "/cards/{card}/eligibility", cards::save_eligibility),
     owner(Get, "/tokens", tokens::list),
     owner(Post, "/tokens", tokens::create),
@@ -110,28 +115,28 @@ pub static PAGES: &[Page] = &[
     owner(Post, "/tokens/{token}/revoke", tokens::revoke),
     owner(Get, "/tokens/{token}/delete", tokens::confirm_delete),
     owner(Post, "/tokens/{token}/delete", tokens::delete),
-    member(Get, "/keys", keys::list),
+    viewer(Get, "/keys", keys::list),
     member(Post, "/keys", keys::create),
     member(Get, "/keys/{key}/revoke", keys::confirm_revoke),
     member(Post, "/keys/{key}/revoke", keys::revoke),
     member(Get, "/keys/{key}/delete", keys::confirm_delete),
     member(Post, "/keys/{key}/delete", keys::delete),
     // The publisher's numbers.
-    member(Get, "/reports", reports::page),
-    member(Get, "/reports.csv", reports::csv_file),
-    member(Get, "/sites/{domain}/why", why::page),
+    viewer(Get, "/reports", reports::page),
+    viewer(Get, "/reports.csv", reports::csv_file),
+    viewer(Get, "/sites/{domain}/why", why::page),
     // The site map: sites, their fragments, default and rules.
-    member(Get, "/sites", sites::list),
+    viewer(Get, "/sites", sites::list),
     member(Post, "/sites", sites::create),
-    member(Get, "/sites/{domain}", sites::site),
+    viewer(Get, "/sites/{domain}", sites::site),
     member(Post, "/sites/{domain}", sites::rename),
-    member(Get, "/sites/{domain}/icon", sites::icon),
+    viewer(Get, "/sites/{domain}/icon", sites::icon),
     member(Post, "/sites/{domain}/default", sites::set_default),
     member(Post, "/sites/{domain}/default/clear", sites::clear_default),
-    member(Get, "/sites/{domain}/delete", sites::confirm_delete),
-    member(Post, "/sites/{domain}/delete", sites::delete),
+    owner(Get, "/sites/{domain}/delete", sites::confirm_delete),
+    owner(Post, "/sites/{domain}/delete", sites::delete),
     member(Post, "/sites/{domain}/fragments", fragments::create),
-    member(Get, "/fragments/{fragment}", fragments::show),
+    viewer(Get, "/fragments/{fragment}", fragments::show),
     member(Post, "/fragments/{fragment}", fragments::edit),
     member(Post, "/fragments/{fragment}/status", fragments::set_status),
     member(
@@ -141,12 +146,12 @@ pub static PAGES: &[Page] = &[
     ),
     member(Post, "/fragments/{fragment}/delete", fragments::delete),
     member(Post, "/sites/{domain}/rules", rules::add),
-    member(Get, "/sites/{domain}/rules/{route}", rules::show),
+    viewer(Get, "/sites/{domain}/rules/{route}", rules::show),
     member(Post, "/sites/{domain}/rules/{route}", rules::edit),
     member(Post, "/sites/{domain}/rules/{route}/delete", rules::delete),
-    member(Get, "/audit", audit::page),
+    viewer(Get, "/audit", audit::page),
     // Issue 34 item 9: the audit log as CSV.
-    member(Get, "/audit.csv", audit::csv),
+    viewer(Get, "/audit.csv", audit::csv),
 ];
 
 const fn page(method: Method, path: &'static str, access: Access, handler: Handler) -> Page {
@@ -161,6 +166,10 @@ const fn page(method: Method, path: &'static str, access: Access, handler: Handl
 
 const fn public(method: Method, path: &'static str, handle: PublicHandler) -> Page {
     page(method, path, Access::Public, Handler::Public(handle))
+}
+
+const fn viewer(method: Method, path: &'static str, handle: SignedInHandler) -> Page {
+    page(method, path, Access::Viewer, Handler::SignedIn(handle))
 }
 
 const fn member(method: Method, path: &'static str, handle: SignedInHandler) -> Page {

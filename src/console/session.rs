@@ -209,23 +209,37 @@ impl Visit {
         })
     }
 
-    /// Owners, and support staff (who act as owners everywhere), manage members and tokens.
-    pub fn is_owner(&self) -> bool {
-        self.session.support
-            || self
-                .org
-                .as_ref()
-                .is_some_and(|o| o.role == Some(Role::Owner))
+    /// The person's role in the organisation being looked at; support staff act as owners
+    /// everywhere. `None` without an organisation.
+    pub fn role(&self) -> Option<Role> {
+        match self.session.support {
+            true => Some(Role::Owner),
+            false => self.org.as_ref().and_then(|o| o.role),
+        }
     }
 
-    /// The refusal of an owners-only page or action for everyone else (the page table's
-    /// `Access::Owner`).
-    pub fn require_owner(&self) -> Result<(), PageRefusal> {
+    /// Owners manage members and tokens, delete sites and set the organisation's security.
+    pub fn is_owner(&self) -> bool {
+        self.role() == Some(Role::Owner)
+    }
+
+    /// Members and owners change the organisation's sites, cards and keys; viewers read them.
+    pub fn writes(&self) -> bool {
+        self.role() >= Some(Role::Member)
+    }
+
+    /// The refusal of a page or action for a person whose role is below `least` (the page
+    /// table's access).
+    pub fn require(&self, least: Role) -> Result<(), PageRefusal> {
         self.current_org()?;
-        match self.is_owner() {
-            true => Ok(()),
-            false => Err(PageRefusal::Forbidden(
+        match (self.role() >= Some(least), least) {
+            (true, _) => Ok(()),
+            (false, Role::Owner) => Err(PageRefusal::Forbidden(
                 "this is for the organisation's owners only: ask an owner",
+            )),
+            (false, _) => Err(PageRefusal::Forbidden(
+                "a viewer reads the organisation's pages but changes nothing: ask an owner \
+                 to make you a member (nothing was changed)",
             )),
         }
     }

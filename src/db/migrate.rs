@@ -60,6 +60,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "011_report_days.sql",
         include_str!("../../sql/011_report_days.sql"),
     ),
+    (
+        12,
+        "012_viewer_role.sql",
+        include_str!("../../sql/012_viewer_role.sql"),
+    ),
 ];
 
 /// Arbitrary constant naming our advisory lock.

@@ -1,16 +1,28 @@
 //! The console's access rules, walked from its page table (`agentcard::console::page_table`),
-//! so that a page added later is covered without anyone listing it here; and the rule on a
-//! NUL byte or invalid UTF-8 in a form or a query, and the audit of a password change.
+//! so that a page added later is covered without anyone listing it here: a visitor, a viewer,
+//! a member, an owner; and the rule on a NUL byte or invalid UTF-8 in a form or a query, and
+//! the audit of a password change.
 
 use crate::console_fixtures::{
-    assert_secured, new_org, person, session_cookie, Browser, ORIGIN, PASSWORD,
+    assert_secured, new_org, org_id, person, session_cookie, Browser, ORIGIN, PASSWORD,
 };
+use crate::fixtures::card_in;
 use crate::harness::{db, Resp};
 use agentcard::console::{page_table, Access, PageSample};
-use agentcard::domain::Role;
+use agentcard::db::orgs::Creator;
+use agentcard::domain::{
+    CanonicalPath, CardStatus, DomainName, Email, FragmentName, FragmentRef, KeyValues, Lang,
+    MatchMode, Role, TokenName,
+};
+use agentcard::ops::{
+    self, fragments::FragmentWrite, routes::RouteWrite, sites::SiteWrite, Actor, Scope,
+};
 
 /// The sentence of the owners-only refusal.
 const OWNERS_ONLY: &str = "this is for the organisation&#39;s owners only: ask an owner";
+/// The sentence of the refusal a viewer meets on a page for members.
+const MEMBERS_ONLY: &str = "a viewer reads the organisation&#39;s pages but changes nothing: \
+                            ask an owner to make you a member (nothing was changed)";
 /// The per-address limit on failed authentications (shared with `/v1`).
 const FAILED_AUTH_PER_IP: usize = 30;
 
@@ -31,10 +43,28 @@ fn ask(browser: &Browser, page: &PageSample, with_token: bool) -> Resp {
 #[test]
 fn the_table_lists_every_kind_of_page() {
     let table = page_table();
-    for access in [Access::Public, Access::Member, Access::Owner] {
+    for access in [
+        Access::Public,
+        Access::Viewer,
+        Access::Member,
+        Access::Owner,
+    ] {
         assert!(table.iter().any(|page| page.access == access), "{access:?}");
     }
     assert!(table.iter().all(|page| !page.path.contains('{')));
+}
+
+/// The writes of a person's own account: the only ones a viewer may send.
+const OWN_ACCOUNT: &[&str] = &["/sign-out", "/sessions/end-others", "/password", "/org"];
+
+#[test]
+fn every_write_open_to_a_viewer_is_of_their_own_account() {
+    let open_to_viewers: Vec<&str> = page_table()
+        .into_iter()
+        .filter(|page| page.method == "POST" && page.access == Access::Viewer)
+        .map(|page| page.pattern)
+        .collect();
+    assert_eq!(open_to_viewers, OWN_ACCOUNT);
 }
 
 #[test]
@@ -94,6 +124,316 @@ fn an_owner_passes_the_access_rule_of_every_page() {
         let resp = ask(&owner, page, true);
         assert_ne!(resp.status, 403, "{} {}", page.method, page.path);
     }
+}
+
+/// An organisation with one object of each kind a page's path names, a member and a pending
+/// invitation; a live and a revoked key and token (a deletion page names the revoked one).
+struct Furnished {
+    org: String,
+    site: String,
+    fragment: String,
+    route: String,
+    card: String,
+    keys: [String; 2],
+    tokens: [String; 2],
+    invitation: String,
+    member: String,
+}
+
+fn furnished() -> Furnished {
+    let mut db = db();
+    let org = new_org();
+    let caller = ops::orgs::open(&mut db, &org_id(&org), Actor::Cli).unwrap();
+    let site = DomainName::parse("viewed.example").unwrap();
+    ops::sites::put_site(&mut db, &caller, &site, SiteWrite::default()).unwrap();
+    let front = FragmentRef::parse("front").unwrap();
+    let write = FragmentWrite {
+        name: FragmentName::parse("Front page").unwrap(),
+        lang: Lang::En,
+        description: None,
+        key_values: KeyValues::default(),
+        status: None,
+    };
+    let fragment = ops::fragments::create_fragment(&mut db, &caller, &site, Some(&front), write)
+        .unwrap()
+        .fragment
+        .id;
+    let rule = RouteWrite {
+        path: CanonicalPath::parse("/news", "path").unwrap(),
+        mode: MatchMode::Prefix,
+        fragment_ref: front,
+    };
+    let route = ops::routes::create_route(&mut db, &caller, &site, &rule).unwrap();
+    let key = |db: &mut postgres::Client| {
+        let made = ops::keys::create_key(db, &caller, None, "test").unwrap();
+        made.key.id
+    };
+    let keys = [key(&mut db), key(&mut db)];
+    ops::keys::revoke_key(&mut db, &caller, &keys[1]).unwrap();
+    let name = TokenName::parse("script").unwrap();
+    let token = |db: &mut postgres::Client| {
+        let made = ops::tokens::create_token(db, &caller, &name, Creator::Owner, "test");
+        made.unwrap().token.id
+    };
+    let tokens = [token(&mut db), token(&mut db)];
+    ops::tokens::revoke_token(&mut db, Scope::Org(&caller), &tokens[1]).unwrap();
+    let url = crate::harness::server()
+        .app
+        .config
+        .console_url
+        .clone()
+        .unwrap();
+    let invited = Email::parse("invited@example.org").unwrap();
+    ops::members::invite(&mut db, &caller, &url, &invited, Role::Member).unwrap();
+    let invitation: i64 = db
+        .query_one(
+            "SELECT id FROM one_time_links WHERE org_id = $1 AND kind = 'invitation'",
+            &[&org],
+        )
+        .unwrap()
+        .get(0);
+    // The site's icon, as the background fetch stores it.
+    db.execute(
+        "INSERT INTO site_icons (site_id, tried_at, source_url, content_type, bytes)
+         SELECT id, now(), 'https://viewed.example/favicon.png', 'image/png', '\\x89504e47'
+           FROM sites WHERE org_id = $1",
+        &[&org],
+    )
+    .unwrap();
+    let member = person(Some(&org), Role::Member);
+    let member = agentcard::db::people::find_by_email(&mut db, &member)
+        .unwrap()
+        .unwrap()
+        .id;
+    Furnished {
+        card: card_in(&mut db, Some(&org), CardStatus::Draft).id,
+        org,
+        site: site.to_string(),
+        fragment: fragment.to_string(),
+        route: route.id.to_string(),
+        keys: keys.map(|key| key.to_string()),
+        tokens: tokens.map(|token| token.to_string()),
+        invitation: invitation.to_string(),
+        member: member.to_string(),
+    }
+}
+
+impl Furnished {
+    /// The page's path, each capture naming this organisation's object.
+    fn path(&self, page: &PageSample) -> String {
+        let revoked = usize::from(page.pattern.ends_with("/delete"));
+        let parts = page.pattern.split('/').zip(page.path.split('/'));
+        let segments = parts.map(|(part, sample)| match part {
+            "{card}" => self.card.clone(),
+            "{domain}" => self.site.clone(),
+            "{fragment}" => self.fragment.clone(),
+            "{route}" => self.route.clone(),
+            "{key}" => self.keys[revoked].clone(),
+            "{token}" => self.tokens[revoked].clone(),
+            "{person}" => self.member.clone(),
+            "{invitation}" => self.invitation.clone(),
+            _ => sample.to_string(),
+        });
+        segments.collect::<Vec<_>>().join("/")
+    }
+
+    /// Every row of the organisation that a console write may change, as text.
+    fn state(&self) -> String {
+        let of_org = |table: &str| {
+            format!(
+                "(SELECT string_agg(t::text, E'\\n' ORDER BY t::text) FROM {table} t
+                   WHERE org_id = $1)"
+            )
+        };
+        let of_sites = |table: &str| {
+            format!(
+                "(SELECT string_agg(t::text, E'\\n' ORDER BY t::text) FROM {table} t
+                   JOIN sites s ON s.id = t.site_id WHERE s.org_id = $1)"
+            )
+        };
+        let mut parts = vec!["(SELECT o::text FROM orgs o WHERE id = $1)".to_string()];
+        parts.extend(
+            [
+                "mgmt_tokens",
+                "sites",
+                "cards",
+                "card_eligibility",
+                "delivery_keys",
+                "memberships",
+                "one_time_links",
+                "audit_log",
+            ]
+            .map(of_org),
+        );
+        parts.extend(["fragments", "routes", "site_icons"].map(of_sites));
+        let sql = format!("SELECT concat_ws(E'\\n--\\n', {})", parts.join(", "));
+        db().query_one(&sql, &[&self.org]).unwrap().get(0)
+    }
+}
+
+/// Every page of the table a viewer may not use: those for members and owners.
+fn writing_pages() -> Vec<PageSample> {
+    page_table()
+        .into_iter()
+        .filter(|page| matches!(page.access, Access::Member | Access::Owner))
+        .collect()
+}
+
+/// The refusal of the access rule: `403` and its page, with the person's header.
+fn assert_refused(resp: &Resp, page: &PageSample, what: &str) {
+    let sentence = match page.access {
+        Access::Owner => OWNERS_ONLY,
+        _ => MEMBERS_ONLY,
+    };
+    assert_secured(resp, what);
+    assert_eq!(resp.status, 403, "{what}: {}", resp.text());
+    let text = resp.text();
+    assert!(text.contains("<h1>Not allowed</h1>"), "{what}: {text}");
+    let said = format!("<p role=\"alert\">{sentence}</p>");
+    assert!(text.contains(&said), "{what}: {text}");
+    assert!(text.contains("Sign out"), "{what}: the person's header");
+}
+
+#[test]
+fn a_viewer_is_refused_every_page_of_members_and_owners_by_get_and_by_post() {
+    let place = furnished();
+    let viewer = Browser::signed_in(&person(Some(&place.org), Role::Viewer));
+    let before = place.state();
+    let pages = writing_pages();
+    for method in ["GET", "POST"] {
+        for access in [Access::Member, Access::Owner] {
+            let walked = pages
+                .iter()
+                .any(|p| p.method == method && p.access == access);
+            assert!(walked, "{method} {access:?}");
+        }
+    }
+    for page in &pages {
+        let path = place.path(page);
+        let what = format!("{} {path}", page.method);
+        // With the session's form token, from the console's origin: the access rule refuses.
+        let resp = match page.method {
+            "GET" => viewer.get(&path),
+            _ => viewer.write(&path, &[]),
+        };
+        assert_refused(&resp, page, &what);
+    }
+    assert_eq!(place.state(), before, "nothing was written");
+}
+
+/// The values a form of any write page asks for, valid where a write would take them.
+const WRITTEN: &[(&str, &str)] = &[
+    ("name", "Changed by a viewer"),
+    ("domain", "viewer.example"),
+    ("ref", "front"),
+    ("lang", "en"),
+    ("status", "active"),
+    ("path", "/viewer"),
+    ("mode", "exact"),
+    ("email", "viewer-invited@example.org"),
+    ("role", "owner"),
+    ("brand", "Viewer"),
+    ("title", "A viewer's card"),
+    ("body", "Written by a viewer."),
+    ("action", "save"),
+];
+
+#[test]
+fn a_viewer_posting_every_write_with_its_values_changes_nothing() {
+    let place = furnished();
+    let viewer = Browser::signed_in(&person(Some(&place.org), Role::Viewer));
+    let before = place.state();
+    for page in writing_pages().iter().filter(|p| p.method == "POST") {
+        let path = place.path(page);
+        let mut fields = WRITTEN.to_vec();
+        fields.push(("fragment", &place.fragment));
+        let resp = viewer.write(&path, &fields);
+        assert_refused(&resp, page, &format!("POST {path}"));
+    }
+    assert_eq!(place.state(), before);
+    let page = viewer.get("/sites/viewed.example").text();
+    assert!(!page.contains("viewer.example") && !page.contains("Changed by a viewer"));
+}
+
+/// The page of the table a link or a form of the console leads to (the first that matches, as
+/// the console finds it).
+fn page_at<'a>(table: &'a [PageSample], method: &str, target: &str) -> Option<&'a PageSample> {
+    let path = target.split(['?', '#']).next().unwrap_or_default();
+    let segments: Vec<&str> = path.split('/').collect();
+    table
+        .iter()
+        .filter(|page| page.method == method)
+        .find(|page| {
+            let parts: Vec<&str> = page.pattern.split('/').collect();
+            parts.len() == segments.len()
+                && parts
+                    .iter()
+                    .zip(&segments)
+                    .all(|(part, segment)| part.starts_with('{') || part == segment)
+        })
+}
+
+/// Each `(method, target)` a page's links and forms lead to within the console.
+fn destinations(page: &str) -> Vec<(&'static str, String)> {
+    let quoted = |rest: &str, attribute: &str| -> Option<String> {
+        let at = rest.find(&format!("{attribute}=\""))? + attribute.len() + 2;
+        Some(rest[at..at + rest[at..].find('"')?].to_string())
+    };
+    let links = page.split("href=\"").skip(1).map(|rest| {
+        let target = rest[..rest.find('"').unwrap_or(0)].to_string();
+        ("GET", target)
+    });
+    let forms = page.split("<form ").skip(1).filter_map(|rest| {
+        let tag = &rest[..rest.find('>')?];
+        let method = match quoted(tag, "method")?.as_str() {
+            "post" => "POST",
+            _ => "GET",
+        };
+        Some((method, quoted(tag, "action")?))
+    });
+    links
+        .chain(forms)
+        .filter(|(_, target)| target.starts_with('/'))
+        .collect()
+}
+
+#[test]
+fn a_viewer_reads_every_page_a_member_reads_and_is_offered_no_write() {
+    let place = furnished();
+    let member = Browser::signed_in(&person(Some(&place.org), Role::Member));
+    let viewer = Browser::signed_in(&person(Some(&place.org), Role::Viewer));
+    let table = page_table();
+    let reads: Vec<&PageSample> = table
+        .iter()
+        .filter(|page| page.method == "GET" && page.access == Access::Viewer)
+        .collect();
+    for path in [
+        "/cards",
+        "/sites/{domain}",
+        "/audit",
+        "/members",
+        "/reports",
+    ] {
+        assert!(reads.iter().any(|page| page.pattern == path), "{path}");
+    }
+    let before = place.state();
+    for page in reads {
+        let path = place.path(page);
+        assert_eq!(member.get(&path).status, 200, "a member reads {path}");
+        let read = viewer.get(&path);
+        assert_secured(&read, &path);
+        assert_eq!(read.status, 200, "a viewer reads {path}: {}", read.text());
+        for (method, target) in destinations(&read.text()) {
+            let Some(led_to) = page_at(&table, method, &target) else {
+                continue;
+            };
+            assert!(
+                matches!(led_to.access, Access::Public | Access::Viewer),
+                "{path} offers a viewer {method} {target}"
+            );
+        }
+    }
+    assert_eq!(place.state(), before, "reading changes nothing");
 }
 
 /// A raw form body, its bytes as given (a browser never sends invalid UTF-8 on its own).

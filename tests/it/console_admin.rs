@@ -232,7 +232,7 @@ fn count(sql: &str, value: &str) -> i64 {
 }
 
 #[test]
-fn a_site_is_deleted_with_its_rules_after_a_page_that_names_what_goes() {
+fn an_owner_deletes_a_site_with_its_rules_after_a_page_that_names_what_goes() {
     let (org, owner, member) = organisation();
     let (_, token) = create_token(&owner, &org, "setup");
     site_with_fragment(&token, "gone.example", "/world");
@@ -246,9 +246,13 @@ fn a_site_is_deleted_with_its_rules_after_a_page_that_names_what_goes() {
                   WHERE s.domain = $1";
     assert_eq!(count(rules, "gone.example"), 1);
 
-    let listed = member.get("/sites").text();
+    let listed = owner.get("/sites").text();
     assert!(listed.contains("/sites/gone.example/delete"), "{listed}");
-    let confirm = member.get("/sites/gone.example/delete").text();
+    let offered = member.get("/sites").text();
+    assert!(!offered.contains("/sites/gone.example/delete"), "{offered}");
+    assert_eq!(member.get("/sites/gone.example/delete").status, 403);
+    assert_eq!(member.write("/sites/gone.example/delete", &[]).status, 403);
+    let confirm = owner.get("/sites/gone.example/delete").text();
     for named in [
         "gone.example",
         "Fragments: /world",
@@ -259,14 +263,14 @@ fn a_site_is_deleted_with_its_rules_after_a_page_that_names_what_goes() {
     }
     assert_eq!(count(rules, "gone.example"), 1, "the page changes nothing");
 
-    let deleted = member.write("/sites/gone.example/delete", &[]);
+    let deleted = owner.write("/sites/gone.example/delete", &[]);
     assert_eq!(
         deleted.header("Location"),
         Some("/sites?notice=site-deleted")
     );
     assert_eq!(api.get("/v1/sites/gone.example/fragments").status, 404);
     assert_eq!(count(rules, "gone.example"), 0);
-    assert_eq!(member.get("/sites/gone.example/delete").status, 404);
+    assert_eq!(owner.get("/sites/gone.example/delete").status, 404);
 }
 
 #[test]

@@ -387,3 +387,229 @@ fn notices_errors_and_tables_say_and_look_what_they_are() {
         "focus is not the error red"
     );
 }
+
+fn role_of(org: &str, email: &str) -> Option<String> {
+    db().query_opt(
+        "SELECT m.role FROM memberships m JOIN persons p ON p.id = m.person_id
+          WHERE m.org_id = $1 AND lower(p.email) = lower($2)",
+        &[&org, &email],
+    )
+    .unwrap()
+    .map(|row| row.get(0))
+}
+
+fn invited_role(org: &str, email: &str) -> Option<String> {
+    db().query_opt(
+        "SELECT role FROM one_time_links WHERE org_id = $1 AND email = $2",
+        &[&org, &email],
+    )
+    .unwrap()
+    .map(|row| row.get(0))
+}
+
+/// The path of a link the CLI printed.
+fn link_path(made: &serde_json::Value) -> String {
+    let link = made["link"].as_str().unwrap();
+    link[link.find("/link/").unwrap()..].to_string()
+}
+
+#[test]
+fn an_owner_invites_a_viewer_and_makes_a_member_a_viewer_who_then_changes_nothing() {
+    let org = new_org();
+    let owner = Browser::signed_in(&person(Some(&org), Role::Owner));
+    let form = owner.get("/members").text();
+    assert!(form.contains("<option value=\"viewer\">viewer: "), "{form}");
+    let invited = format!("{}@example.org", agentcard::ids::new_id("v_"));
+    let fields = [("email", invited.as_str()), ("role", "viewer")];
+    let made = owner.create("/members", "/members/invite", &fields);
+    assert_eq!(made.status, 200, "{}", made.text());
+    assert_eq!(invited_role(&org, &invited).as_deref(), Some("viewer"));
+    let link = hidden_link(&made.text());
+    let intro = Browser::new().get(&link).text();
+    assert!(intro.contains("is invited to join Console Publisher as viewer."));
+
+    let member_email = person(Some(&org), Role::Member);
+    let member = Browser::signed_in(&member_email);
+    let id = person_id(&member_email);
+    let changed = owner.write(&format!("/members/{id}/role"), &[("role", "viewer")]);
+    assert_eq!(changed.status, 303, "{}", changed.text());
+    assert_eq!(role_of(&org, &member_email).as_deref(), Some("viewer"));
+    assert!(member.get("/").text().contains("Your role: viewer."));
+    assert!(!member.get("/keys").text().contains("action=\"/keys\""));
+    let refused = member.write("/keys", &[("name", "not made")]);
+    assert_eq!(refused.status, 403, "{}", refused.text());
+    let keys: i64 = db()
+        .query_one(
+            "SELECT count(*) FROM delivery_keys WHERE org_id = $1",
+            &[&org],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(keys, 0);
+}
+
+/// The invitation link an invite form's answer shows once.
+fn hidden_link(page: &str) -> String {
+    let marker = "<p class=\"secret\" id=\"new-link\">";
+    let at = page.find(marker).expect("the link") + marker.len();
+    let link = &page[at..at + page[at..].find('<').unwrap()];
+    link[link.find("/link/").unwrap()..].to_string()
+}
+
+#[test]
+fn the_cli_makes_and_invites_viewers() {
+    let org = new_org();
+    let email = format!("{}@example.org", agentcard::ids::new_id("cv_"));
+    let (ok, made, stderr) = admin_people(&[
+        "user", "create", "--email", &email, "--org", &org, "--role", "viewer",
+    ]);
+    assert!(ok, "{stderr}");
+    assert_eq!(made["role"], "viewer");
+    assert_eq!(role_of(&org, &email).as_deref(), Some("viewer"));
+    let invited = format!("{}@example.org", agentcard::ids::new_id("ci_"));
+    let (ok, made, stderr) = admin_people(&[
+        "member", "invite", "--org", &org, "--email", &invited, "--role", "viewer",
+    ]);
+    assert!(ok, "{stderr}");
+    assert_eq!(made["role"], "viewer");
+    assert_eq!(invited_role(&org, &invited).as_deref(), Some("viewer"));
+}
+
+const EMAIL_REFUSED: &str = "enter an email address: a name, one @, and a domain with a dot, \
+                             without spaces, like name@example.com";
+
+fn people_named(email: &str) -> i64 {
+    db().query_one(
+        "SELECT count(*) FROM persons WHERE lower(email) = lower($1)",
+        &[&email],
+    )
+    .unwrap()
+    .get(0)
+}
+
+#[test]
+fn an_invitation_or_a_person_with_two_at_signs_is_refused_by_the_console_and_the_cli() {
+    let org = new_org();
+    let owner = Browser::signed_in(&person(Some(&org), Role::Owner));
+    for bad in [
+        "x@@y.example",
+        "x@y@example.org",
+        "x y@example.org",
+        "x@example",
+    ] {
+        let fields = [("email", bad), ("role", "member")];
+        let refused = owner.create("/members", "/members/invite", &fields);
+        assert_eq!(refused.status, 422, "{bad}: {}", refused.text());
+        let said = format!("<span class=\"error\" id=\"email-error\">{EMAIL_REFUSED}</span>");
+        assert!(refused.text().contains(&said), "{bad}: {}", refused.text());
+
+        let (ok, _, stderr) = admin_people(&["member", "invite", "--org", &org, "--email", bad]);
+        assert!(
+            !ok && stderr.contains(&format!("email: {EMAIL_REFUSED}")),
+            "{stderr}"
+        );
+        let (ok, _, stderr) = admin_people(&[
+            "user", "create", "--email", bad, "--org", &org, "--role", "member",
+        ]);
+        assert!(
+            !ok && stderr.contains(&format!("email: {EMAIL_REFUSED}")),
+            "{stderr}"
+        );
+        assert_eq!(people_named(bad), 0, "{bad}");
+    }
+    let links: i64 = db()
+        .query_one(
+            "SELECT count(*) FROM one_time_links WHERE org_id = $1",
+            &[&org],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(links, 0, "no invitation was made");
+}
+
+/// Each refused new password, with the message its field shows: ten spaces, a common password
+/// in another case, the person's own email.
+fn weak_passwords(email: &str) -> [(String, &'static str); 3] {
+    [
+        (
+            " ".repeat(10),
+            "a password may not be only spaces: choose one with other characters",
+        ),
+        (
+            "Password123".into(),
+            "this is one of the 10 000 most common passwords, which are guessed first: \
+             choose another",
+        ),
+        (
+            email.to_uppercase(),
+            "a password may not be your email address: choose another",
+        ),
+    ]
+}
+
+fn assert_password_refused(resp: &crate::harness::Resp, message: &str, what: &str) {
+    assert_eq!(resp.status, 422, "{what}: {}", resp.text());
+    assert_secured(resp, what);
+    let said = format!("<span class=\"error\" id=\"new_password-error\">{message}</span>");
+    assert!(resp.text().contains(&said), "{what}: {}", resp.text());
+}
+
+fn password_hash(email: &str) -> Option<String> {
+    db().query_one(
+        "SELECT password_hash FROM persons WHERE lower(email) = lower($1)",
+        &[&email],
+    )
+    .unwrap()
+    .get(0)
+}
+
+#[test]
+fn a_weak_new_password_is_refused_when_changed_and_nothing_changes() {
+    let org = new_org();
+    let email = person(Some(&org), Role::Member);
+    let browser = Browser::signed_in(&email);
+    let before = password_hash(&email);
+    for (weak, message) in weak_passwords(&email) {
+        let fields = [
+            ("current_password", crate::console_fixtures::PASSWORD),
+            ("new_password", weak.as_str()),
+        ];
+        let refused = browser.write("/password", &fields);
+        assert_password_refused(&refused, message, &weak);
+    }
+    assert_eq!(password_hash(&email), before);
+    assert!(browser.is_signed_in(), "the session goes on");
+    let entries: i64 = db()
+        .query_one("SELECT count(*) FROM audit_log WHERE org_id = $1", &[&org])
+        .unwrap()
+        .get(0);
+    assert_eq!(entries, 0);
+}
+
+#[test]
+fn a_weak_password_is_refused_by_a_reset_link_and_an_invitation_which_stay_usable() {
+    let org = new_org();
+    let member = person(Some(&org), Role::Member);
+    let (ok, reset, stderr) = admin_people(&["user", "reset", "--email", &member]);
+    assert!(ok, "{stderr}");
+    let invited = format!("{}@example.org", agentcard::ids::new_id("w_"));
+    let (ok, invitation, stderr) =
+        admin_people(&["member", "invite", "--org", &org, "--email", &invited]);
+    assert!(ok, "{stderr}");
+    let before = password_hash(&member);
+    for (made, email) in [(&reset, &member), (&invitation, &invited)] {
+        let path = link_path(made);
+        let browser = Browser::new();
+        for (weak, message) in weak_passwords(email) {
+            let refused = browser.post(&path, &[("new_password", weak.as_str())]);
+            assert_password_refused(&refused, message, &format!("{path} {weak:?}"));
+        }
+        assert_eq!(browser.get(&path).status, 200, "the link is not used");
+    }
+    assert_eq!(password_hash(&member), before);
+    assert_eq!(people_named(&invited), 0, "no person was made");
+    let path = link_path(&invitation);
+    let set = Browser::new().post(&path, &[("new_password", "a long and uncommon one")]);
+    assert_eq!(set.status, 303, "{}", set.text());
+    assert_eq!(role_of(&org, &invited).as_deref(), Some("member"));
+}
