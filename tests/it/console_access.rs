@@ -4,19 +4,17 @@
 //! the audit of a password change.
 
 use crate::console_fixtures::{
-    assert_secured, new_org, org_id, person, session_cookie, Browser, ORIGIN, PASSWORD,
+    assert_secured, new_org, org_id, person, session_cookie, site_with_front_page, Browser, ORIGIN,
+    PASSWORD,
 };
 use crate::fixtures::card_in;
 use crate::harness::{db, Resp};
 use agentcard::console::{page_table, Access, PageSample};
 use agentcard::db::orgs::Creator;
 use agentcard::domain::{
-    CanonicalPath, CardStatus, DomainName, Email, FragmentName, FragmentRef, KeyValues, Lang,
-    MatchMode, Role, TokenName,
+    CanonicalPath, CardStatus, DomainName, Email, FragmentRef, MatchMode, Role, TokenName,
 };
-use agentcard::ops::{
-    self, fragments::FragmentWrite, routes::RouteWrite, sites::SiteWrite, Actor, Scope,
-};
+use agentcard::ops::{self, routes::RouteWrite, Actor, Scope};
 
 /// The sentence of the owners-only refusal.
 const OWNERS_ONLY: &str = "this is for the organisation&#39;s owners only: ask an owner";
@@ -145,19 +143,8 @@ fn furnished() -> Furnished {
     let org = new_org();
     let caller = ops::orgs::open(&mut db, &org_id(&org), Actor::Cli).unwrap();
     let site = DomainName::parse("viewed.example").unwrap();
-    ops::sites::put_site(&mut db, &caller, &site, SiteWrite::default()).unwrap();
     let front = FragmentRef::parse("front").unwrap();
-    let write = FragmentWrite {
-        name: FragmentName::parse("Front page").unwrap(),
-        lang: Lang::En,
-        description: None,
-        key_values: KeyValues::default(),
-        status: None,
-    };
-    let fragment = ops::fragments::create_fragment(&mut db, &caller, &site, Some(&front), write)
-        .unwrap()
-        .fragment
-        .id;
+    let fragment = site_with_front_page(&mut db, &caller, &site, &front);
     let rule = RouteWrite {
         path: CanonicalPath::parse("/news", "path").unwrap(),
         mode: MatchMode::Prefix,

@@ -4,8 +4,11 @@
 
 use crate::harness::{db, server, Client, Resp, TestServer, CONSOLE_HOST};
 use agentcard::db::{self, people};
-use agentcard::domain::{Email, NewPassword, OrgName, Role};
-use agentcard::ids::{self, OrgId, PersonId};
+use agentcard::domain::{
+    DomainName, Email, FragmentName, FragmentRef, KeyValues, Lang, NewPassword, OrgName, Role,
+};
+use agentcard::ids::{self, FragmentId, OrgId, PersonId};
+use agentcard::ops::{self, fragments::FragmentWrite, sites::SiteWrite, Caller};
 use agentcard::password::{Passwords, Rates};
 use std::sync::OnceLock;
 
@@ -99,6 +102,36 @@ pub fn new_org() -> String {
         .unwrap()
         .id
         .to_string()
+}
+
+/// A site of the caller's organisation, and on it a fragment "Front page" of `reference`.
+pub fn site_with_front_page(
+    db: &mut postgres::Client,
+    caller: &Caller,
+    domain: &DomainName,
+    reference: &FragmentRef,
+) -> FragmentId {
+    ops::sites::put_site(db, caller, domain, SiteWrite::default()).unwrap();
+    let write = FragmentWrite {
+        name: FragmentName::parse("Front page").unwrap(),
+        lang: Lang::En,
+        description: None,
+        key_values: KeyValues::default(),
+        status: None,
+    };
+    let made = ops::fragments::create_fragment(db, caller, domain, Some(reference), write);
+    made.unwrap().fragment.id
+}
+
+/// The role of the person of `email` in `org`, as stored.
+pub fn role_of(org: &str, email: &str) -> Option<String> {
+    db().query_opt(
+        "SELECT m.role FROM memberships m JOIN persons p ON p.id = m.person_id
+          WHERE m.org_id = $1 AND lower(p.email) = lower($2)",
+        &[&org, &email],
+    )
+    .unwrap()
+    .map(|row| row.get(0))
 }
 
 /// The typed id of an organisation the tests hold as text.

@@ -13,20 +13,17 @@
 //! request; the server's background threads (cache refresher, report flusher) query on
 //! connections of their own, a pooled connection reused meanwhile adds one or two at most.
 
-use crate::console_fixtures::{person_in, Browser};
+use crate::console_fixtures::{person_in, site_with_front_page, Browser};
 use crate::fixtures::card_in;
 use crate::harness::own_server_via;
 use agentcard::console::{page_table, Access};
 use agentcard::db::orgs::Creator;
 use agentcard::db::people;
 use agentcard::domain::{
-    CanonicalPath, CardStatus, DomainName, FragmentName, FragmentRef, KeyValues, Lang, MatchMode,
-    OrgName, Role, TokenName,
+    CanonicalPath, CardStatus, DomainName, FragmentRef, MatchMode, OrgName, Role, TokenName,
 };
 use agentcard::ids::{CardId, FragmentId, KeyId, PersonId, RouteId, TokenId};
-use agentcard::ops::{
-    self, fragments::FragmentWrite, routes::RouteWrite, sites::SiteWrite, Actor, Scope,
-};
+use agentcard::ops::{self, routes::RouteWrite, Actor, Scope};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -53,17 +50,7 @@ fn each_console_page_reads_an_organisation_of_50_sites_in_a_bounded_number_of_qu
     let mut fragment = String::new();
     for n in 0..SITES {
         let domain = DomainName::parse(&format!("site{n:02}.example")).unwrap();
-        ops::sites::put_site(&mut db, &caller, &domain, SiteWrite::default()).unwrap();
-        let write = FragmentWrite {
-            name: FragmentName::parse("Front page").unwrap(),
-            lang: Lang::En,
-            description: None,
-            key_values: KeyValues::default(),
-            status: None,
-        };
-        let made = ops::fragments::create_fragment(&mut db, &caller, &domain, Some(&front), write)
-            .unwrap();
-        fragment = made.fragment.id.to_string();
+        fragment = site_with_front_page(&mut db, &caller, &domain, &front).to_string();
     }
     let last_site = format!("site{:02}.example", SITES - 1);
     let rule = RouteWrite {

@@ -2,7 +2,7 @@
 //! token and origin checks, one-time links, members and their owners-only rules.
 
 use crate::console_fixtures::{
-    admin_people, assert_labelled, assert_secured, console, new_org, org_id, person,
+    admin_people, assert_labelled, assert_secured, console, new_org, org_id, person, role_of,
     session_cookie, support_person, Browser, COOKIE, ORIGIN, PASSWORD,
 };
 use crate::harness::{db, server, start_server, tenant, Client, Resp, LEGACY_HOST};
@@ -499,16 +499,6 @@ fn console_url() -> agentcard::config::ConsoleUrl {
     server().app.config.console_url.clone().unwrap()
 }
 
-fn role_of(org: &str, email: &str) -> Option<String> {
-    db().query_opt(
-        "SELECT m.role FROM memberships m JOIN persons p ON p.id = m.person_id
-          WHERE m.org_id = $1 AND lower(p.email) = lower($2)",
-        &[&org, &email],
-    )
-    .unwrap()
-    .map(|r| r.get(0))
-}
-
 fn person_id(email: &str) -> String {
     db().query_one(
         "SELECT id FROM persons WHERE lower(email) = lower($1)",
@@ -839,13 +829,14 @@ fn the_invite_form_shows_each_refusal_next_to_its_field() {
             "not an email",
             "member",
             "email",
-            "enter an email address, like name@example.com",
+            "enter an email address: a name, one @, and a domain with a dot, without spaces, \
+             like name@example.com",
         ),
         (
             "x@example.org",
             "boss",
             "role",
-            "role must be &#34;owner&#34; or &#34;member&#34;",
+            "role must be &#34;owner&#34;, &#34;member&#34; or &#34;viewer&#34;",
         ),
         (
             owner_email.as_str(),
