@@ -1,5 +1,6 @@
 //! The console's people pages and forms as a person meets them: confirmations before a
-//! revocation or a removal, the members page read by every member, sessions named by browser
+//! revocation or a removal, the members page read by every member, viewers invited and made,
+//! the email and password rules where an email or a password is set, sessions named by browser
 //! and moving with use, the set-password page naming its account, every refused card field at
 //! once, a new card's language, times in words, and the pages' looks (notices, error pages,
 //! tables that scroll inside themselves).

@@ -48,8 +48,9 @@
 //! - `console_web`: the web console: hosts, security headers, sign-in and sessions, form tokens
 //!   and origins, one-time links, members and the owners-only rules.
 //! - `console_access`: the console's access rules walked from its page table (every page, a
-//!   visitor not signed in and a member on owners' pages), NUL and invalid UTF-8 in forms and
-//!   queries, the audit of a password change.
+//!   visitor not signed in, a viewer on members' and owners' pages and on every read, a member
+//!   on owners' pages), NUL and invalid UTF-8 in forms and queries, the audit of a password
+//!   change.
 //! - `console_flood`: beyond the global rate of password hashes, sign-ins, password changes
 //!   and set-password links from any address are refused (`429`) without hashing.
 //! - `console_cards`: the console's card pages: each action read back, refusals, CSRF, audit, and
@@ -63,8 +64,9 @@
 //! - `console_wiring`: issue 34's rules on the console's pages: secrets made once, invitations
 //!   accepted signed in, device cookies at sign-in, mail, the audit log in words, dates and CSV.
 //! - `console_people`: confirmations before a revocation or a removal, the members page for
-//!   every member, sessions by browser, every refused card field at once, times in words, the
-//!   pages' notices, error pages and scrolling tables.
+//!   every member, viewers invited and made (console, CLI), refused emails and weak passwords
+//!   (console, links, CLI), sessions by browser, every refused card field at once, times in
+//!   words, the pages' notices, error pages and scrolling tables.
 //! - `console_reports`: the Reports page after real `/fragment` requests: the numbers, CSV and
 //!   buckets of `admin report` for the same window, names and links, refusals, isolation.
 //! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core;
