@@ -60,6 +60,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "011_report_days.sql",
         include_str!("../../sql/011_report_days.sql"),
     ),
+    (
+        13,
+        "013_audit_names.sql",
+        include_str!("../../sql/013_audit_names.sql"),
+    ),
 ];
 
 /// Arbitrary constant naming our advisory lock.
