@@ -184,9 +184,9 @@ fn read(ctx: &mut PageContext, filter: &Filter) -> Result<Option<Page>, PageRefu
     Ok(Some(audit::page(ctx.db, &ctx.caller()?, &query)?))
 }
 
-/// `GET /audit?actor=…&from=…&to=…&limit=…`: an unknown limit counts as the default; a date
-/// that is not one, or a range that ends before it starts, is refused next to its field
-/// (`422`) and nothing is read.
+/// `GET /audit?actor=…&from=…&to=…&limit=…&before=…`: an unknown limit counts as the
+/// default; a date that is not one, or a range that ends before it starts, is refused next to
+/// its field (`422`) and nothing is read.
 pub fn page(ctx: &mut PageContext) -> Answer {
     let filter = filter(ctx);
     let read = read(ctx, &filter)?;

@@ -177,16 +177,16 @@ pub struct Page {
 /// The caller's organisation's entries `query` keeps, newest first, and whether older ones
 /// follow.
 pub fn page(db: &mut impl GenericClient, caller: &Caller, query: &Query) -> Result<Page, ApiError> {
-    let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
+    // One more than the page holds says whether older entries follow.
     let mut entries = read(db, &caller.org.id, query, Some(i64::from(query.limit) + 1))?;
-    let older = (entries.len() > limit).then(|| {
+    let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
+    let older = if entries.len() > limit {
         entries.truncate(limit);
-        entries.last().map(|e| e.row.id)
-    });
-    Ok(Page {
-        entries,
-        older: older.flatten(),
-    })
+        entries.last().map(|entry| entry.row.id)
+    } else {
+        None
+    };
+    Ok(Page { entries, older })
 }
 
 /// The caller's organisation's entries `query` keeps, newest first (its `limit` aside).

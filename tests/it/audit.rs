@@ -179,6 +179,13 @@ impl Journal {
         assert!([200, 303].contains(&resp.status), "{path}: {}", resp.text());
     }
 
+    /// A key or a token named `name`, made through its console page `page`.
+    #[track_caller]
+    fn create(&self, page: &str, name: &str) {
+        let made = self.owner.create(page, page, &[("name", name)]);
+        assert_eq!(made.status, 200, "{page}: {}", made.text());
+    }
+
     /// A `/v1` call; it must succeed.
     #[track_caller]
     fn api(&self, method: &str, path: &str, body: &Value) -> Value {
@@ -269,20 +276,10 @@ fn every_entry_reads_the_same_after_its_object_is_renamed_or_deleted() {
     let list = json!({"fragments": [{"domain": "kept.example", "ref": "/home"}]});
     j.api("PUT", &format!("/v1/cards/{card}/eligibility"), &list);
 
-    assert_eq!(
-        j.owner
-            .create("/keys", "/keys", &[("name", "CDN staging")])
-            .status,
-        200
-    );
+    j.create("/keys", "CDN staging");
     let key = j.one("SELECT id FROM delivery_keys WHERE org_id = $1");
     j.write(&format!("/keys/{key}/revoke"), &[]);
-    assert_eq!(
-        j.owner
-            .create("/tokens", "/tokens", &[("name", "ci")])
-            .status,
-        200
-    );
+    j.create("/tokens", "ci");
     let token = j.one("SELECT id FROM mgmt_tokens WHERE org_id = $1 AND name = 'ci'");
     j.write(&format!("/tokens/{token}/revoke"), &[]);
     let member_email = person_in(&mut j.server.db(), Some(&j.api.org_id), Role::Member);
@@ -499,10 +496,7 @@ fn the_log_pages_back_to_its_first_entry_and_gives_any_range_as_csv() {
 #[test]
 fn the_filter_by_actor_ignores_case() {
     let j = Journal::new();
-    assert_eq!(
-        j.owner.create("/keys", "/keys", &[("name", "edge")]).status,
-        200
-    );
+    j.create("/keys", "edge");
     let shouted = j.owner_email.to_uppercase();
     assert_ne!(shouted, j.owner_email);
     let page = j.owner.get(&format!("/audit?actor={shouted}")).text();
