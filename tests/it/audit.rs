@@ -4,10 +4,11 @@
 //! object; the log pages back to its first entry, filters by actor whatever the case, and gives
 //! any range as CSV.
 
+use crate::console_admin::shown_secret;
 use crate::console_fixtures::{person_in, Browser};
 use crate::console_wiring::parse_csv;
 use crate::fixtures::{admin, card, put_fragment, CARD_FLAGS};
-use crate::harness::{db, own_server, tenant};
+use crate::harness::{db, next_client_ip, own_server, tenant};
 use agentcard::domain::{CardStatus, Role};
 use serde_json::{json, Value};
 
@@ -179,11 +180,23 @@ impl Journal {
         assert!([200, 303].contains(&resp.status), "{path}: {}", resp.text());
     }
 
-    /// A key or a token named `name`, made through its console page `page`.
+    /// A key or a token named `name`, made through its console page `page`: the secret shown.
     #[track_caller]
-    fn create(&self, page: &str, name: &str) {
+    fn create(&self, page: &str, name: &str) -> String {
         let made = self.owner.create(page, page, &[("name", name)]);
         assert_eq!(made.status, 200, "{page}: {}", made.text());
+        shown_secret(&made.text())
+    }
+
+    /// The entries `admin audit` prints for the organisation with `extra` arguments.
+    #[track_caller]
+    fn cli_audit(&self, extra: &[&str]) -> Vec<Value> {
+        let args = [&["admin", "audit", "--org", &self.api.org_id], extra].concat();
+        let (ok, out, stderr) =
+            crate::fixtures::agentcard(&args, &[("DATABASE_URL", &self.server.database_url)]);
+        assert!(ok, "{stderr}");
+        let out: Value = serde_json::from_str(&out).unwrap();
+        out["items"].as_array().unwrap().clone()
     }
 
     /// A `/v1` call; it must succeed.
@@ -279,8 +292,10 @@ fn every_entry_reads_the_same_after_its_object_is_renamed_or_deleted() {
     j.create("/keys", "CDN staging");
     let key = j.one("SELECT id FROM delivery_keys WHERE org_id = $1");
     j.write(&format!("/keys/{key}/revoke"), &[]);
-    j.create("/tokens", "ci");
+    let secret = j.create("/tokens", "ci");
     let token = j.one("SELECT id FROM mgmt_tokens WHERE org_id = $1 AND name = 'ci'");
+    let ci = j.server.client().ip(&next_client_ip()).token(&secret);
+    assert_eq!(ci.put("/v1/sites/ci.example", &json!({})).status, 201);
     j.write(&format!("/tokens/{token}/revoke"), &[]);
     let member_email = person_in(&mut j.server.db(), Some(&j.api.org_id), Role::Member);
     let member = j.one(&format!(
@@ -348,6 +363,8 @@ fn every_entry_reads_the_same_after_its_object_is_renamed_or_deleted() {
         ["token created", "token revoked: status live → revoked"]
     );
     assert_eq!(names_of(&before, &token), ["ci", "ci"]);
+    let by_ci = before.iter().find(|row| row[4] == "ci.example").unwrap();
+    assert_eq!(by_ci[1], format!("token ci ({})", &secret[..12]));
     assert_eq!(
         what_of(&before, &member),
         ["role changed: role member → owner"]
@@ -491,6 +508,25 @@ fn the_log_pages_back_to_its_first_entry_and_gives_any_range_as_csv() {
         "the 150 of that day, whatever the page's limit"
     );
     assert_eq!(object_ids(j.log("from=2026-01-16")), newest_first[..100]);
+
+    // The command line pages the same way, from an entry's id.
+    let mut from_cli = Vec::new();
+    let mut before: Option<String> = None;
+    loop {
+        let mut args = vec!["--limit", "100"];
+        if let Some(id) = &before {
+            args.extend(["--before", id.as_str()]);
+        }
+        let items = j.cli_audit(&args);
+        let Some(last) = items.last() else { break };
+        before = Some(last["id"].to_string());
+        from_cli.extend(
+            items
+                .iter()
+                .map(|e| e["object"].as_str().unwrap().to_owned()),
+        );
+    }
+    assert_eq!(from_cli, newest_first);
 }
 
 #[test]
@@ -510,21 +546,9 @@ fn the_filter_by_actor_ignores_case() {
     assert_eq!(by_token.len(), 1, "{by_token:?}");
     assert_eq!(by_token[0][2], "site saved");
 
-    let (ok, out, stderr) = crate::fixtures::agentcard(
-        &[
-            "admin",
-            "audit",
-            "--org",
-            &j.api.org_id,
-            "--actor",
-            &shouted,
-        ],
-        &[("DATABASE_URL", &j.server.database_url)],
-    );
-    assert!(ok, "{stderr}");
-    let out: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(out["items"].as_array().unwrap().len(), 1, "{out}");
-    assert_eq!(out["items"][0]["actor"], j.owner_email.as_str());
+    let from_cli = j.cli_audit(&["--actor", &shouted]);
+    assert_eq!(from_cli.len(), 1, "{from_cli:?}");
+    assert_eq!(from_cli[0]["actor"], j.owner_email.as_str());
 }
 
 /// The entries written before the log kept names (`sql/013_audit_names.sql`): the migration
