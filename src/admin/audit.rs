@@ -12,7 +12,8 @@ use serde_json::{json, Value};
 pub struct AuditArgs {
     #[arg(long)]
     org: String,
-    /// Only the writes of this actor: a token's prefix (svc_mgmt_…), a person's email, or cli.
+    /// Only the writes of this actor, whatever the case: a token's prefix (svc_mgmt_…), a
+    /// person's email, or cli.
     #[arg(long)]
     actor: Option<String>,
     /// Only the writes at or after this time (RFC 3339, e.g. 2026-11-27T00:00:00Z).
@@ -21,18 +22,23 @@ pub struct AuditArgs {
     /// Only the writes before this time (RFC 3339).
     #[arg(long, value_name = "T")]
     until: Option<Timestamp>,
+    /// Only the entries older than this one (an entry's `id`): the next page.
+    #[arg(long, value_name = "ID")]
+    before: Option<i64>,
     /// How many of the newest entries.
     #[arg(long, default_value_t = 100)]
     limit: u32,
 }
 
-/// Each entry as stored, and in words: `who`, `what`, and the object's name while it exists.
+/// Each entry as stored, and in words: `who`, `what`; the object's name and the changes are
+/// those the write saw.
 pub fn run(db: &mut Client, args: AuditArgs) -> Result<Value, ApiError> {
     let caller = cli_caller(db, &args.org)?;
     let query = Query {
         actor: args.actor.as_deref(),
         since: args.since.map(Into::into),
         until: args.until.map(Into::into),
+        before: args.before,
         limit: args.limit,
     };
     let entries = ops::audit::entries(db, &caller, &query)?;
@@ -41,6 +47,7 @@ pub fn run(db: &mut Client, args: AuditArgs) -> Result<Value, ApiError> {
         .map(|entry| {
             let row = &entry.row;
             json!({
+                "id": row.id,
                 "at": row.at,
                 "actor_kind": row.actor_kind.as_str(),
                 "actor": row.actor,
@@ -50,6 +57,7 @@ pub fn run(db: &mut Client, args: AuditArgs) -> Result<Value, ApiError> {
                 "who": entry.who(),
                 "what": entry.what(),
                 "object_name": row.object_name,
+                "changes": row.changes,
             })
         })
         .collect();

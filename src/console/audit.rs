@@ -1,21 +1,23 @@
 //! The audit log page, for every member: the organisation's writes, newest first, from the
-//! console, `/v1` and the CLI alike, in words (`ops::audit`): the operation, the object by its
-//! name with a link to its page where it has one, the actor as an email, a token's name and
-//! prefix, or "command line". Filtered by actor and by a range of days (UTC), the last 100 by
-//! default, and downloadable as CSV. The log holds no secret, so neither does the page.
+//! console, `/v1` and the CLI alike, in words (`ops::audit`): the operation with each change
+//! before → after, the object by the name it had then with a link to its page where it still
+//! has one, the actor as an email, a token's name and prefix, or "command line". Filtered by
+//! actor (whatever its case) and by a range of days (UTC), 100 entries a page by default with
+//! a link to the older ones back to the first; the whole range downloadable as CSV. The log
+//! holds no secret, so neither does the page.
 
 use super::context::{Answer, PageContext};
 use super::pages::{self, Field, Layout};
 use super::refusal::PageRefusal;
 use crate::error::ApiError;
 use crate::http::Response;
-use crate::ops::audit::{self, Entry, Query};
+use crate::ops::audit::{self, Entry, Page, Query};
 use askama::Template;
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use std::time::SystemTime;
 
-/// How many entries a page shows unless asked, and at most.
+/// How many entries a page shows: 100 unless asked.
 const LIMITS: [u32; 3] = [100, 500, 2000];
 
 #[derive(Template)]
@@ -28,7 +30,11 @@ pub struct AuditPage {
     pub limits: [u32; 3],
     pub limit: u32,
     pub entries: Vec<Shown>,
-    /// The same entries as CSV: this page's query on `/audit.csv`.
+    /// The page of the entries older than these, when there are.
+    pub older: Option<String>,
+    /// The first page of the same filter, when this one is not it.
+    pub newest: Option<String>,
+    /// Every entry of the filter's range as CSV: its query on `/audit.csv`.
     pub csv: String,
 }
 
@@ -50,13 +56,13 @@ impl Shown {
             who: entry.who(),
             what: entry.what(),
             object: entry.object(),
-            href: object_page(&row.object_kind, &row.object, row.object_name.is_some()),
+            href: object_page(&row.object_kind, &row.object, row.object_exists),
         }
     }
 }
 
 /// The console's page of an object of the log, for the kinds that have one: a card's or a
-/// site's own page while it `exists` (the log names it then), the list of delivery keys.
+/// site's own page while it `exists`, the list of delivery keys.
 fn object_page(kind: &str, id: &str, exists: bool) -> Option<String> {
     match (kind, exists) {
         ("card", true) => Some(format!("/cards/{id}")),
@@ -73,6 +79,9 @@ struct Filter {
     from: Field,
     to: Field,
     limit: u32,
+    /// The cursor of an older page: the entries before this one (a value not a number counts
+    /// as none, the first page).
+    before: Option<i64>,
     range: Option<(Option<SystemTime>, Option<SystemTime>)>,
 }
 
@@ -110,6 +119,7 @@ fn filter(ctx: &PageContext) -> Filter {
         from,
         to,
         limit,
+        before: value("before").parse().ok(),
         range,
     }
 }
@@ -136,69 +146,90 @@ fn start_of(day: Date) -> SystemTime {
     SystemTime::from(at)
 }
 
-/// The entries the filter keeps.
-fn read(ctx: &mut PageContext, filter: &Filter) -> Result<Option<Vec<Entry>>, PageRefusal> {
-    let Some((since, until)) = filter.range else {
-        return Ok(None);
-    };
-    let actor = Some(filter.actor.value.as_str()).filter(|a| !a.is_empty());
-    let query = Query {
-        actor,
-        since,
-        until,
-        limit: filter.limit,
-    };
-    Ok(Some(audit::entries(ctx.db, &ctx.caller()?, &query)?))
+impl Filter {
+    /// The query it makes; `None` when a field is refused.
+    fn query(&self) -> Option<Query<'_>> {
+        let (since, until) = self.range?;
+        Some(Query {
+            actor: Some(self.actor.value.as_str()).filter(|a| !a.is_empty()),
+            since,
+            until,
+            before: self.before,
+            limit: self.limit,
+        })
+    }
+
+    /// The address of the page or file `path` of this filter, older than `before` if given.
+    fn href(&self, path: &str, limit: Option<u32>, before: Option<i64>) -> String {
+        let mut query = url::form_urlencoded::Serializer::new(String::new());
+        query
+            .append_pair("actor", &self.actor.value)
+            .append_pair("from", &self.from.value)
+            .append_pair("to", &self.to.value);
+        if let Some(limit) = limit {
+            query.append_pair("limit", &limit.to_string());
+        }
+        if let Some(before) = before {
+            query.append_pair("before", &before.to_string());
+        }
+        format!("{path}?{}", query.finish())
+    }
 }
 
-/// `GET /audit?actor=…&from=…&to=…&limit=…`: an unknown limit counts as the default; a date
-/// that is not one, or a range that ends before it starts, is refused next to its field
-/// (`422`) and nothing is read.
+/// The page of entries the filter keeps.
+fn read(ctx: &mut PageContext, filter: &Filter) -> Result<Option<Page>, PageRefusal> {
+    let Some(query) = filter.query() else {
+        return Ok(None);
+    };
+    Ok(Some(audit::page(ctx.db, &ctx.caller()?, &query)?))
+}
+
+/// `GET /audit?actor=…&from=…&to=…&limit=…&before=…`: an unknown limit counts as the
+/// default; a date that is not one, or a range that ends before it starts, is refused next to
+/// its field (`422`) and nothing is read.
 pub fn page(ctx: &mut PageContext) -> Answer {
     let filter = filter(ctx);
-    let entries = read(ctx, &filter)?;
-    let status = if entries.is_some() { 200 } else { 422 };
-    let csv = csv_href(&filter);
+    let read = read(ctx, &filter)?;
+    let status = if read.is_some() { 200 } else { 422 };
+    let older = read.as_ref().and_then(|page| page.older);
+    let limit = Some(filter.limit);
     let page = AuditPage {
         layout: ctx.layout(),
-        entries: entries.iter().flatten().map(Shown::of).collect(),
+        entries: read
+            .iter()
+            .flat_map(|p| &p.entries)
+            .map(Shown::of)
+            .collect(),
+        older: older.map(|before| filter.href("/audit", limit, Some(before))),
+        newest: filter.before.map(|_| filter.href("/audit", limit, None)),
+        csv: filter.href("/audit.csv", None, None),
         actor: filter.actor,
         dates: [filter.from, filter.to],
         limits: LIMITS,
         limit: filter.limit,
-        csv,
     };
     Ok(pages::html(status, &page))
 }
 
-/// The CSV file of the page's query.
-fn csv_href(filter: &Filter) -> String {
-    let limit = filter.limit.to_string();
-    let query = url::form_urlencoded::Serializer::new(String::new())
-        .append_pair("actor", &filter.actor.value)
-        .append_pair("from", &filter.from.value)
-        .append_pair("to", &filter.to.value)
-        .append_pair("limit", &limit)
-        .finish();
-    format!("/audit.csv?{query}")
-}
-
-/// `GET /audit.csv?…`: the entries of the same query as the page, as a CSV file.
+/// `GET /audit.csv?actor=…&from=…&to=…`: every entry of the filter's range, as a CSV file
+/// (a limit or a cursor is ignored).
 pub fn csv(ctx: &mut PageContext) -> Answer {
     let filter = filter(ctx);
-    let Some(entries) = read(ctx, &filter)? else {
+    let Some(query) = filter.query() else {
         let refused = [&filter.from, &filter.to].into_iter().find_map(|f| {
             let message = f.error.clone()?;
             Some(ApiError::validation(f.name, message))
         });
         return Err(refused.unwrap_or(ApiError::NotFound).into());
     };
-    let org = ctx.caller()?.org.id;
+    let caller = ctx.caller()?;
+    let body = audit::csv(ctx.db, &caller, &query)?;
+    let org = caller.org.id;
     Ok(Response::new(200)
         .header("Content-Type", "text/csv; charset=utf-8")
         .header(
             "Content-Disposition",
             format!("attachment; filename=\"audit-{org}.csv\""),
         )
-        .body(audit::csv(&entries).into_bytes()))
+        .body(body.into_bytes()))
 }

@@ -65,6 +65,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "012_viewer_role.sql",
         include_str!("../../sql/012_viewer_role.sql"),
     ),
+    (
+        13,
+        "013_audit_names.sql",
+        include_str!("../../sql/013_audit_names.sql"),
+    ),
 ];
 
 /// Arbitrary constant naming our advisory lock.

@@ -148,7 +148,10 @@ pub fn add_membership(
 /// What became of a change of membership.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MembershipChange {
-    Done,
+    /// Done; the person's role before.
+    Done {
+        was: Role,
+    },
     NotMember,
     /// Refused: the organisation would be left without an owner.
     LastOwner,
@@ -189,7 +192,9 @@ pub fn change_membership(
             &[&org_id, person],
         )?,
     };
-    Ok(MembershipChange::Done)
+    Ok(MembershipChange::Done {
+        was: role_of(current),
+    })
 }
 
 /// What a one-time link lets its holder do.

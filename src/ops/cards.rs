@@ -5,7 +5,7 @@
 //! A platform card is visible to every organisation, but it and its lists are the service
 //! operator's business: each organisation reads only its own list of it, and cannot write it.
 
-use super::audit::{self, AuditEntry, Operation};
+use super::audit::{self, shown, AuditEntry, Fields, Operation, NONE};
 use super::{Caller, Scope};
 use crate::db::cards::{self, CardContent, CardLink, CardRow, EligibilityRow, Resolved};
 use crate::domain::{
@@ -206,12 +206,34 @@ fn write_eligibility(
     let card = cards::lock_visible_card(&mut tx, org_id, id)?.ok_or(ApiError::NotFound)?;
     let operation = allowed(&card)?;
     let fragment_ids = resolve(&mut tx)?;
+    let before = cards::list_eligibility(&mut tx, id, org_id)?;
     cards::replace_eligibility(&mut tx, id, org_id, &fragment_ids)
         .map_err(conflict_if_fragment_gone)?;
     let items = cards::list_eligibility(&mut tx, id, org_id)?;
-    audit::record(&mut tx, caller, card_entry(operation, id))?;
+    let entry = card_entry(operation, id, &card.name).change(
+        FRAGMENTS,
+        eligibility_words(&before),
+        eligibility_words(&items),
+    );
+    audit::record(&mut tx, caller, entry)?;
     tx.commit()?;
     Ok(items)
+}
+
+/// An eligibility list as the log shows it: each fragment by its site's domain and its
+/// reference (its id when it has none); an empty list means everywhere.
+fn eligibility_words(list: &[EligibilityRow]) -> String {
+    if list.is_empty() {
+        return "everywhere".into();
+    }
+    let entries: Vec<String> = list
+        .iter()
+        .map(|e| {
+            let fragment = e.fragment_ref.as_deref().unwrap_or(e.fragment_id.as_str());
+            format!("{} {fragment}", e.domain)
+        })
+        .collect();
+    entries.join(", ")
 }
 
 /// The fragments of `(domain, ref)` entries, or the `422` of the first entry that names no
@@ -288,7 +310,7 @@ pub fn create_card(
         &mut tx,
         org,
         scope.actor(),
-        card_entry(Operation::CreateCard, &card.id),
+        card_entry(Operation::CreateCard, &card.id, &card.name),
     )?;
     tx.commit()?;
     Ok(card)
@@ -301,7 +323,7 @@ pub fn edit_card(
     id: &CardId,
     content: &CardContent,
 ) -> Result<CardRow, ApiError> {
-    change_card(db, scope, id, card_entry(Operation::EditCard, id), |tx| {
+    change_card(db, scope, id, Operation::EditCard, |tx| {
         Ok(cards::update_card(tx, id, content)?)
     })
 }
@@ -312,8 +334,7 @@ pub fn set_card_status(
     id: &CardId,
     status: CardStatus,
 ) -> Result<CardRow, ApiError> {
-    let entry = card_entry(Operation::SetCardStatus, id).detail(status.as_str());
-    change_card(db, scope, id, entry, |tx| {
+    change_card(db, scope, id, Operation::SetCardStatus, |tx| {
         Ok(cards::set_card_status(tx, id, status)?)
     })
 }
@@ -324,20 +345,21 @@ pub fn delete_card(
     scope: Scope,
     id: &CardId,
 ) -> Result<CardRow, ApiError> {
-    change_card(db, scope, id, card_entry(Operation::DeleteCard, id), |tx| {
+    change_card(db, scope, id, Operation::DeleteCard, |tx| {
         cards::delete_card(tx, id)?;
         Ok(None)
     })
 }
 
-/// Locks a card within reach of `scope`, applies `change` and records it as `entry`; answers the changed
-/// card (`change` answering `None`: the card as it was). An organisation's scope reaches its
+/// Locks a card within reach of `scope`, applies `change` and records it as `operation`, with
+/// the fields it changed; answers the changed card (`change` answering `None`: the card as it
+/// was). An organisation's scope reaches its
 /// own cards; a platform card there is the operator's (`403`).
 fn change_card(
     db: &mut impl GenericClient,
     scope: Scope,
     id: &CardId,
-    entry: AuditEntry,
+    operation: Operation,
     change: impl FnOnce(&mut postgres::Transaction) -> Result<Option<CardRow>, ApiError>,
 ) -> Result<CardRow, ApiError> {
     let mut tx = db.transaction()?;
@@ -349,12 +371,39 @@ fn change_card(
             ApiError::NotFound
         });
     }
-    let changed = change(&mut tx)?.unwrap_or(card);
+    let changed = change(&mut tx)?.unwrap_or_else(|| card.clone());
+    let entry = card_entry(operation, id, &changed.name).changes(&card, &changed);
     audit::record_by(&mut tx, changed.org_id.as_ref(), scope.actor(), entry)?;
     tx.commit()?;
     Ok(changed)
 }
 
-pub(super) fn card_entry<'a>(operation: Operation, id: &'a CardId) -> AuditEntry<'a> {
-    AuditEntry::new(operation, "card", id.as_str())
+/// A card's entry, named by its name as the write left it.
+pub(super) fn card_entry<'a>(operation: Operation, id: &'a CardId, name: &str) -> AuditEntry<'a> {
+    AuditEntry::new(operation, "card", id.as_str()).named(name)
+}
+
+impl Fields for CardRow {
+    fn fields(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("name", self.name.clone()),
+            ("lang", self.lang.as_str().to_owned()),
+            ("brand", self.brand.clone()),
+            ("brand domain", shown(self.brand_domain.as_deref())),
+            ("title", self.title.clone()),
+            ("body", self.body.clone()),
+            ("link", shown(self.link_url.as_deref())),
+            ("link label", shown(self.link_label.as_deref())),
+            ("key-values", key_values_words(&self.key_values)),
+            ("status", self.status.as_str().to_owned()),
+        ]
+    }
+}
+
+/// Key-values as the log shows them: their JSON, none when empty.
+pub(super) fn key_values_words(key_values: &serde_json::Value) -> String {
+    match key_values.as_object() {
+        Some(map) if !map.is_empty() => key_values.to_string(),
+        _ => NONE.to_owned(),
+    }
 }

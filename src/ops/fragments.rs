@@ -2,7 +2,8 @@
 //! a fragment paused that pages still resolve to), and the console's creation (with or without
 //! a reference, making the site if needed) and deletion.
 
-use super::audit::{self, AuditEntry, Operation};
+use super::audit::{self, shown, AuditEntry, Fields, Operation};
+use super::cards::key_values_words;
 use super::sites::{draft_cards_only_on, drafted_warnings, locked_site, site, WhatGoes};
 use super::{conflict_on_unique, Caller, Saved, CHANGED_MEANWHILE};
 use crate::db::fragments::{FragmentFields, FragmentRow};
@@ -90,13 +91,14 @@ pub fn put_fragment(
 ) -> Result<FragmentPut, ApiError> {
     let mut tx = db.transaction()?;
     let site = locked_site(&mut tx, caller, domain)?;
-    let saved = write_fragment(&mut tx, site.id, fragment_ref, write)?;
+    let (before, saved) = write_fragment(&mut tx, site.id, fragment_ref, write)?;
     let warnings = pause_warnings(&mut tx, &site, &saved.record)?;
-    audit::record(
-        &mut tx,
-        caller,
-        fragment_entry(Operation::PutFragment, &saved.record.id),
-    )?;
+    let entry = fragment_entry(Operation::PutFragment, &saved.record, domain);
+    let entry = match &before {
+        Some(before) => entry.changes(before, &saved.record),
+        None => entry,
+    };
+    audit::record(&mut tx, caller, entry)?;
     tx.commit()?;
     Ok(FragmentPut {
         fragment: saved,
@@ -104,30 +106,32 @@ pub fn put_fragment(
     })
 }
 
-/// Replaces the fragment with this reference, or creates it.
+/// Replaces the fragment with this reference, or creates it; answers it as it was before too.
 fn write_fragment(
     db: &mut impl GenericClient,
     site_id: SiteId,
     fragment_ref: &FragmentRef,
     write: FragmentWrite,
-) -> Result<Saved<FragmentRow>, ApiError> {
+) -> Result<(Option<FragmentRow>, Saved<FragmentRow>), ApiError> {
     match db::fragments::find_by_ref(db, site_id, fragment_ref)? {
         Some(current) => {
             let fields = write.into_fields(current.status);
             let record = db::fragments::update_fragment(db, &current.id, &fields)?;
-            Ok(Saved {
+            let saved = Saved {
                 record,
                 created: false,
-            })
+            };
+            Ok((Some(current), saved))
         }
         None => {
             let fields = write.into_fields(FragmentStatus::Active);
             let record = db::fragments::insert_fragment(db, site_id, Some(fragment_ref), &fields)
                 .map_err(conflict_on_unique("ref", CHANGED_MEANWHILE))?;
-            Ok(Saved {
+            let saved = Saved {
                 record,
                 created: true,
-            })
+            };
+            Ok((None, saved))
         }
     }
 }
@@ -196,13 +200,15 @@ fn write_by_id<C: GenericClient>(
     let mut tx = db.transaction()?;
     let org_id = &caller.org.id;
     let (_, domain) = db::fragments::find_in_org(&mut tx, org_id, id)?.ok_or(ApiError::NotFound)?;
-    let site = locked_site(&mut tx, caller, &DomainName::parse(&domain)?)?;
+    let domain = DomainName::parse(&domain)?;
+    let site = locked_site(&mut tx, caller, &domain)?;
     // Read again under the lock: it may have gone meanwhile.
     let (current, _) =
         db::fragments::find_in_org(&mut tx, org_id, id)?.ok_or(ApiError::NotFound)?;
     let record = write(&mut tx, &current)?;
     let warnings = pause_warnings(&mut tx, &site, &record)?;
-    audit::record(&mut tx, caller, fragment_entry(operation, id))?;
+    let entry = fragment_entry(operation, &record, &domain).changes(&current, &record);
+    audit::record(&mut tx, caller, entry)?;
     tx.commit()?;
     Ok(FragmentPut {
         fragment: Saved {
@@ -233,7 +239,7 @@ pub fn create_fragment(
     audit::record(
         &mut tx,
         caller,
-        fragment_entry(Operation::CreateFragment, &fragment.id),
+        fragment_entry(Operation::CreateFragment, &fragment, domain),
     )?;
     tx.commit()?;
     Ok(FragmentCreated {
@@ -257,10 +263,11 @@ pub fn delete_fragment(
     if !deletions::delete_fragment(&mut tx, &caller.org.id, id)? {
         return Err(ApiError::NotFound);
     }
+    let fragment = goes.fragments.first().ok_or(ApiError::NotFound)?;
     audit::record(
         &mut tx,
         caller,
-        fragment_entry(Operation::DeleteFragment, id),
+        fragment_entry(Operation::DeleteFragment, fragment, &goes.domain),
     )?;
     tx.commit()?;
     let mut warnings = deleted_fragment_warnings(goes.default_of.as_deref(), goes.rules);
@@ -306,8 +313,29 @@ fn deleted_fragment_warnings(default_of: Option<&str>, rules: i64) -> Vec<String
     default.into_iter().chain(targeted).collect()
 }
 
-fn fragment_entry<'a>(operation: Operation, id: &'a FragmentId) -> AuditEntry<'a> {
-    AuditEntry::new(operation, "fragment", id.as_str())
+/// A fragment's entry, named by its name, its site and its reference as the write left them.
+fn fragment_entry<'a>(
+    operation: Operation,
+    fragment: &'a FragmentRow,
+    domain: &DomainName,
+) -> AuditEntry<'a> {
+    let name = match &fragment.fragment_ref {
+        Some(fragment_ref) => format!("{} on {domain} {fragment_ref}", fragment.name),
+        None => format!("{} on {domain}", fragment.name),
+    };
+    AuditEntry::new(operation, "fragment", fragment.id.as_str()).named(name)
+}
+
+impl Fields for FragmentRow {
+    fn fields(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("name", self.name.clone()),
+            ("lang", self.lang.as_str().to_owned()),
+            ("description", shown(self.description.as_deref())),
+            ("key-values", key_values_words(&self.key_values)),
+            ("status", self.status.as_str().to_owned()),
+        ]
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! shows a key; `DELETE` revokes, keeping the first revocation date; the console deletes
 //! revoked keys.
 
-use super::audit::{self, AuditEntry, Operation};
+use super::audit::{self, revocation_words, AuditEntry, Operation};
 use super::{Caller, Scope};
 use crate::auth::{self, SecretKind};
 use crate::db::keys::{self, KeyRow};
@@ -32,7 +32,7 @@ pub fn create_key(
     let secret = auth::generate(SecretKind::DeliveryKey, prefix);
     let mut tx = db.transaction()?;
     let key = keys::create_key(&mut tx, &caller.org.id, name, &secret.hash, &secret.prefix)?;
-    audit::record(&mut tx, caller, key_entry(Operation::CreateKey, &key.id))?;
+    audit::record(&mut tx, caller, key_entry(Operation::CreateKey, &key))?;
     tx.commit()?;
     Ok(CreatedKey {
         key,
@@ -47,8 +47,16 @@ pub fn revoke_key(
     id: &KeyId,
 ) -> Result<KeyRow, ApiError> {
     let mut tx = db.transaction()?;
+    let before = keys::lock_key(&mut tx, id)?
+        .filter(|key| key.org_id == caller.org.id)
+        .ok_or(ApiError::NotFound)?;
     let key = keys::revoke_key(&mut tx, &caller.org.id, id)?.ok_or(ApiError::NotFound)?;
-    audit::record(&mut tx, caller, key_entry(Operation::RevokeKey, id))?;
+    let entry = key_entry(Operation::RevokeKey, &key).change(
+        "status",
+        revocation_words(before.revoked_at.as_ref()),
+        revocation_words(key.revoked_at.as_ref()),
+    );
+    audit::record(&mut tx, caller, entry)?;
     tx.commit()?;
     Ok(key)
 }
@@ -74,12 +82,17 @@ pub fn delete_revoked_key(
         &mut tx,
         Some(&key.org_id),
         scope.actor(),
-        key_entry(Operation::DeleteKey, id),
+        key_entry(Operation::DeleteKey, &key),
     )?;
     tx.commit()?;
     Ok(key)
 }
 
-fn key_entry<'a>(operation: Operation, id: &'a KeyId) -> AuditEntry<'a> {
-    AuditEntry::new(operation, "key", id.as_str())
+/// A key's entry, named by its name (never the key itself).
+fn key_entry(operation: Operation, key: &KeyRow) -> AuditEntry<'_> {
+    let entry = AuditEntry::new(operation, "key", key.id.as_str());
+    match &key.name {
+        Some(name) => entry.named(name.as_str()),
+        None => entry,
+    }
 }

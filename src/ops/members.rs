@@ -4,7 +4,7 @@
 //! and it can be used once within 7 days. Each write is recorded in the audit log in its own
 //! transaction; the rule that an organisation keeps an owner is `db::people::change_membership`'s.
 
-use super::audit::{self, AuditEntry, Operation};
+use super::audit::{self, AuditEntry, Operation, NONE};
 use super::{Actor, Caller};
 use crate::auth;
 use crate::config::ConsoleUrl;
@@ -80,11 +80,12 @@ pub fn invite(
     };
     let (id, link) = new_link(&mut tx, url, &purpose, &caller.actor)?;
     let id = id.to_string();
-    audit::record(
-        &mut tx,
-        caller,
-        invitation_entry(Operation::InviteMember, &id),
-    )?;
+    let entry = invitation_entry(Operation::InviteMember, &id, email.as_str()).change(
+        "role",
+        NONE,
+        role.as_str(),
+    );
+    audit::record(&mut tx, caller, entry)?;
     tx.commit()?;
     Ok(link)
 }
@@ -96,14 +97,18 @@ pub fn revoke_invitation(
     id: i64,
 ) -> Result<(), ApiError> {
     let mut tx = db.transaction()?;
+    let invitation = people::pending_invitations(&mut tx, &caller.org.id)?
+        .into_iter()
+        .find(|invitation| invitation.id == id);
     if !people::revoke_invitation(&mut tx, &caller.org.id, id)? {
         return Err(ApiError::NotFound);
     }
+    let email = invitation.map(|i| i.email).unwrap_or_default();
     let id = id.to_string();
     audit::record(
         &mut tx,
         caller,
-        invitation_entry(Operation::RevokeInvitation, &id),
+        invitation_entry(Operation::RevokeInvitation, &id, &email),
     )?;
     tx.commit()?;
     Ok(())
@@ -136,8 +141,8 @@ fn change_membership(
     operation: Operation,
 ) -> Result<(), ApiError> {
     let mut tx = db.transaction()?;
-    match people::change_membership(&mut tx, &caller.org.id, person, to)? {
-        MembershipChange::Done => {}
+    let was = match people::change_membership(&mut tx, &caller.org.id, person, to)? {
+        MembershipChange::Done { was } => was,
         MembershipChange::NotMember => return Err(ApiError::NotFound),
         MembershipChange::LastOwner => {
             return Err(ApiError::conflict(
@@ -145,12 +150,12 @@ fn change_membership(
                 "an organisation keeps at least one owner: make another member an owner first",
             ))
         }
-    }
-    let entry = person_entry(operation, person);
-    let entry = match to {
-        Some(role) => entry.detail(role.as_str()),
-        None => entry,
     };
+    let email = people::find_person(&mut tx, person)?
+        .map(|p| p.email)
+        .unwrap_or_default();
+    let after = to.map_or(NONE, Role::as_str);
+    let entry = person_entry(operation, person, &email).change("role", was.as_str(), after);
     audit::record(&mut tx, caller, entry)?;
     tx.commit()?;
     Ok(())
@@ -253,7 +258,7 @@ pub fn make_owner(
         &mut tx,
         Some(org_id),
         actor,
-        person_entry(Operation::MakeOwner, &person.id),
+        person_entry(Operation::MakeOwner, &person.id, &person.email),
     )?;
     tx.commit()?;
     Ok(person)
@@ -355,7 +360,11 @@ fn spend_link(
     match &link.purpose {
         LinkPurpose::Invitation { org_id, role, .. } => {
             people::add_membership(&mut tx, org_id, &person.id, *role)?;
-            let entry = person_entry(Operation::Join, &person.id);
+            let entry = person_entry(Operation::Join, &person.id, &person.email).change(
+                "role",
+                NONE,
+                role.as_str(),
+            );
             audit::record_by(&mut tx, Some(org_id), &actor, entry)?;
         }
         LinkPurpose::Reset { .. } => {
@@ -384,19 +393,22 @@ fn record_in_orgs_of(
     operation: Operation,
 ) -> Result<(), ApiError> {
     let orgs = people::orgs_of(tx, &person.id)?;
+    let entry = || person_entry(operation, &person.id, &person.email);
     if orgs.is_empty() {
-        return audit::record_by(tx, None, actor, person_entry(operation, &person.id));
+        return audit::record_by(tx, None, actor, entry());
     }
     for org_id in &orgs {
-        audit::record_by(tx, Some(org_id), actor, person_entry(operation, &person.id))?;
+        audit::record_by(tx, Some(org_id), actor, entry())?;
     }
     Ok(())
 }
 
-fn person_entry<'a>(operation: Operation, id: &'a PersonId) -> AuditEntry<'a> {
-    AuditEntry::new(operation, "person", id.as_str())
+/// A person's entry, named by their email.
+fn person_entry<'a>(operation: Operation, id: &'a PersonId, email: &str) -> AuditEntry<'a> {
+    AuditEntry::new(operation, "person", id.as_str()).named(email)
 }
 
-fn invitation_entry<'a>(operation: Operation, id: &'a str) -> AuditEntry<'a> {
-    AuditEntry::new(operation, "invitation", id)
+/// An invitation's entry, named by the email it invites.
+fn invitation_entry<'a>(operation: Operation, id: &'a str, email: &str) -> AuditEntry<'a> {
+    AuditEntry::new(operation, "invitation", id).named(email)
 }

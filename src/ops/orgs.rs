@@ -42,7 +42,7 @@ pub fn create_org(
 ) -> Result<Org, ApiError> {
     let mut tx = db.transaction()?;
     let org = orgs::create_org(&mut tx, name)?;
-    let entry = AuditEntry::new(Operation::CreateOrg, "org", org.id.as_str());
+    let entry = AuditEntry::new(Operation::CreateOrg, "org", org.id.as_str()).named(&org.name);
     audit::record_by(&mut tx, Some(&org.id), actor, entry)?;
     tx.commit()?;
     Ok(org)

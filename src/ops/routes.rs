@@ -2,7 +2,7 @@
 //! lock from its checks to its commit, so the ceiling and uniqueness checks hold and concurrent
 //! replacements end with one of the written lists.
 
-use super::audit::{self, AuditEntry, Operation};
+use super::audit::{self, AuditEntry, Fields, Operation, NONE};
 use super::sites::{locked_site, site};
 use super::{conflict_on_unique, Caller, CHANGED_MEANWHILE};
 use crate::db::{self, routes::NewRoute, routes::RouteRow, sites::SiteRow};
@@ -64,7 +64,7 @@ pub fn create_route(
     audit::record(
         &mut tx,
         caller,
-        route_entry(Operation::CreateRoute, &created.id),
+        route_entry(Operation::CreateRoute, &created, domain),
     )?;
     tx.commit()?;
     Ok(created)
@@ -80,6 +80,7 @@ pub fn replace_routes(
 ) -> Result<Vec<RouteRow>, ApiError> {
     let mut tx = db.transaction()?;
     let site = locked_site(&mut tx, caller, domain)?;
+    let before = db::routes::list_routes(&mut tx, site.id)?;
     let targets = target_ids(&mut tx, site.id, routes)?;
     let new_routes = routes
         .iter()
@@ -90,7 +91,9 @@ pub fn replace_routes(
     db::routes::insert_routes(&mut tx, site.id, &new_routes)
         .map_err(conflict_on_unique("routes", CHANGED_MEANWHILE))?;
     let stored = db::routes::list_routes(&mut tx, site.id)?;
-    let entry = AuditEntry::new(Operation::ReplaceRoutes, "site", domain.as_str());
+    let entry = AuditEntry::new(Operation::ReplaceRoutes, "site", domain.as_str())
+        .named(site.name.as_str())
+        .change("rules", rules_words(&before), rules_words(&stored));
     audit::record(&mut tx, caller, entry)?;
     tx.commit()?;
     Ok(stored)
@@ -108,11 +111,16 @@ pub fn update_route(
 ) -> Result<RouteRow, ApiError> {
     let mut tx = db.transaction()?;
     let (site, target) = site_and_target(&mut tx, caller, domain, route)?;
+    let before = db::routes::list_routes(&mut tx, site.id)?
+        .into_iter()
+        .find(|rule| rule.id == *id)
+        .ok_or(ApiError::NotFound)?;
     let new_route = route.with_target(&target);
     let updated = db::routes::update_route(&mut tx, site.id, id, &new_route)
         .map_err(conflict_on_unique("path_prefix", RULE_EXISTS))?
         .ok_or(ApiError::NotFound)?;
-    audit::record(&mut tx, caller, route_entry(Operation::UpdateRoute, id))?;
+    let entry = route_entry(Operation::UpdateRoute, &updated, domain).changes(&before, &updated);
+    audit::record(&mut tx, caller, entry)?;
     tx.commit()?;
     Ok(updated)
 }
@@ -127,13 +135,54 @@ pub fn delete_route(
     let mut tx = db.transaction()?;
     let site = site(&mut tx, caller, domain)?;
     let removed = db::routes::delete_route(&mut tx, site.id, id)?.ok_or(ApiError::NotFound)?;
-    audit::record(&mut tx, caller, route_entry(Operation::DeleteRoute, id))?;
+    audit::record(
+        &mut tx,
+        caller,
+        route_entry(Operation::DeleteRoute, &removed, domain),
+    )?;
     tx.commit()?;
     Ok(removed)
 }
 
-fn route_entry<'a>(operation: Operation, id: &'a RouteId) -> AuditEntry<'a> {
-    AuditEntry::new(operation, "route", id.as_str())
+/// A rule's entry, named by its path, its match mode and its site as the write left them.
+fn route_entry<'a>(
+    operation: Operation,
+    rule: &'a RouteRow,
+    domain: &DomainName,
+) -> AuditEntry<'a> {
+    let name = format!("{} ({}) on {domain}", rule.path, rule.match_mode.as_str());
+    AuditEntry::new(operation, "route", rule.id.as_str()).named(name)
+}
+
+impl RouteRow {
+    /// The fragment the rule leads to: its reference, or its id when it has none.
+    fn target(&self) -> &str {
+        self.fragment_ref
+            .as_deref()
+            .unwrap_or(self.fragment_id.as_str())
+    }
+}
+
+impl Fields for RouteRow {
+    fn fields(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("path", self.path.clone()),
+            ("match", self.match_mode.as_str().to_owned()),
+            ("target", self.target().to_owned()),
+        ]
+    }
+}
+
+/// A site's rules as the log shows them: each path, match mode and target.
+fn rules_words(rules: &[RouteRow]) -> String {
+    if rules.is_empty() {
+        return NONE.into();
+    }
+    let words: Vec<String> = rules
+        .iter()
+        .map(|r| format!("{} ({}) to {}", r.path, r.match_mode.as_str(), r.target()))
+        .collect();
+    words.join(", ")
 }
 
 /// The caller's site, locked, and the id of `route`'s target (`422` on `ref` when no fragment

@@ -1,7 +1,7 @@
 //! Sites: list, create or update (`PUT /v1/sites/{domain}`), the site default fragment, and the
 //! console's deletion of a site with everything in it.
 
-use super::audit::{self, AuditEntry, Operation};
+use super::audit::{self, shown, AuditEntry, Fields, Operation};
 use super::cards::card_entry;
 use super::{Caller, Saved, CHANGED_MEANWHILE};
 use crate::db::deletions::{self, NamedCard};
@@ -77,14 +77,20 @@ pub fn put_site(
     write: SiteWrite,
 ) -> Result<Saved<SiteRow>, ApiError> {
     let mut tx = db.transaction()?;
-    let saved = match db::sites::lock_site(&mut tx, &caller.org.id, domain)? {
+    let before = db::sites::lock_site(&mut tx, &caller.org.id, domain)?;
+    let saved = match &before {
         Some(site) => Saved {
-            record: update_site(&mut tx, &site, write)?,
+            record: update_site(&mut tx, site, write)?,
             created: false,
         },
         None => create_site(&mut tx, caller, domain, write)?,
     };
-    audit::record(&mut tx, caller, site_entry(Operation::PutSite, domain))?;
+    let entry = site_entry(Operation::PutSite, &saved.record);
+    let entry = match &before {
+        Some(before) => entry.changes(before, &saved.record),
+        None => entry,
+    };
+    audit::record(&mut tx, caller, entry)?;
     tx.commit()?;
     Ok(saved)
 }
@@ -147,7 +153,8 @@ pub fn rename_site(
         default_fragment_ref: None,
     };
     let record = update_site(&mut tx, &site, write)?;
-    audit::record(&mut tx, caller, site_entry(Operation::RenameSite, domain))?;
+    let entry = site_entry(Operation::RenameSite, &record).changes(&site, &record);
+    audit::record(&mut tx, caller, entry)?;
     tx.commit()?;
     Ok(record)
 }
@@ -163,14 +170,11 @@ pub fn put_default_fragment(
     let site = locked_site(&mut tx, caller, domain)?;
     let fragment = active_fragment(&mut tx, &site, fragment_ref, "ref")?;
     db::sites::update_site(&mut tx, site.id, None, Some(&fragment.id))?;
-    let site = db::sites::site_by_id(&mut tx, site.id)?;
-    audit::record(
-        &mut tx,
-        caller,
-        site_entry(Operation::PutDefaultFragment, domain),
-    )?;
+    let after = db::sites::site_by_id(&mut tx, site.id)?;
+    let entry = site_entry(Operation::PutDefaultFragment, &after).changes(&site, &after);
+    audit::record(&mut tx, caller, entry)?;
     tx.commit()?;
-    Ok(site)
+    Ok(after)
 }
 
 /// Clears the default (the fragment itself is kept); repeatable.
@@ -182,14 +186,11 @@ pub fn delete_default_fragment(
     let mut tx = db.transaction()?;
     let site = locked_site(&mut tx, caller, domain)?;
     db::sites::update_site(&mut tx, site.id, None, None)?;
-    let site = db::sites::site_by_id(&mut tx, site.id)?;
-    audit::record(
-        &mut tx,
-        caller,
-        site_entry(Operation::DeleteDefaultFragment, domain),
-    )?;
+    let after = db::sites::site_by_id(&mut tx, site.id)?;
+    let entry = site_entry(Operation::DeleteDefaultFragment, &after).changes(&site, &after);
+    audit::record(&mut tx, caller, entry)?;
     tx.commit()?;
-    Ok(site)
+    Ok(after)
 }
 
 /// Deletes the site with its fragments, rules and eligibility entries (a console action), and
@@ -201,14 +202,14 @@ pub fn delete_site(
 ) -> Result<SiteDeleted, ApiError> {
     let mut tx = db.transaction()?;
     // The site's writers (a fragment made meanwhile) wait until the deletion is done.
-    locked_site(&mut tx, caller, domain)?;
+    let site = locked_site(&mut tx, caller, domain)?;
     let goes = site_deletion(&mut tx, caller, domain)?;
     let ids: Vec<FragmentId> = goes.fragments.iter().map(|f| f.id.clone()).collect();
     let drafted = draft_cards_only_on(&mut tx, caller, &ids)?;
     if !deletions::delete_site(&mut tx, &caller.org.id, domain)? {
         return Err(ApiError::NotFound);
     }
-    audit::record(&mut tx, caller, site_entry(Operation::DeleteSite, domain))?;
+    audit::record(&mut tx, caller, site_entry(Operation::DeleteSite, &site))?;
     tx.commit()?;
     Ok(SiteDeleted {
         domain: domain.clone(),
@@ -252,7 +253,11 @@ pub(super) fn draft_cards_only_on(
     let cards = deletions::active_cards_only_on(tx, org_id, fragments)?;
     for card in &cards {
         db::cards::set_card_status(tx, &card.id, CardStatus::Draft)?;
-        let entry = card_entry(Operation::DraftAfterDeletion, &card.id);
+        let entry = card_entry(Operation::DraftAfterDeletion, &card.id, &card.name).change(
+            "status",
+            CardStatus::Active.as_str(),
+            CardStatus::Draft.as_str(),
+        );
         audit::record(tx, caller, entry)?;
     }
     Ok(cards)
@@ -271,8 +276,22 @@ pub(super) fn drafted_warnings(cards: &[NamedCard]) -> Vec<String> {
         .collect()
 }
 
-fn site_entry<'a>(operation: Operation, domain: &'a DomainName) -> AuditEntry<'a> {
-    AuditEntry::new(operation, "site", domain.as_str())
+/// A site's entry: by its domain, named by its name.
+fn site_entry(operation: Operation, site: &SiteRow) -> AuditEntry<'_> {
+    AuditEntry::new(operation, "site", &site.domain).named(site.name.as_str())
+}
+
+impl Fields for SiteRow {
+    fn fields(&self) -> Vec<(&'static str, String)> {
+        let default = self
+            .default_fragment_ref
+            .as_deref()
+            .or(self.default_fragment_id.as_ref().map(|id| id.as_str()));
+        vec![
+            ("name", shown(Some(&self.name))),
+            ("default", shown(default)),
+        ]
+    }
 }
 
 /// The stored copy of the caller's site's icon, which the console serves (never the site's own

@@ -1,7 +1,7 @@
 //! Management tokens, a console action (owners only there): create (the token shown once),
 //! revoke, delete, list (never the token itself).
 
-use super::audit::{self, AuditEntry, Operation};
+use super::audit::{self, revocation_words, AuditEntry, Operation};
 use super::{Caller, Scope};
 use crate::auth::{self, SecretKind};
 use crate::db::orgs::{self, Creator, TokenRow};
@@ -30,11 +30,7 @@ pub fn create_token(
     let mut tx = db.transaction()?;
     let org_id = &caller.org.id;
     let token = orgs::create_token(&mut tx, org_id, name, &secret.hash, &secret.prefix, creator)?;
-    audit::record(
-        &mut tx,
-        caller,
-        token_entry(Operation::CreateToken, &token.id),
-    )?;
+    audit::record(&mut tx, caller, token_entry(Operation::CreateToken, &token))?;
     tx.commit()?;
     Ok(CreatedToken {
         token,
@@ -73,16 +69,16 @@ fn change_token(
     change: fn(&mut Transaction, &TokenId) -> Result<Option<TokenRow>, postgres::Error>,
 ) -> Result<TokenRow, ApiError> {
     let mut tx = db.transaction()?;
-    orgs::find_token(&mut tx, id)?
+    let before = orgs::find_token(&mut tx, id)?
         .filter(|token| scope.reaches(Some(&token.org_id)))
         .ok_or(ApiError::NotFound)?;
     let token = change(&mut tx, id)?.ok_or(ApiError::NotFound)?;
-    audit::record_by(
-        &mut tx,
-        Some(&token.org_id),
-        scope.actor(),
-        token_entry(operation, id),
-    )?;
+    let entry = token_entry(operation, &before).change(
+        "status",
+        revocation_words(before.revoked_at.as_ref()),
+        revocation_words(token.revoked_at.as_ref()),
+    );
+    audit::record_by(&mut tx, Some(&token.org_id), scope.actor(), entry)?;
     tx.commit()?;
     Ok(token)
 }
@@ -94,6 +90,7 @@ pub fn list_tokens(
     Ok(orgs::list_tokens(db, &caller.org.id)?)
 }
 
-fn token_entry<'a>(operation: Operation, id: &'a TokenId) -> AuditEntry<'a> {
-    AuditEntry::new(operation, "token", id.as_str())
+/// A token's entry, named by its name (never the token itself).
+fn token_entry(operation: Operation, token: &TokenRow) -> AuditEntry<'_> {
+    AuditEntry::new(operation, "token", token.id.as_str()).named(token.name.as_str())
 }

@@ -8,7 +8,7 @@ use agentcard::domain::{CardStatus, Role};
 use serde_json::json;
 
 /// The secret a page shows once, in its element of class `secret`.
-fn shown_secret(page: &str) -> String {
+pub fn shown_secret(page: &str) -> String {
     let at = page.find("class=\"secret\"").expect("a secret shown");
     let start = at + page[at..].find('>').unwrap() + 1;
     let end = start + page[start..].find('<').unwrap();

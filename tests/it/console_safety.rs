@@ -194,7 +194,7 @@ fn the_audit_log_says_who_did_what_to_which_object_in_words_within_a_window() {
         words(&status[0]),
         (
             "command line".into(),
-            "card set to active".into(),
+            "card status changed: status draft → active".into(),
             "Subscription offer".into()
         )
     );
@@ -203,7 +203,11 @@ fn the_audit_log_says_who_did_what_to_which_object_in_words_within_a_window() {
     assert_eq!(
         key_entries,
         [
-            (by_token.clone(), "key revoked".into(), "edge".into()),
+            (
+                by_token.clone(),
+                "key revoked: status live → revoked".into(),
+                "edge".into()
+            ),
             (by_token, "key created".into(), "edge".into()),
         ]
     );
@@ -293,7 +297,7 @@ fn an_invitation_for_a_new_person_still_sets_their_password() {
     assert_eq!(made.unwrap().map(|p| p.email), Some(email.clone()));
     assert_eq!(role_in(&org, &email).as_deref(), Some("member"));
     let invited = audit_of(&org, &link.id.to_string());
-    assert_eq!(invited[0]["what"], "member invited");
+    assert_eq!(invited[0]["what"], "member invited: role none → member");
     assert_eq!(
         invited[0]["object_name"],
         email.as_str(),
