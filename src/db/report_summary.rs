@@ -124,8 +124,6 @@ pub enum GroupKey {
     },
     /// The start of an hour or of a day.
     Start(SystemTime),
-    /// The groups beyond the top ones ([`top_request_counts`]), together.
-    Others,
 }
 
 /// The requests of one group with the same ending and agent purpose.
