@@ -1,6 +1,7 @@
 //! The closed sets a `/fragment` request is answered and counted by: the body [`Format`] it
 //! asks for, how it ends ([`Ending`]: its [`Outcome`] and reason), the [`Purpose`] of the agent
-//! behind it. Each is stored in the report under its name.
+//! behind it. Each is stored in the report under its name (an ending as its reason, its
+//! outcome's name beside it).
 
 use super::closed_set::closed_set;
 use std::cmp::Ordering;
