@@ -28,6 +28,7 @@ mod dataset;
 use agentcard::delivery::params::Params;
 use agentcard::delivery::select::{decide, Decision, Outcome};
 use agentcard::delivery::snapshot::Snapshot;
+use agentcard::domain::{Ending, Format, Lang};
 use agentcard::report::{Bounds, ReportSettings, Reporter, RequestFacts, Retention};
 use criterion::measurement::WallTime;
 use criterion::{black_box, BatchSize, BenchmarkGroup, Criterion, SamplingMode};
@@ -291,10 +292,9 @@ fn bench_record(criterion: &mut Criterion) {
         resolved_fragment_id: Some("frg_1bench0000000000000000000"),
         site: Some("site-0.example"),
         card_id: Some("crd_0bench0000000000000000000"),
-        lang: Some("fr"),
-        format: Some("html"),
-        outcome: "served",
-        reason: "served",
+        lang: Some(Lang::Fr),
+        format: Some(Format::Html),
+        ending: Ending::Served,
         page: Some(("site-0.example", path)),
         agent_ua: Some("Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)"),
     };

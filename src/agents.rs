@@ -24,64 +24,17 @@ const DATA: &str = include_str!(concat!(
     "/data/agent-markers-v0.1.txt"
 ));
 
-/// Why an AI agent fetches a page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Purpose {
-    /// Collects data to train models.
-    Training,
-    /// Fetches a page in real time for a user's question.
-    Query,
-    /// Builds an AI search index.
-    Search,
-    /// An AI agent whose purpose is not declared or mixed.
-    Unknown,
-    /// No marker matched: not a known AI agent.
-    None,
+use crate::domain::Purpose;
+
+/// The purpose of the agent a marker names; `Purpose::None` without a marker.
+pub fn purpose_of(marker: Option<&Marker>) -> Purpose {
+    marker.map_or(Purpose::None, |marker| marker.purpose)
 }
 
-impl Purpose {
-    /// Every purpose, each at its [`Purpose::index`].
-    pub const ALL: [Purpose; 5] = [
-        Purpose::Training,
-        Purpose::Query,
-        Purpose::Search,
-        Purpose::Unknown,
-        Purpose::None,
-    ];
-
-    /// The purpose of the agent a marker names; `None` without a marker.
-    pub fn of(marker: Option<&Marker>) -> Purpose {
-        marker.map_or(Purpose::None, |marker| marker.purpose)
-    }
-
-    /// This purpose's place in [`Purpose::ALL`].
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    /// The purpose's name: `"training"`, `"query"`, `"search"`, `"unknown"`
-    /// or `"none"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Purpose::Training => "training",
-            Purpose::Query => "query",
-            Purpose::Search => "search",
-            Purpose::Unknown => "unknown",
-            Purpose::None => "none",
-        }
-    }
-
-    /// The purpose named in a marker line of the data file. `none` is not one:
-    /// every listed marker is an AI agent.
-    fn from_data(name: &str) -> Option<Purpose> {
-        match name {
-            "training" => Some(Purpose::Training),
-            "query" => Some(Purpose::Query),
-            "search" => Some(Purpose::Search),
-            "unknown" => Some(Purpose::Unknown),
-            _ => None,
-        }
-    }
+/// The purpose named in a marker line of the data file. `none` is not one: every listed
+/// marker is an AI agent.
+fn purpose_in_data(name: &str) -> Option<Purpose> {
+    Purpose::named(name).filter(|purpose| *purpose != Purpose::None)
 }
 
 /// One agent marker: the token looked for in a User-Agent, and its purpose.
@@ -206,7 +159,7 @@ fn parse(text: &'static str) -> Result<Table, String> {
         if version.is_none() {
             return Err(format!("line {line_no}: marker before the `version:` line"));
         }
-        let purpose = Purpose::from_data(purpose).ok_or_else(|| {
+        let purpose = purpose_in_data(purpose).ok_or_else(|| {
             format!(
                 "line {line_no}: unknown purpose `{purpose}` (expected training, query, search or unknown)"
             )
@@ -245,7 +198,7 @@ mod tests {
     /// The purpose of the agent behind a User-Agent string, `Purpose::None` when no marker
     /// matches.
     fn classify(user_agent: &str) -> Purpose {
-        Purpose::of(matching_marker(user_agent))
+        purpose_of(matching_marker(user_agent))
     }
 
     /// The contract's list, in data-file order.

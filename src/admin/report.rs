@@ -17,6 +17,7 @@ use jiff::Timestamp;
 use postgres::Client;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
+use std::fmt::Display;
 use std::io::IsTerminal;
 
 #[derive(Debug, Args)]
@@ -45,7 +46,7 @@ pub struct ReportArgs {
 
 /// `--by`: a grouping of `ops::report`, by its name.
 fn parse_by(text: &str) -> Result<By, String> {
-    By::parse(text).ok_or_else(|| {
+    By::named(text).ok_or_else(|| {
         let names: Vec<&str> = By::ALL.iter().map(|by| by.as_str()).collect();
         format!("expected one of {}", names.join(", "))
     })
@@ -86,9 +87,15 @@ fn json_into(counts: &Counts, object: &mut Map<String, Value>) {
         object.insert("refused".into(), json!(refused));
     }
     if let Some(reasons) = &counts.no_fill_reasons {
-        object.insert("no_fill_reasons".into(), json!(reasons));
+        object.insert("no_fill_reasons".into(), named(reasons));
     }
-    object.insert("agent_purposes".into(), json!(counts.agent_purposes));
+    object.insert("agent_purposes".into(), named(&counts.agent_purposes));
+}
+
+/// Counts as a JSON object, a member per key's name.
+fn named<K: Display>(counts: &BTreeMap<K, i64>) -> Value {
+    let members = counts.iter().map(|(key, n)| (key.to_string(), json!(n)));
+    Value::Object(members.collect())
 }
 
 fn json(report: &Report) -> Value {
@@ -190,7 +197,7 @@ fn table(report: &Report) -> String {
 }
 
 /// `name count, …` of the counts other than zero, in name order; `-` when none.
-fn listed(counts: &BTreeMap<String, i64>) -> String {
+fn listed<K: Display>(counts: &BTreeMap<K, i64>) -> String {
     let items: Vec<String> = counts
         .iter()
         .filter(|(_, &n)| n != 0)

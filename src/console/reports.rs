@@ -8,7 +8,7 @@ use super::inputs::{Input, InputKind, Inputs};
 use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
 use crate::db::cards::CardRow;
-use crate::domain::Invalid;
+use crate::domain::{Ending, Invalid, Purpose};
 use crate::error::ApiError;
 use crate::http::Response;
 use crate::ops::report::{
@@ -45,29 +45,32 @@ const TOP_SHOWN: i64 = 100;
 /// The groups of the picker, by their `By` name.
 const GROUPS: [By; 5] = [By::Agent, By::Site, By::Fragment, By::Card, By::Page];
 
-/// What to do about each no-fill reason: its words and where to go.
-const ADVICE: [(&str, &str, &str); 3] = [
-    (
-        "fragment_paused",
-        "A paused fragment answers without a card: open it and activate it.",
-        "/sites",
-    ),
-    (
-        "no_eligible_card",
-        "No active card is eligible there: make a card eligible on these fragments.",
-        "/cards",
-    ),
-    (
-        "serving_error",
-        "The service could not serve a card: the operator's logs say why.",
-        "",
-    ),
-];
+/// What to do about a no-fill reason: its words and where to go (none for the endings that
+/// are no reason of a no-fill).
+fn advice(reason: Ending) -> (&'static str, &'static str) {
+    match reason {
+        Ending::FragmentPaused => (
+            "A paused fragment answers without a card: open it and activate it.",
+            "/sites",
+        ),
+        Ending::NoEligibleCard => (
+            "No active card is eligible there: make a card eligible on these fragments.",
+            "/cards",
+        ),
+        Ending::ServingError => (
+            "The service could not serve a card: the operator's logs say why.",
+            "",
+        ),
+        Ending::Served | Ending::InvalidRequest | Ending::InvalidKey | Ending::Forbidden => {
+            ("", "")
+        }
+    }
+}
 
 /// A no-fill reason of the window, with what to do and the fragments it happened on.
 #[derive(Debug, Clone)]
 pub struct Reason {
-    pub name: String,
+    pub name: Ending,
     pub requests: i64,
     pub advice: &'static str,
     pub link: &'static str,
@@ -103,7 +106,7 @@ pub struct Numbers {
 }
 
 impl Numbers {
-    pub fn purposes(&self) -> impl Iterator<Item = (&String, &i64)> {
+    pub fn purposes(&self) -> impl Iterator<Item = (&Purpose, &i64)> {
         self.total.agent_purposes.iter()
     }
 }
@@ -241,7 +244,7 @@ fn asked(ctx: &PageContext) -> Result<Asked, Vec<Invalid>> {
     let mut refusals = Vec::new();
     let by = match query.get("by") {
         "" => None,
-        name => match By::parse(name).filter(|by| GROUPS.contains(by)) {
+        name => match By::named(name).filter(|by| GROUPS.contains(by)) {
             Some(by) => Some(by),
             None => {
                 let names: Vec<&str> = GROUPS.iter().map(|by| by.as_str()).collect();
@@ -301,19 +304,19 @@ fn reasons(total: &Counts, by_fragment: Option<&Report>) -> Vec<Reason> {
     let groups = by_fragment.and_then(|r| r.groups.as_ref());
     let groups = groups.map_or(&[][..], |(_, groups)| groups.as_slice());
     counted
-        .map(|(name, &requests)| {
-            let advice = ADVICE.iter().find(|(reason, _, _)| *reason == name);
+        .map(|(&name, &requests)| {
+            let (advice, link) = advice(name);
             let fragments = (groups.iter())
                 .filter(|group| {
                     let reasons = group.counts.no_fill_reasons.as_ref();
-                    reasons.and_then(|r| r.get(name)).is_some_and(|n| *n > 0)
+                    reasons.and_then(|r| r.get(&name)).is_some_and(|n| *n > 0)
                 })
                 .map(|group| row(&group.key, &group.counts))
                 .collect();
             Reason {
-                advice: advice.map_or("", |a| a.1),
-                link: advice.map_or("", |a| a.2),
-                name: name.clone(),
+                advice,
+                link,
+                name,
                 requests,
                 fragments,
             }

@@ -286,12 +286,12 @@ fn found(diagnosis: &Diagnosis, cards: &[CardRow], map: &SiteMap) -> Found {
         order,
         left_out,
         served: diagnosis.served.map(|card| card_named(cards, &card.id)),
-        ending: diagnosis
-            .ending
-            .map_or("no answer".to_string(), |e| match e.names() {
+        ending: diagnosis.ending.map_or("no answer".to_string(), |e| {
+            match (e.outcome().as_str(), e.as_str()) {
                 (outcome, reason) if outcome == reason => outcome.to_string(),
                 (outcome, reason) => format!("{outcome} ({reason})"),
-            }),
+            }
+        }),
         status: answer.map(|a| a.status),
         headers: answer.map_or(Vec::new(), |a| {
             (a.headers.iter())

@@ -1,6 +1,7 @@
-//! The reads of `agentcard admin report`: an organisation's `/fragment` requests over a window,
-//! from the aggregates of `sql/005_report_aggregates.sql` (and a card's pages, of
-//! `sql/010_report_card_pages.sql`).
+//! The report's reads, for `agentcard admin report` and the console's numbers: an
+//! organisation's `/fragment` requests over a window, from the aggregates of
+//! `sql/005_report_aggregates.sql` (and a card's pages, of `sql/010_report_card_pages.sql`).
+//! Each row is read by its columns' names.
 //!
 //! A window `[since, until)` counts each bucket whose start lies in it. Minutes past their
 //! retention are rolled into hours and deleted, so no bucket is in both tables and a window
@@ -10,8 +11,9 @@
 //! days' hours from `report_hours`. Pages, and a card's pages, are counted per hour. Every time
 //! is UTC; nothing depends on the session's time zone.
 
+use crate::domain::{Ending, Outcome, Purpose};
 use postgres::types::ToSql;
-use postgres::{Client, GenericClient, IsolationLevel, Transaction};
+use postgres::{Client, GenericClient, IsolationLevel, Row, Transaction};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// PostgreSQL's memory for each grouping of a report's reads (its default is 4 MB).
@@ -122,18 +124,15 @@ pub enum GroupKey {
     },
     /// The start of an hour or of a day.
     Start(SystemTime),
-    /// The groups beyond the top ones ([`top_request_counts`]), together.
-    Others,
 }
 
-/// The requests of one group with the same outcome, reason and agent purpose.
+/// The requests of one group with the same ending and agent purpose.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestCount {
     pub key: GroupKey,
-    /// `served`, `no_fill` or `refused`.
-    pub outcome: String,
-    pub reason: String,
-    pub purpose: String,
+    /// Read from its reason (each reason is of one outcome).
+    pub ending: Ending,
+    pub purpose: Purpose,
     pub requests: i64,
 }
 
@@ -143,13 +142,13 @@ pub struct RequestCount {
 pub struct PageCount {
     /// `None`: every page together ([`TopPages::written`]).
     pub page: Option<String>,
-    pub purpose: String,
+    pub purpose: Purpose,
     pub requests: i64,
     pub served: i64,
 }
 
-/// The organisation's requests in `window`, by outcome, reason, purpose and `by` (when some),
-/// the groups in order: by start, else by name in byte order, those without one last.
+/// The organisation's requests in `window`, by ending, purpose and `by` (when some), the
+/// groups in order: by start, else by name in byte order, those without one last.
 pub fn request_counts(
     db: &mut impl GenericClient,
     org_id: &str,
@@ -159,20 +158,19 @@ pub fn request_counts(
     let query = format!(
         "WITH {counted},
          grouped AS (
-             SELECT name, start, outcome, reason, purpose, sum(requests)::int8 AS requests
+             SELECT name, start, reason, purpose, sum(requests)::int8 AS requests
                FROM counted
-              GROUP BY name, start, outcome, reason, purpose)
-         SELECT g.name, l.reference, g.start, g.outcome, g.reason, g.purpose, g.requests,
-                l.label
+              GROUP BY name, start, reason, purpose)
+         SELECT g.name, l.reference, g.start, g.reason, g.purpose, g.requests, l.label
            FROM grouped g
            LEFT JOIN LATERAL {labels} AS l(reference, label) ON true
-          ORDER BY g.start, g.name = '', g.name COLLATE \"C\", g.outcome, g.reason, g.purpose",
-        counted = counted_sql(by, "", Days::of(by)),
+          ORDER BY g.start, g.name = '', g.name COLLATE \"C\", g.reason, g.purpose",
+        counted = counted_sql(by, Only::All, Days::of(by)),
         labels = labels_sql(by),
     );
     let params = window.params(org_id, by);
     let rows = db.query(&query, &params.with(&[]))?;
-    Ok(rows.iter().map(|row| request_count(row, by)).collect())
+    rows.iter().map(|row| request_count(row, by)).collect()
 }
 
 /// The requests and served requests of one group.
@@ -198,7 +196,7 @@ pub fn top_tallies(
         "WITH {counted},
          ranked AS (
              SELECT name, sum(requests)::int8 AS requests,
-                    coalesce(sum(requests) FILTER (WHERE outcome = 'served'), 0)::int8 AS served
+                    coalesce(sum(requests) FILTER (WHERE outcome = {served}), 0)::int8 AS served
                FROM counted
               GROUP BY name
               ORDER BY requests DESC, name = '', name COLLATE \"C\"
@@ -207,19 +205,20 @@ pub fn top_tallies(
            FROM ranked g
            LEFT JOIN LATERAL {labels} AS l(reference, label) ON true
           ORDER BY g.requests DESC, g.name = '', g.name COLLATE \"C\"",
-        counted = counted_sql(Some(by), "", Days::Keyed),
+        counted = counted_sql(Some(by), Only::All, Days::Keyed),
         labels = labels_sql(Some(by)),
+        served = quoted(Outcome::Served.as_str()),
     );
     let params = window.params(org_id, Some(by));
     let rows = db.query(&query, &params.with(&[&top]))?;
-    Ok(rows
-        .iter()
-        .map(|row| Tally {
-            key: item_key(row, 1, 4),
-            requests: row.get(2),
-            served: row.get(3),
+    let tally = |row: &Row| {
+        Ok(Tally {
+            key: item_key(row)?,
+            requests: row.try_get("requests")?,
+            served: row.try_get("served")?,
         })
-        .collect())
+    };
+    rows.iter().map(tally).collect()
 }
 
 /// The `top` fragments with the most requests answered without a card in `window` (ties in
@@ -234,38 +233,63 @@ pub fn top_unfilled_counts(
     let query = format!(
         "WITH {counted},
          grouped AS (
-             SELECT name, outcome, reason, purpose, sum(requests)::int8 AS requests
+             SELECT name, reason, purpose, sum(requests)::int8 AS requests
                FROM counted
-              GROUP BY name, outcome, reason, purpose),
+              GROUP BY name, reason, purpose),
          ranked AS (
              SELECT name, sum(requests) AS total
                FROM grouped
               GROUP BY name
               ORDER BY total DESC, name = '', name COLLATE \"C\"
               LIMIT $6)
-         SELECT g.name, l.reference, NULL::timestamptz, g.outcome, g.reason, g.purpose,
-                g.requests, l.label
+         SELECT g.name, l.reference, g.reason, g.purpose, g.requests, l.label
            FROM grouped g
            JOIN ranked r USING (name)
            LEFT JOIN LATERAL {labels} AS l(reference, label) ON true
-          ORDER BY r.total DESC, g.name = '', g.name COLLATE \"C\", g.outcome, g.reason,
-                g.purpose",
-        counted = counted_sql(by, "AND outcome = 'no_fill'", Days::Keyed),
+          ORDER BY r.total DESC, g.name = '', g.name COLLATE \"C\", g.reason, g.purpose",
+        counted = counted_sql(by, Only::Outcome(Outcome::NoFill), Days::Keyed),
         labels = labels_sql(by),
     );
     let params = window.params(org_id, by);
     let rows = db.query(&query, &params.with(&[&top]))?;
-    Ok(rows.iter().map(|row| request_count(row, by)).collect())
+    rows.iter().map(|row| request_count(row, by)).collect()
+}
+
+/// Which of the window's request counts a query reads.
+#[derive(Clone, Copy)]
+enum Only {
+    All,
+    /// Those of one outcome.
+    Outcome(Outcome),
+    /// Those that served the card `$6`.
+    Card,
+}
+
+impl Only {
+    /// The condition on a counter row, after the organisation's and the window's.
+    fn sql(self) -> String {
+        match self {
+            Only::All => String::new(),
+            Only::Outcome(outcome) => format!("AND outcome = {}", quoted(outcome.as_str())),
+            Only::Card => "AND card_id = $6".into(),
+        }
+    }
+}
+
+/// A name of a closed set as an SQL literal: the names hold no quote.
+fn quoted(name: &'static str) -> String {
+    format!("'{name}'")
 }
 
 /// The CTE `counted`: the window's request counts as `by`'s name and start, outcome, reason,
-/// purpose and requests; `only`: more conditions on their rows. `$1` the organisation, `[$2,
-/// $3)` the window, `[$4, $5)` its whole days ([`Window::whole_days`]): read from the days,
-/// the rest of the window from the hours, and the minutes not rolled up yet.
-fn counted_sql(by: Option<Dimension>, only: &str, days: Days) -> String {
+/// purpose and requests, those `only` asks for. `$1` the organisation, `[$2, $3)` the window,
+/// `[$4, $5)` its whole days ([`Window::whole_days`]): read from the days, the rest of the
+/// window from the hours, and the minutes not rolled up yet.
+fn counted_sql(by: Option<Dimension>, only: Only, days: Days) -> String {
     let (name, start) = key_sql(by, Table::Buckets);
     let (day_name, day_start) = key_sql(by, Table::Days);
     let days = days.table();
+    let only = only.sql();
     let columns = "outcome, reason, purpose, requests";
     format!(
         "counted AS (
@@ -301,41 +325,42 @@ fn labels_sql(by: Option<Dimension>) -> &'static str {
             "(SELECT NULL::text, c.name FROM cards c
                WHERE c.id = g.name AND (c.org_id = $1 OR c.org_id IS NULL))"
         }
-        _ => "(SELECT NULL::text, NULL::text)",
+        None | Some(Dimension::Agent | Dimension::Hour | Dimension::Day) => {
+            "(SELECT NULL::text, NULL::text)"
+        }
     }
 }
 
-/// A row's group name in column 0 (`''` or NULL: none).
-fn group_name(row: &postgres::Row) -> Option<String> {
-    row.get::<_, Option<String>>(0)
-        .filter(|name| !name.is_empty())
+/// A row's group name, column `name` (`''` or NULL: none).
+fn group_name(row: &Row) -> Result<Option<String>, postgres::Error> {
+    let name: Option<String> = row.try_get("name")?;
+    Ok(name.filter(|name| !name.is_empty()))
 }
 
-/// A site, a fragment or a card (its id in column 0) with its labels, from a row's columns.
-fn item_key(row: &postgres::Row, reference: usize, name: usize) -> GroupKey {
-    GroupKey::Item {
-        id: group_name(row),
-        reference: row.get(reference),
-        name: row.get(name),
-    }
+/// A site, a fragment or a card (its id in column `name`) with its labels, columns
+/// `reference` and `label`.
+fn item_key(row: &Row) -> Result<GroupKey, postgres::Error> {
+    Ok(GroupKey::Item {
+        id: group_name(row)?,
+        reference: row.try_get("reference")?,
+        name: row.try_get("label")?,
+    })
 }
 
 /// A row of `grouped` with its labels, as a count of `by`.
-fn request_count(row: &postgres::Row, by: Option<Dimension>) -> RequestCount {
-    let name = group_name(row);
+fn request_count(row: &Row, by: Option<Dimension>) -> Result<RequestCount, postgres::Error> {
     let key = match by {
         None => GroupKey::Total,
-        Some(Dimension::Agent) => GroupKey::Name(name),
-        Some(Dimension::Site | Dimension::Fragment | Dimension::Card) => item_key(row, 1, 7),
-        Some(Dimension::Hour | Dimension::Day) => GroupKey::Start(row.get(2)),
+        Some(Dimension::Agent) => GroupKey::Name(group_name(row)?),
+        Some(Dimension::Site | Dimension::Fragment | Dimension::Card) => item_key(row)?,
+        Some(Dimension::Hour | Dimension::Day) => GroupKey::Start(row.try_get("start")?),
     };
-    RequestCount {
+    Ok(RequestCount {
         key,
-        outcome: row.get(3),
-        reason: row.get(4),
-        purpose: row.get(5),
-        requests: row.get(6),
-    }
+        ending: row.try_get("reason")?,
+        purpose: row.try_get("purpose")?,
+        requests: row.try_get("requests")?,
+    })
 }
 
 /// Which days a query reads: with the site, fragment and card of each count (`report_days`),
@@ -402,21 +427,29 @@ pub fn page_counts(
     window: Window,
 ) -> Result<Vec<PageCount>, postgres::Error> {
     let rows = db.query(
-        "SELECT page, purpose, sum(requests)::int8, sum(served)::int8
+        "SELECT page, purpose, sum(requests)::int8 AS requests, sum(served)::int8 AS served
            FROM report_pages
           WHERE org_id = $1 AND hour >= $2 AND hour < $3
           GROUP BY page, purpose
           ORDER BY page COLLATE \"C\", purpose",
         &[&org_id, &window.since, &window.until],
     )?;
-    Ok(rows.iter().map(page_count).collect())
+    rows.iter().map(page_count).collect()
+}
+
+/// A page's requests and served requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageTally {
+    pub page: String,
+    pub requests: i64,
+    pub served: i64,
 }
 
 /// The top pages of a window ([`top_page_tallies`]) and what its page rows hold in all.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopPages {
-    /// Page, requests and served requests, most requests first (ties in byte order).
-    pub shown: Vec<(String, i64, i64)>,
+    /// Most requests first (ties in byte order).
+    pub shown: Vec<PageTally>,
     /// Every page row of the window, by purpose (page `None`).
     pub written: Vec<PageCount>,
 }
@@ -437,7 +470,7 @@ pub fn top_page_tallies(
                FROM report_pages
               WHERE org_id = $1 AND hour >= $2 AND hour < $3
               GROUP BY GROUPING SETS ((page), (purpose)))
-         (SELECT page, NULL, requests, served
+         (SELECT page, NULL AS purpose, requests, served
             FROM sets
            WHERE whole = 0
            ORDER BY requests DESC, page COLLATE \"C\"
@@ -448,31 +481,31 @@ pub fn top_page_tallies(
           WHERE whole = 1",
         &[&org_id, &window.since, &window.until, &top],
     )?;
-    let (written, shown): (Vec<_>, Vec<_>) =
-        (rows.iter()).partition(|row| row.get::<_, Option<String>>(0).is_none());
-    let mut shown: Vec<(String, i64, i64)> = (shown.into_iter())
-        .map(|row| (row.get(0), row.get(2), row.get(3)))
-        .collect();
+    let mut written = Vec::new();
+    let mut shown = Vec::new();
+    for row in &rows {
+        match row.try_get("page")? {
+            None => written.push(page_count(row)?),
+            Some(page) => shown.push(PageTally {
+                page,
+                requests: row.try_get("requests")?,
+                served: row.try_get("served")?,
+            }),
+        }
+    }
     // The order of the ranking, which the union does not keep.
-    shown.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let written = (written.into_iter())
-        .map(|row| PageCount {
-            page: None,
-            purpose: row.get(1),
-            requests: row.get(2),
-            served: row.get(3),
-        })
-        .collect();
+    shown.sort_by(|a, b| (b.requests.cmp(&a.requests)).then_with(|| a.page.cmp(&b.page)));
     Ok(TopPages { shown, written })
 }
 
-fn page_count(row: &postgres::Row) -> PageCount {
-    PageCount {
-        page: row.get(0),
-        purpose: row.get(1),
-        requests: row.get(2),
-        served: row.get(3),
-    }
+/// A row of page counts: columns `page`, `purpose`, `requests` and `served`.
+fn page_count(row: &Row) -> Result<PageCount, postgres::Error> {
+    Ok(PageCount {
+        page: row.try_get("page")?,
+        purpose: row.try_get("purpose")?,
+        requests: row.try_get("requests")?,
+        served: row.try_get("served")?,
+    })
 }
 
 /// The requests `card_id` served to the organisation in `window`, per UTC day (days without
@@ -486,12 +519,14 @@ pub fn served_by_card_per_day(
     let by = Some(Dimension::Day);
     let query = format!(
         "WITH {counted}
-         SELECT start, sum(requests)::int8 FROM counted GROUP BY start ORDER BY start",
-        counted = counted_sql(by, "AND card_id = $6", Days::Keyed),
+         SELECT start, sum(requests)::int8 AS requests
+           FROM counted GROUP BY start ORDER BY start",
+        counted = counted_sql(by, Only::Card, Days::Keyed),
     );
     let params = window.params(org_id, by);
     let rows = db.query(&query, &params.with(&[&card_id]))?;
-    Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
+    let day = |row: &Row| Ok((row.try_get("start")?, row.try_get("requests")?));
+    rows.iter().map(day).collect()
 }
 
 /// A page that got a card, from `report_card_pages`.
@@ -528,14 +563,14 @@ pub fn card_top_pages(
           ORDER BY t.served DESC, t.page COLLATE \"C\"",
         &[&org_id, &card_id, &window.since, &window.until, &limit],
     )?;
-    Ok(rows
-        .iter()
-        .map(|row| CardPage {
-            page: row.get(0),
-            served: row.get(1),
-            site: row.get(2),
+    let card_page = |row: &Row| {
+        Ok(CardPage {
+            page: row.try_get("page")?,
+            served: row.try_get("served")?,
+            site: row.try_get("domain")?,
         })
-        .collect())
+    };
+    rows.iter().map(card_page).collect()
 }
 
 /// The User-Agents that matched no marker on the days that start before `until` and end after
@@ -557,7 +592,8 @@ pub fn unmatched_agents(
           LIMIT $4",
         &[&org_id, &window.since, &window.until, &limit],
     )?;
-    Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
+    let agent = |row: &Row| Ok((row.try_get("user_agent")?, row.try_get("requests")?));
+    rows.iter().map(agent).collect()
 }
 
 #[cfg(test)]

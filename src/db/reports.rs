@@ -3,6 +3,7 @@
 //! add, exactly once, and the roll-up that keeps the tables' size independent of the request
 //! rate. `crate::db::report_summary` reads them.
 
+use crate::domain::{Ending, Format, Lang, Purpose};
 use postgres::{Client, Transaction};
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
@@ -12,7 +13,8 @@ pub const OTHER_PAGES: &str = "(other pages)";
 /// The User-Agent that stands for those past the bound of an organisation's day.
 pub const OTHER_USER_AGENTS: &str = "(other user agents)";
 
-/// Requests of one minute with the same dimensions; `""` where a dimension does not apply.
+/// Requests of one minute with the same dimensions; `""` (stored for `None` too) where a
+/// dimension does not apply. The ending is stored as its outcome and its reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestCount {
     pub minute: SystemTime,
@@ -22,12 +24,12 @@ pub struct RequestCount {
     pub resolved_fragment_id: String,
     pub card_id: String,
     pub key_id: String,
-    pub lang: String,
-    pub format: String,
-    pub outcome: String,
-    pub reason: String,
+    pub lang: Option<Lang>,
+    pub format: Option<Format>,
+    pub ending: Ending,
+    /// The agent marker, or `none`.
     pub agent: String,
-    pub purpose: String,
+    pub purpose: Purpose,
     pub requests: i64,
 }
 
@@ -37,7 +39,7 @@ pub struct PageCount {
     pub hour: SystemTime,
     pub org_id: String,
     pub page: String,
-    pub purpose: String,
+    pub purpose: Purpose,
     pub requests: i64,
     pub served: i64,
 }
@@ -209,12 +211,12 @@ fn add_requests(tx: &mut Transaction, rows: &[RequestCount]) -> Result<(), postg
             &column(|r| &r.resolved_fragment_id),
             &column(|r| &r.card_id),
             &column(|r| &r.key_id),
-            &column(|r| &r.lang),
-            &column(|r| &r.format),
-            &column(|r| &r.outcome),
-            &column(|r| &r.reason),
+            &column(|r| r.lang.map_or("", Lang::as_str)),
+            &column(|r| r.format.map_or("", Format::as_str)),
+            &column(|r| r.ending.outcome().as_str()),
+            &column(|r| r.ending.as_str()),
             &column(|r| &r.agent),
-            &column(|r| &r.purpose),
+            &column(|r| r.purpose.as_str()),
             &requests,
         ],
     )?;
@@ -578,7 +580,7 @@ mod tests {
             hour: SystemTime::UNIX_EPOCH,
             org_id: "acc_1".into(),
             page: page.into(),
-            purpose: "none".into(),
+            purpose: Purpose::None,
             requests,
             served: 1,
         }

@@ -5,8 +5,9 @@
 use super::audit::ActorKind;
 use super::orgs::Creator;
 use crate::domain::{
-    CanonicalPath, CardStatus, CardText, Description, DomainName, FragmentName, FragmentRef,
-    FragmentStatus, KeyName, Lang, LinkUrl, MatchMode, OrgName, Role, SiteName, TokenName,
+    CanonicalPath, CardStatus, CardText, Description, DomainName, Ending, FragmentName,
+    FragmentRef, FragmentStatus, KeyName, Lang, LinkUrl, MatchMode, OrgName, Purpose, Role,
+    SiteName, TokenName,
 };
 use crate::ids::{CardId, FragmentId, KeyId, NotAnId, OrgId, PersonId, RouteId, SiteId, TokenId};
 use bytes::BytesMut;
@@ -65,7 +66,9 @@ stored_as_text! {
     KeyId => |id| id.as_str(), |text| Ok(KeyId::stored(text)?);
     RouteId => |id| id.as_str(), |text| Ok(RouteId::stored(text)?);
     PersonId => |id| id.as_str(), |text| Ok(PersonId::stored(text)?);
-    Lang => |lang| lang.as_str(), |text| one_of("language", &Lang::ALL, Lang::as_str, text);
+    Lang => |lang| lang.as_str(), |text| named("language", Lang::named, text);
+    Ending => |ending| ending.as_str(), |text| named("reason", Ending::named, text);
+    Purpose => |purpose| purpose.as_str(), |text| named("agent purpose", Purpose::named, text);
     FragmentStatus => |status| status.as_str(),
         |text| one_of("fragment status", &FragmentStatus::ALL, FragmentStatus::as_str, text);
     CardStatus => |status| status.as_str(),
@@ -77,6 +80,15 @@ stored_as_text! {
     ActorKind => |kind| kind.as_str(),
         |text| one_of("actor kind", &ActorKind::ALL, ActorKind::as_str, text);
     Role => |role| role.as_str(), |text| one_of("role", &Role::ALL, Role::as_str, text);
+}
+
+/// The value of a closed set (`domain::closed_set!`) a stored name names.
+fn named<T>(
+    kind: &'static str,
+    named: fn(&str) -> Option<T>,
+    text: String,
+) -> Result<T, BoxedError> {
+    named(&text).ok_or_else(|| Box::new(NotStored { kind, text }) as BoxedError)
 }
 
 /// The value of `all` whose name is `text`.

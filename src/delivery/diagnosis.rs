@@ -9,13 +9,11 @@
 
 use super::endpoint::respond;
 use super::page::Page;
-use super::params::{non_empty, Format, Params};
-use super::select::{
-    resolve, serve, Decision, Ending, Outcome, Recorder, Resolution, Score, Trace,
-};
+use super::params::{non_empty, Params};
+use super::select::{resolve, serve, Decision, Outcome, Recorder, Resolution, Score, Trace};
 use super::snapshot::{Candidate, Card, Fragment, OrgSnapshot};
-use crate::agents::{self, Marker, Purpose};
-use crate::domain::Lang;
+use crate::agents::{self, Marker};
+use crate::domain::{Ending, Format, Lang, Purpose};
 use crate::http::Response;
 use std::cmp::Reverse;
 
@@ -170,7 +168,7 @@ pub fn diagnose<'s>(
     let format = params
         .format
         .as_deref()
-        .map_or(Some(Format::Html), Format::parse);
+        .map_or(Some(Format::Html), Format::named);
     let format = format.ok_or(Refused {
         field: "format",
         message: "format must be html, json or both",
@@ -202,7 +200,7 @@ pub fn diagnose<'s>(
     rank(&mut steps.considered);
     let agent = user_agent.map(|user_agent| {
         let marker = agents::matching_marker(user_agent);
-        (marker, Purpose::of(marker))
+        (marker, agents::purpose_of(marker))
     });
     Ok(Diagnosis {
         step: steps.step.unwrap_or(Step::Nothing),

@@ -3,11 +3,11 @@
 //! database: everything comes from the snapshot in memory.
 
 use super::cache::FragmentCache;
-use super::params::{Format, Params};
-use super::select::{decide, Decision, Ending, Outcome};
-use crate::agents::Purpose;
+use super::params::Params;
+use super::select::{decide, Decision, Outcome};
 use crate::background::Background;
 use crate::config::Config;
+use crate::domain::{Ending, Format, Purpose};
 use crate::http::{error_response, require_get_or_head, Request, Response};
 use crate::metrics::{Counter, PerThread};
 use crate::report::{ReportSettings, Reporter, RequestFacts};
@@ -32,7 +32,7 @@ pub struct Delivery {
 }
 
 /// A worker thread's counts of the requests the report counts, for the operator metrics: by
-/// ending (`select::Ending`) and by the agent's purpose.
+/// ending (`domain::Ending`) and by the agent's purpose.
 struct Counts {
     endings: [Counter; Ending::ALL.len()],
     purposes: [Counter; Purpose::ALL.len()],
@@ -92,7 +92,7 @@ impl Delivery {
             .iter()
             .map(|ending| {
                 let count = self.counts.sum(|c| &c.endings[ending.index()]);
-                (ending.names(), count)
+                ((ending.outcome().as_str(), ending.as_str()), count)
             })
             .collect()
     }
@@ -143,7 +143,6 @@ fn request_facts<'r>(
     request: &'r Request,
 ) -> RequestFacts<'r> {
     let trace = &decision.trace;
-    let (outcome, reason) = decision.outcome.ending().names();
     let card_id = match &decision.outcome {
         Outcome::Served(card) => Some(&*card.id),
         Outcome::NoFill(_) | Outcome::Refused(_) => None,
@@ -159,10 +158,9 @@ fn request_facts<'r>(
         resolved_fragment_id: trace.resolved_fragment,
         site: trace.site,
         card_id,
-        lang: trace.lang.map(|l| l.as_str()),
-        format: trace.format.map(Format::as_str),
-        outcome,
-        reason,
+        lang: trace.lang,
+        format: trace.format,
+        ending: decision.outcome.ending(),
         page,
         agent_ua: agent_user_agent(params, request),
     }

@@ -3,33 +3,6 @@
 
 use std::borrow::Cow;
 
-/// The body shape asked for with `format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Html,
-    Json,
-    Both,
-}
-
-impl Format {
-    pub fn parse(value: &str) -> Option<Format> {
-        match value {
-            "html" => Some(Format::Html),
-            "json" => Some(Format::Json),
-            "both" => Some(Format::Both),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Format::Html => "html",
-            Format::Json => "json",
-            Format::Both => "both",
-        }
-    }
-}
-
 /// Raw parameters, before any check.
 #[derive(Debug, Default)]
 pub struct Params<'a> {
@@ -220,6 +193,7 @@ pub fn non_empty(value: Option<&str>) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::Format;
 
     #[test]
     fn query_parameters_cases() {
@@ -315,7 +289,7 @@ mod tests {
 
     #[test]
     fn formats() {
-        assert_eq!(Format::parse("both"), Some(Format::Both));
-        assert_eq!(Format::parse("HTML"), None);
+        assert_eq!(Format::named("both"), Some(Format::Both));
+        assert_eq!(Format::named("HTML"), None);
     }
 }

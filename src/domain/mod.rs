@@ -24,12 +24,14 @@ macro_rules! text_value {
 }
 
 pub mod card;
+pub(crate) mod closed_set;
 pub mod domain_name;
 pub mod fragment_ref;
 pub mod key_values;
 pub mod path;
 mod percent;
 pub mod person;
+pub mod request;
 pub mod values;
 
 pub use card::{CardText, LinkUrl, CARD_BODY_MAX, CARD_TEXT_MAX};
@@ -38,6 +40,7 @@ pub use fragment_ref::FragmentRef;
 pub use key_values::KeyValues;
 pub use path::{CanonicalPath, MatchMode};
 pub use person::{Email, NewPassword, Role};
+pub use request::{Ending, Format, Outcome, Purpose};
 pub use values::{
     refuse_controls, CardStatus, Description, FragmentName, FragmentStatus, KeyName, Lang, Lines,
     OrgName, SiteName, TokenName,

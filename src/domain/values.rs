@@ -5,44 +5,27 @@
 
 use std::fmt;
 
+use super::closed_set::closed_set;
 use super::Invalid;
 
-/// Language of a card or fragment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub enum Lang {
-    #[default]
-    Fr,
-    En,
-    De,
-    Es,
-    It,
+closed_set! {
+    /// Language of a card or fragment.
+    #[derive(PartialOrd, Ord, Default)]
+    pub enum Lang {
+        #[default]
+        Fr = "fr",
+        En = "en",
+        De = "de",
+        Es = "es",
+        It = "it",
+    }
 }
 
 impl Lang {
-    pub const ALL: [Lang; 5] = [Lang::Fr, Lang::En, Lang::De, Lang::Es, Lang::It];
-
     /// Accepts exactly a lowercase code (`fr`, `en`, `de`, `es`, `it`), untrimmed.
     pub fn parse(input: &str, field: &str) -> Result<Lang, Invalid> {
-        Lang::ALL
-            .into_iter()
-            .find(|lang| lang.as_str() == input)
+        Lang::named(input)
             .ok_or_else(|| Invalid::new(field, "language must be one of fr, en, de, es, it"))
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Lang::Fr => "fr",
-            Lang::En => "en",
-            Lang::De => "de",
-            Lang::Es => "es",
-            Lang::It => "it",
-        }
-    }
-}
-
-impl fmt::Display for Lang {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

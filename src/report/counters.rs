@@ -5,19 +5,22 @@
 //! A request looks its keys up borrowed (`Equivalent`), so a key already counted costs no
 //! allocation; only a key's first request in a flush interval copies its texts.
 
+use crate::agents::Marker;
 use crate::db::reports::{
     CardPageCount, Flush, PageCount, RequestCount, UnmatchedAgentCount, OTHER_PAGES,
     OTHER_USER_AGENTS,
 };
+use crate::domain::{Ending, Format, Lang, Purpose};
 use hashbrown::{Equivalent, HashMap};
-use std::hash::Hash;
+use std::hash::{Hash, Hasher};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The page of a request without a readable `page_url`.
 pub const NO_PAGE: &str = "(no page)";
 
 /// Requests of one minute (minutes since the Unix epoch) with the same dimensions; `S` is
-/// `Box<str>` in the map and `&str` for a lookup. `""` where a dimension does not apply.
+/// `Box<str>` in the map and `&str` for a lookup. `""` or `None` where a dimension does not
+/// apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RequestKey<S> {
     pub minute: u32,
@@ -27,12 +30,42 @@ pub struct RequestKey<S> {
     pub resolved_fragment_id: S,
     pub card_id: S,
     pub key_id: S,
-    pub lang: &'static str,
-    pub format: &'static str,
-    pub outcome: &'static str,
-    pub reason: &'static str,
-    pub agent: &'static str,
-    pub purpose: &'static str,
+    pub lang: Option<Lang>,
+    pub format: Option<Format>,
+    pub ending: Ending,
+    pub agent: Agent,
+    pub purpose: Purpose,
+}
+
+/// The agent marker a request matched (`None`: none), compared and hashed by its address:
+/// each marker is one entry of the marker table, so its address is its identity.
+#[derive(Debug, Clone, Copy)]
+pub struct Agent(pub Option<&'static Marker>);
+
+impl Agent {
+    /// The marker as the report stores it, `none` without one.
+    fn name(self) -> &'static str {
+        self.0.map_or("none", |marker| marker.name)
+    }
+
+    fn address(self) -> usize {
+        self.0
+            .map_or(0, |marker| std::ptr::from_ref(marker) as usize)
+    }
+}
+
+impl PartialEq for Agent {
+    fn eq(&self, other: &Self) -> bool {
+        self.address() == other.address()
+    }
+}
+
+impl Eq for Agent {}
+
+impl Hash for Agent {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_usize(self.address());
+    }
 }
 
 /// A page (host and canonical path) of an organisation, in one hour.
@@ -49,7 +82,7 @@ pub struct PageKey<S> {
 /// page is the only key hashed, and a page is what the bound counts.
 #[derive(Debug)]
 struct PageEntry {
-    purpose: &'static str,
+    purpose: Purpose,
     card_id: Box<str>,
     requests: u64,
 }
@@ -93,8 +126,7 @@ impl<S> RequestKey<S> {
             key_id: text(&self.key_id),
             lang: self.lang,
             format: self.format,
-            outcome: self.outcome,
-            reason: self.reason,
+            ending: self.ending,
             agent: self.agent,
             purpose: self.purpose,
         }
@@ -180,7 +212,7 @@ impl Counts {
     pub fn add_page(
         &mut self,
         key: &PageKey<&str>,
-        purpose: &'static str,
+        purpose: Purpose,
         card_id: &str,
         n: u64,
         bounds: MemoryBounds,
@@ -275,7 +307,7 @@ impl Counts {
     }
 }
 
-fn add_entry(entries: &mut Vec<PageEntry>, purpose: &'static str, card_id: &str, n: u64) {
+fn add_entry(entries: &mut Vec<PageEntry>, purpose: Purpose, card_id: &str, n: u64) {
     let entry = (entries.iter_mut()).find(|e| e.purpose == purpose && &*e.card_id == card_id);
     match entry {
         Some(entry) => entry.requests += n,
@@ -296,12 +328,11 @@ fn request_count((key, n): (&RequestKey<Box<str>>, &u64)) -> RequestCount {
         resolved_fragment_id: key.resolved_fragment_id.to_string(),
         card_id: key.card_id.to_string(),
         key_id: key.key_id.to_string(),
-        lang: key.lang.to_string(),
-        format: key.format.to_string(),
-        outcome: key.outcome.to_string(),
-        reason: key.reason.to_string(),
-        agent: key.agent.to_string(),
-        purpose: key.purpose.to_string(),
+        lang: key.lang,
+        format: key.format,
+        ending: key.ending,
+        agent: key.agent.name().to_string(),
+        purpose: key.purpose,
         requests: *n as i64,
     }
 }
@@ -329,7 +360,7 @@ fn page_counts(key: &PageKey<Box<str>>, entries: &[PageEntry], flush: &mut Flush
                 hour,
                 org_id: key.org_id.to_string(),
                 page: page.clone(),
-                purpose: entry.purpose.to_string(),
+                purpose: entry.purpose,
                 requests,
                 served,
             }),
@@ -387,7 +418,7 @@ mod tests {
     /// The flush's page rows, `(page, purpose, requests, served)`, in order.
     fn page_rows(flush: &Flush) -> Vec<(&str, &str, i64, i64)> {
         let mut rows: Vec<_> = (flush.pages.iter())
-            .map(|p| (&*p.page, &*p.purpose, p.requests, p.served))
+            .map(|p| (&*p.page, p.purpose.as_str(), p.requests, p.served))
             .collect();
         rows.sort();
         rows
@@ -406,7 +437,7 @@ mod tests {
     fn pages_past_the_bound_count_under_other_pages_and_nothing_is_lost() {
         let mut counts = Counts::default();
         for path in ["/a/", "/b/", "/c/", "/a/", "/d/"] {
-            counts.add_page(&page(path), "training", "crd_1", 1, BOUNDS);
+            counts.add_page(&page(path), Purpose::Training, "crd_1", 1, BOUNDS);
         }
         let flush = counts.take_flush(true);
         assert_eq!(
@@ -427,13 +458,13 @@ mod tests {
     fn a_page_counts_once_in_the_bound_whatever_its_purposes_and_cards() {
         let mut counts = Counts::default();
         let served = [
-            ("/a/", "training", "crd_x"),
-            ("/a/", "search", "crd_y"),
-            ("/a/", "training", ""),
-            ("/b/", "training", "crd_y"),
-            ("/a/", "training", "crd_x"),
-            ("/c/", "search", "crd_x"),
-            ("/d/", "search", ""),
+            ("/a/", Purpose::Training, "crd_x"),
+            ("/a/", Purpose::Search, "crd_y"),
+            ("/a/", Purpose::Training, ""),
+            ("/b/", Purpose::Training, "crd_y"),
+            ("/a/", Purpose::Training, "crd_x"),
+            ("/c/", Purpose::Search, "crd_x"),
+            ("/d/", Purpose::Search, ""),
         ];
         for (path, purpose, card) in served {
             counts.add_page(&page(path), purpose, card, 1, BOUNDS);
@@ -465,12 +496,12 @@ mod tests {
     fn the_entry_for_other_pages_takes_no_place_of_the_bound_when_merged() {
         let mut full = Counts::default();
         for path in ["/a/", "/b/", "/c/"] {
-            full.add_page(&page(path), "training", "", 1, BOUNDS);
+            full.add_page(&page(path), Purpose::Training, "", 1, BOUNDS);
         }
         let mut merged = Counts::default();
         merged.merge(full, BOUNDS);
         let mut other = Counts::default();
-        other.add_page(&page("/d/"), "training", "", 1, BOUNDS);
+        other.add_page(&page("/d/"), Purpose::Training, "", 1, BOUNDS);
         merged.merge(other, BOUNDS);
         let mut names: Vec<String> = merged
             .take_flush(true)
@@ -485,11 +516,11 @@ mod tests {
     #[test]
     fn merged_slots_keep_the_bound_for_cards_too() {
         let mut one = Counts::default();
-        one.add_page(&page("/a/"), "training", "crd_x", 2, BOUNDS);
-        one.add_page(&page("/b/"), "training", "crd_x", 1, BOUNDS);
+        one.add_page(&page("/a/"), Purpose::Training, "crd_x", 2, BOUNDS);
+        one.add_page(&page("/b/"), Purpose::Training, "crd_x", 1, BOUNDS);
         let mut two = Counts::default();
-        two.add_page(&page("/c/"), "training", "crd_y", 1, BOUNDS);
-        two.add_page(&page("/a/"), "search", "crd_y", 1, BOUNDS);
+        two.add_page(&page("/c/"), Purpose::Training, "crd_y", 1, BOUNDS);
+        two.add_page(&page("/a/"), Purpose::Search, "crd_y", 1, BOUNDS);
         one.merge(two, BOUNDS);
         let flush = one.take_flush(true);
         assert_eq!(
@@ -513,12 +544,11 @@ mod tests {
             resolved_fragment_id: "",
             card_id: "",
             key_id: "",
-            lang: "fr",
-            format: "html",
-            outcome: "served",
-            reason: "served",
-            agent: "none",
-            purpose: "none",
+            lang: Some(Lang::Fr),
+            format: Some(Format::Html),
+            ending: Ending::Served,
+            agent: Agent(None),
+            purpose: Purpose::None,
         };
         let mut a = Counts::default();
         a.add_request(&key, 2);

@@ -14,7 +14,8 @@ pub use counters::NO_PAGE;
 
 use crate::agents;
 use crate::config::Config;
-use counters::{AgentKey, Counts, MemoryBounds, PageKey, RequestKey};
+use crate::domain::{Ending, Format, Lang, Purpose};
+use counters::{Agent, AgentKey, Counts, MemoryBounds, PageKey, RequestKey};
 use crossbeam::utils::CachePadded;
 use flusher::{Flusher, FlusherHandle};
 use parking_lot::Mutex;
@@ -67,7 +68,7 @@ impl From<&Config> for ReportSettings {
 
 /// What the report counts of one request. Texts borrow from the request and the snapshot;
 /// `None` where a dimension does not apply (a refusal before the organisation was known).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct RequestFacts<'a> {
     pub org_id: Option<&'a str>,
     pub key_id: Option<&'a str>,
@@ -79,12 +80,9 @@ pub struct RequestFacts<'a> {
     /// The card served: `Some` exactly when the request was served (the page counts read
     /// that, not the outcome's name).
     pub card_id: Option<&'a str>,
-    pub lang: Option<&'static str>,
-    pub format: Option<&'static str>,
-    /// `served`, `no_fill` or `refused`.
-    pub outcome: &'static str,
-    /// `served`, `no_eligible_card`, `fragment_paused`, `serving_error`, or the error code.
-    pub reason: &'static str,
+    pub lang: Option<Lang>,
+    pub format: Option<Format>,
+    pub ending: Ending,
     /// The page's host and canonical path, when `page_url` named one.
     pub page: Option<(&'a str, &'a str)>,
     /// The visiting agent's User-Agent.
@@ -144,13 +142,11 @@ impl Reporter {
 
     /// Counts one request in the calling thread's slot; returns the purpose of its agent, as
     /// classified for the report (the operator metrics count it too).
-    pub fn record(&self, facts: &RequestFacts<'_>) -> agents::Purpose {
+    pub fn record(&self, facts: &RequestFacts<'_>) -> Purpose {
         let minute = minutes_since_epoch(SystemTime::now());
         let mut slot = self.slots[this_threads_slot()].lock();
         let marker = slot.marker_of(facts.agent_ua);
-        let agent_purpose = agents::Purpose::of(marker);
-        let purpose = agent_purpose.as_str();
-        let text = |value: Option<&'static str>| value.unwrap_or("");
+        let purpose = agents::purpose_of(marker);
         let counts = &mut slot.counts;
         counts.add_request(
             &RequestKey {
@@ -161,17 +157,16 @@ impl Reporter {
                 resolved_fragment_id: or_empty(facts.resolved_fragment_id),
                 card_id: or_empty(facts.card_id),
                 key_id: or_empty(facts.key_id),
-                lang: text(facts.lang),
-                format: text(facts.format),
-                outcome: facts.outcome,
-                reason: facts.reason,
-                agent: marker.map_or("none", |m| m.name),
+                lang: facts.lang,
+                format: facts.format,
+                ending: facts.ending,
+                agent: Agent(marker),
                 purpose,
             },
             1,
         );
         let Some(org_id) = facts.org_id else {
-            return agent_purpose;
+            return purpose;
         };
         let (host, path) = facts.page.unwrap_or((NO_PAGE, ""));
         let page = PageKey {
@@ -191,7 +186,7 @@ impl Reporter {
             };
             counts.add_agent(&agent, 1, self.bounds);
         }
-        agent_purpose
+        purpose
     }
 
     /// What the flusher has done so far: for `/metrics` and `/ready`.

@@ -8,6 +8,7 @@
 use crate::fixtures::{CardSpec, ServeProcess, World};
 use crate::harness::{self, exchange, Client};
 use agentcard::db::reports::{self, Retention};
+use agentcard::domain::{Ending, Format, Lang, Purpose};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant, SystemTime};
@@ -700,12 +701,11 @@ fn no_fills(org_id: &str, agent: &str, requests: i64) -> reports::RequestCount {
         resolved_fragment_id: String::new(),
         card_id: String::new(),
         key_id: String::new(),
-        lang: "fr".into(),
-        format: "html".into(),
-        outcome: "no_fill".into(),
-        reason: "no_eligible_card".into(),
+        lang: Some(Lang::Fr),
+        format: Some(Format::Html),
+        ending: Ending::NoEligibleCard,
         agent: agent.into(),
-        purpose: "none".into(),
+        purpose: Purpose::None,
         requests,
     }
 }
@@ -733,7 +733,7 @@ fn served_pages(org_id: &str, card_id: &str, served: &[(&str, i64)]) -> reports:
         hour,
         org_id: org_id.into(),
         page: page.into(),
-        purpose: "none".into(),
+        purpose: Purpose::None,
         requests: n,
         served: n,
     });

@@ -986,3 +986,51 @@ fn the_consoles_top_groups_and_all_others_add_up_to_the_totals() {
     assert_eq!(got, expected);
     assert_eq!(unfilled.others, None);
 }
+
+/// A stored reason or purpose that is none of the report's (a row gone wrong) makes the
+/// report an internal error, never a count of its own, and never a panic: by page too.
+#[test]
+fn a_stored_name_none_of_the_reports_is_an_internal_error() {
+    let org = new_org("Report Bad Names");
+    let at = anchor();
+    let mut db = db();
+    let id = agentcard::ids::OrgId::parse(&org).unwrap();
+    let org_row = agentcard::db::orgs::find_org(&mut db, &id)
+        .unwrap()
+        .unwrap();
+    let bounds = ops_report::Bounds::of_args(
+        Some(ops_report::parse_time(&(at - hours(1)).to_string()).unwrap()),
+        Some(ops_report::parse_time(&(at + hours(2)).to_string()).unwrap()),
+        Timestamp::now(),
+    )
+    .unwrap();
+    let is_internal = |result: Result<ops_report::Report, agentcard::error::ApiError>| {
+        matches!(result, Err(agentcard::error::ApiError::Internal(_)))
+    };
+    add_requests(
+        &org,
+        at,
+        &[],
+        "| 0m | - | - | - | - | served | none | none | 1 |",
+    );
+    let good = ops_report::report(&mut db, &org_row, bounds, None).unwrap();
+    assert_eq!(good.total.requests, 1);
+
+    add_requests(
+        &org,
+        at,
+        &[],
+        "| 1m | - | - | - | - | made_up | none | none | 1 |",
+    );
+    assert!(is_internal(ops_report::report(
+        &mut db, &org_row, bounds, None
+    )));
+    let org = new_org("Report Bad Purposes");
+    let id = agentcard::ids::OrgId::parse(&org).unwrap();
+    let org_row = agentcard::db::orgs::find_org(&mut db, &id)
+        .unwrap()
+        .unwrap();
+    add_pages(&org, at, "| 0h | a.example/ | made_up | 1 | 1 |");
+    let by_page = ops_report::report(&mut db, &org_row, bounds, Some(By::Page));
+    assert!(is_internal(by_page));
+}

@@ -7,7 +7,7 @@
 use crate::fixtures::{CardSpec, World};
 use crate::harness::{self, db};
 use agentcard::delivery::diagnosis::Step;
-use agentcard::delivery::select::Ending;
+use agentcard::domain::Ending;
 use agentcard::error::ApiError;
 use agentcard::ids::{CardId, OrgId};
 use agentcard::ops::why::{self, LeftOut, Question};

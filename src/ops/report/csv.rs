@@ -2,10 +2,12 @@
 //! header, then a line per group or one of totals; a column per reason and purpose, the same
 //! for every grouping. Page groups leave refused and reasons empty: unknown.
 
-use super::{Counts, Report};
+use super::{no_fill_reasons, purposes, Counts, Report};
+use crate::domain::{Ending, Purpose};
 
 pub fn csv(report: &Report) -> String {
-    let (reasons, purposes) = report.count_names();
+    let reasons: Vec<Ending> = no_fill_reasons().collect();
+    let purposes: Vec<Purpose> = purposes().collect();
     let counts = |counts: &Counts| {
         let mut cells = vec![
             counts.requests.to_string(),
@@ -15,11 +17,11 @@ pub fn csv(report: &Report) -> String {
         ];
         let reason_counts = counts.no_fill_reasons.as_ref();
         cells.extend(reasons.iter().map(|reason| {
-            let count = reason_counts.map(|r| r.get(*reason).copied().unwrap_or(0));
+            let count = reason_counts.map(|r| r.get(reason).copied().unwrap_or(0));
             count.map(|n| n.to_string()).unwrap_or_default()
         }));
         cells.extend(purposes.iter().map(|purpose| {
-            let count = counts.agent_purposes.get(*purpose);
+            let count = counts.agent_purposes.get(purpose);
             count.copied().unwrap_or(0).to_string()
         }));
         cells

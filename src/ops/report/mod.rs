@@ -20,10 +20,10 @@ pub use glance::{card_week, glance, series, CardPage, CardWeek, Glance};
 pub use view::{view, View};
 pub use window::{parse_time, Bounds, ConsoleWindow, TimeArg};
 
-use crate::agents::Purpose;
 use crate::db::orgs::Org;
 use crate::db::report_summary::{self, Dimension, GroupKey, PageCount, RequestCount};
-use crate::delivery::select::Ending;
+use crate::domain::closed_set::closed_set;
+use crate::domain::{Ending, Outcome, Purpose};
 use crate::error::ApiError;
 use jiff::Timestamp;
 use postgres::GenericClient;
@@ -36,55 +36,28 @@ pub const NOT_YET_WRITTEN: &str = "(not yet written)";
 /// What the console calls the groups beyond the top ones ([`top`]), together.
 pub const ALL_OTHERS: &str = "(all others)";
 
-/// What the groups are keyed by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum By {
-    /// The page's site (none: refused before a site was known).
-    Site,
-    /// The fragment resolved, else the one requested.
-    Fragment,
-    /// The card served (none: none served).
-    Card,
-    /// Host and canonical path, from the hourly page counts.
-    Page,
-    /// The agent marker as the v0.1 list spells it (`GPTBot`), or `none`.
-    Agent,
-    /// The UTC hour.
-    Hour,
-    /// The UTC day.
-    Day,
+closed_set! {
+    /// What the groups are keyed by, by the name `--by` and the console's query take, in the
+    /// order the CLI lists them.
+    pub enum By {
+        /// The page's site (none: refused before a site was known).
+        Site = "site",
+        /// The fragment resolved, else the one requested.
+        Fragment = "fragment",
+        /// The card served (none: none served).
+        Card = "card",
+        /// Host and canonical path, from the hourly page counts.
+        Page = "page",
+        /// The agent marker as the v0.1 list spells it (`GPTBot`), or `none`.
+        Agent = "agent",
+        /// The UTC hour.
+        Hour = "hour",
+        /// The UTC day.
+        Day = "day",
+    }
 }
 
 impl By {
-    /// Every grouping, in the order the CLI lists them.
-    pub const ALL: [By; 7] = [
-        By::Site,
-        By::Fragment,
-        By::Card,
-        By::Page,
-        By::Agent,
-        By::Hour,
-        By::Day,
-    ];
-
-    /// Its name, as `--by` and the console's query take it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            By::Site => "site",
-            By::Fragment => "fragment",
-            By::Card => "card",
-            By::Page => "page",
-            By::Agent => "agent",
-            By::Hour => "hour",
-            By::Day => "day",
-        }
-    }
-
-    /// The grouping of this name, if any.
-    pub fn parse(name: &str) -> Option<By> {
-        By::ALL.into_iter().find(|by| by.as_str() == name)
-    }
-
     /// The dimension of the request counts; `None` for pages, which have counts of their own.
     fn dimension(self) -> Option<Dimension> {
         match self {
@@ -190,29 +163,33 @@ fn timestamp(at: SystemTime) -> Option<Timestamp> {
 
 /// Requests, served, refused and the reasons of the requests not served (both `None` for a
 /// page's counts, which know neither) and the agent purposes of all. Every reason and purpose
-/// is a member, zeros included (and any other name found counted too).
+/// is a member, zeros included, in the order of their names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Counts {
     pub requests: i64,
     pub served: i64,
     pub refused: Option<i64>,
-    pub no_fill_reasons: Option<BTreeMap<String, i64>>,
-    pub agent_purposes: BTreeMap<String, i64>,
+    /// The endings of no-fill reasons only.
+    pub no_fill_reasons: Option<BTreeMap<Ending, i64>>,
+    pub agent_purposes: BTreeMap<Purpose, i64>,
 }
 
 /// Every no-fill reason, in the order of their names.
-pub fn no_fill_reasons() -> impl Iterator<Item = &'static str> {
-    let names: BTreeSet<&str> = Ending::ALL
-        .iter()
-        .filter(|ending| ending.is_no_fill())
-        .map(|ending| ending.names().1)
+pub fn no_fill_reasons() -> impl Iterator<Item = Ending> {
+    let reasons: BTreeSet<Ending> = (Ending::ALL.into_iter())
+        .filter(|ending| ending.outcome() == Outcome::NoFill)
         .collect();
-    names.into_iter()
+    reasons.into_iter()
 }
 
-/// A count of zero for each name.
-fn zeros(names: impl Iterator<Item = &'static str>) -> BTreeMap<String, i64> {
-    names.map(|name| (name.to_string(), 0)).collect()
+/// Every agent purpose, in the order of their names.
+pub fn purposes() -> impl Iterator<Item = Purpose> {
+    BTreeSet::from(Purpose::ALL).into_iter()
+}
+
+/// A count of zero for each key.
+fn zeros<K: Ord>(keys: impl Iterator<Item = K>) -> BTreeMap<K, i64> {
+    keys.map(|key| (key, 0)).collect()
 }
 
 impl Counts {
@@ -223,7 +200,7 @@ impl Counts {
             served: 0,
             refused: requests_known.then_some(0),
             no_fill_reasons: requests_known.then(|| zeros(no_fill_reasons())),
-            agent_purposes: zeros(Purpose::ALL.iter().map(|purpose| purpose.as_str())),
+            agent_purposes: zeros(purposes()),
         }
     }
 
@@ -242,21 +219,18 @@ impl Counts {
     fn of_requests<'a>(counts: impl IntoIterator<Item = &'a RequestCount>) -> Counts {
         let mut sum = Counts::zero(true);
         for count in counts {
-            let ending = Ending::named(&count.outcome, &count.reason);
-            let served = if ending == Some(Ending::Served) {
-                count.requests
-            } else {
-                0
+            let outcome = count.ending.outcome();
+            let served = match outcome {
+                Outcome::Served => count.requests,
+                Outcome::NoFill | Outcome::Refused => 0,
             };
-            sum.add(&count.purpose, count.requests, served);
-            match ending {
-                Some(Ending::Served) => {}
-                Some(ending) if ending.is_refusal() => {
-                    *sum.refused.get_or_insert(0) += count.requests;
-                }
-                _ => add(
+            sum.add(count.purpose, count.requests, served);
+            match outcome {
+                Outcome::Served => {}
+                Outcome::Refused => *sum.refused.get_or_insert(0) += count.requests,
+                Outcome::NoFill => add(
                     sum.no_fill_reasons.get_or_insert_default(),
-                    &count.reason,
+                    count.ending,
                     count.requests,
                 ),
             }
@@ -267,13 +241,13 @@ impl Counts {
     fn of_pages<'a>(counts: impl IntoIterator<Item = &'a PageCount>) -> Counts {
         let mut sum = Counts::zero(false);
         for count in counts {
-            sum.add(&count.purpose, count.requests, count.served);
+            sum.add(count.purpose, count.requests, count.served);
         }
         sum
     }
 
     /// Adds requests of one agent purpose, `served` of them served.
-    fn add(&mut self, purpose: &str, requests: i64, served: i64) {
+    fn add(&mut self, purpose: Purpose, requests: i64, served: i64) {
         self.requests += requests;
         self.served += served;
         add(&mut self.agent_purposes, purpose, requests);
@@ -288,8 +262,7 @@ impl Counts {
         rest.served = less(self.served, part.served);
         for (purpose, &n) in &self.agent_purposes {
             let counted = part.agent_purposes.get(purpose).copied().unwrap_or(0);
-            rest.agent_purposes
-                .insert(purpose.clone(), less(n, counted));
+            rest.agent_purposes.insert(*purpose, less(n, counted));
         }
         rest
     }
@@ -306,8 +279,8 @@ impl Counts {
     }
 }
 
-fn add(counts: &mut BTreeMap<String, i64>, name: &str, n: i64) {
-    *counts.entry(name.to_string()).or_default() += n;
+fn add<K: Ord>(counts: &mut BTreeMap<K, i64>, key: K, n: i64) {
+    *counts.entry(key).or_default() += n;
 }
 
 /// One group: its key and its counts.
@@ -330,21 +303,6 @@ pub struct Report {
     pub groups: Option<(By, Vec<Group>)>,
     /// In a [`top`] view, the counts of the groups beyond the top ones, when there are any.
     pub others: Option<Counts>,
-}
-
-impl Report {
-    /// Every reason and purpose (and any other name counted in the window): the count
-    /// columns of CSV.
-    pub fn count_names(&self) -> (Vec<&str>, Vec<&str>) {
-        let mut reasons: BTreeSet<&str> = no_fill_reasons().collect();
-        let counted = self.total.no_fill_reasons.iter().flatten();
-        reasons.extend(counted.map(|(reason, _)| reason.as_str()));
-        let purposes = self.total.agent_purposes.keys();
-        (
-            reasons.into_iter().collect(),
-            purposes.map(String::as_str).collect(),
-        )
-    }
 }
 
 /// The report of `org`'s requests in `bounds`, grouped `by` when given.
@@ -448,9 +406,9 @@ fn top_pages(
     let pages = report_summary::top_page_tallies(db, org_id, window, n)?;
     let written = Counts::of_pages(&pages.written);
     let mut groups: Vec<Group> = (pages.shown.into_iter())
-        .map(|(page, requests, served)| Group {
-            key: Key::Page(page),
-            counts: Counts::tally(requests, served),
+        .map(|page| Group {
+            key: Key::Page(page.page),
+            counts: Counts::tally(page.requests, page.served),
         })
         .collect();
     let others = others(&written, &groups);
@@ -566,27 +524,27 @@ mod tests {
 
     #[test]
     fn what_page_rows_do_not_hold_is_a_group_of_its_own() {
-        let page = |page: &str, purpose: &str, requests, served| PageCount {
+        let page = |page: &str, purpose, requests, served| PageCount {
             page: Some(page.into()),
-            purpose: purpose.into(),
+            purpose,
             requests,
             served,
         };
         let mut total = Counts::zero(true);
-        total.add("training", 10, 7);
-        total.add("search", 2, 2);
-        let pages = [page("a.example/x", "training", 6, 4)];
+        total.add(Purpose::Training, 10, 7);
+        total.add(Purpose::Search, 2, 2);
+        let pages = [page("a.example/x", Purpose::Training, 6, 4)];
         let groups = by_page(&pages, &total);
         assert_eq!(groups.len(), 2);
         let rest = &groups[1];
         assert_eq!(rest.key, Key::Page(NOT_YET_WRITTEN.into()));
         assert_eq!((rest.counts.requests, rest.counts.served), (6, 5));
-        assert_eq!(rest.counts.agent_purposes["training"], 4);
-        assert_eq!(rest.counts.agent_purposes["search"], 2);
+        assert_eq!(rest.counts.agent_purposes[&Purpose::Training], 4);
+        assert_eq!(rest.counts.agent_purposes[&Purpose::Search], 2);
         // All written: no such group.
         let pages = [
-            page("a.example/x", "training", 10, 7),
-            page("a.example/y", "search", 2, 2),
+            page("a.example/x", Purpose::Training, 10, 7),
+            page("a.example/y", Purpose::Search, 2, 2),
         ];
         assert_eq!(by_page(&pages, &total).len(), 2);
     }
