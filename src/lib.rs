@@ -38,6 +38,7 @@ pub mod mail;
 mod metrics;
 pub mod ops;
 pub mod password;
+pub mod proof_of_work;
 mod pool;
 pub mod report;
 mod router;

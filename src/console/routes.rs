@@ -65,6 +65,7 @@ use Method::{Get, Post};
 pub static PAGES: &[Page] = &[
     file("/console.css", Asset::Stylesheet),
     file("/console.js", Asset::CopyScript),
+    file("/proof-worker.js", Asset::ProofWorker),
     public(Get, "/sign-in", sign_in::form),
     sign_in_attempt(Post, "/sign-in", sign_in::sign_in),
     public(Get, "/link/{link}", links::page),

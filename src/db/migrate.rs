@@ -60,6 +60,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "011_report_days.sql",
         include_str!("../../sql/011_report_days.sql"),
     ),
+    (
+        15,
+        "015_sign_in_proofs.sql",
+        include_str!("../../sql/015_sign_in_proofs.sql"),
+    ),
 ];
 
 /// Arbitrary constant naming our advisory lock.
