@@ -19,8 +19,8 @@ use crate::proof_of_work::{self, Key};
 use postgres::Client;
 
 /// Said on the page when the proof sent was not accepted.
-const PROOF_REFUSED: &str = "the proof of this browser's work was not accepted (used already, \
-                             too old, or not solved): it is making a new one";
+const PROOF_REFUSED: &str = "the proof of work this browser sent was not accepted (used \
+                             already, too old, or not solved): it is making a new one";
 
 /// What a sign-in from an unknown browser may do.
 pub enum Admission {
