@@ -29,8 +29,8 @@ use argon2::{Algorithm, Argon2, Params, Version};
 use crossbeam::channel::{self, Sender};
 use parking_lot::Mutex;
 use rand::rngs::OsRng;
-use rand::RngCore;
 use rand::Rng;
+use rand::RngCore;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -145,7 +145,9 @@ impl Passwords {
     pub fn hash(&self, password: &NewPassword) -> Result<String, Refused> {
         let password = password.expose().to_string();
         let hashes = Arc::clone(&self.hashes);
-        self.run(Caller::Known, move || counted(&hashes, || hash_now(&password)))
+        self.run(Caller::Known, move || {
+            counted(&hashes, || hash_now(&password))
+        })
     }
 
     /// Whether `candidate` is the password of `stored`. Without a stored hash (unknown email, or
@@ -534,12 +536,17 @@ mod tests {
         );
     }
 
+    /// The stored hash of "correct horse", made by `passwords` (one of its known people's hashes).
+    fn correct_horse(passwords: &Passwords) -> String {
+        passwords
+            .hash(&NewPassword::parse("correct horse").unwrap())
+            .unwrap()
+    }
+
     #[test]
     fn unknown_callers_spend_their_own_rate_only() {
         let passwords = at_rates(12, 1);
-        let stored = passwords
-            .hash(&NewPassword::parse("correct horse").unwrap())
-            .unwrap();
+        let stored = correct_horse(&passwords);
         assert_eq!(
             passwords.verify(Unknown, Some(&stored), "wrong horse"),
             Ok(false)
@@ -556,9 +563,7 @@ mod tests {
     #[test]
     fn an_unknown_email_costs_no_hash_but_takes_from_the_rate_as_a_check_does() {
         let passwords = at_rates(60, 1);
-        let stored = passwords
-            .hash(&NewPassword::parse("correct horse").unwrap())
-            .unwrap();
+        let stored = correct_horse(&passwords);
         assert_eq!(passwords.hashes(), 1, "the new password's hash");
         assert_eq!(passwords.verify(Unknown, None, "correct horse"), Ok(false));
         assert_eq!(passwords.hashes(), 1, "no hash for no stored password");

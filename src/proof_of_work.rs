@@ -113,7 +113,8 @@ pub fn check(key: &Key, now: u64, challenge: &str, nonce: &str) -> Result<Checke
     if issued > now + CLOCK_SKEW || now.saturating_sub(issued) > VALID.as_secs() {
         return Err(Invalid::Expired);
     }
-    let decimal = !nonce.is_empty() && nonce.len() <= 20 && nonce.bytes().all(|b| b.is_ascii_digit());
+    let decimal =
+        !nonce.is_empty() && nonce.len() <= 20 && nonce.bytes().all(|b| b.is_ascii_digit());
     if !decimal || zero_bits(challenge, nonce) < bits {
         return Err(Invalid::Unsolved);
     }
@@ -232,7 +233,10 @@ mod tests {
         assert_eq!(check(&key(), late, &made, &nonce), Err(Invalid::Expired));
         let ahead = now - CLOCK_SKEW - 1;
         assert_eq!(check(&key(), ahead, &made, &nonce), Err(Invalid::Expired));
-        assert!(check(&key(), now - 1, &made, &nonce).is_ok(), "another instance's clock");
+        assert!(
+            check(&key(), now - 1, &made, &nonce).is_ok(),
+            "another instance's clock"
+        );
         let wrong = (0u64..)
             .map(|n| n.to_string())
             .find(|nonce| zero_bits(&made, nonce) < 8)

@@ -16,7 +16,7 @@ use crate::password::Caller;
 use askama::Template;
 
 const STYLESHEET: &str = include_str!("../../templates/console/console.css");
-const COPY_SCRIPT: &str = include_str!("../../templates/console/console.js");
+const SCRIPT: &str = include_str!("../../templates/console/console.js");
 const PROOF_WORKER: &str = include_str!("../../templates/console/proof-worker.js");
 
 /// A form field: its label, its value as sent back, and the refusal shown next to it.
@@ -417,7 +417,7 @@ pub enum Asset {
     Stylesheet,
     /// The "Copy" buttons of a secret shown once (without it the secret is selectable text),
     /// and the sign-in's wait for its proof of work.
-    CopyScript,
+    Script,
     /// The Web Worker that solves the sign-in's proof of work.
     ProofWorker,
 }
@@ -425,7 +425,7 @@ pub enum Asset {
 pub fn asset(asset: Asset) -> Response {
     let (content_type, text) = match asset {
         Asset::Stylesheet => ("text/css; charset=utf-8", STYLESHEET),
-        Asset::CopyScript => ("text/javascript; charset=utf-8", COPY_SCRIPT),
+        Asset::Script => ("text/javascript; charset=utf-8", SCRIPT),
         Asset::ProofWorker => ("text/javascript; charset=utf-8", PROOF_WORKER),
     };
     Response::new(200)

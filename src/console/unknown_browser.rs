@@ -90,7 +90,10 @@ fn challenge(
     app: &App,
     refused: Option<&'static str>,
 ) -> Result<ProofAsked, PageRefusal> {
-    let bits = app.proofs.demand.bits(app.config.password_rates.unknown_per_minute);
+    let bits = app
+        .proofs
+        .demand
+        .bits(app.config.password_rates.unknown_per_minute);
     Ok(ProofAsked {
         challenge: proof_of_work::challenge(key(db, app)?, proof_of_work::now(), bits),
         refused,
@@ -113,8 +116,8 @@ fn spend(db: &mut Client, app: &App, challenge: &str, nonce: &str) -> Result<boo
 
 /// The fleet's key for proofs of work, read (or made) once per process.
 fn key<'a>(db: &mut Client, app: &'a App) -> Result<&'a Key, PageRefusal> {
-    let key = app.proofs.key(|| {
-        sessions::proof_of_work_key(db, &Key::random_secret()).map(Key::new)
-    })?;
+    let key = app
+        .proofs
+        .key(|| sessions::proof_of_work_key(db, &Key::random_secret()).map(Key::new))?;
     Ok(key)
 }

@@ -101,7 +101,6 @@ fn assert_refused(resp: &Resp, says: &str, what: &str) {
     assert_secured(resp, what);
 }
 
-
 /// Argon2id computations of `own` so far.
 fn hashes(own: &OwnServer) -> u64 {
     own.app.passwords.hashes()
@@ -118,7 +117,11 @@ fn an_unknown_email_costs_no_hash_and_is_answered_as_a_wrong_password() {
     let unknown = browser_of(&own).sign_in(&nobody, "not the password");
     assert_eq!(hashes(&own), before + 1, "an unknown email costs no hash");
     assert_eq!((wrong.status, unknown.status), (422, 422));
-    let shown = |resp: &Resp| resp.text().replace(&nobody, "EMAIL").replace(&email, "EMAIL");
+    let shown = |resp: &Resp| {
+        resp.text()
+            .replace(&nobody, "EMAIL")
+            .replace(&email, "EMAIL")
+    };
     assert_eq!(shown(&wrong), shown(&unknown));
     assert!(unknown.text().contains("wrong email or password"));
     assert!(session_cookie(&unknown).is_none());
@@ -214,7 +217,10 @@ fn assert_asked(resp: &Resp, status: u16, what: &str) -> String {
     assert_eq!(resp.status, status, "{what}: {}", resp.text());
     let page = resp.text();
     assert!(page.contains(ASKED), "{what}: {page}");
-    assert!(page.contains("<script src=\"/console.js\" defer></script>"), "{what}");
+    assert!(
+        page.contains("<script src=\"/console.js\" defer></script>"),
+        "{what}"
+    );
     assert!(session_cookie(resp).is_none(), "{what}");
     assert_secured(resp, what);
     challenge_of(resp).unwrap_or_else(|| panic!("{what}: no challenge in {page}"))
@@ -226,11 +232,17 @@ fn beyond_the_global_rate_a_solved_proof_of_work_signs_in_once_on_any_instance()
     let other = own_with(&[("AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE", "1")]);
     let email = person(Some(&new_org()), Role::Member);
     let mut known = Device::of(browser_of(&own));
-    assert_eq!(known.sign_in(&email, PASSWORD).status, 303, "the minute's one");
+    assert_eq!(
+        known.sign_in(&email, PASSWORD).status,
+        303,
+        "the minute's one"
+    );
     let form = browser_of(&own).get("/sign-in");
     assert_eq!(form.status, 200);
     let offered = challenge_of(&form).expect("in a flood the form carries a challenge");
-    assert!(form.text().contains(&format!("data-challenge=\"{offered}\"")));
+    assert!(form
+        .text()
+        .contains(&format!("data-challenge=\"{offered}\"")));
     let worker = browser_of(&own).get("/proof-worker.js");
     assert_eq!(
         (worker.status, worker.header("Content-Type")),
@@ -241,11 +253,19 @@ fn beyond_the_global_rate_a_solved_proof_of_work_signs_in_once_on_any_instance()
     // Without a proof: the page asks for one, whatever the address; no hash, no session.
     let before = hashes(&own);
     for n in 0..3 {
-        assert_asked(&browser_of(&own).sign_in(&email, PASSWORD), 200, &format!("{n}"));
+        assert_asked(
+            &browser_of(&own).sign_in(&email, PASSWORD),
+            200,
+            &format!("{n}"),
+        );
     }
     let mut forged_cookie = Device::of(browser_of(&own));
     forged_cookie.cookie = Some("ab".repeat(32));
-    assert_asked(&forged_cookie.sign_in(&email, PASSWORD), 200, "a device cookie of no one");
+    assert_asked(
+        &forged_cookie.sign_in(&email, PASSWORD),
+        200,
+        "a device cookie of no one",
+    );
     assert_eq!(hashes(&own), before);
 
     // Solved: the sign-in's hash goes through, once.
@@ -270,11 +290,8 @@ fn beyond_the_global_rate_a_solved_proof_of_work_signs_in_once_on_any_instance()
     // Forged, expired, or not solved: refused, nothing checked.
     let before = hashes(&own);
     let challenge = challenge_of(&browser_of(&own).get("/sign-in")).unwrap();
-    let [issued, bits, random, mac]: [&str; 4] = challenge
-        .split('.')
-        .collect::<Vec<_>>()
-        .try_into()
-        .unwrap();
+    let [issued, bits, random, mac]: [&str; 4] =
+        challenge.split('.').collect::<Vec<_>>().try_into().unwrap();
     let easier = format!("{issued}.1.{random}.{mac}");
     let forged = format!("{issued}.{bits}.{random}.{}", "0".repeat(64));
     let old = proof_of_work::challenge(&fleet_key(), proof_of_work::now() - 301, 1);
