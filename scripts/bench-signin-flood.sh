@@ -31,8 +31,8 @@
 #    flood/alone against the targets (req/s at least 0.85 of alone: the flood client's own share
 #    of the cores; p99 at most 1.2 times), the person's successes and durations, and a sign-in
 #    with the right password once the floods are over, from the person's browser (held to the
-#    rate of known people, which a flood leaves alone) and from a new one without script (200:
-#    asked for a proof of work, while the rate of unknown browsers refills).
+#    rate of known people, which a flood leaves alone) and from a new one without script (303, or
+#    200 asking for a proof of work while the rate of unknown browsers is still spent).
 #
 # wrk is installed from Debian's packages with apt-get when absent (scripts/lib/apt.sh). No
 # traffic leaves loopback. Everything started here is stopped on exit.
@@ -160,9 +160,11 @@ make_people() {
 		DATABASE_URL=$BENCH_URL AGENTCARD_LISTEN=127.0.0.1:$PORT AGENTCARD_CONSOLE_HOST=$CONSOLE_HOST \
 			"$AGENTCARD_BIN" admin user create --email "flood-person-$n@bench.example" --support >/dev/null
 	done
-	psql_bench -v email="$EMAIL" -c "UPDATE persons SET password_hash =
-		(SELECT password_hash FROM persons WHERE email = :'email')
-		WHERE email LIKE 'flood-person-%@bench.example'"
+	# psql's variables reach standard input only, not -c.
+	psql_bench -v email="$EMAIL" <<-'SQL'
+		UPDATE persons SET password_hash = (SELECT password_hash FROM persons WHERE email = :'email')
+		 WHERE email LIKE 'flood-person-%@bench.example';
+	SQL
 	echo "people: $PEOPLE, flood-person-0@bench.example to -$((PEOPLE - 1)), with a password"
 }
 

@@ -439,6 +439,7 @@ mod tests {
         assert_eq!(c.refresh, Duration::from_millis(1000));
         assert_eq!(c.drain, Duration::from_millis(5000));
         assert!(c.base_host.is_none() && c.client_address.header.is_none());
+        assert_eq!(c.unknown_browser_sign_ins_per_block, 30);
     }
 
     #[test]
@@ -469,6 +470,13 @@ mod tests {
                 "AGENTCARD_IDLE_TIMEOUT_MS",
             ),
             (vec![("AGENTCARD_DRAIN_MS", "-1")], "AGENTCARD_DRAIN_MS"),
+            (
+                vec![(
+                    "AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_BLOCK_PER_MINUTE",
+                    "0",
+                )],
+                "AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_BLOCK_PER_MINUTE",
+            ),
             (
                 vec![("AGENTCARD_SMTP_URL", "http://mail.example")],
                 "AGENTCARD_SMTP_URL",
