@@ -1,37 +1,49 @@
 #!/usr/bin/env bash
-# scripts/bench-signin-flood.sh [--quick]: GET /fragment alone and under a flood of sign-ins.
+# scripts/bench-signin-flood.sh [--quick]: GET /fragment alone and under two floods of sign-ins,
+# and a real person signing in from new browsers during each.
 #
 # 1. Recreates database `agentcard_bench_flood` on the PostgreSQL server scripts/lib/postgres.sh
 #    finds, builds the release binary (unless AGENTCARD_BIN names one already built, e.g. of
 #    another commit), migrates, and loads scripts/bench-data.sql (as scripts/bench-load.sh).
+#    Chromium, its driver and Selenium (in .venv/) are installed when absent
+#    (scripts/lib/browser.sh).
 # 2. Starts `agentcard serve` on 127.0.0.1:18090 (WORKERS threads, default nproc) with the
 #    console on `console.localhost`, and makes a person with a password (a set-password link
 #    of `admin user create`, used over HTTP), who signs in once (a browser of theirs from then
-#    on: its device cookie is kept).
-# 3. Runs wrk (in a session of its own, see scripts/lib/bench.sh) on /fragment, rotating over
-#    1000 page URLs (scripts/bench/fragment.lua), alone and under the flood, alternated for
-#    ROUNDS rounds (alone, flood, alone, flood, …). The flood (scripts/bench/signin_flood.py,
-#    in a session of its own too): FLOOD_CLIENTS clients posting wrong passwords for unknown
-#    emails to the console's sign-in, FLOOD_RATE a second in all, each request from a loopback
-#    address of its own (127.1.0.1 onward), so no address nears its limit of failures: what a
-#    botnet of a few hundred addresses does. It starts a second before wrk and ends after it.
-# 4. Prints each run's req/s and p99, the flood's answers by status (422: checked, 429:
-#    beyond the global rate of hashes, 503: the hashing queue full), the CPU time of the
-#    server, of its hashing threads and of its blocking pool (where hashes ran before their
-#    threads of their own), the medians over rounds
-#    and the ratios flood/alone against the targets (req/s at least 0.85 of alone: the flood
-#    client's own share of the cores; p99 at most 1.2 times), and a sign-in with the right
-#    password once the flood is over, from the person's browser (held to the rate of known
-#    people, which the flood leaves alone) and from a new browser (held to the rate of unknown
-#    browsers, which the flood used up: 429 until it refills).
+#    on: its device cookie is kept), and 50 other people with a password
+#    (flood-person-0@bench.example to -49), the second flood's targets.
+# 3. For each flood of FLOODS (default `emails people`): runs wrk (in a session of its own, see
+#    scripts/lib/bench.sh) on /fragment, rotating over 1000 page URLs (scripts/bench/fragment.lua),
+#    alone and under the flood, alternated for ROUNDS rounds (alone, flood, alone, flood, …);
+#    then, during the same flood, the person signs in PERSON_SIGN_INS times from a new browser
+#    (scripts/bench/signin_browser.py: headless Chromium, every cookie deleted first, solving the
+#    proof of work in console.js's Web Worker when the page asks for one), timed each.
+#    The floods (scripts/bench/signin_flood.py, in a session of their own too), FLOOD_RATE
+#    sign-ins a second from FLOOD_CLIENTS clients, each request from one of FLOOD_ADDRESSES
+#    loopback addresses (127.1.0.1 onward, 254 to a /24 block) taken in turn:
+#      emails   a wrong password for an email nobody has, a new one each time;
+#      people   a wrong password for one of the 50 people's emails, in turn.
+#    A flood starts a second before wrk and ends after it.
+# 4. Prints each run's req/s and p99, the flood's answers by status (200: the page asked for a
+#    proof of work, 422: checked, 429: a limit or budget full, 503: the hashing queue full), the
+#    CPU time of the server, of its hashing threads and of its blocking pool, each new browser's
+#    sign-in (ok or not, seconds), then per flood the medians over rounds and the ratios
+#    flood/alone against the targets (req/s at least 0.85 of alone: the flood client's own share
+#    of the cores; p99 at most 1.2 times), the person's successes and durations, and a sign-in
+#    with the right password once the floods are over, from the person's browser (held to the
+#    rate of known people, which a flood leaves alone) and from a new one without script (303, or
+#    200 asking for a proof of work while the rate of unknown browsers is still spent).
 #
 # wrk is installed from Debian's packages with apt-get when absent (scripts/lib/apt.sh). No
 # traffic leaves loopback. Everything started here is stopped on exit.
 #
 # Knobs (environment): ROUNDS (3), DURATION seconds per run (10; 3 with --quick or QUICK=1),
-# CONNECTIONS (64), THREADS wrk threads (2), WORKERS server threads (nproc), FLOOD_RATE
-# sign-ins a second (40), FLOOD_CLIENTS (8), AGENTCARD_BIN, AGENTCARD_PASSWORD_HASHES_PER_MINUTE
-# and AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE (passed to the server), DATABASE_URL (see scripts/lib/postgres.sh).
+# CONNECTIONS (64), THREADS wrk threads (2), WORKERS server threads (nproc), FLOODS (`emails
+# people`), FLOOD_RATE sign-ins a second (25), FLOOD_CLIENTS (8), FLOOD_ADDRESSES (1000),
+# PERSON_SIGN_INS (10), AGENTCARD_BIN, AGENTCARD_PASSWORD_HASHES_PER_MINUTE,
+# AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE and
+# AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_BLOCK_PER_MINUTE (passed to the server), DATABASE_URL
+# (see scripts/lib/postgres.sh).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -40,6 +52,8 @@ readonly BENCH_NAME=bench-signin-flood
 source scripts/lib/postgres.sh
 # shellcheck source=scripts/lib/bench.sh
 source scripts/lib/bench.sh
+# shellcheck source=scripts/lib/browser.sh
+source scripts/lib/browser.sh
 
 readonly DATABASE=agentcard_bench_flood
 # The delivery key the data set stores (its SHA-256); not a secret, loopback only.
@@ -51,13 +65,21 @@ readonly CONSOLE_ORIGIN=http://$CONSOLE_HOST:$PORT
 readonly EMAIL=flood-bench@bench.example PASSWORD='bench password, loopback only'
 readonly FRAGMENT_LUA=scripts/bench/fragment.lua
 readonly FLOOD_CLIENT=scripts/bench/signin_flood.py
+readonly PERSON_CLIENT=scripts/bench/signin_browser.py
+readonly PEOPLE=50
 
 bench_args scripts/bench-signin-flood.sh "$@"
 
 bench_knobs
 WORKERS=$(knob WORKERS "${WORKERS:-$(nproc)}" 256)
-FLOOD_RATE=$(knob FLOOD_RATE "${FLOOD_RATE:-40}" 10000)
+FLOOD_RATE=$(knob FLOOD_RATE "${FLOOD_RATE:-25}" 10000)
 FLOOD_CLIENTS=$(knob FLOOD_CLIENTS "${FLOOD_CLIENTS:-8}" 256)
+FLOOD_ADDRESSES=$(knob FLOOD_ADDRESSES "${FLOOD_ADDRESSES:-1000}" 60000)
+PERSON_SIGN_INS=$(knob PERSON_SIGN_INS "${PERSON_SIGN_INS:-10}" 100)
+read -r -a FLOOD_KINDS <<<"${FLOODS:-emails people}"
+for flood in "${FLOOD_KINDS[@]}"; do
+	[[ $flood == emails || $flood == people ]] || die "FLOODS: emails and/or people, not $flood"
+done
 PREBUILT_BIN=${AGENTCARD_BIN:-}
 
 bench_server_env
@@ -71,6 +93,10 @@ prepare() {
 	section "Database and build"
 	command -v wrk >/dev/null || agentcard_apt_install wrk || die "the benchmark needs wrk"
 	command -v setsid >/dev/null || die "the benchmark needs setsid (util-linux)"
+	if [[ ! -x /usr/bin/chromium || ! -x /usr/bin/chromedriver ]]; then
+		agentcard_apt_install chromium chromium-driver || die "the person's browser needs chromium"
+	fi
+	agentcard_venv "$AGENTCARD_SELENIUM" || die "the person's browser needs selenium"
 	fresh_database "$DATABASE"
 	if [[ -n $PREBUILT_BIN ]]; then
 		AGENTCARD_BIN=$PREBUILT_BIN
@@ -98,6 +124,7 @@ start_server() {
 	STARTED_PIDS+=("$PID_AGENTCARD")
 	wait_http agentcard "$PID_AGENTCARD" "http://127.0.0.1:$PORT/ready" "$log"
 	make_person
+	make_people
 }
 
 # sign_in EMAIL PASSWORD [CURL-ARGS...]: the status of one console sign-in.
@@ -125,6 +152,22 @@ make_person() {
 	echo "person: $EMAIL, signed in (303), a device cookie kept"
 }
 
+# make_people: the second flood's targets, people with the bench person's password hash (set
+# in the database: 50 more hashes would take the known people's rate for a minute).
+make_people() {
+	local n
+	for ((n = 0; n < PEOPLE; n++)); do
+		DATABASE_URL=$BENCH_URL AGENTCARD_LISTEN=127.0.0.1:$PORT AGENTCARD_CONSOLE_HOST=$CONSOLE_HOST \
+			"$AGENTCARD_BIN" admin user create --email "flood-person-$n@bench.example" --support >/dev/null
+	done
+	# psql's variables reach standard input only, not -c.
+	psql_bench -v email="$EMAIL" <<-'SQL'
+		UPDATE persons SET password_hash = (SELECT password_hash FROM persons WHERE email = :'email')
+		 WHERE email LIKE 'flood-person-%@bench.example';
+	SQL
+	echo "people: $PEOPLE, flood-person-0@bench.example to -$((PEOPLE - 1)), with a password"
+}
+
 # ---------------------------------------------------------------- runs
 
 # thread_ticks PREFIX: CPU time so far (utime+stime, ticks) of agentcard's threads whose name
@@ -141,8 +184,8 @@ thread_ticks() {
 	echo "$total"
 }
 
-# One line per run, tab-separated: 1 kind (alone, flood), 2 round, 3 req/s, 4 p99 µs,
-# 5 non-2xx, 6 the flood's answers (or -).
+# One line per run, tab-separated: 1 kind (alone-FLOOD, flood-FLOOD), 2 round, 3 req/s,
+# 4 p99 µs, 5 non-2xx, 6 the flood's answers (or -).
 RESULTS=$WORKDIR/results.tsv
 FLOOD_FIRST=0
 
@@ -157,30 +200,41 @@ ticks_s() {
 	awk -v t="$1" -v hz="$CLK_TCK" 'BEGIN { printf "%.1f", t / hz }'
 }
 
-# measure KIND ROUND: one wrk run, under the flood when KIND is flood.
+# start_flood FLOOD SECONDS OUTPUT: the flood client in the background (FLOOD_PID).
+start_flood() {
+	setsid -w python3 "$FLOOD_CLIENT" "$PORT" "$CONSOLE_HOST:$PORT" "$CONSOLE_ORIGIN" \
+		"$FLOOD_RATE" "$FLOOD_CLIENTS" "$2" "$FLOOD_FIRST" "$1" "$FLOOD_ADDRESSES" >"$3" 2>&1 &
+	FLOOD_PID=$!
+	STARTED_PIDS+=("$FLOOD_PID")
+}
+
+# end_flood OUTPUT: waits for the flood client; its summary line (FLOOD_SAID).
+end_flood() {
+	wait "$FLOOD_PID" || die "the flood client failed: $(cat "$1")"
+	forget "$FLOOD_PID"
+	FLOOD_SAID=$(tail -n 1 "$1")
+	FLOOD_FIRST=$((FLOOD_FIRST + $(sed -n 's/.*sent=\([0-9]*\).*/\1/p' <<<"$FLOOD_SAID")))
+}
+
+# measure KIND FLOOD ROUND: one wrk run, under FLOOD when KIND is flood.
 measure() {
-	local kind=$1 round=$2 output=$WORKDIR/wrk-$1-$2.txt flood=- flood_pid="" flood_out
+	local kind=$1 name=$1-$2 round=$3 output=$WORKDIR/wrk-$1-$2-$3.txt flood=- flood_out
 	local requests rps p99 non2xx hashing blocking all
 	hashing=$(thread_ticks password-) blocking=$(thread_ticks blocking-) all=$(cpu_ticks "$PID_AGENTCARD")
 	if [[ $kind == flood ]]; then
-		flood_out=$WORKDIR/flood-$round.txt
-		setsid -w python3 "$FLOOD_CLIENT" "$PORT" "$CONSOLE_HOST:$PORT" "$CONSOLE_ORIGIN" \
-			"$FLOOD_RATE" "$FLOOD_CLIENTS" "$((DURATION + 2))" "$FLOOD_FIRST" >"$flood_out" 2>&1 &
-		flood_pid=$!
-		STARTED_PIDS+=("$flood_pid")
+		flood_out=$WORKDIR/flood-$2-$round.txt
+		start_flood "$2" "$((DURATION + 2))" "$flood_out"
 		sleep 1
 	fi
 	wrk_fragment "$DURATION" "$output"
-	if [[ -n $flood_pid ]]; then
-		wait "$flood_pid" || die "the flood client failed: $(cat "$flood_out")"
-		forget "$flood_pid"
-		flood=$(tail -n 1 "$flood_out")
-		FLOOD_FIRST=$((FLOOD_FIRST + $(sed -n 's/.*addresses=\([0-9]*\).*/\1/p' <<<"$flood")))
+	if [[ $kind == flood ]]; then
+		end_flood "$flood_out"
+		flood=$FLOOD_SAID
 	fi
 	read -r requests rps _ p99 non2xx _ <<<"$(parse_wrk "$output")"
 	((requests > 0)) || die "no request completed (see $output)"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$round" "$rps" "$p99" "$non2xx" "$flood" >>"$RESULTS"
-	printf 'round %d/%d  %-6s %10.0f req/s  p99 %8.3f ms  non-2xx %d' "$round" "$ROUNDS" "$kind" \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$round" "$rps" "$p99" "$non2xx" "$flood" >>"$RESULTS"
+	printf 'round %d/%d  %-13s %10.0f req/s  p99 %8.3f ms  non-2xx %d' "$round" "$ROUNDS" "$name" \
 		"$rps" "$(ms "$p99")" "$non2xx"
 	[[ $kind == flood ]] && printf '   flood: %s' "$flood"
 	printf '\n           agentcard CPU %.1f s, of which hashing threads %.1f s, blocking pool %.1f s\n' \
@@ -190,16 +244,35 @@ measure() {
 	sleep 2
 }
 
+# run_rounds FLOOD: the warm-up, then ROUNDS rounds of /fragment alone and under FLOOD.
 run_rounds() {
 	local round
 	section "Warm-up (${WARMUP} s, not measured)"
 	wrk_fragment "$WARMUP" "$WORKDIR/warmup.txt"
 	sleep 2
-	section "Runs: $ROUNDS rounds of alone and flood (${FLOOD_RATE} sign-ins/s from $FLOOD_CLIENTS clients), wrk $THREADS threads, $CONNECTIONS connections, ${DURATION} s each"
+	section "Runs: $ROUNDS rounds of alone and the $1 flood (${FLOOD_RATE} sign-ins/s from $FLOOD_CLIENTS clients, $FLOOD_ADDRESSES addresses), wrk $THREADS threads, $CONNECTIONS connections, ${DURATION} s each"
 	for ((round = 1; round <= ROUNDS; round++)); do
-		measure alone "$round"
-		measure flood "$round"
+		measure alone "$1" "$round"
+		measure flood "$1" "$round"
 	done
+}
+
+# One line per flood: 1 the flood, 2 the person's summary line, 3 the flood's answers meanwhile.
+PERSON_RESULTS=$WORKDIR/person.tsv
+
+# person_during FLOOD: the person signs in PERSON_SIGN_INS times from a new browser, during
+# FLOOD (started 3 s before, ended once the browser is done).
+person_during() {
+	local flood_out=$WORKDIR/flood-$1-person.txt person_out=$WORKDIR/person-$1.txt
+	section "The person signs in $PERSON_SIGN_INS times from a new browser during the $1 flood"
+	start_flood "$1" $((PERSON_SIGN_INS * 70 + 10)) "$flood_out"
+	sleep 3
+	python3 "$PERSON_CLIENT" "$CONSOLE_ORIGIN" "$EMAIL" "$PASSWORD" "$PERSON_SIGN_INS" | tee "$person_out" ||
+		die "the person's browser failed (see $person_out)"
+	kill -TERM "$FLOOD_PID" 2>/dev/null || true
+	end_flood "$flood_out"
+	echo "flood meanwhile: $FLOOD_SAID"
+	printf '%s\t%s\t%s\n' "$1" "$(tail -n 1 "$person_out")" "$FLOOD_SAID" >>"$PERSON_RESULTS"
 }
 
 # verdict NAME VALUE TARGET OP: "NAME VALUE (target OP TARGET: met|missed)".
@@ -209,28 +282,41 @@ verdict() {
 		printf "%s %.2f (target %s %s: %s)\n", n, v, op, t, met ? "met" : "missed" }'
 }
 
-report() {
-	local alone_rps flood_rps alone_p99 flood_p99
-	section "Results: median over $ROUNDS rounds"
-	alone_rps=$(median alone 3) flood_rps=$(median flood 3)
-	alone_p99=$(median alone 4) flood_p99=$(median flood 4)
+# report_flood FLOOD: the medians and ratios of FLOOD's rounds, and the person's sign-ins.
+report_flood() {
+	local alone=alone-$1 flood=flood-$1 alone_rps flood_rps alone_p99 flood_p99
+	section "Results of the $1 flood: median over $ROUNDS rounds"
+	alone_rps=$(median "$alone" 3) flood_rps=$(median "$flood" 3)
+	alone_p99=$(median "$alone" 4) flood_p99=$(median "$flood" 4)
 	printf '%-8s %12s %10s\n' run "req/s" "p99 ms"
 	printf '%-8s %12.0f %10.3f\n' alone "$alone_rps" "$(ms "$alone_p99")" flood "$flood_rps" "$(ms "$flood_p99")"
 	echo
 	verdict "req/s flood/alone:" "$(ratio "$flood_rps" "$alone_rps")" 0.85 ">="
 	verdict "p99 flood/alone:  " "$(ratio "$flood_p99" "$alone_p99")" 1.2 "<="
-	echo "paired within rounds: req/s $(paired_ratio flood alone 3), p99 $(paired_ratio flood alone 4)"
-	echo "after the flood, a sign-in with the right password: $(sign_in "$EMAIL" "$PASSWORD" -b "$COOKIE_JAR") from the person's browser, $(sign_in "$EMAIL" "$PASSWORD") from a new one"
+	echo "paired within rounds: req/s $(paired_ratio "$flood" "$alone" 3), p99 $(paired_ratio "$flood" "$alone" 4)"
+	awk -F '\t' -v f="$1" '$1 == f { print "the person from new browsers: " $2 "; the flood meanwhile: " $3 }' "$PERSON_RESULTS"
+}
+
+report() {
+	local flood
+	for flood in "${FLOOD_KINDS[@]}"; do
+		report_flood "$flood"
+	done
+	echo
+	echo "after the floods, a sign-in with the right password: $(sign_in "$EMAIL" "$PASSWORD" -b "$COOKIE_JAR") from the person's browser, $(sign_in "$EMAIL" "$PASSWORD") from a new one without script"
 	grep -m 1 'password hashing' "$WORKDIR/agentcard.log" || true
 	machine
 }
 
 main() {
-	local start=$SECONDS
+	local start=$SECONDS flood
 	machine
 	prepare
 	start_server
-	run_rounds
+	for flood in "${FLOOD_KINDS[@]}"; do
+		run_rounds "$flood"
+		person_during "$flood"
+	done
 	report
 	echo
 	echo "total time: $((SECONDS - start)) s"

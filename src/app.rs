@@ -10,6 +10,7 @@ use crate::limits::RateLimiter;
 use crate::mail::Mailer;
 use crate::password::Passwords;
 use crate::pool::Pool;
+use crate::proof_of_work::Proofs;
 use crate::token_use::TokenUse;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +32,8 @@ pub struct App {
     pub token_use: TokenUse,
     /// The console's password hashing: threads of its own, a queue, a global rate.
     pub passwords: Passwords,
+    /// The sign-in's proofs of work: the fleet's key once read, the demand that sets the work.
+    pub proofs: Proofs,
     /// `/fragment`: the snapshot in memory, its refresher, the report.
     pub delivery: Delivery,
     /// Sites' icons, looked for in the background.
@@ -51,8 +54,9 @@ impl App {
             delivery: Delivery::start(&config),
             icons: Fetcher::start(&pool, config.icon_fetch.as_ref()),
             blocking: BlockingPool::new(BLOCKING_THREADS, BLOCKING_QUEUE),
-            limiter: RateLimiter::default(),
+            limiter: RateLimiter::new(config.unknown_browser_sign_ins_per_block),
             passwords: password_hashing(&config),
+            proofs: Proofs::default(),
             mailer: Mailer::configured(&config),
             stopping: AtomicBool::new(false),
             pool,

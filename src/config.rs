@@ -66,8 +66,12 @@ pub struct Config {
     /// from a browser they signed in from before, password changes, set-password links:
     /// `AGENTCARD_PASSWORD_HASHES_PER_MINUTE`) and for sign-ins from browsers not known to be
     /// the person's (`AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE`); beyond, `429` without
-    /// hashing.
+    /// hashing for known people, a proof of work for unknown browsers.
     pub password_rates: Rates,
+    /// Password hashes a minute that sign-ins from unknown browsers may cause from one client
+    /// address block, a /24 or a /56 (`AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_BLOCK_PER_MINUTE`);
+    /// beyond, `429`.
+    pub unknown_browser_sign_ins_per_block: usize,
 }
 
 /// The site icon's fetch. Its two settings exist for tests alone, which serve icons from a
@@ -203,6 +207,11 @@ impl Config {
                     UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE,
                 )?,
             },
+            unknown_browser_sign_ins_per_block: parse_positive(
+                &get,
+                "AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_BLOCK_PER_MINUTE",
+                &crate::limits::UNKNOWN_BROWSER_HASHES_PER_BLOCK.to_string(),
+            )? as usize,
         })
     }
 }
@@ -213,12 +222,12 @@ impl Config {
 const PASSWORD_HASHES_PER_MINUTE: &str = "60";
 
 /// The default of `AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE`: one every five seconds, in
-/// bursts of two. The hashing threads' idle priority puts them behind the process's own
+/// bursts of two; beyond, a sign-in pays for its hash with a proof of work (`proof_of_work`). The hashing threads' idle priority puts them behind the process's own
 /// serving threads only (the kernel shares the cores between groups of processes first, and the
 /// process's group pays for its hashes), so this rate is what a flood from many addresses gets,
 /// and it is kept small enough that `/fragment`'s tail does not feel it (measured in
 /// docs/performance.md, "A sign-in flood and `/fragment`"). A person meets it only on a browser
-/// they never signed in from, and only during a flood.
+/// they never signed in from, and only during a flood, as a few seconds of their browser's work.
 const UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE: &str = "12";
 
 /// The console's origin: `scheme://host[:port]`, the host being the console host.
@@ -430,6 +439,7 @@ mod tests {
         assert_eq!(c.refresh, Duration::from_millis(1000));
         assert_eq!(c.drain, Duration::from_millis(5000));
         assert!(c.base_host.is_none() && c.client_address.header.is_none());
+        assert_eq!(c.unknown_browser_sign_ins_per_block, 30);
     }
 
     #[test]
@@ -460,6 +470,13 @@ mod tests {
                 "AGENTCARD_IDLE_TIMEOUT_MS",
             ),
             (vec![("AGENTCARD_DRAIN_MS", "-1")], "AGENTCARD_DRAIN_MS"),
+            (
+                vec![(
+                    "AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_BLOCK_PER_MINUTE",
+                    "0",
+                )],
+                "AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_BLOCK_PER_MINUTE",
+            ),
             (
                 vec![("AGENTCARD_SMTP_URL", "http://mail.example")],
                 "AGENTCARD_SMTP_URL",

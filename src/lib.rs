@@ -39,6 +39,7 @@ mod metrics;
 pub mod ops;
 pub mod password;
 mod pool;
+pub mod proof_of_work;
 pub mod report;
 mod router;
 pub mod startup;

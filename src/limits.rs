@@ -1,4 +1,5 @@
-//! The management API's rate limits, kept in the process over a sliding 60-second window.
+//! The management API's rate limits, and the console's sign-in limits and budgets of hashes,
+//! kept in the process over a sliding 60-second window.
 //!
 //! Each limit keeps the log of its recent hits (at most its `max` instants), so "the 121st
 //! request within 60 seconds" is exact on one instance. Several limits can be checked and
@@ -6,6 +7,7 @@
 //! room.
 
 use crate::ids::TokenId;
+use ipnet::IpNet;
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
@@ -21,6 +23,13 @@ pub const CONTACT_PER_IP: usize = 5;
 /// The console's failed sign-ins per email address, from any client address: guesses spread
 /// over many addresses still meet this one.
 pub const FAILED_SIGN_IN_PER_EMAIL: usize = 10;
+/// Password hashes that sign-ins from browsers unknown to the person may cause, per email
+/// (as many as its failed sign-ins) and per client address block ([`address_block`]), whatever
+/// their answer: what one network, or guesses at one person, take of the global rate. The
+/// block's is a setting (`AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_BLOCK_PER_MINUTE`), this its
+/// default.
+pub const UNKNOWN_BROWSER_HASHES_PER_EMAIL: usize = FAILED_SIGN_IN_PER_EMAIL;
+pub const UNKNOWN_BROWSER_HASHES_PER_BLOCK: usize = 30;
 /// The header every management response carries.
 pub const POLICY_HEADER: &str = "\"token\";q=120;w=60, \"write\";q=60;w=60";
 
@@ -37,11 +46,14 @@ pub enum Limit {
     Contact(IpAddr),
     /// An email address, lowercased, as typed into the console's sign-in form.
     FailedSignIn(String),
+    /// Hashes for sign-ins from unknown browsers: to an email (lowercased), from a block.
+    UnknownBrowserHashes(String),
+    UnknownBrowserHashesFrom(IpNet),
 }
 
 impl Limit {
-    /// The most hits it allows within the window.
-    pub fn max(&self) -> usize {
+    /// The most hits it allows within the window, the address block's budget being `per_block`.
+    fn max(&self, per_block: usize) -> usize {
         match self {
             Limit::Token(_) => REQUESTS_PER_TOKEN,
             Limit::TokenWrites(_) => WRITES_PER_TOKEN,
@@ -49,6 +61,8 @@ impl Limit {
             Limit::IpWithToken(_) => REQUESTS_PER_IP_WITH_TOKEN,
             Limit::Contact(_) => CONTACT_PER_IP,
             Limit::FailedSignIn(_) => FAILED_SIGN_IN_PER_EMAIL,
+            Limit::UnknownBrowserHashes(_) => UNKNOWN_BROWSER_HASHES_PER_EMAIL,
+            Limit::UnknownBrowserHashesFrom(_) => per_block,
         }
     }
 }
@@ -66,13 +80,41 @@ pub fn sign_in_limits(client: IpAddr, email: &str, known_device: bool) -> Vec<Li
     }
 }
 
-#[derive(Default)]
+/// The budgets of hashes a sign-in from a browser unknown to the person takes one from, taken
+/// before the hash ([`RateLimiter::try_charge`]): its email's and its address block's.
+pub fn unknown_browser_budgets(client: IpAddr, email: &str) -> [Limit; 2] {
+    [
+        Limit::UnknownBrowserHashes(email.trim().to_lowercase()),
+        Limit::UnknownBrowserHashesFrom(address_block(client)),
+    ]
+}
+
+/// The block of addresses one client likely holds many of: its /24 (IPv4, an IPv4-mapped IPv6
+/// address as its IPv4), its /56 (IPv6, a home's or a small site's usual delegation).
+pub fn address_block(client: IpAddr) -> IpNet {
+    let (address, prefix) = match client.to_canonical() {
+        IpAddr::V4(v4) => (IpAddr::V4(v4), 24),
+        v6 => (v6, 56),
+    };
+    IpNet::new(address, prefix)
+        .expect("24 and 56 are prefix lengths of their families")
+        .trunc()
+}
+
 pub struct RateLimiter {
     state: Mutex<State>,
 }
 
+impl Default for RateLimiter {
+    fn default() -> RateLimiter {
+        RateLimiter::new(UNKNOWN_BROWSER_HASHES_PER_BLOCK)
+    }
+}
+
 #[derive(Default)]
 struct State {
+    /// The budget of an address block's hashes for unknown browsers, a minute.
+    per_block: usize,
     logs: HashMap<Limit, VecDeque<Instant>>,
     charges_since_sweep: u32,
     /// Checks answered "no room" since start: each is a `429` (operator metrics).
@@ -80,6 +122,16 @@ struct State {
 }
 
 impl RateLimiter {
+    /// The limits, an address block's budget of hashes for unknown browsers being `per_block`.
+    pub fn new(per_block: usize) -> RateLimiter {
+        RateLimiter {
+            state: Mutex::new(State {
+                per_block,
+                ..State::default()
+            }),
+        }
+    }
+
     /// Is there room in every limit? Charges none. `false` is answered `429`.
     pub fn has_room(&self, limits: &[Limit]) -> bool {
         let now = Instant::now();
@@ -107,7 +159,7 @@ impl RateLimiter {
     pub fn charge(&self, limit: Limit) {
         let now = Instant::now();
         let mut state = self.state.lock();
-        let max = limit.max();
+        let max = limit.max(state.per_block);
         let log = state.logs.entry(limit).or_default();
         log.push_back(now);
         while log.len() > max {
@@ -135,7 +187,7 @@ impl State {
         match self.logs.get_mut(limit) {
             Some(log) => {
                 prune(log, now);
-                log.len() < limit.max()
+                log.len() < limit.max(self.per_block)
             }
             None => true,
         }
@@ -236,6 +288,35 @@ mod tests {
             limiter.state.lock().logs[&Limit::FailedSignIn("owner@example.org".into())].len(),
             FAILED_SIGN_IN_PER_EMAIL
         );
+    }
+
+    #[test]
+    fn an_address_block_is_a_slash_24_or_a_slash_56() {
+        let block = |ip: &str| address_block(ip.parse().unwrap()).to_string();
+        assert_eq!(block("192.0.2.77"), "192.0.2.0/24");
+        assert_eq!(block("::ffff:192.0.2.77"), "192.0.2.0/24");
+        assert_eq!(block("2001:db8:1:2ff:1::9"), "2001:db8:1:200::/56");
+    }
+
+    #[test]
+    fn unknown_browsers_hashes_are_budgeted_per_email_and_per_block() {
+        let limiter = RateLimiter::default();
+        let client = |n: u8| IpAddr::from([198, 51, 100, n]);
+        for n in 0..UNKNOWN_BROWSER_HASHES_PER_EMAIL as u8 {
+            assert!(limiter.try_charge(&unknown_browser_budgets(client(n), "Person@Example.org")));
+        }
+        let refused = unknown_browser_budgets(client(200), " person@example.org");
+        assert!(!limiter.try_charge(&refused));
+        // The block took ten (the eleventh was refused whole), and takes twenty more for other
+        // emails, then none; another block is not held up.
+        for n in UNKNOWN_BROWSER_HASHES_PER_EMAIL..UNKNOWN_BROWSER_HASHES_PER_BLOCK {
+            let email = format!("p{n}@example.org");
+            assert!(limiter.try_charge(&unknown_browser_budgets(client(n as u8), &email)));
+        }
+        let next = unknown_browser_budgets(client(250), "new@example.org");
+        assert!(!limiter.try_charge(&next));
+        let elsewhere = unknown_browser_budgets(IpAddr::from([198, 51, 101, 1]), "new@example.org");
+        assert!(limiter.try_charge(&elsewhere));
     }
 
     #[test]

@@ -16,6 +16,12 @@
 //! rate ([`Caller`]): anyone can send sign-ins from browsers the person never used, so those
 //! have a small rate of their own, which a flood empties without touching the rate of the
 //! people the service knows (a browser they signed in from before, their session, their link).
+//! Beyond it, a sign-in pays for its hash with a proof of work instead ([`Caller::Proven`],
+//! `proof_of_work`), held to no global rate.
+//!
+//! A password checked against no stored hash (an email that belongs to no one) costs no hash:
+//! the caller waits as long as one of the recent real checks took ([`Recent`]), on its own
+//! thread, so that neither the answer nor its time tells the email is unknown.
 
 use crate::domain::NewPassword;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
@@ -23,10 +29,12 @@ use argon2::{Algorithm, Argon2, Params, Version};
 use crossbeam::channel::{self, Sender};
 use parking_lot::Mutex;
 use rand::rngs::OsRng;
+use rand::Rng;
 use rand::RngCore;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -56,16 +64,9 @@ pub enum Caller {
     Known,
     /// A sign-in from a browser not known to be the person's: what a flood sends.
     Unknown,
-}
-
-impl Caller {
-    /// Who signs in: known when the browser is one the person signed in from before.
-    pub fn signing_in(from_a_known_browser: bool) -> Caller {
-        match from_a_known_browser {
-            true => Caller::Known,
-            false => Caller::Unknown,
-        }
-    }
+    /// A sign-in from an unknown browser beyond its rate that paid for its hash with a proof
+    /// of work (`proof_of_work`): held to no global rate, its cost being the browser's work.
+    Proven,
 }
 
 /// The global rates of hashes, a minute, by [`Caller`].
@@ -80,8 +81,10 @@ pub struct Passwords {
     jobs: Sender<Job>,
     known: Mutex<Rate>,
     unknown: Mutex<Rate>,
-    /// Checked when the email is unknown, so that the answer takes the time of a real check.
-    dummy: Arc<OnceLock<String>>,
+    /// How long the last real checks took, for the answers to unknown emails.
+    recent: Mutex<Recent>,
+    /// Argon2id computations since start.
+    hashes: Arc<AtomicU64>,
 }
 
 impl Passwords {
@@ -114,52 +117,92 @@ impl Passwords {
             );
         }
         let now = Instant::now();
-        Passwords {
+        let passwords = Passwords {
             jobs,
             known: Mutex::new(Rate::new(rates.known_per_minute, now)),
             unknown: Mutex::new(Rate::new(rates.unknown_per_minute, now)),
-            dummy: Arc::new(OnceLock::new()),
-        }
+            recent: Mutex::new(Recent::default()),
+            hashes: Arc::new(AtomicU64::new(0)),
+        };
+        passwords.calibrate();
+        passwords
+    }
+
+    /// One hash of a random password, timed as a check is, so that an unknown email's answer
+    /// has a duration to take before the first real check (not counted in [`Passwords::hashes`]:
+    /// no request caused it).
+    fn calibrate(&self) {
+        let mut random = [0u8; 16];
+        OsRng.fill_bytes(&mut random);
+        let password = hex::encode(random);
+        let started = Instant::now();
+        let _ = self.queued(move || hash_now(&password));
+        self.recent.lock().record(started.elapsed());
     }
 
     /// The PHC string to store for a new password, which only a known person chooses (in
     /// their session or through their link).
     pub fn hash(&self, password: &NewPassword) -> Result<String, Refused> {
         let password = password.expose().to_string();
-        self.run(Caller::Known, move || hash_now(&password))
+        let hashes = Arc::clone(&self.hashes);
+        self.run(Caller::Known, move || {
+            counted(&hashes, || hash_now(&password))
+        })
     }
 
     /// Whether `candidate` is the password of `stored`. Without a stored hash (unknown email, or
-    /// no password set yet) the same work is done against a dummy hash, and the answer is no.
+    /// no password set yet) the answer is no, after the same rate and queue and as long a wait
+    /// as a real check (one of the recent ones' durations, drawn at random), but no hash.
     pub fn verify(
         &self,
         caller: Caller,
         stored: Option<&str>,
         candidate: &str,
     ) -> Result<bool, Refused> {
-        let (stored, candidate) = (stored.map(str::to_string), candidate.to_string());
-        let dummy = Arc::clone(&self.dummy);
-        self.run(caller, move || {
-            let dummy = dummy.get_or_init(|| {
-                let mut random = [0u8; 16];
-                OsRng.fill_bytes(&mut random);
-                hash_now(&hex::encode(random))
-            });
-            let matches = verify_now(stored.as_deref().unwrap_or(dummy), &candidate);
-            stored.is_some() && matches
-        })
+        let Some(stored) = stored else {
+            self.admit(caller)?;
+            if self.jobs.is_full() {
+                return Err(Refused::Busy);
+            }
+            let wait = self.recent.lock().draw();
+            thread::sleep(wait);
+            return Ok(false);
+        };
+        let (stored, candidate) = (stored.to_string(), candidate.to_string());
+        let hashes = Arc::clone(&self.hashes);
+        let started = Instant::now();
+        let matches = self.run(caller, move || {
+            counted(&hashes, || verify_now(&stored, &candidate))
+        })?;
+        self.recent.lock().record(started.elapsed());
+        Ok(matches)
+    }
+
+    /// Argon2id computations since start (hashes and checks), for tests and the operator.
+    pub fn hashes(&self) -> u64 {
+        self.hashes.load(Ordering::Relaxed)
     }
 
     /// Whether `caller`'s rate has room for a hash now (a caller refuses at once, before any
     /// other work, when it has not; the hash itself may still be refused).
     pub fn has_room(&self, caller: Caller) -> bool {
-        self.rate(caller).lock().has_room(Instant::now())
+        self.rate(caller)
+            .is_none_or(|rate| rate.lock().has_room(Instant::now()))
     }
 
-    fn rate(&self, caller: Caller) -> &Mutex<Rate> {
+    fn rate(&self, caller: Caller) -> Option<&Mutex<Rate>> {
         match caller {
-            Caller::Known => &self.known,
-            Caller::Unknown => &self.unknown,
+            Caller::Known => Some(&self.known),
+            Caller::Unknown => Some(&self.unknown),
+            Caller::Proven => None,
+        }
+    }
+
+    /// Takes a hash from `caller`'s rate, if it has one.
+    fn admit(&self, caller: Caller) -> Result<(), Refused> {
+        match self.rate(caller) {
+            Some(rate) if !rate.lock().take(Instant::now()) => Err(Refused::TooMany(caller)),
+            _ => Ok(()),
         }
     }
 
@@ -170,9 +213,15 @@ impl Passwords {
         caller: Caller,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, Refused> {
-        if !self.rate(caller).lock().take(Instant::now()) {
-            return Err(Refused::TooMany(caller));
-        }
+        self.admit(caller)?;
+        self.queued(work)
+    }
+
+    /// Runs `work` on a hashing thread, if the queue has room, and waits for its answer.
+    fn queued<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Refused> {
         let (reply, answer) = channel::bounded(1);
         let job: Job = Box::new(move || {
             let _ = reply.send(work());
@@ -224,6 +273,40 @@ impl Rate {
         }
         room
     }
+}
+
+/// How long the last [`Recent::KEPT`] real checks took, from the caller's request to its
+/// answer (the queue's wait included): what an unknown email's answer waits, one drawn at random.
+#[derive(Default)]
+struct Recent {
+    durations: Vec<Duration>,
+    next: usize,
+}
+
+impl Recent {
+    const KEPT: usize = 16;
+
+    fn record(&mut self, took: Duration) {
+        if self.durations.len() < Self::KEPT {
+            self.durations.push(took);
+        } else {
+            self.durations[self.next] = took;
+        }
+        self.next = (self.next + 1) % Self::KEPT;
+    }
+
+    fn draw(&self) -> Duration {
+        match self.durations.len() {
+            0 => Duration::ZERO,
+            kept => self.durations[rand::thread_rng().gen_range(0..kept)],
+        }
+    }
+}
+
+/// `work`, counted as one Argon2id computation.
+fn counted<T>(hashes: &AtomicU64, work: impl FnOnce() -> T) -> T {
+    hashes.fetch_add(1, Ordering::Relaxed);
+    work()
 }
 
 /// The scheduling priority a hashing thread got for itself.
@@ -303,7 +386,7 @@ mod tests {
         known_per_minute: 60_000,
         unknown_per_minute: 60_000,
     };
-    use Caller::{Known, Unknown};
+    use Caller::{Known, Proven, Unknown};
 
     #[test]
     fn a_hash_verifies_its_password_only() {
@@ -453,12 +536,17 @@ mod tests {
         );
     }
 
+    /// The stored hash of "correct horse", made by `passwords` (one of its known people's hashes).
+    fn correct_horse(passwords: &Passwords) -> String {
+        passwords
+            .hash(&NewPassword::parse("correct horse").unwrap())
+            .unwrap()
+    }
+
     #[test]
     fn unknown_callers_spend_their_own_rate_only() {
         let passwords = at_rates(12, 1);
-        let stored = passwords
-            .hash(&NewPassword::parse("correct horse").unwrap())
-            .unwrap();
+        let stored = correct_horse(&passwords);
         assert_eq!(
             passwords.verify(Unknown, Some(&stored), "wrong horse"),
             Ok(false)
@@ -470,5 +558,42 @@ mod tests {
         );
         // The known's burst of two gave one to the new password, none to the unknowns.
         takes_the_last_of_the_burst(&passwords, &stored, "the burst of 12 a minute is two");
+    }
+
+    #[test]
+    fn an_unknown_email_costs_no_hash_but_takes_from_the_rate_as_a_check_does() {
+        let passwords = at_rates(60, 1);
+        let stored = correct_horse(&passwords);
+        assert_eq!(passwords.hashes(), 1, "the new password's hash");
+        assert_eq!(passwords.verify(Unknown, None, "correct horse"), Ok(false));
+        assert_eq!(passwords.hashes(), 1, "no hash for no stored password");
+        assert_eq!(
+            passwords.verify(Unknown, None, "correct horse"),
+            Err(Refused::TooMany(Unknown)),
+            "the unknown browsers' one hash a minute was taken"
+        );
+        // A proof of work pays for a hash beyond the rate.
+        assert_eq!(
+            passwords.verify(Proven, Some(&stored), "correct horse"),
+            Ok(true)
+        );
+        assert!(passwords.has_room(Proven));
+        assert_eq!(passwords.hashes(), 2);
+    }
+
+    #[test]
+    fn an_unknown_emails_wait_is_one_of_the_recent_checks_durations() {
+        let mut recent = Recent::default();
+        assert_eq!(recent.draw(), Duration::ZERO);
+        let kept: Vec<Duration> = (1..=Recent::KEPT as u64 + 4)
+            .map(Duration::from_millis)
+            .collect();
+        for took in &kept {
+            recent.record(*took);
+        }
+        let newest = &kept[4..];
+        for _ in 0..100 {
+            assert!(newest.contains(&recent.draw()));
+        }
     }
 }

@@ -33,6 +33,7 @@ mod sign_in;
 mod site_forms;
 mod sites;
 mod tokens;
+mod unknown_browser;
 mod why;
 
 pub use routes::{page_table, Access, PageSample};
@@ -53,7 +54,9 @@ use session::Visit;
 use std::sync::Arc;
 
 /// The Content-Security-Policy of every answer: nothing but our own files (the style sheet, the
-/// script of the "Copy" buttons); no inline script, no framing, forms posted only here.
+/// script of the "Copy" buttons and the sign-in's wait, the Web Worker of its proof of work,
+/// which `worker-src` falling back to `script-src` allows); no inline script, no framing,
+/// forms posted only here.
 const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; \
                    form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 

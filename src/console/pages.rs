@@ -16,7 +16,8 @@ use crate::password::Caller;
 use askama::Template;
 
 const STYLESHEET: &str = include_str!("../../templates/console/console.css");
-const COPY_SCRIPT: &str = include_str!("../../templates/console/console.js");
+const SCRIPT: &str = include_str!("../../templates/console/console.js");
+const PROOF_WORKER: &str = include_str!("../../templates/console/proof-worker.js");
 
 /// A form field: its label, its value as sent back, and the refusal shown next to it.
 #[derive(Debug, Clone)]
@@ -189,6 +190,16 @@ pub struct SignIn {
     pub next: String,
     /// Mail is set up: the page offers "Forgot your password?".
     pub mail: bool,
+    /// The proof of work this browser must send with its sign-in, in a flood.
+    pub proof: Option<ProofAsked>,
+}
+
+/// A proof of work the sign-in page asks for (`console::unknown_browser`): the challenge the
+/// page's script solves, and why the proof sent was refused, if it was.
+#[derive(Debug, Clone)]
+pub struct ProofAsked {
+    pub challenge: String,
+    pub refused: Option<&'static str>,
 }
 
 impl SignIn {
@@ -200,6 +211,7 @@ impl SignIn {
                 .autocomplete("current-password"),
             next: String::new(),
             mail: false,
+            proof: None,
         }
     }
 }
@@ -304,6 +316,12 @@ struct ErrorPage {
 /// signed-in person, with the header of their pages.
 pub fn refusal(refusal: &PageRefusal, visit: Option<&Visit>) -> Response {
     let (status, message) = match refusal {
+        PageRefusal::Api(ApiError::RateLimited) => (
+            429,
+            "Too many failed attempts came from your address, or for this email, in the last \
+             minute: nothing was done. Wait a minute, then try again."
+                .into(),
+        ),
         PageRefusal::Api(error) => (error.status(), error.message()),
         PageRefusal::BadRequest(message) => (400, message.to_string()),
         PageRefusal::Forbidden(message) => (403, message.to_string()),
@@ -313,17 +331,24 @@ pub fn refusal(refusal: &PageRefusal, visit: Option<&Visit>) -> Response {
             "The console is busy at this moment: nothing was done. Try again in a few seconds."
                 .into(),
         ),
-        PageRefusal::Hashes(Caller::Unknown) => (
+        PageRefusal::Hashes(Caller::Unknown | Caller::Proven) => (
             429,
-            "Many sign-ins are coming from browsers new to their person at this moment, so those \
-             wait: nothing was done. Try again in a minute. A browser you signed in from before \
-             is not held up."
+            "Many sign-ins are coming from browsers new to their person at this moment: nothing \
+             was done. Open the sign-in page again and sign in: this browser will first do a few \
+             seconds of work. A browser you signed in from before is not held up."
                 .into(),
         ),
         PageRefusal::Hashes(Caller::Known) => (
             429,
-            "Many passwords are being checked at this moment: nothing was done. Try again in a \
-             minute."
+            "Many passwords are being checked at this moment: nothing was done. Wait a minute, \
+             then do it again."
+                .into(),
+        ),
+        PageRefusal::UnknownBrowsers => (
+            429,
+            "Too many sign-ins from browsers new to their person came for this email, or from \
+             your network, in the last minute: nothing was done. Wait a minute, then sign in \
+             again. A browser you signed in from before is not held up: sign in there if you can."
                 .into(),
         ),
     };
@@ -340,7 +365,10 @@ pub fn refusal(refusal: &PageRefusal, visit: Option<&Visit>) -> Response {
         PageRefusal::Api(ApiError::MethodNotAllowed { allow }) => {
             response.header("Allow", allow.clone())
         }
-        PageRefusal::Api(ApiError::RateLimited) | PageRefusal::Busy | PageRefusal::Hashes(_) => {
+        PageRefusal::Api(ApiError::RateLimited)
+        | PageRefusal::Busy
+        | PageRefusal::Hashes(_)
+        | PageRefusal::UnknownBrowsers => {
             response.header("Retry-After", RETRY_AFTER_SECONDS.to_string())
         }
         _ => response,
@@ -401,14 +429,18 @@ pub fn when(at: &str) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Asset {
     Stylesheet,
-    /// The "Copy" buttons of a secret shown once; without it the secret is selectable text.
-    CopyScript,
+    /// The "Copy" buttons of a secret shown once (without it the secret is selectable text),
+    /// and the sign-in's wait for its proof of work.
+    Script,
+    /// The Web Worker that solves the sign-in's proof of work.
+    ProofWorker,
 }
 
 pub fn asset(asset: Asset) -> Response {
     let (content_type, text) = match asset {
         Asset::Stylesheet => ("text/css; charset=utf-8", STYLESHEET),
-        Asset::CopyScript => ("text/javascript; charset=utf-8", COPY_SCRIPT),
+        Asset::Script => ("text/javascript; charset=utf-8", SCRIPT),
+        Asset::ProofWorker => ("text/javascript; charset=utf-8", PROOF_WORKER),
     };
     Response::new(200)
         .header("Content-Type", content_type)

@@ -20,6 +20,9 @@ pub(crate) enum PageRefusal {
     Busy,
     /// `429`: beyond the rate of password hashes of such callers; nothing was done.
     Hashes(Caller),
+    /// `429`: beyond the hashes that sign-ins from unknown browsers may cause for this email
+    /// or from this address block (`limits::unknown_browser_budgets`); nothing was done.
+    UnknownBrowsers,
 }
 
 impl From<ApiError> for PageRefusal {

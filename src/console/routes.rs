@@ -69,7 +69,8 @@ use Method::{Get, Post};
 /// Every page of the console.
 pub static PAGES: &[Page] = &[
     file("/console.css", Asset::Stylesheet),
-    file("/console.js", Asset::CopyScript),
+    file("/console.js", Asset::Script),
+    file("/proof-worker.js", Asset::ProofWorker),
     public(Get, "/sign-in", sign_in::form),
     sign_in_attempt(Post, "/sign-in", sign_in::sign_in),
     public(Get, "/link/{link}", links::page),

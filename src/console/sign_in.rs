@@ -1,20 +1,23 @@
 //! Signing in and out, and the one check of a password a person types, under the limits on
 //! failed attempts (per client address, shared with `/v1`'s failed authentications, and per
-//! email address unless the browser is one the person signed in from before: `ops::devices`);
-//! "forgot your password" when mail is set up.
+//! email address unless the browser is one the person signed in from before: `ops::devices`),
+//! and for a browser unknown to the person, the budgets of hashes and the proof of work of
+//! `unknown_browser`; "forgot your password" when mail is set up.
 
 use super::context::{Answer, PageContext, PublicContext};
-use super::pages::{self, Field, ForgotPassword, SignIn};
+use super::pages::{self, Field, ForgotPassword, ProofAsked, SignIn};
 use super::refusal::PageRefusal;
 use super::session;
+use super::unknown_browser::{self, Admission};
 use crate::app::App;
 use crate::db::people::{self, Person};
 use crate::db::sessions;
 use crate::domain::Email;
 use crate::error::ApiError;
+use crate::http::Response;
 use crate::limits::{self, Limit};
 use crate::ops::{devices, members};
-use crate::password::{Caller, Refused};
+use crate::password::Caller;
 
 /// Said for a wrong password and an unknown email alike.
 const WRONG: &str = "wrong email or password";
@@ -36,37 +39,49 @@ fn page(ctx: &PublicContext, next: Option<&str>) -> SignIn {
     page
 }
 
-/// `GET /sign-in[?next=PATH]`: a person signed in already goes on, home or to `next`.
+/// `GET /sign-in[?next=PATH]`: a person signed in already goes on, home or to `next`; in a
+/// flood, the form carries a proof of work for a browser without a device cookie to solve.
 pub fn form(ctx: &mut PublicContext) -> Answer {
     let next = return_path(ctx.query.get("next"));
-    Ok(match ctx.visit {
-        Some(_) => pages::redirect(next.unwrap_or("/")),
-        None => pages::sign_in(200, page(ctx, next)),
-    })
+    if ctx.visit.is_some() {
+        return Ok(pages::redirect(next.unwrap_or("/")));
+    }
+    let mut page = page(ctx, next);
+    page.proof = unknown_browser::offered(ctx)?;
+    Ok(pages::sign_in(200, page))
 }
 
 /// `POST /sign-in`: a new session and its cookie, and a device cookie for this browser; or the
-/// form again with one answer for every failure, after the same work (an unknown email is
-/// checked against a dummy hash). A browser without a device cookie, beyond the rate of
-/// hashes for unknown browsers, gets `429` before any other work: a flood from many addresses
-/// costs a refusal per attempt, not a query, and leaves the known browsers' rate alone.
+/// form again with one answer for every failure, after as long a wait (an unknown email costs
+/// no hash: `password::Passwords::verify`). A browser unknown to the person is held to its
+/// budgets of hashes, and beyond the global rate gets the form again asking for a proof of
+/// work (`unknown_browser`); a known browser is held to neither.
 pub fn sign_in(ctx: &mut PublicContext) -> Answer {
     let device = session::cookie_of(ctx.request, devices::COOKIE);
-    if device.is_none() && !ctx.app.passwords.has_room(Caller::Unknown) {
-        return Err(Refused::TooMany(Caller::Unknown).into());
-    }
-    let email = ctx.form.get("email").trim();
-    let next = return_path(ctx.form.get("next"));
-    let person = people::find_by_email(ctx.db, email)?;
+    let email = ctx.form.get("email").trim().to_string();
+    let person = people::find_by_email(ctx.db, &email)?;
     let known = devices::is_known(ctx.db, person.as_ref().map(|p| &p.id), device)?;
-    let limits = limits::sign_in_limits(ctx.app.client_ip(ctx.request), email, known);
-    let caller = Caller::signing_in(known);
+    let limits = limits::sign_in_limits(ctx.app.client_ip(ctx.request), &email, known);
+    let caller = match known {
+        true => Caller::Known,
+        false => match unknown_browser::admit(ctx, &email, &limits)? {
+            Admission::Hash(caller) => caller,
+            Admission::Ask(proof) => return Ok(asked(ctx, &email, proof)),
+        },
+    };
     let stored = person.as_ref().and_then(|p| p.password_hash.as_deref());
     let password = ctx.form.get("password");
-    let matches = check_password(ctx.app, caller, &limits, stored, password)?;
+    let matches = match check_password(ctx.app, caller, &limits, stored, password) {
+        Err(PageRefusal::Hashes(Caller::Unknown)) => {
+            let proof = unknown_browser::ask(ctx.db, ctx.app, None)?;
+            return Ok(asked(ctx, &email, proof));
+        }
+        checked => checked?,
+    };
+    let next = return_path(ctx.form.get("next"));
     let (Some(person), true) = (person, matches) else {
         let mut page = page(ctx, next);
-        page.email.value = email.to_string();
+        page.email.value = email;
         page.password.error = Some(WRONG.into());
         return Ok(pages::sign_in(422, page));
     };
@@ -75,6 +90,16 @@ pub fn sign_in(ctx: &mut PublicContext) -> Answer {
     }
     let secret = session::start(ctx.db, &person, None, ctx.request)?;
     signed_in(ctx.db, ctx.app, &person, &secret, next.unwrap_or("/"))
+}
+
+/// The form again for `email`, asking for `proof` (`422` when the one sent was refused):
+/// nothing was checked.
+fn asked(ctx: &PublicContext, email: &str, proof: ProofAsked) -> Response {
+    let mut page = page(ctx, return_path(ctx.form.get("next")));
+    page.email.value = email.to_string();
+    let status = if proof.refused.is_some() { 422 } else { 200 };
+    page.proof = Some(proof);
+    pages::sign_in(status, page)
 }
 
 /// The redirect that gives the browser its new session cookie and a device cookie of

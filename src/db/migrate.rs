@@ -70,6 +70,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "013_audit_names.sql",
         include_str!("../../sql/013_audit_names.sql"),
     ),
+    (
+        15,
+        "015_sign_in_proofs.sql",
+        include_str!("../../sql/015_sign_in_proofs.sql"),
+    ),
 ];
 
 /// Arbitrary constant naming our advisory lock.

@@ -199,3 +199,34 @@ pub fn is_device_of(
     )?;
     Ok(row.is_some())
 }
+
+/// The fleet's secret for the sign-in's proofs of work: the stored one, or `fresh` stored now
+/// when no instance made one yet (two instances racing store one; both read it).
+pub fn proof_of_work_key(
+    db: &mut impl GenericClient,
+    fresh: &[u8],
+) -> Result<Vec<u8>, postgres::Error> {
+    let row = db.query_one(
+        "WITH made AS (INSERT INTO proof_of_work_key (secret) VALUES ($1)
+                        ON CONFLICT (only_one) DO NOTHING RETURNING secret)
+         SELECT secret FROM made UNION ALL SELECT secret FROM proof_of_work_key LIMIT 1",
+        &[&fresh],
+    )?;
+    Ok(row.get(0))
+}
+
+/// Records a challenge spent (by its hash) until it expires (Unix seconds); `false` when it was
+/// spent already, on any instance. Forgets the spent challenges that have expired.
+pub fn spend_proof(
+    db: &mut impl GenericClient,
+    challenge_hash: &[u8],
+    expires_at: i64,
+) -> Result<bool, postgres::Error> {
+    let spent = db.execute(
+        "WITH expired AS (DELETE FROM spent_proofs WHERE expires_at < now())
+         INSERT INTO spent_proofs (challenge_hash, expires_at)
+         VALUES ($1, to_timestamp($2::bigint)) ON CONFLICT DO NOTHING",
+        &[&challenge_hash, &expires_at],
+    )?;
+    Ok(spent == 1)
+}

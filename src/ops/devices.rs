@@ -2,8 +2,9 @@
 //! 256 random bits, of which only the SHA-256 is stored with the person, for a year. A sign-in
 //! from a browser that presents one of the person's is held to the client address's limit
 //! only, not the email's (`limits::sign_in_limits`), and to the rate of hashes of known people,
-//! not that of unknown browsers (`password::Caller`): strangers who fail with that email, or
-//! flood the sign-in from many addresses, keep no browser out that the person used before.
+//! not to the budgets, rate and proof of work of unknown browsers (`password::Caller`,
+//! `console::unknown_browser`): strangers who fail with that email, or flood the sign-in from
+//! many addresses, keep no browser out that the person used before.
 
 use crate::auth;
 use crate::db::sessions;

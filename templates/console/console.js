@@ -14,3 +14,35 @@ for (const button of document.querySelectorAll("button[data-copy]")) {
     }
   });
 }
+
+// The sign-in's proof of work, asked during a flood of sign-ins from new browsers: a Web Worker
+// (/proof-worker.js) finds the nonce while the person types; a sign-in sent before it is found
+// goes once it is. Without script, the page says to wait and sign in again later.
+const proofForm = document.querySelector("form[data-challenge]");
+if (proofForm) {
+  const status = document.getElementById("proof-status");
+  const nonce = proofForm.elements.proof;
+  const solved = new Promise((resolve, reject) => {
+    const worker = new Worker("/proof-worker.js");
+    worker.addEventListener("message", (event) => resolve(event.data));
+    worker.addEventListener("error", reject);
+    worker.postMessage(proofForm.dataset.challenge);
+  });
+  status.textContent = "Many sign-ins are coming from browsers new to their person at this " +
+    "moment, so this browser is doing a few seconds of work first. Type your password and " +
+    "press Sign in meanwhile: it signs in as soon as the work is done.";
+  solved.then((found) => {
+    nonce.value = found;
+    status.textContent = "This browser's work is done: you can sign in.";
+  }, () => {
+    status.textContent = "This browser could not do the work: wait a few minutes, then sign in again.";
+  });
+  proofForm.addEventListener("submit", (event) => {
+    if (nonce.value) {
+      return;
+    }
+    event.preventDefault();
+    status.textContent = "Signing in as soon as this browser's work is done…";
+    solved.then(() => proofForm.submit());
+  });
+}

@@ -165,6 +165,11 @@ fn start_running(database_url: &str, extra: &[(&str, &str)]) -> agentcard::Runni
             "AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_MINUTE".into(),
             "1000000".into(),
         ),
+        // Their browsers' addresses are neighbours (`next_client_ip`), in a few /24 blocks.
+        (
+            "AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_BLOCK_PER_MINUTE".into(),
+            "1000000".into(),
+        ),
         (
             "AGENTCARD_REPORT_FLUSH_MS".into(),
             REPORT_FLUSH_MS.to_string(),

@@ -51,8 +51,10 @@
 //!   visitor not signed in, a viewer on members' and owners' pages and on every read, a member
 //!   on owners' pages), NUL and invalid UTF-8 in forms and queries, the audit of a password
 //!   change.
-//! - `console_flood`: beyond the global rate of password hashes, sign-ins, password changes
-//!   and set-password links from any address are refused (`429`) without hashing.
+//! - `console_flood`: sign-in under a flood: an unknown email costs no hash; unknown browsers'
+//!   hashes budgeted per email and per address block; beyond the global rate, a proof of work
+//!   (solved here, spent once across two instances) instead of `429`; known people's password
+//!   changes and set-password links refused (`429`) beyond theirs, without hashing.
 //! - `console_cards`: the console's card pages: each action read back, refusals, CSRF, audit, and
 //!   the same rules and messages as `/v1`.
 //! - `console_queries`: each console page's data in a bounded number of queries (counted by a
