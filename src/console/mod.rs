@@ -28,6 +28,7 @@ mod refusal;
 mod reports;
 mod routes;
 mod rules;
+mod second_factor;
 mod session;
 mod sign_in;
 mod site_forms;
@@ -45,6 +46,7 @@ use crate::limits::Limit;
 use captures::Captures;
 use context::{Answer, PageContext, PublicContext};
 use form::Form;
+use notice::Notice;
 use postgres::Client;
 use refusal::PageRefusal;
 use routes::{Handler, Method, Page, SignedInHandler};
@@ -138,11 +140,28 @@ fn open(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer
 /// header.
 fn signed_in(mut ctx: PageContext, page: &Page, handle: SignedInHandler) -> Response {
     let writes = page.method == Method::Post;
+    if ctx.visit.lacks_required_factor() && !page.open_without_factor {
+        return without_factor(&ctx.visit, writes);
+    }
     let answer = allowed(&ctx, page).and_then(|()| handle(&mut ctx));
     if writes && answer.is_ok() {
         reload_after_write(ctx.app, ctx.db, &ctx.visit);
     }
     answer.unwrap_or_else(|refusal| pages::refusal(&refusal, Some(&ctx.visit)))
+}
+
+/// A person whose organisation requires a second factor they lack is sent to the page that
+/// adds one; a write elsewhere is refused.
+fn without_factor(visit: &Visit, writes: bool) -> Response {
+    match writes {
+        true => pages::refusal(
+            &PageRefusal::Forbidden(
+                "your organisation requires a second factor: add one first (nothing was changed)",
+            ),
+            Some(visit),
+        ),
+        false => pages::redirect_with(second_factor::FACTORS_PATH, Notice::SecondFactorRequired),
+    }
 }
 
 fn allowed(ctx: &PageContext, page: &Page) -> Result<(), PageRefusal> {

@@ -39,10 +39,15 @@ pub enum Notice {
     RuleSaved,
     RuleDeleted,
     JoinedSignedIn,
+    // Second factors.
+    AppAdded,
+    AppRemoved,
+    SecondFactorRequired,
+    SecuritySaved,
 }
 
 impl Notice {
-    const ALL: [Notice; 32] = [
+    const ALL: [Notice; 36] = [
         Notice::PasswordChanged,
         Notice::OthersEnded,
         Notice::PasswordSet,
@@ -75,6 +80,10 @@ impl Notice {
         Notice::RuleSaved,
         Notice::RuleDeleted,
         Notice::JoinedSignedIn,
+        Notice::AppAdded,
+        Notice::AppRemoved,
+        Notice::SecondFactorRequired,
+        Notice::SecuritySaved,
     ];
 
     /// The notice a query's `notice` names; an unknown key names none.
@@ -170,6 +179,19 @@ impl Notice {
             Notice::JoinedSignedIn => (
                 "joined-org",
                 "You have joined the organisation: it is the one open now.",
+            ),
+            Notice::AppAdded => (
+                "app-added",
+                "Your authenticator app was added: sign-ins ask for its code after your password.",
+            ),
+            Notice::AppRemoved => ("app-removed", "Your authenticator app was removed."),
+            Notice::SecondFactorRequired => (
+                "second-factor-required",
+                "Your organisation requires a second factor: add one here to use the console.",
+            ),
+            Notice::SecuritySaved => (
+                "security-saved",
+                "The organisation's security settings were saved.",
             ),
         }
     }

@@ -6,6 +6,7 @@
 use super::context::{Answer, PageContext, PublicContext};
 use super::pages::{self, Field, ForgotPassword, SignIn};
 use super::refusal::PageRefusal;
+use super::second_factor;
 use super::session;
 use crate::app::App;
 use crate::db::people::{self, Person};
@@ -70,11 +71,17 @@ pub fn sign_in(ctx: &mut PublicContext) -> Answer {
         page.password.error = Some(WRONG.into());
         return Ok(pages::sign_in(422, page));
     };
+    let next = next.map(str::to_owned);
+    second_factor::after_password(ctx, &person, known, next.as_deref())
+}
+
+/// A new session of `person` in this browser (the one it had ends), going to `next` (home).
+pub fn start_session(ctx: &mut PublicContext, person: &Person, next: Option<&str>) -> Answer {
     if let Some(visit) = &ctx.visit {
         sessions::end_session(ctx.db, visit.session.id)?;
     }
-    let secret = session::start(ctx.db, &person, None, ctx.request)?;
-    signed_in(ctx.db, ctx.app, &person, &secret, next.unwrap_or("/"))
+    let secret = session::start(ctx.db, person, None, ctx.request)?;
+    signed_in(ctx.db, ctx.app, person, &secret, next.unwrap_or("/"))
 }
 
 /// The redirect that gives the browser its new session cookie and a device cookie of

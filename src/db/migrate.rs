@@ -60,6 +60,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "011_report_days.sql",
         include_str!("../../sql/011_report_days.sql"),
     ),
+    (
+        14,
+        "014_second_factors.sql",
+        include_str!("../../sql/014_second_factors.sql"),
+    ),
 ];
 
 /// Arbitrary constant naming our advisory lock.

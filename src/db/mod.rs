@@ -15,6 +15,7 @@ pub mod people;
 pub mod report_summary;
 pub mod reports;
 pub mod routes;
+pub mod second_factors;
 pub mod sessions;
 pub mod sites;
 pub mod snapshot;

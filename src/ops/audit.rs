@@ -54,10 +54,18 @@ pub enum Operation {
     EditFragment,
     SetFragmentStatus,
     UpdateRoute,
+    AddAuthenticatorApp,
+    RemoveAuthenticatorApp,
+    NewRecoveryCodes,
+    UseRecoveryCode,
+    /// Every second factor of a person removed by the operator (`admin user reset`).
+    RemoveSecondFactors,
+    RequireSecondFactor,
+    StopRequiringSecondFactor,
 }
 
 /// Each operation, its stored name and its words.
-const OPERATIONS: [(Operation, &str, &str); 38] = [
+const OPERATIONS: [(Operation, &str, &str); 45] = [
     (Operation::CreateOrg, "create_org", "organisation created"),
     (Operation::PutSite, "put_site", "site saved"),
     (Operation::DeleteSite, "delete_site", "site deleted"),
@@ -144,6 +152,41 @@ const OPERATIONS: [(Operation, &str, &str); 38] = [
         "fragment status changed",
     ),
     (Operation::UpdateRoute, "update_route", "rule edited"),
+    (
+        Operation::AddAuthenticatorApp,
+        "add_authenticator_app",
+        "authenticator app added",
+    ),
+    (
+        Operation::RemoveAuthenticatorApp,
+        "remove_authenticator_app",
+        "authenticator app removed",
+    ),
+    (
+        Operation::NewRecoveryCodes,
+        "new_recovery_codes",
+        "recovery codes made",
+    ),
+    (
+        Operation::UseRecoveryCode,
+        "use_recovery_code",
+        "recovery code used",
+    ),
+    (
+        Operation::RemoveSecondFactors,
+        "remove_second_factors",
+        "second factors removed",
+    ),
+    (
+        Operation::RequireSecondFactor,
+        "require_second_factor",
+        "second factor required",
+    ),
+    (
+        Operation::StopRequiringSecondFactor,
+        "stop_requiring_second_factor",
+        "second factor no longer required",
+    ),
 ];
 
 impl Operation {

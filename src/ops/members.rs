@@ -377,7 +377,7 @@ fn invited_person(tx: &mut Transaction, link: &OneTimeLink) -> Result<Person, Ap
 }
 
 /// Records a write about `person` in each of their organisations; with none, as the platform's.
-fn record_in_orgs_of(
+pub(super) fn record_in_orgs_of(
     tx: &mut Transaction,
     person: &Person,
     actor: &Actor,

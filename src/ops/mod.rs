@@ -18,6 +18,7 @@ pub mod once;
 pub mod orgs;
 pub mod report;
 pub mod routes;
+pub mod second_factors;
 pub mod site_map;
 pub mod sites;
 pub mod tokens;

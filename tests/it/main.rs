@@ -50,6 +50,9 @@
 //! - `console_access`: the console's access rules walked from its page table (every page, a
 //!   visitor not signed in and a member on owners' pages), NUL and invalid UTF-8 in forms and
 //!   queries, the audit of a password change.
+//! - `console_factors`: second factors: an authenticator app (codes computed from the secret on
+//!   the page), each code once, a wrong one counted, recovery codes, removal, the owner's
+//!   "require a second factor", the operator's reset.
 //! - `console_flood`: beyond the global rate of password hashes, sign-ins, password changes
 //!   and set-password links from any address are refused (`429`) without hashing.
 //! - `console_cards`: the console's card pages: each action read back, refusals, CSRF, audit, and
@@ -97,6 +100,7 @@ mod console;
 mod console_access;
 mod console_admin;
 mod console_cards;
+mod console_factors;
 mod console_flood;
 mod console_people;
 mod console_queries;
