@@ -81,8 +81,16 @@ pub static PAGES: &[Page] = &[
     own(Get, "/second-factors", second_factor::page),
     own(Get, "/second-factors/app", second_factor::app_form),
     own(Post, "/second-factors/app", second_factor::add_app),
-    own(Post, "/second-factors/app/remove", second_factor::remove_app),
-    own(Post, "/second-factors/recovery-codes", second_factor::new_codes),
+    own(
+        Post,
+        "/second-factors/app/remove",
+        second_factor::remove_app,
+    ),
+    own(
+        Post,
+        "/second-factors/recovery-codes",
+        second_factor::new_codes,
+    ),
     owner(Get, "/org/security", second_factor::security),
     owner(Post, "/org/security", second_factor::save_security),
     member(Get, "/", account::home),

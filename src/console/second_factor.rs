@@ -10,8 +10,7 @@ use super::pages::{self, field_refusal, Field, Layout};
 use super::refusal::PageRefusal;
 use super::session;
 use super::sign_in::{self, check_password};
-use crate::db::people::{self, Person};
-use crate::db::second_factors::PendingSignIn;
+use crate::db::people;
 use crate::error::ApiError;
 use crate::limits;
 use crate::ops::second_factors::{self, AppSetup, PENDING_COOKIE};
@@ -20,33 +19,10 @@ use askama::Template;
 use qrcode::render::svg;
 use qrcode::QrCode;
 
-/// Where a sign-in goes for its factor.
-const STEP_PATH: &str = "/sign-in/second-factor";
 /// The person's own page of factors; a person whose organisation requires one and who has
 /// none is sent here.
 pub const FACTORS_PATH: &str = "/second-factors";
 const WRONG_FACTOR: &str = "this code is not right, or it was used already";
-
-/// After the password matched: a person with a second factor waits for it (a cookie and a
-/// redirect to the factor step), anyone else is signed in.
-pub fn after_password(
-    ctx: &mut PublicContext,
-    person: &Person,
-    known_device: bool,
-    next: Option<&str>,
-) -> Answer {
-    if !second_factors::has_factor(ctx.db, &person.id)? {
-        return sign_in::start_session(ctx, person, next);
-    }
-    let pending = PendingSignIn {
-        person: person.id.clone(),
-        email: person.email.clone(),
-        next: next.unwrap_or("").to_string(),
-        known_device,
-    };
-    let cookie = second_factors::start_pending(ctx.db, &pending)?;
-    Ok(pages::redirect(STEP_PATH).header("Set-Cookie", session::pending_cookie(ctx.app, &cookie)))
-}
 
 #[derive(Template)]
 #[template(path = "console/sign_in_factor.html")]
@@ -164,7 +140,9 @@ fn app_page(ctx: &mut PageContext) -> Result<Option<AppPage>, PageRefusal> {
 fn qr_svg(setup: &AppSetup) -> Result<String, ApiError> {
     let code = QrCode::new(setup.url.as_bytes()).map_err(ApiError::internal)?;
     let drawn = code.render::<svg::Color>().min_dimensions(200, 200).build();
-    let svg = drawn.split_once("?>").map_or(drawn.as_str(), |(_, svg)| svg);
+    let svg = drawn
+        .split_once("?>")
+        .map_or(drawn.as_str(), |(_, svg)| svg);
     Ok(svg.replacen(
         "<svg ",
         "<svg role=\"img\" aria-label=\"QR code for your authenticator app\" ",
@@ -278,7 +256,11 @@ pub fn save_security(ctx: &mut PageContext) -> Answer {
     let required = match ctx.form.get("second_factor_required") {
         "on" => true,
         "" => false,
-        _ => return Err(PageRefusal::BadRequest("the form's checkbox sends \"on\" or nothing")),
+        _ => {
+            return Err(PageRefusal::BadRequest(
+                "the form's checkbox sends \"on\" or nothing",
+            ))
+        }
     };
     second_factors::set_required(ctx.db, &ctx.caller()?, required)?;
     Ok(pages::redirect_with("/org/security", Notice::SecuritySaved))

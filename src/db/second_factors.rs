@@ -67,7 +67,10 @@ pub fn accept_totp_step(
 }
 
 /// Removes the person's authenticator app, set up or being set up; whether there was one.
-pub fn delete_totp(db: &mut impl GenericClient, person: &PersonId) -> Result<bool, postgres::Error> {
+pub fn delete_totp(
+    db: &mut impl GenericClient,
+    person: &PersonId,
+) -> Result<bool, postgres::Error> {
     let deleted = db.execute("DELETE FROM totp_factors WHERE person_id = $1", &[person])?;
     Ok(deleted == 1)
 }
@@ -186,7 +189,10 @@ pub fn live_pending(
 }
 
 /// Ends a waiting sign-in (its factor was given); `false` when it had ended already.
-pub fn end_pending(db: &mut impl GenericClient, secret_hash: &[u8]) -> Result<bool, postgres::Error> {
+pub fn end_pending(
+    db: &mut impl GenericClient,
+    secret_hash: &[u8],
+) -> Result<bool, postgres::Error> {
     let ended = db.execute(
         "DELETE FROM pending_sign_ins WHERE secret_hash = $1",
         &[&secret_hash],

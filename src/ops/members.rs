@@ -377,20 +377,29 @@ fn invited_person(tx: &mut Transaction, link: &OneTimeLink) -> Result<Person, Ap
 }
 
 /// Records a write about `person` in each of their organisations; with none, as the platform's.
-pub(super) fn record_in_orgs_of(
+fn record_in_orgs_of(
     tx: &mut Transaction,
     person: &Person,
     actor: &Actor,
     operation: Operation,
 ) -> Result<(), ApiError> {
-    let orgs = people::orgs_of(tx, &person.id)?;
-    if orgs.is_empty() {
-        return audit::record_by(tx, None, actor, person_entry(operation, &person.id));
-    }
-    for org_id in &orgs {
-        audit::record_by(tx, Some(org_id), actor, person_entry(operation, &person.id))?;
+    for org in logs_of(tx, &person.id)? {
+        audit::record_by(tx, org.as_ref(), actor, person_entry(operation, &person.id))?;
     }
     Ok(())
+}
+
+/// The logs a write about a person goes to: each of their organisations', or with none the
+/// platform's (`None`).
+pub(super) fn logs_of(
+    tx: &mut Transaction,
+    person: &PersonId,
+) -> Result<Vec<Option<OrgId>>, ApiError> {
+    let orgs = people::orgs_of(tx, person)?;
+    match orgs.is_empty() {
+        true => Ok(vec![None]),
+        false => Ok(orgs.into_iter().map(Some).collect()),
+    }
 }
 
 fn person_entry<'a>(operation: Operation, id: &'a PersonId) -> AuditEntry<'a> {

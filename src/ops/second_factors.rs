@@ -7,14 +7,14 @@
 //! hashed) and never logged; recovery codes and the waiting sign-in's cookie as SHA-256.
 
 use super::audit::{self, AuditEntry, Operation};
-use super::members::record_in_orgs_of;
+use super::members::logs_of;
 use super::{Actor, Caller};
 use crate::auth;
 use crate::db::people::Person;
 use crate::db::second_factors::{self as stored, PendingSignIn};
 use crate::error::ApiError;
 use crate::ids::PersonId;
-use postgres::GenericClient;
+use postgres::{GenericClient, Transaction};
 use rand::RngCore;
 use std::time::{SystemTime, UNIX_EPOCH};
 use totp_rs::{Algorithm, TOTP};
@@ -66,7 +66,10 @@ fn totp(secret: &[u8], email: &str) -> Result<TOTP, ApiError> {
 
 /// The person's app being set up: a new secret, or the one already being set up (a reload of
 /// the page shows the same). `None`: the person has an app set up already.
-pub fn start_app(db: &mut impl GenericClient, person: &Person) -> Result<Option<AppSetup>, ApiError> {
+pub fn start_app(
+    db: &mut impl GenericClient,
+    person: &Person,
+) -> Result<Option<AppSetup>, ApiError> {
     let mut secret = [0u8; SECRET_BYTES];
     rand::thread_rng().fill_bytes(&mut secret);
     let app = stored::start_totp(db, &person.id, &secret)?;
@@ -147,7 +150,12 @@ pub fn confirm_app(
         true => Some(replace_recovery_codes(&mut tx, &person.id)?),
         false => None,
     };
-    record_in_orgs_of(&mut tx, person, &actor_of(person), Operation::AddAuthenticatorApp)?;
+    record(
+        &mut tx,
+        person,
+        &actor_of(person),
+        Operation::AddAuthenticatorApp,
+    )?;
     tx.commit()?;
     Ok(codes)
 }
@@ -161,7 +169,12 @@ pub fn remove_app(db: &mut impl GenericClient, person: &Person) -> Result<(), Ap
     if !stored::has_factor(&mut tx, &person.id)? {
         stored::replace_recovery_codes(&mut tx, &person.id, &[])?;
     }
-    record_in_orgs_of(&mut tx, person, &actor_of(person), Operation::RemoveAuthenticatorApp)?;
+    record(
+        &mut tx,
+        person,
+        &actor_of(person),
+        Operation::RemoveAuthenticatorApp,
+    )?;
     tx.commit()?;
     Ok(())
 }
@@ -180,13 +193,21 @@ pub fn new_recovery_codes(
         ));
     }
     let codes = replace_recovery_codes(&mut tx, &person.id)?;
-    record_in_orgs_of(&mut tx, person, &actor_of(person), Operation::NewRecoveryCodes)?;
+    record(
+        &mut tx,
+        person,
+        &actor_of(person),
+        Operation::NewRecoveryCodes,
+    )?;
     tx.commit()?;
     Ok(codes)
 }
 
 /// How many unused recovery codes the person has.
-pub fn recovery_codes_left(db: &mut impl GenericClient, person: &PersonId) -> Result<i64, ApiError> {
+pub fn recovery_codes_left(
+    db: &mut impl GenericClient,
+    person: &PersonId,
+) -> Result<i64, ApiError> {
     Ok(stored::recovery_codes_left(db, person)?)
 }
 
@@ -245,7 +266,12 @@ pub fn check_factor(
     if !stored::use_recovery_code(&mut tx, &person.id, &recovery_hash(typed))? {
         return Ok(false);
     }
-    record_in_orgs_of(&mut tx, person, &actor_of(person), Operation::UseRecoveryCode)?;
+    record(
+        &mut tx,
+        person,
+        &actor_of(person),
+        Operation::UseRecoveryCode,
+    )?;
     tx.commit()?;
     Ok(true)
 }
@@ -259,7 +285,7 @@ pub fn remove_all(
 ) -> Result<bool, ApiError> {
     let mut tx = db.transaction()?;
     let had = stored::delete_all(&mut tx, &person.id)?;
-    record_in_orgs_of(&mut tx, person, actor, Operation::RemoveSecondFactors)?;
+    record(&mut tx, person, actor, Operation::RemoveSecondFactors)?;
     tx.commit()?;
     Ok(had)
 }
@@ -282,6 +308,20 @@ pub fn set_required(
     Ok(())
 }
 
+/// Records a change of the person's factors in each of their organisations' logs.
+fn record(
+    tx: &mut Transaction,
+    person: &Person,
+    actor: &Actor,
+    operation: Operation,
+) -> Result<(), ApiError> {
+    for org in logs_of(tx, &person.id)? {
+        let entry = AuditEntry::new(operation, "person", person.id.as_str());
+        audit::record_by(tx, org.as_ref(), actor, entry)?;
+    }
+    Ok(())
+}
+
 fn actor_of(person: &Person) -> Actor {
     Actor::Person {
         email: person.email.clone(),
@@ -289,7 +329,10 @@ fn actor_of(person: &Person) -> Actor {
 }
 
 /// A new sign-in waiting for its factor; answers its cookie's value.
-pub fn start_pending(db: &mut impl GenericClient, pending: &PendingSignIn) -> Result<String, ApiError> {
+pub fn start_pending(
+    db: &mut impl GenericClient,
+    pending: &PendingSignIn,
+) -> Result<String, ApiError> {
     let secret = auth::random_hex(PENDING_SECRET_BYTES);
     stored::create_pending(db, &auth::hash(&secret), pending)?;
     Ok(secret)
@@ -338,7 +381,10 @@ mod tests {
     #[test]
     fn a_code_of_now_matches_now_and_a_later_step_does_not() {
         let totp = totp(&[7u8; SECRET_BYTES], "a@example.org").unwrap();
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
         let step = i64::try_from(now / STEP_SECONDS).unwrap();
         let code = totp.generate(now);
         assert!(matching_step(&totp, &code).is_some_and(|s| (s - step).abs() <= 1));

@@ -24,7 +24,10 @@ impl App {
 
     /// The code of the step `offset` steps from now.
     fn code(&self, offset: i64) -> String {
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
         self.0.generate(now.saturating_add_signed(offset * 30))
     }
 }
@@ -72,9 +75,12 @@ impl Waiting {
     fn page(&self) -> crate::harness::Resp {
         let cookie = self.cookie();
         let browser = &self.device.browser;
-        browser
-            .client
-            .request("GET", "/sign-in/second-factor", &[("Cookie", &cookie)], None)
+        browser.client.request(
+            "GET",
+            "/sign-in/second-factor",
+            &[("Cookie", &cookie)],
+            None,
+        )
     }
 
     fn give(&mut self, code: &str) -> crate::harness::Resp {
@@ -129,7 +135,11 @@ fn an_app_added_with_its_code_is_asked_for_after_the_password_and_each_code_work
     let wrong = browser.write("/second-factors/app", &[("code", "000000")]);
     assert_eq!(wrong.status, 422);
     assert!(wrong.text().contains("not the code your app shows now"));
-    assert_eq!(stored_app(&email), Some(false), "not a factor until confirmed");
+    assert_eq!(
+        stored_app(&email),
+        Some(false),
+        "not a factor until confirmed"
+    );
 
     let (app, codes) = add_app(&browser);
     assert_eq!(stored_app(&email), Some(true));
@@ -199,7 +209,11 @@ fn a_recovery_code_signs_in_once_and_new_codes_replace_the_old() {
     let fresh = recovery_codes(&fresh.text());
     assert_eq!(fresh.len(), 10);
     assert!(browser.get("/second-factors").text().contains("10 of 10"));
-    assert_eq!(Waiting::start(&email).give(&codes[0]).status, 422, "replaced");
+    assert_eq!(
+        Waiting::start(&email).give(&codes[0]).status,
+        422,
+        "replaced"
+    );
     assert_eq!(Waiting::start(&email).give(&fresh[0]).status, 303);
     assert_eq!(audited(&email, "new_recovery_codes"), 1);
 }
@@ -216,10 +230,17 @@ fn removing_the_app_asks_for_the_password_or_a_code() {
     let resp = remove(&app.code(1));
     assert_eq!(resp.status, 303, "{}", resp.text());
     assert_eq!(stored_app(&email), None);
-    assert_eq!(codes_stored(&email), 0, "recovery codes go with the last factor");
+    assert_eq!(
+        codes_stored(&email),
+        0,
+        "recovery codes go with the last factor"
+    );
     assert_eq!(audited(&email, "remove_authenticator_app"), 1);
     let mut device = Device::new();
-    assert_eq!(device.sign_in(&email, PASSWORD).header("Location"), Some("/"));
+    assert_eq!(
+        device.sign_in(&email, PASSWORD).header("Location"),
+        Some("/")
+    );
 
     let (_, _) = add_app(&browser);
     assert_eq!(remove(PASSWORD).status, 303);
@@ -233,11 +254,20 @@ fn a_person_without_a_factor_reaches_only_its_page_when_the_owner_requires_one()
     let member_email = person(Some(&org), Role::Member);
     let member = Browser::signed_in(&member_email);
     assert_eq!(member.get("/org/security").status, 403, "owners only");
-    assert_eq!(member.write("/org/security", &[("second_factor_required", "on")]).status, 403);
+    assert_eq!(
+        member
+            .write("/org/security", &[("second_factor_required", "on")])
+            .status,
+        403
+    );
 
     let resp = owner.write("/org/security", &[("second_factor_required", "on")]);
     assert_eq!(resp.status, 303, "{}", resp.text());
-    assert_eq!(owner.get("/org/security").status, 303, "the owner lacks a factor too");
+    assert_eq!(
+        owner.get("/org/security").status,
+        303,
+        "the owner lacks a factor too"
+    );
     let kept: bool = db()
         .query_one(
             "SELECT second_factor_required FROM orgs WHERE id = $1",
@@ -270,22 +300,32 @@ fn a_person_without_a_factor_reaches_only_its_page_when_the_owner_requires_one()
     assert_eq!(page.status, 200);
     assert!(page.text().contains("requires a second factor"));
     add_app(&member);
-    assert_eq!(member.get("/cards").status, 200, "a factor opens the console");
+    assert_eq!(
+        member.get("/cards").status,
+        200,
+        "a factor opens the console"
+    );
     add_app(&owner);
     assert!(owner.get("/org/security").text().contains(" checked"));
     let off = owner.write("/org/security", &[]);
     assert_eq!(off.status, 303);
-    assert_eq!(off.header("Location"), Some("/org/security?notice=security-saved"));
+    assert_eq!(
+        off.header("Location"),
+        Some("/org/security?notice=security-saved")
+    );
     assert!(!owner.get("/org/security").text().contains(" checked"));
-    assert_eq!(member.write("/sign-out", &[]).status, 303, "signing out stays open");
+    assert_eq!(
+        member.write("/sign-out", &[]).status,
+        303,
+        "signing out stays open"
+    );
 }
 
 #[test]
 fn the_operator_removes_a_persons_second_factors() {
     let email = person(Some(&new_org()), Role::Member);
     let (_, _) = add_app(&Browser::signed_in(&email));
-    let (ok, out, stderr) =
-        admin_people(&["user", "reset", "--email", &email, "--second-factors"]);
+    let (ok, out, stderr) = admin_people(&["user", "reset", "--email", &email, "--second-factors"]);
     assert!(ok, "{stderr}");
     assert_eq!(out["second_factors_removed"], true, "{out}");
     assert!(out.get("link").is_none(), "{out}");
@@ -301,5 +341,8 @@ fn the_operator_removes_a_persons_second_factors() {
         .get(0);
     assert_eq!(count, 1);
     let mut device = Device::new();
-    assert_eq!(device.sign_in(&email, PASSWORD).header("Location"), Some("/"));
+    assert_eq!(
+        device.sign_in(&email, PASSWORD).header("Location"),
+        Some("/")
+    );
 }
