@@ -44,10 +44,11 @@ pub enum Notice {
     AppRemoved,
     SecondFactorRequired,
     SecuritySaved,
+    PasswordSetSignIn,
 }
 
 impl Notice {
-    const ALL: [Notice; 36] = [
+    const ALL: [Notice; 37] = [
         Notice::PasswordChanged,
         Notice::OthersEnded,
         Notice::PasswordSet,
@@ -84,6 +85,7 @@ impl Notice {
         Notice::AppRemoved,
         Notice::SecondFactorRequired,
         Notice::SecuritySaved,
+        Notice::PasswordSetSignIn,
     ];
 
     /// The notice a query's `notice` names; an unknown key names none.
@@ -192,6 +194,10 @@ impl Notice {
             Notice::SecuritySaved => (
                 "security-saved",
                 "The organisation's security settings were saved.",
+            ),
+            Notice::PasswordSetSignIn => (
+                "password-set-sign-in",
+                "Your password is set: sign in with it and your second factor.",
             ),
         }
     }

@@ -59,8 +59,12 @@ struct Waiting {
 
 impl Waiting {
     fn start(email: &str) -> Waiting {
+        Waiting::start_with(email, PASSWORD)
+    }
+
+    fn start_with(email: &str, password: &str) -> Waiting {
         let mut device = Device::new();
-        let resp = device.sign_in(email, PASSWORD);
+        let resp = device.sign_in(email, password);
         assert_eq!(resp.status, 303, "{}", resp.text());
         assert_eq!(resp.header("Location"), Some("/sign-in/second-factor"));
         assert_eq!(device.browser.cookie, None, "no session before the factor");
@@ -345,4 +349,24 @@ fn the_operator_removes_a_persons_second_factors() {
         device.sign_in(&email, PASSWORD).header("Location"),
         Some("/")
     );
+}
+
+#[test]
+fn a_password_link_of_a_person_with_a_factor_leads_to_the_sign_in_not_past_it() {
+    let email = person(Some(&new_org()), Role::Member);
+    let (app, _) = add_app(&Browser::signed_in(&email));
+    let (ok, out, stderr) = admin_people(&["user", "reset", "--email", &email]);
+    assert!(ok, "{stderr}");
+    let link = out["link"].as_str().unwrap();
+    let path = &link[link.find("/link/").unwrap()..];
+    let new = "a new password of mine";
+    let resp = Browser::new().post(path, &[("new_password", new)]);
+    assert_eq!(resp.status, 303, "{}", resp.text());
+    assert_eq!(
+        resp.header("Location"),
+        Some("/sign-in?notice=password-set-sign-in")
+    );
+    assert!(set_cookie(&resp, "agentcard_session").is_none());
+    let mut waiting = Waiting::start_with(&email, new);
+    assert_eq!(waiting.give(&app.code(1)).status, 303);
 }
