@@ -35,3 +35,27 @@ CREATE INDEX pending_sign_ins_person ON pending_sign_ins (person_id);
 
 -- An owner's "require a second factor" of the organisation.
 ALTER TABLE orgs ADD COLUMN second_factor_required boolean NOT NULL DEFAULT false;
+
+-- A person's passkeys (WebAuthn credentials): the credential's id, the person's user handle
+-- (the same for all their passkeys), its public key and the authenticator's state as the
+-- relying party library encodes them. Nothing secret: a public key.
+CREATE TABLE passkeys (
+    credential_id  bytea PRIMARY KEY,
+    person_id      text NOT NULL REFERENCES persons (id) ON DELETE CASCADE,
+    user_handle    bytea NOT NULL,
+    static_state   bytea NOT NULL,
+    dynamic_state  bytea NOT NULL,
+    created_at     timestamptz NOT NULL DEFAULT now(),
+    last_used_at   timestamptz
+);
+CREATE INDEX passkeys_person ON passkeys (person_id);
+
+-- A WebAuthn ceremony under way, by its challenge (128 random bits): a passkey's registration
+-- (of a person) or a sign-in (of whoever answers it), used once, for a few minutes.
+CREATE TABLE webauthn_ceremonies (
+    challenge   bytea PRIMARY KEY,
+    person_id   text REFERENCES persons (id) ON DELETE CASCADE,
+    state       bytea NOT NULL,
+    expires_at  timestamptz NOT NULL DEFAULT now() + interval '5 minutes'
+);
+CREATE INDEX webauthn_ceremonies_expiry ON webauthn_ceremonies (expires_at);

@@ -24,6 +24,7 @@ mod links;
 mod members;
 mod notice;
 mod pages;
+mod passkeys;
 mod refusal;
 mod reports;
 mod routes;

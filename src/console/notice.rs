@@ -45,10 +45,12 @@ pub enum Notice {
     SecondFactorRequired,
     SecuritySaved,
     PasswordSetSignIn,
+    PasskeyAdded,
+    PasskeyRemoved,
 }
 
 impl Notice {
-    const ALL: [Notice; 37] = [
+    const ALL: [Notice; 39] = [
         Notice::PasswordChanged,
         Notice::OthersEnded,
         Notice::PasswordSet,
@@ -86,6 +88,8 @@ impl Notice {
         Notice::SecondFactorRequired,
         Notice::SecuritySaved,
         Notice::PasswordSetSignIn,
+        Notice::PasskeyAdded,
+        Notice::PasskeyRemoved,
     ];
 
     /// The notice a query's `notice` names; an unknown key names none.
@@ -199,6 +203,11 @@ impl Notice {
                 "password-set-sign-in",
                 "Your password is set: sign in with it and your second factor.",
             ),
+            Notice::PasskeyAdded => (
+                "passkey-added",
+                "Your passkey was added: sign in with it alone, or after your password.",
+            ),
+            Notice::PasskeyRemoved => ("passkey-removed", "The passkey was removed."),
         }
     }
     /// The sentence naming what the write was about, for the notices that name it (a revoked

@@ -9,6 +9,7 @@
 use super::captures::{self, Captures};
 use super::context::{Answer, PageContext, PublicContext};
 use super::pages::Asset;
+use super::passkeys;
 use super::refusal::PageRefusal;
 use super::{account, audit, cards, keys, links, members, second_factor, sign_in, sites, tokens};
 use super::{fragments, rules};
@@ -91,6 +92,15 @@ pub static PAGES: &[Page] = &[
         "/second-factors/recovery-codes",
         second_factor::new_codes,
     ),
+    sign_in_attempt(Post, "/sign-in/passkey/options", passkeys::sign_in_options),
+    sign_in_attempt(Post, "/sign-in/passkey", passkeys::sign_in),
+    own(
+        Post,
+        "/second-factors/passkey/options",
+        passkeys::registration_options,
+    ),
+    own(Post, "/second-factors/passkey", passkeys::add),
+    own(Post, "/second-factors/passkey/remove", passkeys::remove),
     owner(Get, "/org/security", second_factor::security),
     owner(Post, "/org/security", second_factor::save_security),
     member(Get, "/", account::home),

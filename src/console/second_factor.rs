@@ -10,9 +10,12 @@ use super::pages::{self, field_refusal, Field, Layout};
 use super::refusal::PageRefusal;
 use super::session;
 use super::sign_in::{self, check_password};
+use crate::db::passkeys::PasskeyListed;
 use crate::db::people;
+use crate::db::second_factors::PendingSignIn;
 use crate::error::ApiError;
 use crate::limits;
+use crate::ops::passkeys;
 use crate::ops::second_factors::{self, AppSetup, PENDING_COOKIE};
 use crate::password::Caller;
 use askama::Template;
@@ -23,18 +26,23 @@ use qrcode::QrCode;
 /// none is sent here.
 pub const FACTORS_PATH: &str = "/second-factors";
 const WRONG_FACTOR: &str = "this code is not right, or it was used already";
+/// Said when the password or code asked before a removal is neither.
+pub const NOT_PROVEN: &str = "this is neither your password nor a code of your app";
 
 #[derive(Template)]
 #[template(path = "console/sign_in_factor.html")]
 struct StepPage {
     layout: Layout,
     code: Field,
+    /// Where the sign-in goes on to, for the passkey's form (`sign_in::return_path`).
+    next: String,
 }
 
-fn step_page(ctx: &PublicContext) -> StepPage {
+fn step_page(ctx: &PublicContext, pending: &PendingSignIn) -> StepPage {
     StepPage {
         layout: ctx.layout(),
         code: Field::new("code", "Code", "text").autocomplete("one-time-code"),
+        next: pending.next.clone(),
     }
 }
 
@@ -46,7 +54,7 @@ fn pending_cookie<'a>(ctx: &PublicContext<'a>) -> Option<&'a str> {
 /// sign-in.
 pub fn step_form(ctx: &mut PublicContext) -> Answer {
     match second_factors::pending(ctx.db, pending_cookie(ctx))? {
-        Some(_) => Ok(pages::html(200, &step_page(ctx))),
+        Some(pending) => Ok(pages::html(200, &step_page(ctx, &pending))),
         None => Ok(pages::redirect("/sign-in")),
     }
 }
@@ -69,7 +77,7 @@ pub fn give_factor(ctx: &mut PublicContext) -> Answer {
         for limit in limits {
             ctx.app.limiter.charge(limit);
         }
-        let mut page = step_page(ctx);
+        let mut page = step_page(ctx, &pending);
         page.code.error = Some(WRONG_FACTOR.into());
         return Ok(pages::html(422, &page));
     }
@@ -87,25 +95,38 @@ fn ended() -> PageRefusal {
 
 #[derive(Template)]
 #[template(path = "console/second_factors.html")]
-struct FactorsPage {
+pub(super) struct FactorsPage {
     layout: Layout,
     app: bool,
+    passkeys: Vec<PasskeyListed>,
     codes_left: i64,
     /// The person's organisation requires a factor they have not added yet.
     required: bool,
-    /// The password or a code, asked before a factor is removed.
+    /// The password or a code, asked before the app is removed, and before a passkey is.
     proof: Field,
+    pub(super) passkey_proof: Field,
 }
 
-fn factors_page(ctx: &mut PageContext) -> Result<FactorsPage, PageRefusal> {
+impl FactorsPage {
+    fn has_factor(&self) -> bool {
+        self.app || !self.passkeys.is_empty()
+    }
+}
+
+pub(super) fn factors_page(ctx: &mut PageContext) -> Result<FactorsPage, PageRefusal> {
     let person = &ctx.visit.session.person;
+    let proof = |name| {
+        Field::new(name, "Your password, or a code of your app", "password")
+            .autocomplete("current-password")
+    };
     Ok(FactorsPage {
         layout: ctx.layout(),
         app: second_factors::has_app(ctx.db, person)?,
+        passkeys: passkeys::passkeys_of(ctx.db, person)?,
         codes_left: second_factors::recovery_codes_left(ctx.db, person)?,
         required: ctx.visit.lacks_required_factor(),
-        proof: Field::new("proof", "Your password, or a code of your app", "password")
-            .autocomplete("current-password"),
+        proof: proof("proof"),
+        passkey_proof: proof("passkey_proof"),
     })
 }
 
@@ -166,7 +187,7 @@ struct CodesPage {
     codes: Vec<String>,
 }
 
-fn codes_page(ctx: &PageContext, codes: Vec<String>) -> Answer {
+pub(super) fn codes_page(ctx: &PageContext, codes: Vec<String>) -> Answer {
     let page = CodesPage {
         layout: ctx.layout(),
         codes,
@@ -194,7 +215,7 @@ pub fn add_app(ctx: &mut PageContext) -> Answer {
 
 /// Whether what the person typed proves them: a code of their app, or their password. A
 /// failure counts as a failed sign-in, as at the sign-in.
-fn proven(ctx: &mut PageContext, typed: &str) -> Result<bool, PageRefusal> {
+pub(super) fn proven(ctx: &mut PageContext, typed: &str) -> Result<bool, PageRefusal> {
     let person = people::find_person(ctx.db, &ctx.visit.session.person)?;
     let person = person.ok_or(ApiError::NotFound)?;
     let client = ctx.app.client_ip(ctx.request);
@@ -221,7 +242,7 @@ pub fn remove_app(ctx: &mut PageContext) -> Answer {
     let typed = ctx.form.get("proof").to_string();
     if !proven(ctx, &typed)? {
         let mut page = factors_page(ctx)?;
-        page.proof.error = Some("this is neither your password nor a code of your app".into());
+        page.proof.error = Some(NOT_PROVEN.into());
         return Ok(pages::html(422, &page));
     }
     second_factors::remove_app(ctx.db, &ctx.visit.person())?;

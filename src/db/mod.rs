@@ -11,6 +11,7 @@ pub mod icons;
 pub mod keys;
 pub mod migrate;
 pub mod orgs;
+pub mod passkeys;
 pub mod people;
 pub mod report_summary;
 pub mod reports;

@@ -78,8 +78,9 @@ pub fn delete_totp(
 /// The SQL of "the person whose id is `person` (an expression) has a second factor set up".
 pub(super) fn has_factor_sql(person: &str) -> String {
     format!(
-        "EXISTS (SELECT 1 FROM totp_factors t
-                  WHERE t.person_id = {person} AND t.confirmed_at IS NOT NULL)"
+        "(EXISTS (SELECT 1 FROM totp_factors t
+                   WHERE t.person_id = {person} AND t.confirmed_at IS NOT NULL)
+          OR EXISTS (SELECT 1 FROM passkeys k WHERE k.person_id = {person}))"
     )
 }
 
@@ -134,6 +135,7 @@ pub fn use_recovery_code(
 pub fn delete_all(db: &mut impl GenericClient, person: &PersonId) -> Result<bool, postgres::Error> {
     let had = has_factor(db, person)?;
     db.execute("DELETE FROM totp_factors WHERE person_id = $1", &[person])?;
+    db.execute("DELETE FROM passkeys WHERE person_id = $1", &[person])?;
     db.execute("DELETE FROM recovery_codes WHERE person_id = $1", &[person])?;
     Ok(had)
 }

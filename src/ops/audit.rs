@@ -62,10 +62,12 @@ pub enum Operation {
     RemoveSecondFactors,
     RequireSecondFactor,
     StopRequiringSecondFactor,
+    AddPasskey,
+    RemovePasskey,
 }
 
 /// Each operation, its stored name and its words.
-const OPERATIONS: [(Operation, &str, &str); 45] = [
+const OPERATIONS: [(Operation, &str, &str); 47] = [
     (Operation::CreateOrg, "create_org", "organisation created"),
     (Operation::PutSite, "put_site", "site saved"),
     (Operation::DeleteSite, "delete_site", "site deleted"),
@@ -186,6 +188,12 @@ const OPERATIONS: [(Operation, &str, &str); 45] = [
         Operation::StopRequiringSecondFactor,
         "stop_requiring_second_factor",
         "second factor no longer required",
+    ),
+    (Operation::AddPasskey, "add_passkey", "passkey added"),
+    (
+        Operation::RemovePasskey,
+        "remove_passkey",
+        "passkey removed",
     ),
 ];
 

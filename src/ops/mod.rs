@@ -16,6 +16,7 @@ pub mod keys;
 pub mod members;
 pub mod once;
 pub mod orgs;
+pub mod passkeys;
 pub mod report;
 pub mod routes;
 pub mod second_factors;

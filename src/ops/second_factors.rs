@@ -220,7 +220,7 @@ pub fn has_factor(db: &mut impl GenericClient, person: &PersonId) -> Result<bool
     Ok(stored::has_factor(db, person)?)
 }
 
-fn replace_recovery_codes(
+pub(super) fn replace_recovery_codes(
     db: &mut impl GenericClient,
     person: &PersonId,
 ) -> Result<Vec<String>, ApiError> {

@@ -370,3 +370,89 @@ fn a_password_link_of_a_person_with_a_factor_leads_to_the_sign_in_not_past_it() 
     let mut waiting = Waiting::start_with(&email, new);
     assert_eq!(waiting.give(&app.code(1)).status, 303);
 }
+
+/// The options of a ceremony, as the page's script gets them.
+fn options(browser: &Browser, path: &str, fields: &[(&str, &str)]) -> serde_json::Value {
+    let resp = browser.post(path, fields);
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    assert_eq!(resp.header("Content-Type"), Some("application/json"));
+    resp.json()
+}
+
+#[test]
+fn passkey_ceremonies_name_the_console_and_require_the_persons_verification() {
+    let email = person(Some(&new_org()), Role::Member);
+    let browser = Browser::signed_in(&email);
+    let token = browser.token();
+    let made = options(
+        &browser,
+        "/second-factors/passkey/options",
+        &[("csrf", &token)],
+    );
+    assert_eq!(made["rp"]["id"], "console.test", "{made}");
+    assert_eq!(made["user"]["name"], email.as_str(), "{made}");
+    assert_eq!(
+        made["authenticatorSelection"]["userVerification"], "required",
+        "{made}"
+    );
+    assert_eq!(made["authenticatorSelection"]["residentKey"], "required");
+    assert!(made["challenge"].as_str().is_some_and(|c| c.len() >= 22));
+    let stored: i64 = db()
+        .query_one(
+            "SELECT count(*) FROM webauthn_ceremonies c JOIN persons p ON p.id = c.person_id
+              WHERE p.email = $1",
+            &[&email],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(stored, 1);
+    assert_eq!(
+        browser.post("/second-factors/passkey/options", &[]).status,
+        403,
+        "a registration needs the session's form token"
+    );
+
+    let asked = options(&Browser::new(), "/sign-in/passkey/options", &[]);
+    assert_eq!(asked["userVerification"], "required", "{asked}");
+    assert_eq!(asked["rpId"], "console.test", "{asked}");
+}
+
+#[test]
+fn a_passkey_answer_that_does_not_verify_is_refused_and_counted_as_a_failed_sign_in() {
+    let visitor = Browser::new();
+    let challenge = options(&visitor, "/sign-in/passkey/options", &[])["challenge"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let client_data = serde_json::json!({
+        "type": "webauthn.get", "challenge": challenge, "origin": ORIGIN, "crossOrigin": false
+    });
+    let b64 = |bytes: &[u8]| {
+        use base64::Engine;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    };
+    let forged = serde_json::json!({
+        "id": b64(b"no such passkey"), "rawId": b64(b"no such passkey"), "type": "public-key",
+        "response": {
+            "clientDataJSON": b64(client_data.to_string().as_bytes()),
+            "authenticatorData": b64(&[0u8; 37]),
+            "signature": b64(&[1u8; 64]),
+            "userHandle": b64(&[2u8; 64]),
+        },
+        "clientExtensionResults": {}, "authenticatorAttachment": "platform"
+    })
+    .to_string();
+    let mut statuses = Vec::new();
+    for answer in [forged.as_str(), "not json", ""] {
+        let resp = visitor.post("/sign-in/passkey", &[("credential", answer)]);
+        assert!(resp.text().contains("passkey"), "{}", resp.text());
+        assert!(crate::console_fixtures::session_cookie(&resp).is_none());
+        statuses.push(resp.status);
+    }
+    assert_eq!(statuses, [422, 422, 422]);
+    for _ in 3..30 {
+        visitor.post("/sign-in/passkey", &[("credential", "x")]);
+    }
+    let resp = visitor.post("/sign-in/passkey", &[("credential", &forged)]);
+    assert_eq!(resp.status, 429, "the address's failed sign-ins are full");
+}
