@@ -55,9 +55,11 @@ use session::Visit;
 use std::sync::Arc;
 
 /// The Content-Security-Policy of every answer: nothing but our own files (the style sheet, the
-/// script of the "Copy" buttons); no inline script, no framing, forms posted only here.
+/// script of the "Copy" buttons and of passkeys); no inline script, no framing, forms posted
+/// only here, and the script's requests (a passkey's options) only here.
 const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; \
-                   form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+                   connect-src 'self'; form-action 'self'; frame-ancestors 'none'; \
+                   base-uri 'none'";
 
 /// Answers one request to the console host.
 pub fn handle(app: &Arc<App>, request: Request) -> Response {

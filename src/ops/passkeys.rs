@@ -18,9 +18,10 @@ use postgres::{GenericClient, Transaction};
 use webauthn_rp::bin::{Decode, Encode};
 use webauthn_rp::request::auth::AuthenticationVerificationOptions;
 use webauthn_rp::request::register::{
-    PublicKeyCredentialUserEntity, RegistrationVerificationOptions, UserHandle64, Username,
+    CredProtect, PublicKeyCredentialUserEntity, RegistrationVerificationOptions, UserHandle64,
+    Username,
 };
-use webauthn_rp::request::{AsciiDomain, RpId, TimedCeremony};
+use webauthn_rp::request::{AsciiDomain, ExtensionInfo, RpId, TimedCeremony};
 use webauthn_rp::response::register::{DynamicState, StaticState};
 use webauthn_rp::response::CredentialId;
 use webauthn_rp::{
@@ -69,7 +70,11 @@ pub fn start_registration(
         id: &handle,
         display_name: None,
     };
-    let options = PublicKeyCredentialCreationOptions::passkey(&rp, user, Vec::new());
+    let mut options = PublicKeyCredentialCreationOptions::passkey(&rp, user, Vec::new());
+    // Many authenticators do not know credProtect: a browser told to enforce it refuses them.
+    // Asked for, not enforced; the ceremonies themselves require user verification.
+    options.extensions.cred_protect =
+        CredProtect::UserVerificationRequired(ExtensionInfo::AllowDontEnforceValue);
     let (server, client) = options.start_ceremony().map_err(internal)?;
     let json = serde_json::to_string(&client).map_err(internal)?;
     let state = server.encode().map_err(internal)?;

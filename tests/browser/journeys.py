@@ -14,7 +14,7 @@ of the page, which names the card /fragment served; the member cannot reach the 
 sign out, and the owner signs in again with the keyboard alone; the owner adds an
 authenticator app (its code computed here from the secret on the page), signs out and in with
 it; the member registers a passkey (Chromium's virtual authenticator), signs out and in with the
-passkey alone; the owner requires a second factor, and a newcomer without one reaches only the
+passkey alone, then with the password and the passkey as the second factor; the owner requires a second factor, and a newcomer without one reaches only the
 page that adds one until they add it. Every page visited
 passes axe-core (WCAG 2 A and AA); a screenshot of each is written to $AGENTCARD_SCREENSHOTS.
 
@@ -43,6 +43,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.virtual_authenticator import (Protocol, Transport,
                                                             VirtualAuthenticatorOptions)
 
@@ -524,6 +525,16 @@ def owner_signs_in_with_an_authenticator_app(owner):
     owner.sees(env["AGENTCARD_OWNER_EMAIL"])
 
 
+def waits_for_the_passkey(person, path, status):
+    """Polls until the passkey's answer has taken the browser from `path`; else what the page
+    said went wrong."""
+    try:
+        person.waits_to_leave(path)
+    except TimeoutException as timeout:
+        said = person.value_of(status)
+        raise JourneyFailed(f"{person.name}: no passkey was used on {path}: {said!r}") from timeout
+
+
 def member_signs_in_with_a_passkey_alone(member):
     """Chromium's virtual authenticator (user verification on) makes the passkey."""
     options = VirtualAuthenticatorOptions()
@@ -536,14 +547,21 @@ def member_signs_in_with_a_passkey_alone(member):
     signs_in(member, MEMBER_EMAIL, MEMBER_PASSWORD, "home")
     member.follow("Second factors", "second factors")
     member.press("Add a passkey", "adding a passkey")
-    member.waits_to_leave("/second-factors")
+    waits_for_the_passkey(member, "/second-factors", "#passkey-add-status")
     member.arrived("recovery codes, after the passkey")
     member.sees("Your recovery codes")
     signs_out(member)
     member.open(CONSOLE + "/sign-in", "sign-in page")
     member.press("Sign in with a passkey", "signing in with a passkey")
-    member.waits_to_leave("/sign-in")
+    waits_for_the_passkey(member, "/sign-in", "#passkey-status")
     member.arrived("home, signed in with the passkey")
+    member.sees(MEMBER_EMAIL)
+    # After the password, the passkey is the second factor.
+    signs_out(member)
+    signs_in(member, MEMBER_EMAIL, MEMBER_PASSWORD, "second factor asked")
+    member.press("Use a passkey", "using a passkey as the second factor")
+    waits_for_the_passkey(member, "/sign-in/second-factor", "#passkey-status")
+    member.arrived("home, after the passkey as second factor")
     member.sees(MEMBER_EMAIL)
 
 
