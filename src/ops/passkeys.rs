@@ -40,8 +40,8 @@ fn refused() -> ApiError {
 
 /// The relying party: the console's host.
 fn rp_id(url: &ConsoleUrl) -> Result<RpId, ApiError> {
-    let host = url.origin().split("://").nth(1).unwrap_or_default();
-    let host = host.rsplit_once(':').map_or(host, |(name, _)| name);
+    let origin = url::Url::parse(url.origin()).map_err(internal)?;
+    let host = origin.host_str().unwrap_or_default();
     let domain = AsciiDomain::try_from(host.to_owned())
         .map_err(|error| ApiError::internal(format!("the console's host as an RP id: {error}")))?;
     Ok(RpId::Domain(domain))

@@ -456,3 +456,36 @@ fn a_passkey_answer_that_does_not_verify_is_refused_and_counted_as_a_failed_sign
     let resp = visitor.post("/sign-in/passkey", &[("credential", &forged)]);
     assert_eq!(resp.status, 429, "the address's failed sign-ins are full");
 }
+
+#[test]
+fn a_person_with_a_passkey_is_asked_for_a_factor_after_the_password() {
+    let email = person(Some(&new_org()), Role::Member);
+    let mut first = Device::new();
+    assert_eq!(
+        first.sign_in(&email, PASSWORD).header("Location"),
+        Some("/")
+    );
+    db().execute(
+        "INSERT INTO passkeys (credential_id, person_id, user_handle, static_state, dynamic_state)
+         SELECT '\\x01'::bytea, id, '\\x02'::bytea, '\\x03'::bytea, '\\x04'::bytea
+           FROM persons WHERE email = $1",
+        &[&email],
+    )
+    .unwrap();
+    let mut waiting = Waiting::start(&email);
+    let page = waiting.page().text();
+    assert!(page.contains("data-passkey=\"get\""), "{page}");
+    assert_eq!(waiting.give("123456").status, 422);
+    let (ok, out, stderr) = admin_people(&["user", "reset", "--email", &email, "--second-factors"]);
+    assert!(ok, "{stderr}");
+    assert_eq!(out["second_factors_removed"], true);
+    let passkeys: i64 = db()
+        .query_one(
+            "SELECT count(*) FROM passkeys k JOIN persons p ON p.id = k.person_id
+              WHERE p.email = $1",
+            &[&email],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(passkeys, 0);
+}
