@@ -10,11 +10,12 @@ use super::pages::{self, field_refusal, Field, Layout};
 use super::refusal::PageRefusal;
 use super::session;
 use super::sign_in::{self, check_password};
+use crate::app::App;
 use crate::db::passkeys::PasskeyListed;
 use crate::db::people;
 use crate::db::second_factors::PendingSignIn;
 use crate::error::ApiError;
-use crate::limits;
+use crate::limits::{self, Limit};
 use crate::ops::passkeys;
 use crate::ops::second_factors::{self, AppSetup, PENDING_COOKIE};
 use crate::password::Caller;
@@ -74,9 +75,7 @@ pub fn give_factor(ctx: &mut PublicContext) -> Answer {
     }
     let person = people::find_person(ctx.db, &pending.person)?.ok_or_else(ended)?;
     if !second_factors::check_factor(ctx.db, &person, ctx.form.get("code"))? {
-        for limit in limits {
-            ctx.app.limiter.charge(limit);
-        }
+        charge(ctx.app, limits);
         let mut page = step_page(ctx, &pending);
         page.code.error = Some(WRONG_FACTOR.into());
         return Ok(pages::html(422, &page));
@@ -229,11 +228,16 @@ pub(super) fn proven(ctx: &mut PageContext, typed: &str) -> Result<bool, PageRef
     }
     let proven = second_factors::check_factor(ctx.db, &person, typed)?;
     if !proven {
-        for limit in limits {
-            ctx.app.limiter.charge(limit);
-        }
+        charge(ctx.app, limits);
     }
     Ok(proven)
+}
+
+/// A wrong factor counts toward each of the sign-in's limits, as a wrong password does.
+fn charge(app: &App, limits: Vec<Limit>) {
+    for limit in limits {
+        app.limiter.charge(limit);
+    }
 }
 
 /// `POST /second-factors/app/remove`: with the password or a code of the app, the app is

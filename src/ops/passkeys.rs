@@ -6,8 +6,7 @@
 
 use super::audit::{self, AuditEntry, Operation};
 use super::members::logs_of;
-use super::second_factors::replace_recovery_codes;
-use super::Actor;
+use super::second_factors::{actor_of, replace_recovery_codes};
 use crate::config::ConsoleUrl;
 use crate::db::passkeys::{self as stored, PasskeyListed, StoredPasskey};
 use crate::db::people::Person;
@@ -209,14 +208,12 @@ pub fn remove(
     Ok(())
 }
 
-/// Records a change of the person's passkeys in each of their organisations' logs.
+/// Records a change of the person's passkeys in each of their organisations' logs (in this
+/// file, where `check-deps.py` looks for each transaction's entry).
 fn record(tx: &mut Transaction, person: &Person, operation: Operation) -> Result<(), ApiError> {
-    let actor = Actor::Person {
-        email: person.email.clone(),
-    };
     for org in logs_of(tx, &person.id)? {
         let entry = AuditEntry::new(operation, "person", person.id.as_str());
-        audit::record_by(tx, org.as_ref(), &actor, entry)?;
+        audit::record_by(tx, org.as_ref(), &actor_of(person), entry)?;
     }
     Ok(())
 }

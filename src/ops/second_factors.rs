@@ -322,7 +322,7 @@ fn record(
     Ok(())
 }
 
-fn actor_of(person: &Person) -> Actor {
+pub(super) fn actor_of(person: &Person) -> Actor {
     Actor::Person {
         email: person.email.clone(),
     }

@@ -118,14 +118,16 @@ fn stored_app(email: &str) -> Option<bool> {
     .map(|r| r.get(0))
 }
 
+/// How many rows of `table` (one with a `person_id`) are the person's.
+fn rows_of(table: &str, email: &str) -> i64 {
+    let sql = format!(
+        "SELECT count(*) FROM {table} t JOIN persons p ON p.id = t.person_id WHERE p.email = $1"
+    );
+    db().query_one(&sql, &[&email]).unwrap().get(0)
+}
+
 fn codes_stored(email: &str) -> i64 {
-    db().query_one(
-        "SELECT count(*) FROM recovery_codes r JOIN persons p ON p.id = r.person_id
-          WHERE p.email = $1",
-        &[&email],
-    )
-    .unwrap()
-    .get(0)
+    rows_of("recovery_codes", email)
 }
 
 #[test]
@@ -397,15 +399,7 @@ fn passkey_ceremonies_name_the_console_and_require_the_persons_verification() {
     );
     assert_eq!(made["authenticatorSelection"]["residentKey"], "required");
     assert!(made["challenge"].as_str().is_some_and(|c| c.len() >= 22));
-    let stored: i64 = db()
-        .query_one(
-            "SELECT count(*) FROM webauthn_ceremonies c JOIN persons p ON p.id = c.person_id
-              WHERE p.email = $1",
-            &[&email],
-        )
-        .unwrap()
-        .get(0);
-    assert_eq!(stored, 1);
+    assert_eq!(rows_of("webauthn_ceremonies", &email), 1);
     assert_eq!(
         browser.post("/second-factors/passkey/options", &[]).status,
         403,
@@ -479,13 +473,5 @@ fn a_person_with_a_passkey_is_asked_for_a_factor_after_the_password() {
     let (ok, out, stderr) = admin_people(&["user", "reset", "--email", &email, "--second-factors"]);
     assert!(ok, "{stderr}");
     assert_eq!(out["second_factors_removed"], true);
-    let passkeys: i64 = db()
-        .query_one(
-            "SELECT count(*) FROM passkeys k JOIN persons p ON p.id = k.person_id
-              WHERE p.email = $1",
-            &[&email],
-        )
-        .unwrap()
-        .get(0);
-    assert_eq!(passkeys, 0);
+    assert_eq!(rows_of("passkeys", &email), 0);
 }
