@@ -6,6 +6,7 @@
 use super::context::{Answer, PageContext, PublicContext};
 use super::notice::Notice;
 use super::pages;
+use super::refusal::PageRefusal;
 use super::second_factor::{self, codes_page, proven, FACTORS_PATH};
 use super::session;
 use super::sign_in;
@@ -14,6 +15,7 @@ use crate::error::ApiError;
 use crate::http::Response;
 use crate::limits::Limit;
 use crate::ops::passkeys;
+use crate::ops::second_factors::{self, PENDING_COOKIE};
 
 fn json(body: String) -> Response {
     Response::new(200)
@@ -21,8 +23,19 @@ fn json(body: String) -> Response {
         .body(body.into_bytes())
 }
 
+/// The refusal of an address whose failed sign-ins are full (`429`): it starts no ceremony
+/// and gives no answer either.
+fn address_has_room(ctx: &PublicContext) -> Result<(), PageRefusal> {
+    let address = [Limit::FailedAuth(ctx.app.client_ip(ctx.request))];
+    match ctx.app.limiter.has_room(&address) {
+        true => Ok(()),
+        false => Err(ApiError::RateLimited.into()),
+    }
+}
+
 /// `POST /sign-in/passkey/options`: a sign-in ceremony's options.
 pub fn sign_in_options(ctx: &mut PublicContext) -> Answer {
+    address_has_room(ctx)?;
     let url = session::console_url(ctx.app);
     Ok(json(passkeys::start_sign_in(ctx.db, url)?))
 }
@@ -31,15 +44,13 @@ pub fn sign_in_options(ctx: &mut PublicContext) -> Answer {
 /// password came first: it proves possession and the person's gesture). An answer refused
 /// counts as a failed sign-in of the address.
 pub fn sign_in(ctx: &mut PublicContext) -> Answer {
-    if !ctx
-        .app
-        .limiter
-        .has_room(&[Limit::FailedAuth(ctx.app.client_ip(ctx.request))])
-    {
-        return Err(ApiError::RateLimited.into());
-    }
+    address_has_room(ctx)?;
     let url = session::console_url(ctx.app);
     let person = passkeys::finish_sign_in(ctx.db, url, ctx.form.get("credential"))?;
+    // A sign-in that waited for its factor after the password ends with this one.
+    if let Some(waiting) = session::cookie_of(ctx.request, PENDING_COOKIE) {
+        second_factors::end_pending(ctx.db, waiting)?;
+    }
     let person = people::find_person(ctx.db, &person)?.ok_or(ApiError::NotFound)?;
     let next = sign_in::return_path(ctx.form.get("next")).map(str::to_owned);
     let answer = sign_in::start_session(ctx, &person, next.as_deref())?;

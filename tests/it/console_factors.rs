@@ -449,6 +449,8 @@ fn a_passkey_answer_that_does_not_verify_is_refused_and_counted_as_a_failed_sign
     }
     let resp = visitor.post("/sign-in/passkey", &[("credential", &forged)]);
     assert_eq!(resp.status, 429, "the address's failed sign-ins are full");
+    let resp = visitor.post("/sign-in/passkey/options", &[]);
+    assert_eq!(resp.status, 429, "nor does it start a ceremony");
 }
 
 #[test]

@@ -26,6 +26,7 @@ pub fn assert_secured(resp: &Resp, what: &str) {
         "frame-ancestors 'none'",
         "style-src 'self'",
         "script-src 'self'",
+        "connect-src 'self'",
     ] {
         assert!(
             csp.contains(directive),
