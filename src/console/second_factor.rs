@@ -1,8 +1,8 @@
 //! Second factors in the console: the sign-in's step after the password (a sign-in waiting
 //! for its factor, bound to the browser by a cookie, for a few minutes, under the sign-in's
-//! limits), the person's own page of factors (add and remove their authenticator app, new
-//! recovery codes), and the owners' security settings of the organisation ("require a second
-//! factor"). The rules are `ops::second_factors`'.
+//! limits), the person's own page of factors (add and remove their authenticator app, their
+//! passkeys listed, new recovery codes), and the owners' security settings of the organisation
+//! ("require a second factor"). The rules are `ops::second_factors`'.
 
 use super::context::{Answer, PageContext, PublicContext};
 use super::notice::Notice;

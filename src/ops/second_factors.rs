@@ -211,11 +211,12 @@ pub fn recovery_codes_left(
     Ok(stored::recovery_codes_left(db, person)?)
 }
 
-/// Whether the person has an app set up, and whether they have a second factor at all.
+/// Whether the person has an authenticator app set up.
 pub fn has_app(db: &mut impl GenericClient, person: &PersonId) -> Result<bool, ApiError> {
     Ok(stored::totp_of(db, person)?.is_some_and(|app| app.confirmed))
 }
 
+/// Whether the person has a second factor set up (an app or a passkey).
 pub fn has_factor(db: &mut impl GenericClient, person: &PersonId) -> Result<bool, ApiError> {
     Ok(stored::has_factor(db, person)?)
 }
