@@ -7,6 +7,7 @@ use crate::domain::{Email, Role};
 use crate::error::ApiError;
 use crate::mail::Mailer;
 use crate::ops::members::{self, Access};
+use crate::ops::second_factors;
 use crate::ops::Actor;
 use clap::{ArgGroup, Subcommand, ValueEnum};
 use postgres::Client;
@@ -46,10 +47,13 @@ pub enum UserCommand {
         support: bool,
     },
     /// Print a link with which a person sets a new password (valid 7 days, once); using it
-    /// ends their sessions.
+    /// ends their sessions. With `--second-factors`: remove the person's second factors and
+    /// recovery codes instead (for a person who lost them), and print no link.
     Reset {
         #[arg(long)]
         email: String,
+        #[arg(long)]
+        second_factors: bool,
     },
 }
 
@@ -96,7 +100,17 @@ pub fn run_user(db: &mut Client, command: UserCommand, config: &Config) -> Resul
             }
             Ok(out)
         }
-        UserCommand::Reset { email } => {
+        UserCommand::Reset {
+            email,
+            second_factors: true,
+        } => {
+            let person = stored::find_by_email(db, &email)?.ok_or(ApiError::NotFound)?;
+            let removed = second_factors::remove_all(db, &Actor::Cli, &person)?;
+            Ok(
+                json!({"id": person.id.as_str(), "email": person.email, "second_factors_removed": removed}),
+            )
+        }
+        UserCommand::Reset { email, .. } => {
             let person = stored::find_by_email(db, &email)?.ok_or(ApiError::NotFound)?;
             let link = members::password_link(db, &Actor::Cli, url, &person)?;
             let mailed = members::mail_password_link(mailer.as_ref(), &person, &link);

@@ -15,6 +15,7 @@ use crate::db::sessions;
 use crate::domain::NewPassword;
 use crate::error::ApiError;
 use crate::ops::members::{self, live_link, LINK_PATH};
+use crate::ops::second_factors;
 use postgres::Client;
 
 /// What the holder of a live link is asked for.
@@ -173,6 +174,10 @@ pub fn use_link(ctx: &mut PublicContext) -> Answer {
         (Step::SetPassword { person }, _) => members::use_link(db, &link, person, hash.as_deref())?,
     };
     let person = person.ok_or_else(dead_link)?;
+    if second_factors::has_factor(db, &person.id)? {
+        // A link proves the email, not the second factor: the sign-in asks for it.
+        return Ok(pages::redirect_with("/sign-in", Notice::PasswordSetSignIn));
+    }
     let org = match &link.purpose {
         LinkPurpose::Invitation { org_id, .. } => Some(org_id),
         LinkPurpose::Reset { .. } => None,

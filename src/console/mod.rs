@@ -24,10 +24,12 @@ mod links;
 mod members;
 mod notice;
 mod pages;
+mod passkeys;
 mod refusal;
 mod reports;
 mod routes;
 mod rules;
+mod second_factor;
 mod session;
 mod sign_in;
 mod site_forms;
@@ -47,6 +49,7 @@ use crate::limits::Limit;
 use captures::Captures;
 use context::{Answer, PageContext, PublicContext};
 use form::Form;
+use notice::Notice;
 use postgres::Client;
 use refusal::PageRefusal;
 use routes::{Handler, Method, Page, SignedInHandler};
@@ -54,11 +57,12 @@ use session::Visit;
 use std::sync::Arc;
 
 /// The Content-Security-Policy of every answer: nothing but our own files (the style sheet, the
-/// script of the "Copy" buttons and the sign-in's wait, the Web Worker of its proof of work,
-/// which `worker-src` falling back to `script-src` allows); no inline script, no framing,
-/// forms posted only here.
+/// script of the "Copy" buttons, of passkeys and of the sign-in's wait, the Web Worker of its
+/// proof of work, which `worker-src` falling back to `script-src` allows); no inline script, no
+/// framing, forms posted only here, and the script's requests (a passkey's options) only here.
 const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; \
-                   form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+                   connect-src 'self'; form-action 'self'; frame-ancestors 'none'; \
+                   base-uri 'none'";
 
 /// Answers one request to the console host.
 pub fn handle(app: &Arc<App>, request: Request) -> Response {
@@ -142,11 +146,28 @@ fn open(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer
 /// header.
 fn signed_in(mut ctx: PageContext, page: &Page, handle: SignedInHandler) -> Response {
     let writes = page.method == Method::Post;
+    if ctx.visit.lacks_required_factor() && !page.open_without_factor {
+        return without_factor(&ctx.visit, writes);
+    }
     let answer = allowed(&ctx, page).and_then(|()| handle(&mut ctx));
     if writes && answer.is_ok() {
         reload_after_write(ctx.app, ctx.db, &ctx.visit);
     }
     answer.unwrap_or_else(|refusal| pages::refusal(&refusal, Some(&ctx.visit)))
+}
+
+/// A person whose organisation requires a second factor they lack is sent to the page that
+/// adds one; a write elsewhere is refused.
+fn without_factor(visit: &Visit, writes: bool) -> Response {
+    match writes {
+        true => pages::refusal(
+            &PageRefusal::Forbidden(
+                "your organisation requires a second factor: add one first (nothing was changed)",
+            ),
+            Some(visit),
+        ),
+        false => pages::redirect_with(second_factor::FACTORS_PATH, Notice::SecondFactorRequired),
+    }
 }
 
 fn allowed(ctx: &PageContext, page: &Page) -> Result<(), PageRefusal> {

@@ -39,10 +39,18 @@ pub enum Notice {
     RuleSaved,
     RuleDeleted,
     JoinedSignedIn,
+    // Second factors.
+    AppAdded,
+    AppRemoved,
+    SecondFactorRequired,
+    SecuritySaved,
+    PasswordSetSignIn,
+    PasskeyAdded,
+    PasskeyRemoved,
 }
 
 impl Notice {
-    const ALL: [Notice; 32] = [
+    const ALL: [Notice; 39] = [
         Notice::PasswordChanged,
         Notice::OthersEnded,
         Notice::PasswordSet,
@@ -75,6 +83,13 @@ impl Notice {
         Notice::RuleSaved,
         Notice::RuleDeleted,
         Notice::JoinedSignedIn,
+        Notice::AppAdded,
+        Notice::AppRemoved,
+        Notice::SecondFactorRequired,
+        Notice::SecuritySaved,
+        Notice::PasswordSetSignIn,
+        Notice::PasskeyAdded,
+        Notice::PasskeyRemoved,
     ];
 
     /// The notice a query's `notice` names; an unknown key names none.
@@ -171,6 +186,28 @@ impl Notice {
                 "joined-org",
                 "You have joined the organisation: it is the one open now.",
             ),
+            Notice::AppAdded => (
+                "app-added",
+                "Your authenticator app was added: sign-ins ask for its code after your password.",
+            ),
+            Notice::AppRemoved => ("app-removed", "Your authenticator app was removed."),
+            Notice::SecondFactorRequired => (
+                "second-factor-required",
+                "Your organisation requires a second factor: add one here to use the console.",
+            ),
+            Notice::SecuritySaved => (
+                "security-saved",
+                "The organisation's security settings were saved.",
+            ),
+            Notice::PasswordSetSignIn => (
+                "password-set-sign-in",
+                "Your password is set: sign in with it and your second factor.",
+            ),
+            Notice::PasskeyAdded => (
+                "passkey-added",
+                "Your passkey was added: sign in with it alone, or after your password.",
+            ),
+            Notice::PasskeyRemoved => ("passkey-removed", "The passkey was removed."),
         }
     }
     /// The sentence naming what the write was about, for the notices that name it (a revoked

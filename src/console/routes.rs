@@ -9,8 +9,9 @@
 use super::captures::{self, Captures};
 use super::context::{Answer, PageContext, PublicContext};
 use super::pages::Asset;
+use super::passkeys;
 use super::refusal::PageRefusal;
-use super::{account, audit, cards, keys, links, members, sign_in, sites, tokens};
+use super::{account, audit, cards, keys, links, members, second_factor, sign_in, sites, tokens};
 use super::{fragments, rules};
 use super::{reports, why};
 use crate::error::ApiError;
@@ -52,7 +53,7 @@ pub enum Handler {
     File(Asset),
 }
 
-/// One page of the console. Made by [`public`], [`viewer`], [`member`], [`owner`], [`file`] and
+/// One page of the console. Made by [`public`], [`viewer`], [`member`], [`own`], [`owner`], [`file`] and
 /// [`sign_in_attempt`], so that the access and the kind of handler always agree.
 pub struct Page {
     pub method: Method,
@@ -62,6 +63,9 @@ pub struct Page {
     pub handler: Handler,
     /// A refusal of this page counts as a failed sign-in of the client address.
     pub counts_refusals: bool,
+    /// Open to a person whose organisation requires a second factor they have not added: the
+    /// pages that add one, and signing out.
+    pub open_without_factor: bool,
 }
 
 use Method::{Get, Post};
@@ -78,8 +82,35 @@ pub static PAGES: &[Page] = &[
     // Issue 34 item 7: "forgot your password", counted as sign-ins.
     public(Get, "/forgot-password", sign_in::forgot_form),
     sign_in_attempt(Post, "/forgot-password", sign_in::forgot),
+    // Issue 41 item 1: second factors.
+    public(Get, "/sign-in/second-factor", second_factor::step_form),
+    sign_in_attempt(Post, "/sign-in/second-factor", second_factor::give_factor),
+    own(Get, "/second-factors", second_factor::page),
+    own(Get, "/second-factors/app", second_factor::app_form),
+    own(Post, "/second-factors/app", second_factor::add_app),
+    own(
+        Post,
+        "/second-factors/app/remove",
+        second_factor::remove_app,
+    ),
+    own(
+        Post,
+        "/second-factors/recovery-codes",
+        second_factor::new_codes,
+    ),
+    sign_in_attempt(Post, "/sign-in/passkey/options", passkeys::sign_in_options),
+    sign_in_attempt(Post, "/sign-in/passkey", passkeys::sign_in),
+    own(
+        Post,
+        "/second-factors/passkey/options",
+        passkeys::registration_options,
+    ),
+    own(Post, "/second-factors/passkey", passkeys::add),
+    own(Post, "/second-factors/passkey/remove", passkeys::remove),
+    owner(Get, "/org/security", second_factor::security),
+    owner(Post, "/org/security", second_factor::save_security),
     viewer(Get, "/", account::home),
-    viewer(Post, "/sign-out", sign_in::sign_out),
+    own(Post, "/sign-out", sign_in::sign_out),
     viewer(Get, "/sessions", account::sessions),
     viewer(Post, "/sessions/end-others", account::end_others),
     viewer(Get, "/password", account::password_form),
@@ -162,6 +193,7 @@ const fn page(method: Method, path: &'static str, access: Access, handler: Handl
         access,
         handler,
         counts_refusals: false,
+        open_without_factor: false,
     }
 }
 
@@ -175,6 +207,15 @@ const fn viewer(method: Method, path: &'static str, handle: SignedInHandler) -> 
 
 const fn member(method: Method, path: &'static str, handle: SignedInHandler) -> Page {
     page(method, path, Access::Member, Handler::SignedIn(handle))
+}
+
+/// A signed-in person's page about their own second factors (and signing out): open to
+/// everyone signed in, also while their organisation requires a factor they lack.
+const fn own(method: Method, path: &'static str, handle: SignedInHandler) -> Page {
+    Page {
+        open_without_factor: true,
+        ..viewer(method, path, handle)
+    }
 }
 
 const fn owner(method: Method, path: &'static str, handle: SignedInHandler) -> Page {

@@ -12,7 +12,7 @@ use crate::db::sessions::{self, Session};
 use crate::domain::Role;
 use crate::http::Request;
 use crate::ids::OrgId;
-use crate::ops::{devices, Actor, Caller};
+use crate::ops::{devices, second_factors, Actor, Caller};
 use postgres::Client;
 use sha2::{Digest, Sha256};
 
@@ -93,6 +93,19 @@ pub fn device_cookie(app: &App, value: &str) -> String {
     format!("{name}={value}; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Strict{secure}")
 }
 
+/// The `Set-Cookie` of a sign-in waiting for its second factor (`ops::second_factors`):
+/// `HttpOnly`, `SameSite=Strict`, `Secure` as the session cookie, for the few minutes it waits;
+/// an empty value removes it.
+pub fn pending_cookie(app: &App, value: &str) -> String {
+    let secure = secure(console_url(app));
+    let name = second_factors::PENDING_COOKIE;
+    let max_age = match value.is_empty() {
+        true => 0,
+        false => second_factors::PENDING_MAX_AGE,
+    };
+    format!("{name}={value}; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Strict{secure}")
+}
+
 fn cookie_with(url: &ConsoleUrl, value: &str, max_age: u32) -> String {
     let secure = secure(url);
     format!("{COOKIE}={value}; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}")
@@ -145,13 +158,7 @@ impl Visit {
         let Some(session) = sessions::live_session(db, &secret.hash())? else {
             return Ok(None);
         };
-        let person = Person {
-            id: session.person.clone(),
-            email: session.email.clone(),
-            password_hash: None,
-            support: session.support,
-        };
-        let orgs = people::orgs_open_to(db, &person)?;
+        let orgs = people::orgs_open_to(db, &person_of(&session))?;
         let org = orgs
             .iter()
             .find(|o| Some(&o.org_id) == session.org_id.as_ref())
@@ -163,6 +170,21 @@ impl Visit {
             orgs,
             org,
         }))
+    }
+
+    /// The person of this session (without their password's hash).
+    pub fn person(&self) -> Person {
+        person_of(&self.session)
+    }
+
+    /// A person without a second factor in an organisation of theirs that requires one: they
+    /// reach only the pages that add one (and sign out).
+    pub fn lacks_required_factor(&self) -> bool {
+        !self.session.second_factor
+            && self
+                .orgs
+                .iter()
+                .any(|o| o.role.is_some() && o.second_factor_required)
     }
 
     /// The refusal of a write without this session's form token.
@@ -242,6 +264,15 @@ impl Visit {
                  to make you a member (nothing was changed)",
             )),
         }
+    }
+}
+
+fn person_of(session: &Session) -> Person {
+    Person {
+        id: session.person.clone(),
+        email: session.email.clone(),
+        password_hash: None,
+        support: session.support,
     }
 }
 

@@ -11,13 +11,17 @@ use super::session;
 use super::unknown_browser::{self, Admission};
 use crate::app::App;
 use crate::db::people::{self, Person};
+use crate::db::second_factors::PendingSignIn;
 use crate::db::sessions;
 use crate::domain::Email;
 use crate::error::ApiError;
 use crate::http::Response;
 use crate::limits::{self, Limit};
-use crate::ops::{devices, members};
+use crate::ops::{devices, members, second_factors};
 use crate::password::Caller;
+
+/// Where a sign-in whose password matched asks for the second factor.
+const FACTOR_STEP: &str = "/sign-in/second-factor";
 
 /// Said for a wrong password and an unknown email alike.
 const WRONG: &str = "wrong email or password";
@@ -85,11 +89,39 @@ pub fn sign_in(ctx: &mut PublicContext) -> Answer {
         page.password.error = Some(WRONG.into());
         return Ok(pages::sign_in(422, page));
     };
+    let next = next.map(str::to_owned);
+    after_password(ctx, &person, known, next.as_deref())
+}
+
+/// After the password matched: a person with a second factor waits for it (a cookie, and the
+/// factor's page: `second_factor`), anyone else is signed in.
+fn after_password(
+    ctx: &mut PublicContext,
+    person: &Person,
+    known_device: bool,
+    next: Option<&str>,
+) -> Answer {
+    if !second_factors::has_factor(ctx.db, &person.id)? {
+        return start_session(ctx, person, next);
+    }
+    let pending = PendingSignIn {
+        person: person.id.clone(),
+        email: person.email.clone(),
+        next: next.unwrap_or("").to_string(),
+        known_device,
+    };
+    let cookie = second_factors::start_pending(ctx.db, &pending)?;
+    let waiting = session::pending_cookie(ctx.app, &cookie);
+    Ok(pages::redirect(FACTOR_STEP).header("Set-Cookie", waiting))
+}
+
+/// A new session of `person` in this browser (the one it had ends), going to `next` (home).
+pub fn start_session(ctx: &mut PublicContext, person: &Person, next: Option<&str>) -> Answer {
     if let Some(visit) = &ctx.visit {
         sessions::end_session(ctx.db, visit.session.id)?;
     }
-    let secret = session::start(ctx.db, &person, None, ctx.request)?;
-    signed_in(ctx.db, ctx.app, &person, &secret, next.unwrap_or("/"))
+    let secret = session::start(ctx.db, person, None, ctx.request)?;
+    signed_in(ctx.db, ctx.app, person, &secret, next.unwrap_or("/"))
 }
 
 /// The form again for `email`, asking for `proof` (`422` when the one sent was refused):

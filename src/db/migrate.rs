@@ -71,6 +71,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         include_str!("../../sql/013_audit_names.sql"),
     ),
     (
+        14,
+        "014_second_factors.sql",
+        include_str!("../../sql/014_second_factors.sql"),
+    ),
+    (
         15,
         "015_sign_in_proofs.sql",
         include_str!("../../sql/015_sign_in_proofs.sql"),

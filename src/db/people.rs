@@ -78,6 +78,8 @@ pub struct OrgAccess {
     pub org_id: OrgId,
     pub name: String,
     pub role: Option<Role>,
+    /// An owner requires every member to have a second factor.
+    pub second_factor_required: bool,
 }
 
 /// The organisations a person may open, by name: their memberships, or every organisation
@@ -87,7 +89,7 @@ pub fn orgs_open_to(
     person: &Person,
 ) -> Result<Vec<OrgAccess>, postgres::Error> {
     let rows = db.query(
-        "SELECT o.id, o.name, m.role
+        "SELECT o.id, o.name, m.role, o.second_factor_required
            FROM orgs o LEFT JOIN memberships m ON m.org_id = o.id AND m.person_id = $1
           WHERE m.person_id IS NOT NULL OR $2
           ORDER BY o.name, o.id",
@@ -99,6 +101,7 @@ pub fn orgs_open_to(
             org_id: r.get(0),
             name: r.get(1),
             role: r.get(2),
+            second_factor_required: r.get(3),
         })
         .collect())
 }

@@ -20,6 +20,8 @@ pub struct Session {
     pub support: bool,
     /// The organisation last chosen; `None`: the first one open to the person.
     pub org_id: Option<OrgId>,
+    /// The person has a second factor set up.
+    pub second_factor: bool,
 }
 
 pub fn create_session(
@@ -43,13 +45,14 @@ pub fn live_session(
     db: &mut impl GenericClient,
     secret_hash: &[u8],
 ) -> Result<Option<Session>, postgres::Error> {
+    let has_factor = super::second_factors::has_factor_sql("p.id");
     let sql = format!(
         "WITH found AS (
              SELECT s.id FROM sessions s WHERE s.secret_hash = $1 AND {LIVE}),
          seen AS (
              UPDATE sessions SET last_seen_at = now()
               WHERE id IN (SELECT id FROM found) AND last_seen_at < now() - {SEEN_GRANULARITY})
-         SELECT s.id, p.id, p.email, p.support, s.org_id
+         SELECT s.id, p.id, p.email, p.support, s.org_id, {has_factor}
            FROM sessions s JOIN persons p ON p.id = s.person_id
           WHERE s.id IN (SELECT id FROM found)"
     );
@@ -60,6 +63,7 @@ pub fn live_session(
         email: r.get(2),
         support: r.get(3),
         org_id: r.get(4),
+        second_factor: r.get(5),
     }))
 }
 

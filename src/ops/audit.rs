@@ -88,6 +88,16 @@ operations! {
     EditFragment: "edit_fragment", "fragment edited";
     SetFragmentStatus: "set_fragment_status", "fragment status changed";
     UpdateRoute: "update_route", "rule edited";
+    AddAuthenticatorApp: "add_authenticator_app", "authenticator app added";
+    RemoveAuthenticatorApp: "remove_authenticator_app", "authenticator app removed";
+    NewRecoveryCodes: "new_recovery_codes", "recovery codes made";
+    UseRecoveryCode: "use_recovery_code", "recovery code used";
+    /// Every second factor of a person removed by the operator (`admin user reset`).
+    RemoveSecondFactors: "remove_second_factors", "second factors removed";
+    RequireSecondFactor: "require_second_factor", "second factor required";
+    StopRequiringSecondFactor: "stop_requiring_second_factor", "second factor no longer required";
+    AddPasskey: "add_passkey", "passkey added";
+    RemovePasskey: "remove_passkey", "passkey removed";
 }
 
 impl Operation {

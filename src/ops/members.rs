@@ -392,15 +392,24 @@ fn record_in_orgs_of(
     actor: &Actor,
     operation: Operation,
 ) -> Result<(), ApiError> {
-    let orgs = people::orgs_of(tx, &person.id)?;
     let entry = || person_entry(operation, &person.id, &person.email);
-    if orgs.is_empty() {
-        return audit::record_by(tx, None, actor, entry());
-    }
-    for org_id in &orgs {
-        audit::record_by(tx, Some(org_id), actor, entry())?;
+    for org in logs_of(tx, &person.id)? {
+        audit::record_by(tx, org.as_ref(), actor, entry())?;
     }
     Ok(())
+}
+
+/// The logs a write about a person goes to: each of their organisations', or with none the
+/// platform's (`None`).
+pub(super) fn logs_of(
+    tx: &mut Transaction,
+    person: &PersonId,
+) -> Result<Vec<Option<OrgId>>, ApiError> {
+    let orgs = people::orgs_of(tx, person)?;
+    match orgs.is_empty() {
+        true => Ok(vec![None]),
+        false => Ok(orgs.into_iter().map(Some).collect()),
+    }
 }
 
 /// A person's entry, named by their email.

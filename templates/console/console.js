@@ -46,3 +46,41 @@ if (proofForm) {
     solved.then(() => proofForm.submit());
   });
 }
+
+// ---- Passkeys (WebAuthn) ------------------------------------------------------------------
+// A button `data-passkey="create"` (register) or `"get"` (sign in) asks the console for a
+// ceremony's options (`data-options`, posted with its form's token if the form has one), which
+// come as WebAuthn's JSON; the browser's answer goes back, as JSON, in the hidden `credential`
+// of the form `data-form`, which is then sent as any form. Without WebAuthn the button stays
+// hidden.
+const passkeys = window.PublicKeyCredential
+  && PublicKeyCredential.parseCreationOptionsFromJSON
+  && PublicKeyCredential.parseRequestOptionsFromJSON;
+for (const button of document.querySelectorAll("button[data-passkey]")) {
+  if (!passkeys) continue;
+  const form = document.getElementById(button.dataset.form);
+  const status = document.getElementById(button.dataset.status);
+  button.hidden = false;
+  button.addEventListener("click", async () => {
+    status.textContent = "";
+    try {
+      const body = new URLSearchParams();
+      const token = form.elements.namedItem("csrf");
+      if (token) body.set("csrf", token.value);
+      const answer = await fetch(button.dataset.options, { method: "POST", body });
+      if (!answer.ok) throw new Error(`the console answered ${answer.status}`);
+      const options = await answer.json();
+      const credential = button.dataset.passkey === "create"
+        ? await navigator.credentials.create({
+          publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options),
+        })
+        : await navigator.credentials.get({
+          publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(options),
+        });
+      form.elements.namedItem("credential").value = JSON.stringify(credential.toJSON());
+      form.submit();
+    } catch (error) {
+      status.textContent = `No passkey was used: ${error.message}`;
+    }
+  });
+}

@@ -11,7 +11,11 @@ and /fragment serves it; agents request /fragment, and the member finds on the r
 that got it) the counts `agentcard admin report` prints for the same window, downloads the view's CSV (the same as
 `admin report --format csv`), counts a point of the chart per bucket, and asks "why this card?"
 of the page, which names the card /fragment served; the member cannot reach the tokens; both
-sign out, and the owner signs in again with the keyboard alone. Every page visited
+sign out, and the owner signs in again with the keyboard alone; the owner adds an
+authenticator app (its code computed here from the secret on the page), signs out and in with
+it; the member registers a passkey (Chromium's virtual authenticator), signs out and in with the
+passkey alone, then with the password and the passkey as the second factor; the owner requires a second factor, and a newcomer without one reaches only the
+page that adds one until they add it. Every page visited
 passes axe-core (WCAG 2 A and AA); a screenshot of each is written to $AGENTCARD_SCREENSHOTS.
 
 Environment (set by tests/it/browser.rs): AGENTCARD_CONSOLE (the console's origin),
@@ -23,8 +27,11 @@ pages of the reports and of "why this card?" are written as docs-*.png (docs/con
 Exits 0 when every journey passed, else prints the first failure and exits 1.
 """
 
+import base64
 import csv
 import datetime
+import hashlib
+import hmac
 import io
 import json
 import os
@@ -35,6 +42,10 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.common.virtual_authenticator import (Protocol, Transport,
+                                                            VirtualAuthenticatorOptions)
 
 from browser import JourneyFailed, Keys, Person, screenshots_folder
 
@@ -50,6 +61,8 @@ CARD_TITLE = "Read us, agents"
 DOOMED_SITE = "doomed.example"
 MAPPED_SITE = "map.example"
 SIDEBAR_CARD_TITLE = "Sidebar card"
+NEWCOMER_EMAIL = "newcomer@example.org"
+NEWCOMER_PASSWORD = "newcomer's long passphrase"
 
 
 def api(method, path, token=None, body=None):
@@ -472,11 +485,115 @@ def the_card_pages(person):
     return sorted(cells)
 
 
+def app_code(secret, steps=0):
+    """The code an authenticator app shows for this base32 secret, `steps` 30-second steps from
+    now (RFC 6238: HMAC-SHA-1, 6 digits)."""
+    key = base64.b32decode(secret + "=" * (-len(secret) % 8))
+    counter = int(time.time()) // 30 + steps
+    digest = hmac.new(key, counter.to_bytes(8, "big"), hashlib.sha1).digest()
+    at = digest[-1] & 15
+    return f"{(int.from_bytes(digest[at:at + 4], 'big') & 0x7FFFFFFF) % 1_000_000:06d}"
+
+
+def adds_an_authenticator_app(person):
+    """From the page of second factors: the app's secret read from the page, its code typed
+    back; the recovery codes are shown. Answers the secret."""
+    person.follow("Second factors", "second factors")
+    person.follow("Add an authenticator app", "add an authenticator app")
+    secret = person.value_of("#totp-secret")
+    person.fill("Code shown by the app", app_code(secret))
+    person.press("Add the app", "recovery codes")
+    person.sees("Your recovery codes")
+    return secret
+
+
+def signs_in(person, email, password, what):
+    person.open(CONSOLE + "/sign-in", "sign-in page")
+    person.fill("Email", email)
+    person.fill("Password", password)
+    person.press("Sign in", what)
+
+
+def owner_signs_in_with_an_authenticator_app(owner):
+    secret = adds_an_authenticator_app(owner)
+    signs_out(owner)
+    signs_in(owner, env["AGENTCARD_OWNER_EMAIL"], OWNER_PASSWORD, "second factor asked")
+    owner.sees("Second factor")
+    # The code that added the app was used: the next step's is the one accepted.
+    owner.fill("Code", app_code(secret, 1))
+    owner.press("Sign in", "home, after the second factor")
+    owner.sees(env["AGENTCARD_OWNER_EMAIL"])
+
+
+def waits_for_the_passkey(person, path, status):
+    """Polls until the passkey's answer has taken the browser from `path`; else what the page
+    said went wrong."""
+    try:
+        person.waits_to_leave(path)
+    except TimeoutException as timeout:
+        said = person.value_of(status)
+        raise JourneyFailed(f"{person.name}: no passkey was used on {path}: {said!r}") from timeout
+
+
+def member_signs_in_with_a_passkey_alone(member):
+    """Chromium's virtual authenticator (user verification on) makes the passkey."""
+    options = VirtualAuthenticatorOptions()
+    options.protocol = Protocol.CTAP2
+    options.transport = Transport.INTERNAL
+    options.has_resident_key = True
+    options.has_user_verification = True
+    options.is_user_verified = True
+    member.driver.add_virtual_authenticator(options)
+    signs_in(member, MEMBER_EMAIL, MEMBER_PASSWORD, "home")
+    member.follow("Second factors", "second factors")
+    member.press("Add a passkey", "adding a passkey")
+    waits_for_the_passkey(member, "/second-factors", "#passkey-add-status")
+    member.arrived("recovery codes, after the passkey")
+    member.sees("Your recovery codes")
+    signs_out(member)
+    member.open(CONSOLE + "/sign-in", "sign-in page")
+    member.press("Sign in with a passkey", "signing in with a passkey")
+    waits_for_the_passkey(member, "/sign-in", "#passkey-status")
+    member.arrived("home, signed in with the passkey")
+    member.sees(MEMBER_EMAIL)
+    # After the password, the passkey is the second factor.
+    signs_out(member)
+    signs_in(member, MEMBER_EMAIL, MEMBER_PASSWORD, "second factor asked")
+    member.press("Use a passkey", "using a passkey as the second factor")
+    waits_for_the_passkey(member, "/sign-in/second-factor", "#passkey-status")
+    member.arrived("home, after the passkey as second factor")
+    member.sees(MEMBER_EMAIL)
+
+
+def owner_requires_a_second_factor_of_a_newcomer(owner, newcomer):
+    """The owner requires a factor; a newcomer without one reaches only the page that adds one,
+    until they add it."""
+    owner.follow("Security", "security")
+    owner.tick("Require a second factor")
+    owner.press("Save", "security saved")
+    owner.follow("Members", "members")
+    owner.fill("Email", NEWCOMER_EMAIL)
+    owner.choose("Role", "member")
+    owner.press("Make an invitation link", "invitation made")
+    newcomer.open(owner.value_of(".secret"), "invitation")
+    newcomer.fill("New password (10 to 128 characters)", NEWCOMER_PASSWORD)
+    newcomer.press("Set password and sign in", "a second factor required")
+    newcomer.sees("requires a second factor")
+    for path in ("/cards", "/sites", "/members"):
+        newcomer.open(CONSOLE + path, f"{path} held back")
+        expect(f"{path} without a factor", urllib.parse.urlparse(newcomer.url()).path,
+               "/second-factors")
+    adds_an_authenticator_app(newcomer)
+    newcomer.open(CONSOLE + "/cards", "cards, with a factor")
+    expect("/cards with a factor", urllib.parse.urlparse(newcomer.url()).path, "/cards")
+
+
 def main():
     folder = screenshots_folder()
     print(f"screenshots: {folder}", flush=True)
     owner = Person("owner", folder)
     member = Person("member", folder)
+    newcomer = Person("newcomer", folder)
     try:
         owner_signs_in(owner)
         sidebar_id = owner_maps_a_site(owner)
@@ -498,12 +615,16 @@ def main():
         signs_out(member)
         signs_out(owner)
         signs_in_with_the_keyboard_only(owner, env["AGENTCARD_OWNER_EMAIL"], OWNER_PASSWORD)
+        owner_signs_in_with_an_authenticator_app(owner)
+        member_signs_in_with_a_passkey_alone(member)
+        owner_requires_a_second_factor_of_a_newcomer(owner, newcomer)
     except JourneyFailed as failure:
         print(f"journey failed: {failure}", file=sys.stderr)
         return 1
     finally:
         owner.close()
         member.close()
+        newcomer.close()
     print("every journey passed", flush=True)
     return 0
 

@@ -27,7 +27,8 @@ WIDTH, HEIGHT = 390, 844
 PHONE_AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 # Pages a crawl must not open: files (a site's stored icon among them), and one-time links
 # (opened once, on purpose, below).
-SKIPPED = re.compile(r"^/(console\.css|console\.js|link/)|/icon$")
+# The factor's step is reached only after a password (journeys.py checks it).
+SKIPPED = re.compile(r"^/(console\.css|console\.js|link/|sign-in/second-factor$)|/icon$")
 MOST_PAGES = 300
 
 

@@ -29,6 +29,7 @@ pub fn assert_secured(resp: &Resp, what: &str) {
         "frame-ancestors 'none'",
         "style-src 'self'",
         "script-src 'self'",
+        "connect-src 'self'",
     ] {
         assert!(
             csp.contains(directive),
@@ -228,9 +229,10 @@ impl Browser {
         resp
     }
 
-    /// The form token of this browser's session, as its pages carry it.
+    /// The form token of this browser's session, as its pages carry it (read from the page of
+    /// second factors, open to everyone signed in, also where a second factor is required).
     pub fn token(&self) -> String {
-        let page = self.get("/password").text();
+        let page = self.get("/second-factors").text();
         let at = page.find("name=\"csrf\" value=\"").expect("a form token") + 19;
         page[at..at + 64].to_string()
     }

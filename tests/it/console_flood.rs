@@ -297,7 +297,7 @@ fn beyond_the_global_rate_a_solved_proof_of_work_signs_in_once_on_any_instance()
     let old = proof_of_work::challenge(&fleet_key(), proof_of_work::now() - 301, 1);
     let wrong_nonce = (0u64..)
         .map(|n| n.to_string())
-        .find(|nonce| zero_bits(&challenge, nonce) < bits.parse().unwrap())
+        .find(|nonce| zero_bits(&challenge, nonce) < bits.parse::<u32>().unwrap())
         .unwrap();
     let tries = [
         ("a challenge made easier", easier.clone(), solve(&easier)),

@@ -51,6 +51,9 @@
 //!   visitor not signed in, a viewer on members' and owners' pages and on every read, a member
 //!   on owners' pages), NUL and invalid UTF-8 in forms and queries, the audit of a password
 //!   change.
+//! - `console_factors`: second factors: an authenticator app (codes computed from the secret on
+//!   the page), each code once, a wrong one counted, recovery codes, removal, the owner's
+//!   "require a second factor", the operator's reset.
 //! - `console_flood`: sign-in under a flood: an unknown email costs no hash; unknown browsers'
 //!   hashes budgeted per email and per address block; beyond the global rate, a proof of work
 //!   (solved here, spent once across two instances) instead of `429`; known people's password
@@ -101,6 +104,7 @@ mod console;
 mod console_access;
 mod console_admin;
 mod console_cards;
+mod console_factors;
 mod console_flood;
 mod console_people;
 mod console_queries;

@@ -1,0 +1,219 @@
+//! Passkeys (WebAuthn, user verification required), through the `webauthn_rp` relying party:
+//! a person registers one signed in; anyone signs in with one alone (it proves possession and
+//! the person's gesture), which also serves as the second factor after a password. The relying
+//! party is the console: its host is the id, its origin the only one accepted. Each ceremony's
+//! state waits in the database under its challenge, used once, for five minutes.
+
+use super::audit::{self, AuditEntry, Operation};
+use super::members::logs_of;
+use super::second_factors::{actor_of, replace_recovery_codes};
+use crate::config::ConsoleUrl;
+use crate::db::passkeys::{self as stored, PasskeyListed, StoredPasskey};
+use crate::db::people::Person;
+use crate::db::second_factors as factors;
+use crate::error::ApiError;
+use crate::ids::PersonId;
+use postgres::{GenericClient, Transaction};
+use webauthn_rp::bin::{Decode, Encode};
+use webauthn_rp::request::auth::AuthenticationVerificationOptions;
+use webauthn_rp::request::register::{
+    CredProtect, PublicKeyCredentialUserEntity, RegistrationVerificationOptions, UserHandle64,
+    Username,
+};
+use webauthn_rp::request::{AsciiDomain, ExtensionInfo, RpId, TimedCeremony};
+use webauthn_rp::response::register::{DynamicState, StaticState};
+use webauthn_rp::response::CredentialId;
+use webauthn_rp::{
+    AuthenticatedCredential, DiscoverableAuthentication64, DiscoverableAuthenticationServerState,
+    DiscoverableCredentialRequestOptions, PublicKeyCredentialCreationOptions, Registration,
+    RegistrationServerState,
+};
+
+/// The refusal of a passkey's answer that does not verify (or came too late).
+fn refused() -> ApiError {
+    ApiError::validation(
+        "credential",
+        "the passkey's answer was not accepted (or the 5 minutes to give it had passed): try again",
+    )
+}
+
+/// The relying party: the console's host.
+fn rp_id(url: &ConsoleUrl) -> Result<RpId, ApiError> {
+    let origin = url::Url::parse(url.origin()).map_err(internal)?;
+    let host = origin.host_str().unwrap_or_default();
+    let domain = AsciiDomain::try_from(host.to_owned())
+        .map_err(|error| ApiError::internal(format!("the console's host as an RP id: {error}")))?;
+    Ok(RpId::Domain(domain))
+}
+
+fn internal(error: impl std::fmt::Debug) -> ApiError {
+    ApiError::internal(format!("passkey: {error:?}"))
+}
+
+/// Starts a registration of a passkey of `person`: the options for `navigator.credentials.
+/// create()` as JSON (`PublicKeyCredentialCreationOptionsJSON`).
+pub fn start_registration(
+    db: &mut impl GenericClient,
+    url: &ConsoleUrl,
+    person: &Person,
+) -> Result<String, ApiError> {
+    let rp = rp_id(url)?;
+    let handle = match stored::user_handle_of(db, &person.id)? {
+        Some(bytes) => {
+            UserHandle64::decode(bytes.try_into().map_err(internal)?).map_err(internal)?
+        }
+        None => UserHandle64::new(),
+    };
+    let user = PublicKeyCredentialUserEntity {
+        name: Username::try_from(person.email.as_str()).map_err(internal)?,
+        id: &handle,
+        display_name: None,
+    };
+    let mut options = PublicKeyCredentialCreationOptions::passkey(&rp, user, Vec::new());
+    // Many authenticators do not know credProtect: a browser told to enforce it refuses them.
+    // Asked for, not enforced; the ceremonies themselves require user verification.
+    options.extensions.cred_protect =
+        CredProtect::UserVerificationRequired(ExtensionInfo::AllowDontEnforceValue);
+    let (server, client) = options.start_ceremony().map_err(internal)?;
+    let json = serde_json::to_string(&client).map_err(internal)?;
+    let state = server.encode().map_err(internal)?;
+    let challenge = server.sent_challenge().0.to_le_bytes();
+    stored::create_ceremony(db, &challenge, Some(&person.id), &state)?;
+    Ok(json)
+}
+
+/// Finishes a registration with the browser's answer (`RegistrationResponseJSON`); the
+/// person's first factor comes with ten recovery codes, shown once (`Some`).
+pub fn finish_registration(
+    db: &mut impl GenericClient,
+    url: &ConsoleUrl,
+    person: &Person,
+    answer: &str,
+) -> Result<Option<Vec<String>>, ApiError> {
+    let rp = rp_id(url)?;
+    let registration = Registration::from_json_relaxed(answer.as_bytes()).map_err(|_| refused())?;
+    let challenge = registration.challenge_relaxed().map_err(|_| refused())?;
+    let mut tx = db.transaction()?;
+    let state = stored::take_ceremony(&mut tx, &challenge.0.to_le_bytes(), Some(&person.id))?
+        .ok_or_else(refused)?;
+    let server = RegistrationServerState::<64>::decode(&state).map_err(internal)?;
+    let origins = [url.origin()];
+    let options = RegistrationVerificationOptions::<&str, &str> {
+        allowed_origins: &origins,
+        ..RegistrationVerificationOptions::default()
+    };
+    let credential = server
+        .verify(&rp, &registration, &options)
+        .map_err(|_| refused())?;
+    let first = !factors::has_factor(&mut tx, &person.id)?;
+    let passkey = StoredPasskey {
+        credential_id: credential.id().as_ref().to_vec(),
+        person: person.id.clone(),
+        user_handle: credential.user_id().encode().map_err(internal)?.to_vec(),
+        static_state: credential.static_state().encode().map_err(internal)?,
+        dynamic_state: credential
+            .dynamic_state()
+            .encode()
+            .map_err(internal)?
+            .to_vec(),
+    };
+    stored::create_passkey(&mut tx, &passkey).map_err(super::conflict_on_unique(
+        "credential",
+        "this passkey is added already",
+    ))?;
+    let codes = match first {
+        true => Some(replace_recovery_codes(&mut tx, &person.id)?),
+        false => None,
+    };
+    record(&mut tx, person, Operation::AddPasskey)?;
+    tx.commit()?;
+    Ok(codes)
+}
+
+/// Starts a sign-in with a passkey: the options for `navigator.credentials.get()` as JSON
+/// (`PublicKeyCredentialRequestOptionsJSON`), any passkey of this console allowed.
+pub fn start_sign_in(db: &mut impl GenericClient, url: &ConsoleUrl) -> Result<String, ApiError> {
+    let rp = rp_id(url)?;
+    let (server, client) = DiscoverableCredentialRequestOptions::passkey(&rp)
+        .start_ceremony()
+        .map_err(internal)?;
+    let json = serde_json::to_string(&client).map_err(internal)?;
+    let state = server.encode().map_err(internal)?;
+    let challenge = server.sent_challenge().0.to_le_bytes();
+    stored::create_ceremony(db, &challenge, None, &state)?;
+    Ok(json)
+}
+
+/// Finishes a sign-in with the browser's answer (`AuthenticationResponseJSON`): the person
+/// whose passkey signed the challenge, with their gesture verified.
+pub fn finish_sign_in(
+    db: &mut impl GenericClient,
+    url: &ConsoleUrl,
+    answer: &str,
+) -> Result<PersonId, ApiError> {
+    let rp = rp_id(url)?;
+    let authentication = DiscoverableAuthentication64::from_json_relaxed(answer.as_bytes())
+        .map_err(|_| refused())?;
+    let challenge = authentication.challenge_relaxed().map_err(|_| refused())?;
+    let state = stored::take_ceremony(db, &challenge.0.to_le_bytes(), None)?.ok_or_else(refused)?;
+    let server = DiscoverableAuthenticationServerState::decode(&state).map_err(internal)?;
+    let passkey =
+        stored::find_passkey(db, authentication.raw_id().as_ref())?.ok_or_else(refused)?;
+    let handle_bytes: [u8; 64] = passkey.user_handle.clone().try_into().map_err(internal)?;
+    let handle = UserHandle64::decode(handle_bytes).map_err(internal)?;
+    let dynamic: [u8; 7] = passkey.dynamic_state.clone().try_into().map_err(internal)?;
+    let mut credential = AuthenticatedCredential::new(
+        CredentialId::<&[u8]>::decode(passkey.credential_id.as_slice()).map_err(internal)?,
+        &handle,
+        StaticState::decode(passkey.static_state.as_slice()).map_err(internal)?,
+        DynamicState::decode(dynamic).map_err(internal)?,
+    )
+    .map_err(internal)?;
+    let origins = [url.origin()];
+    let options = AuthenticationVerificationOptions::<&str, &str> {
+        allowed_origins: &origins,
+        ..AuthenticationVerificationOptions::default()
+    };
+    server
+        .verify(&rp, &authentication, &mut credential, &options)
+        .map_err(|_| refused())?;
+    let dynamic = credential.dynamic_state().encode().map_err(internal)?;
+    stored::used_passkey(db, &passkey.credential_id, &dynamic)?;
+    Ok(passkey.person)
+}
+
+/// The person's passkeys, oldest first.
+pub fn passkeys_of(
+    db: &mut impl GenericClient,
+    person: &PersonId,
+) -> Result<Vec<PasskeyListed>, ApiError> {
+    Ok(stored::passkeys_of(db, person)?)
+}
+
+/// Removes one passkey of the person; without another factor their recovery codes go too.
+pub fn remove(
+    db: &mut impl GenericClient,
+    person: &Person,
+    credential_id: &[u8],
+) -> Result<(), ApiError> {
+    let mut tx = db.transaction()?;
+    if !stored::delete_passkey(&mut tx, &person.id, credential_id)? {
+        return Err(ApiError::NotFound);
+    }
+    if !factors::has_factor(&mut tx, &person.id)? {
+        factors::replace_recovery_codes(&mut tx, &person.id, &[])?;
+    }
+    record(&mut tx, person, Operation::RemovePasskey)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Records a change of the person's passkeys in each of their organisations' logs (in this
+/// file, where `check-deps.py` looks for each transaction's entry).
+fn record(tx: &mut Transaction, person: &Person, operation: Operation) -> Result<(), ApiError> {
+    for org in logs_of(tx, &person.id)? {
+        let entry = AuditEntry::new(operation, "person", person.id.as_str()).named(&person.email);
+        audit::record_by(tx, org.as_ref(), &actor_of(person), entry)?;
+    }
+    Ok(())
+}
