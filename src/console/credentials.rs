@@ -191,38 +191,21 @@ pub fn delete<C: Credential>(ctx: &mut PageContext) -> Answer {
     Ok(pages::redirect_with(words.path, words.deleted))
 }
 
-/// The page table's handlers of a kind of secret, by the names it lists them under.
+/// The page table's handlers of a kind of secret, by the names it lists them under: each
+/// the function of this module of the same name, for that kind.
 macro_rules! credential_pages {
     ($credential:ty) => {
-        /// `GET`: the list and the create form.
-        pub fn list(ctx: &mut PageContext) -> Answer {
-            credentials::list::<$credential>(ctx)
-        }
-
-        /// `POST`: a new one, shown once.
-        pub fn create(ctx: &mut PageContext) -> Answer {
-            credentials::create::<$credential>(ctx)
-        }
-
-        /// `GET …/revoke`.
-        pub fn confirm_revoke(ctx: &mut PageContext) -> Answer {
-            credentials::confirm_revoke::<$credential>(ctx)
-        }
-
-        /// `POST …/revoke`.
-        pub fn revoke(ctx: &mut PageContext) -> Answer {
-            credentials::revoke::<$credential>(ctx)
-        }
-
-        /// `GET …/delete`.
-        pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
-            credentials::confirm_delete::<$credential>(ctx)
-        }
-
-        /// `POST …/delete`.
-        pub fn delete(ctx: &mut PageContext) -> Answer {
-            credentials::delete::<$credential>(ctx)
-        }
+        credential_pages!(
+            $credential: list, create, confirm_revoke, revoke, confirm_delete, delete
+        );
+    };
+    ($credential:ty: $($handler:ident),*) => {
+        $(
+            #[doc = concat!("`credentials::", stringify!($handler), "` of this kind.")]
+            pub fn $handler(ctx: &mut PageContext) -> Answer {
+                credentials::$handler::<$credential>(ctx)
+            }
+        )*
     };
 }
 pub(super) use credential_pages;
