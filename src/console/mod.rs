@@ -16,6 +16,7 @@ mod cards;
 mod chart;
 mod confirm;
 mod context;
+mod credentials;
 mod form;
 mod fragments;
 mod inputs;

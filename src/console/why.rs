@@ -10,7 +10,8 @@ use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
 use crate::db::cards::CardRow;
 use crate::delivery::diagnosis::{Diagnosis, Step, Verdict};
-use crate::domain::{DomainName, Invalid, Lang};
+use crate::delivery::select::Score;
+use crate::domain::{DomainName, Ending, Invalid, Lang, Purpose};
 use crate::error::ApiError;
 use crate::ops::why::{self, LeftOut, Question};
 use crate::ops::{self, site_map::SiteMap};
@@ -24,32 +25,80 @@ pub struct Named {
     pub link: String,
 }
 
-/// A card looked at, or left out, and what became of it.
-#[derive(Debug, Clone)]
-pub struct CardLine {
-    pub card: Named,
-    pub verdict: String,
+/// How the page resolved (`delivery::diagnosis::Step`).
+pub enum Resolution {
+    /// The page's host is not a site of this organisation.
+    NotASite,
+    /// A rule of the site: its path, its match mode, its fragment.
+    Rule {
+        rule: String,
+        exact: bool,
+        fragment: Named,
+    },
+    SiteDefault(Named),
+    /// No rule matches and the site has no default.
+    Nothing,
 }
 
-/// What the form found.
+impl Resolution {
+    /// Whether the page resolved to a fragment (else the request's `fragment_id` serves).
+    pub fn resolved(&self) -> bool {
+        matches!(self, Resolution::Rule { .. } | Resolution::SiteDefault(_))
+    }
+}
+
+/// The fragment that serves, and whether its cards are looked at.
+pub struct Serving {
+    pub fragment: Named,
+    pub active: bool,
+}
+
+/// A card the pick looked at: dropped for its language, or kept at a place in the order.
+pub enum Looked {
+    OtherLanguage(Lang),
+    /// Its place in the order, from 1.
+    Kept(usize),
+}
+
+/// A card and what became of it.
+pub struct CardLine<V> {
+    pub card: Named,
+    pub verdict: V,
+}
+
+/// A kept card's place in the order (from 1) and the score that put it there.
+pub struct Ranked {
+    pub place: usize,
+    pub score: Score,
+}
+
+/// The agent of the User-Agent given: the marker it matches, the purpose it is counted under.
+pub struct Agent {
+    pub marker: Option<&'static str>,
+    pub purpose: Purpose,
+}
+
+/// What the form found: the facts of each step, which the template words.
 pub struct Found {
-    /// How the page resolved, in words.
-    pub resolution: String,
-    pub fragment: Option<Named>,
-    /// The fragment's status, in words.
-    pub fragment_status: String,
+    pub host: String,
+    /// The page's canonical path (`None`: a path the canonical steps refuse).
+    pub path: Option<String>,
+    pub resolution: Resolution,
+    /// The fragment the request's `fragment_id` names.
+    pub requested: Option<Named>,
+    pub serving: Option<Serving>,
     /// In the order the pick scans them.
-    pub considered: Vec<CardLine>,
+    pub considered: Vec<CardLine<Looked>>,
     /// Those kept, in the order of the pick (first: served).
-    pub order: Vec<CardLine>,
-    pub left_out: Vec<CardLine>,
+    pub order: Vec<CardLine<Ranked>>,
+    pub left_out: Vec<CardLine<LeftOut>>,
     pub served: Option<Named>,
-    /// How it ends: `outcome` / `reason`.
-    pub ending: String,
+    /// How it ends (`None`: no answer).
+    pub ending: Option<Ending>,
     pub status: Option<u16>,
     pub headers: Vec<(String, String)>,
     pub body: String,
-    pub agent: Option<String>,
+    pub agent: Option<Agent>,
 }
 
 #[derive(Template)]
@@ -174,124 +223,27 @@ fn fragment_named(map: &SiteMap, id: &str) -> Named {
 }
 
 fn found(diagnosis: &Diagnosis, cards: &[CardRow], map: &SiteMap) -> Found {
-    let host = &diagnosis.page.host;
-    let path = diagnosis
-        .page
-        .path
-        .as_deref()
-        .unwrap_or("(a path no rule matches)");
-    let label = |id: &str| {
-        let named = fragment_named(map, id);
-        format!("{} ({})", named.name, named.id)
-    };
-    let resolution = match &diagnosis.step {
-        Step::NotASite => format!("{host} is not a site of this organisation: no rule applies."),
-        Step::Rule {
-            path: rule,
-            exact,
-            fragment,
-        } => {
-            let mode = if *exact { "exact" } else { "prefix" };
-            format!(
-                "The page {path} on {host} matches the {mode} rule {rule}: fragment {}.",
-                label(&fragment.id)
-            )
-        }
-        Step::SiteDefault(fragment) => format!(
-            "No rule matches {path} on {host}: the site default, fragment {}.",
-            label(&fragment.id)
-        ),
-        Step::Nothing => format!("No rule matches {path} on {host} and the site has no default."),
-    };
-    let requested = match (&diagnosis.step, diagnosis.requested) {
-        (Step::NotASite | Step::Nothing, Some(requested)) => format!(
-            " /fragment serves the fragment the request names: {}.",
-            label(&requested.id)
-        ),
-        (Step::NotASite | Step::Nothing, None) => {
-            " Without a fragment_id, /fragment has nothing to serve.".to_string()
-        }
-        _ => String::new(),
-    };
-    let fragment = diagnosis.fragment.map(|f| fragment_named(map, &f.id));
-    let fragment_status = match diagnosis.fragment {
-        Some(f) if f.active => "active: its cards are looked at".to_string(),
-        Some(_) => "paused: no card is looked at, the answer is a 204 (activate it on its page)"
-            .to_string(),
-        None => "no fragment".to_string(),
-    };
-    let line = |id: &str, verdict: String| CardLine {
-        card: card_named(cards, id),
-        verdict,
-    };
-    let considered = (diagnosis.considered.iter())
-        .map(|c| {
-            let verdict = match c.verdict {
-                Verdict::OtherLanguage => format!(
-                    "dropped: in {}, not the request's language",
-                    c.candidate.lang.as_str()
-                ),
-                Verdict::Kept { rank, .. } => format!("kept, {} in the order", rank + 1),
-            };
-            line(&c.candidate.card.id, verdict)
-        })
-        .collect();
-    let mut kept: Vec<_> = (diagnosis.considered.iter())
-        .filter_map(|c| match c.verdict {
-            Verdict::Kept { score, rank } => Some((rank, c, score)),
-            Verdict::OtherLanguage => None,
-        })
-        .collect();
-    kept.sort_by_key(|(rank, _, _)| *rank);
-    let order = (kept.into_iter())
-        .map(|(rank, c, score)| {
-            let verdict = format!(
-                "{}: brand domain {}, {} matching key-values, {}, tie-break {}",
-                rank + 1,
-                if score.brand {
-                    "matches the page"
-                } else {
-                    "does not match"
-                },
-                score.context,
-                if score.own {
-                    "own card"
-                } else {
-                    "platform card"
-                },
-                score.tie_break,
-            );
-            line(&c.candidate.card.id, verdict)
-        })
-        .collect();
-    let left_out = (why::left_out(cards, diagnosis).into_iter())
-        .map(|(card, why)| {
-            let verdict = match why {
-                LeftOut::Status(status) => format!("{}: only active cards serve", status.as_str()),
-                LeftOut::NotEligible => "active, but not eligible on this fragment".to_string(),
-            };
-            line(card.id.as_str(), verdict)
-        })
-        .collect();
+    let card = |id: &str| card_named(cards, id);
     let answer = diagnosis.answer.as_ref();
-    let agent = diagnosis.agent.map(|(marker, purpose)| match marker {
-        Some(marker) => format!("marker {}, purpose {}", marker.name, purpose.as_str()),
-        None => format!("no marker (counted as none), purpose {}", purpose.as_str()),
-    });
     Found {
-        resolution: resolution + &requested,
-        fragment,
-        fragment_status,
-        considered,
-        order,
-        left_out,
-        served: diagnosis.served.map(|card| card_named(cards, &card.id)),
-        ending: diagnosis.ending.map_or("no answer".to_string(), |e| {
-            match (e.outcome().as_str(), e.as_str()) {
-                (outcome, reason) if outcome == reason => outcome.to_string(),
-                (outcome, reason) => format!("{outcome} ({reason})"),
-            }
+        host: diagnosis.page.host.clone(),
+        path: diagnosis.page.path.clone(),
+        resolution: resolution(&diagnosis.step, map),
+        requested: diagnosis.requested.map(|f| fragment_named(map, &f.id)),
+        serving: diagnosis.fragment.map(|f| Serving {
+            fragment: fragment_named(map, &f.id),
+            active: f.active,
         }),
+        considered: considered(diagnosis, cards),
+        order: order(diagnosis, cards),
+        left_out: (why::left_out(cards, diagnosis).into_iter())
+            .map(|(row, why)| CardLine {
+                card: card(row.id.as_str()),
+                verdict: why,
+            })
+            .collect(),
+        served: diagnosis.served.map(|served| card(&served.id)),
+        ending: diagnosis.ending,
         status: answer.map(|a| a.status),
         headers: answer.map_or(Vec::new(), |a| {
             (a.headers.iter())
@@ -301,6 +253,55 @@ fn found(diagnosis: &Diagnosis, cards: &[CardRow], map: &SiteMap) -> Found {
         body: answer.map_or(String::new(), |a| {
             String::from_utf8_lossy(&a.body).into_owned()
         }),
-        agent,
+        agent: diagnosis.agent.map(|(marker, purpose)| Agent {
+            marker: marker.map(|marker| marker.name),
+            purpose,
+        }),
     }
+}
+
+fn resolution(step: &Step, map: &SiteMap) -> Resolution {
+    match step {
+        Step::NotASite => Resolution::NotASite,
+        Step::Rule {
+            path,
+            exact,
+            fragment,
+        } => Resolution::Rule {
+            rule: path.clone(),
+            exact: *exact,
+            fragment: fragment_named(map, &fragment.id),
+        },
+        Step::SiteDefault(fragment) => Resolution::SiteDefault(fragment_named(map, &fragment.id)),
+        Step::Nothing => Resolution::Nothing,
+    }
+}
+
+fn considered(diagnosis: &Diagnosis, cards: &[CardRow]) -> Vec<CardLine<Looked>> {
+    (diagnosis.considered.iter())
+        .map(|c| CardLine {
+            card: card_named(cards, &c.candidate.card.id),
+            verdict: match c.verdict {
+                Verdict::OtherLanguage => Looked::OtherLanguage(c.candidate.lang),
+                Verdict::Kept { rank, .. } => Looked::Kept(rank + 1),
+            },
+        })
+        .collect()
+}
+
+fn order(diagnosis: &Diagnosis, cards: &[CardRow]) -> Vec<CardLine<Ranked>> {
+    let mut kept: Vec<_> = (diagnosis.considered.iter())
+        .filter_map(|c| match c.verdict {
+            Verdict::Kept { score, rank } => Some(CardLine {
+                card: card_named(cards, &c.candidate.card.id),
+                verdict: Ranked {
+                    place: rank + 1,
+                    score,
+                },
+            }),
+            Verdict::OtherLanguage => None,
+        })
+        .collect();
+    kept.sort_by_key(|line| line.verdict.place);
+    kept
 }

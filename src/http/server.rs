@@ -10,6 +10,7 @@ use crate::failure_log::FailureLog;
 use may::net::{TcpListener, TcpStream};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
+use std::ops::ControlFlow;
 use std::os::fd::{FromRawFd, IntoRawFd};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
@@ -235,15 +236,7 @@ fn serve_connection(
     // Whether this request's client was told `100 Continue` already.
     let mut continued = false;
     loop {
-        // An empty buffer (the usual state after answering) holds no request to look for.
-        let parsed = if buf.is_empty() {
-            Ok(Parsing::NeedMore {
-                awaiting_body: None,
-            })
-        } else {
-            parse_request(buf.data(), &options.limits, peer)
-        };
-        let send_continue = match parsed {
+        let send_continue = match next_request(&buf, options, peer) {
             Ok(Parsing::Done(parsed)) => {
                 buf.consume(parsed.consumed);
                 requests += 1;
@@ -263,56 +256,112 @@ fn serve_connection(
                 return reject(connection, &mut out, &rejection, options);
             }
         };
-        if !out.is_empty() {
-            // The answers of one readiness harvest go out back to back: the connection steps
-            // behind the worker's other ready connections before it writes. A client asleep is
-            // then woken once for several answers, not once for each: every wake-up across
-            // cores costs the writing thread time in the kernel.
-            may::coroutine::yield_now();
-            send(stream, watch, requests, &out)?;
-            out.clear();
-        }
+        let connection = (&*stream, watch, requests);
+        send_harvest(connection, &mut out)?;
         if let Some(head) = send_continue {
-            // The head is whole and asks whether to send the body: the answer at once when the
-            // head decides it (the body is then never read: the connection closes), else
-            // `100 Continue`.
-            if let Some(answer) = service.answer_without_body(&head) {
-                encode(&answer, false, true, &mut out);
-                return send(stream, watch, requests, &out);
+            if let ControlFlow::Break(end) =
+                answer_expectation(connection, service, &head, &mut out)
+            {
+                return end;
             }
-            send(stream, watch, requests, b"HTTP/1.1 100 Continue\r\n\r\n")?;
             continued = true;
         }
-        // The socket itself, not `may`'s wrapper: its read would wait with a timer.
-        match buf.read_from(&mut stream.inner()) {
-            Ok(0) => return Ok(()),
-            Ok(_) => continue,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-            Err(e) => return Err(e),
-        }
-        let waiting = if buf.is_empty() {
-            Waiting::NextRequest
-        } else {
-            Waiting::RestOfRequest
-        };
-        match watch.wait(stream, waiting, requests) {
-            Wake::Ready => {}
-            Wake::Shrink => {
-                buf.release();
-                out = Vec::new();
-            }
-            Wake::Expired if answers_after_expiry(&mut buf, stream, watch) => {}
-            Wake::Expired => {
-                return match waiting {
-                    Waiting::RestOfRequest => {
-                        reject((stream, watch, requests), &mut out, &TIMED_OUT, options)
-                    }
-                    Waiting::NextRequest => Ok(()),
-                };
-            }
+        if let ControlFlow::Break(end) = read_or_wait(connection, &mut buf, &mut out, options) {
+            return end;
         }
     }
+}
+
+/// The head is whole and asks whether to send the body (`Expect: 100-continue`): the answer at
+/// once when the head decides it (the body is then never read: `Break`, the connection
+/// closes), else `100 Continue`.
+fn answer_expectation(
+    (stream, watch, requests): (&TcpStream, &Watch, u64),
+    service: &dyn Service,
+    head: &Request,
+    out: &mut Vec<u8>,
+) -> ControlFlow<io::Result<()>> {
+    if let Some(answer) = service.answer_without_body(head) {
+        encode(&answer, false, true, out);
+        return ControlFlow::Break(send(stream, watch, requests, out));
+    }
+    match send(stream, watch, requests, b"HTTP/1.1 100 Continue\r\n\r\n") {
+        Ok(()) => ControlFlow::Continue(()),
+        Err(error) => ControlFlow::Break(Err(error)),
+    }
+}
+
+/// The request the buffer holds, whole or begun.
+fn next_request(
+    buf: &InputBuffer,
+    options: &ServerOptions,
+    peer: SocketAddr,
+) -> Result<Parsing, Rejection> {
+    // An empty buffer (the usual state after answering) holds no request to look for.
+    if buf.is_empty() {
+        return Ok(Parsing::NeedMore {
+            awaiting_body: None,
+        });
+    }
+    parse_request(buf.data(), &options.limits, peer)
+}
+
+/// Writes the answers of one readiness harvest, if any, back to back: the connection steps
+/// behind the worker's other ready connections before it writes. A client asleep is then woken
+/// once for several answers, not once for each: every wake-up across cores costs the writing
+/// thread time in the kernel.
+fn send_harvest(
+    (stream, watch, requests): (&TcpStream, &Watch, u64),
+    out: &mut Vec<u8>,
+) -> io::Result<()> {
+    if out.is_empty() {
+        return Ok(());
+    }
+    may::coroutine::yield_now();
+    send(stream, watch, requests, out)?;
+    out.clear();
+    Ok(())
+}
+
+/// Reads what has arrived; when nothing has, waits until the socket is readable, its buffers
+/// are to be given back, or its deadline passes. `Break` ends the connection, with the
+/// loop's result.
+fn read_or_wait(
+    (stream, watch, requests): (&TcpStream, &Watch, u64),
+    buf: &mut InputBuffer,
+    out: &mut Vec<u8>,
+    options: &ServerOptions,
+) -> ControlFlow<io::Result<()>> {
+    // The socket itself, not `may`'s wrapper: its read would wait with a timer.
+    match buf.read_from(&mut stream.inner()) {
+        Ok(0) => return ControlFlow::Break(Ok(())),
+        Ok(_) => return ControlFlow::Continue(()),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => return ControlFlow::Continue(()),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+        Err(e) => return ControlFlow::Break(Err(e)),
+    }
+    let waiting = if buf.is_empty() {
+        Waiting::NextRequest
+    } else {
+        Waiting::RestOfRequest
+    };
+    match watch.wait(stream, waiting, requests) {
+        Wake::Ready => {}
+        Wake::Shrink => {
+            buf.release();
+            *out = Vec::new();
+        }
+        Wake::Expired if answers_after_expiry(buf, stream, watch) => {}
+        Wake::Expired => {
+            return ControlFlow::Break(match waiting {
+                Waiting::RestOfRequest => {
+                    reject((stream, watch, requests), out, &TIMED_OUT, options)
+                }
+                Waiting::NextRequest => Ok(()),
+            });
+        }
+    }
+    ControlFlow::Continue(())
 }
 
 /// Whether a connection expired while it waited for its next request still has one to

@@ -41,6 +41,16 @@ impl Collector for Scrape {
 }
 
 fn encode(r: &Readings, out: &mut DescriptorEncoder) -> fmt::Result {
+    http(r, out)?;
+    fragments(r, out)?;
+    snapshot(r, out)?;
+    report(r, out)?;
+    database(r, out)?;
+    refusals_and_connections(r, out)
+}
+
+/// The public listener's answers, by area.
+fn http(r: &Readings, out: &mut DescriptorEncoder) -> fmt::Result {
     family(
         out,
         "agentcard_http_requests",
@@ -59,7 +69,11 @@ fn encode(r: &Readings, out: &mut DescriptorEncoder) -> fmt::Result {
         r.http_durations
             .iter()
             .map(|(area, histogram)| ([("area", *area)], ConstHistogram(histogram))),
-    )?;
+    )
+}
+
+/// `/fragment`'s requests, as the report counts them.
+fn fragments(r: &Readings, out: &mut DescriptorEncoder) -> fmt::Result {
     family(
         out,
         "agentcard_fragment_requests",
@@ -78,7 +92,11 @@ fn encode(r: &Readings, out: &mut DescriptorEncoder) -> fmt::Result {
         r.fragment_purposes
             .iter()
             .map(|&(purpose, n)| ([("purpose", purpose)], ConstCounter::new(n))),
-    )?;
+    )
+}
+
+/// The snapshot `/fragment` serves from.
+fn snapshot(r: &Readings, out: &mut DescriptorEncoder) -> fmt::Result {
     let snapshot = r.snapshot.as_ref();
     gauge(
         out,
@@ -97,7 +115,11 @@ fn encode(r: &Readings, out: &mut DescriptorEncoder) -> fmt::Result {
         "agentcard_snapshot_last_build_seconds",
         "Duration of the last snapshot build, loading its rows included.",
         snapshot.map(|s| s.last_build.as_secs_f64()),
-    )?;
+    )
+}
+
+/// The report's counters on their way to the database.
+fn report(r: &Readings, out: &mut DescriptorEncoder) -> fmt::Result {
     gauge(
         out,
         "agentcard_report_pending_counters",
@@ -119,7 +141,11 @@ fn encode(r: &Readings, out: &mut DescriptorEncoder) -> fmt::Result {
         "agentcard_report_flush_failures",
         "Report flushes that failed since start (the counts are kept and retried).",
         r.report.flush_failures,
-    )?;
+    )
+}
+
+/// The management pool and whether the database answers it.
+fn database(r: &Readings, out: &mut DescriptorEncoder) -> fmt::Result {
     family(
         out,
         "agentcard_db_pool_connections",
@@ -135,7 +161,11 @@ fn encode(r: &Readings, out: &mut DescriptorEncoder) -> fmt::Result {
         "agentcard_database_up",
         "1 while the database answers the management pool, 0 through an outage.",
         Some(u64::from(r.database_up)),
-    )?;
+    )
+}
+
+/// Requests refused by a rate limit, and the public listener's open connections.
+fn refusals_and_connections(r: &Readings, out: &mut DescriptorEncoder) -> fmt::Result {
     counter(
         out,
         "agentcard_rate_limited",
