@@ -53,7 +53,18 @@ fn the_table_lists_every_kind_of_page() {
 }
 
 /// The writes of a person's own account: the only ones a viewer may send.
-const OWN_ACCOUNT: &[&str] = &["/sign-out", "/sessions/end-others", "/password", "/org"];
+const OWN_ACCOUNT: &[&str] = &[
+    "/second-factors/app",
+    "/second-factors/app/remove",
+    "/second-factors/recovery-codes",
+    "/second-factors/passkey/options",
+    "/second-factors/passkey",
+    "/second-factors/passkey/remove",
+    "/sign-out",
+    "/sessions/end-others",
+    "/password",
+    "/org",
+];
 
 #[test]
 fn every_write_open_to_a_viewer_is_of_their_own_account() {
