@@ -63,8 +63,14 @@ pub fn form(ctx: &mut PublicContext) -> Answer {
 pub fn sign_in(ctx: &mut PublicContext) -> Answer {
     let device = session::cookie_of(ctx.request, devices::COOKIE);
     let email = ctx.form.get("email").trim().to_string();
-    let person = people::find_by_email(ctx.db, &email)?;
-    let known = devices::is_known(ctx.db, person.as_ref().map(|p| &p.id), device)?;
+    // A browser without a device cookie is no one's known browser: its admission needs no
+    // query, so a flood of new browsers costs the database nothing before a hash is allowed.
+    let found = match device {
+        Some(_) => Some(people::find_by_email(ctx.db, &email)?),
+        None => None,
+    };
+    let found_id = found.as_ref().and_then(Option::as_ref).map(|p| &p.id);
+    let known = devices::is_known(ctx.db, found_id, device)?;
     let limits = limits::sign_in_limits(ctx.app.client_ip(ctx.request), &email, known);
     let caller = match known {
         true => Caller::Known,
@@ -72,6 +78,10 @@ pub fn sign_in(ctx: &mut PublicContext) -> Answer {
             Admission::Hash(caller) => caller,
             Admission::Ask(proof) => return Ok(asked(ctx, &email, proof)),
         },
+    };
+    let person = match found {
+        Some(found) => found,
+        None => people::find_by_email(ctx.db, &email)?,
     };
     let stored = person.as_ref().and_then(|p| p.password_hash.as_deref());
     let password = ctx.form.get("password");
