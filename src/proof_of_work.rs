@@ -27,8 +27,10 @@ pub const VALID: Duration = Duration::from_secs(300);
 /// The work asked when the flood is no more than the global rate: 65 536 tries on average,
 /// a second or two of a browser's Web Worker.
 pub const BASE_BITS: u32 = 16;
-/// The most work ever asked: about a million tries, some seconds of a browser.
-pub const MAX_BITS: u32 = 20;
+/// The most work ever asked: about 262 000 tries, a few seconds of a browser on a slow
+/// machine. More would make the unlucky draws (the tries needed vary as much as their mean)
+/// keep a person waiting beyond ten seconds.
+pub const MAX_BITS: u32 = 18;
 /// How far ahead of this instance's clock another instance's may be.
 const CLOCK_SKEW: u64 = 30;
 /// The secret's length, in bytes.
