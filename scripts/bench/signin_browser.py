@@ -38,6 +38,11 @@ def start_chromium():
     return webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
 
 
+def page_text(driver):
+    """The start of what the page says (an error page of the browser's own has no <main>)."""
+    return driver.find_element(By.TAG_NAME, "body").text[:200]
+
+
 def signed_in(driver):
     return "Signed in as" in driver.page_source
 
@@ -57,6 +62,8 @@ def attempt(driver, origin, email, password):
     """One sign-in as a new browser: (signed in, submits, what the page said last)."""
     driver.delete_all_cookies()
     driver.get(f"{origin}/sign-in")
+    if not driver.find_elements(By.ID, "email"):
+        return False, 0, f"the sign-in page was not served: {driver.title!r}, {page_text(driver)!r}"
     driver.find_element(By.ID, "email").send_keys(email)
     deadline = time.monotonic() + ATTEMPT_SECONDS
     for submit in range(1, SUBMITS + 1):
