@@ -89,7 +89,7 @@ pub fn change_password(ctx: &mut PageContext) -> Answer {
     let hash = ctx.app.passwords.hash(&new)?;
     members::change_password(ctx.db, &person, &hash)?;
     let secret = session::start(ctx.db, &person, None, ctx.request)?;
-    let location = format!("/sessions?notice={}", Notice::PasswordChanged.key());
+    let location = format!("/sessions?notice={}", Notice::PasswordChanged.as_str());
     signed_in(ctx.db, ctx.app, &person, &secret, &location)
 }
 

@@ -183,7 +183,7 @@ pub fn use_link(ctx: &mut PublicContext) -> Answer {
         LinkPurpose::Reset { .. } => None,
     };
     let secret = session::start(db, &person, org, ctx.request)?;
-    let location = format!("/?notice={}", Notice::PasswordSet.key());
+    let location = format!("/?notice={}", Notice::PasswordSet.as_str());
     signed_in(db, app, &person, &secret, &location)
 }
 

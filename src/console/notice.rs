@@ -4,212 +4,91 @@
 
 use crate::domain::CardStatus;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Notice {
-    PasswordChanged,
-    OthersEnded,
-    PasswordSet,
-    Joined,
-    MemberRemoved,
-    RoleChanged,
-    TokenRevoked,
-    TokenDeleted,
-    KeyRevoked,
-    KeyDeleted,
-    SiteDeleted,
-    FragmentDeleted,
-    InvitationRevoked,
-    CardSaved,
-    CardActive,
-    CardArchived,
-    CardDraft,
-    CardDeleted,
-    EligibilitySaved,
+/// Declares [`Notice`] from `Variant = "key", "sentence";` lines, each variant with its key in a
+/// redirect's query and the sentence the layout shows, so that a notice added to the list needs
+/// nothing else.
+macro_rules! notices {
+    ($($(#[$doc:meta])* $variant:ident = $key:literal, $sentence:literal;)+) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Notice {
+            $($(#[$doc])* $variant,)+
+        }
+
+        impl Notice {
+            /// Every notice.
+            #[cfg(test)]
+            const ALL: [Notice; [$(Notice::$variant),+].len()] = [$(Notice::$variant),+];
+
+            /// The notice a query's `notice` names; an unknown key names none.
+            pub fn named(key: &str) -> Option<Notice> {
+                match key {
+                    $($key => Some(Notice::$variant),)+
+                    _ => None,
+                }
+            }
+
+            /// Its key in a redirect's query.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Notice::$variant => $key,)+
+                }
+            }
+
+            /// What the page says.
+            pub const fn sentence(self) -> &'static str {
+                match self {
+                    $(Notice::$variant => $sentence,)+
+                }
+            }
+        }
+    };
+}
+
+notices! {
+    PasswordChanged = "password-changed", "Your password was changed. Every other session has ended.";
+    OthersEnded = "others-ended", "Your other sessions have ended.";
+    PasswordSet = "password-set", "Your password is set: you are signed in.";
+    Joined = "joined", "You have joined the organisation: sign in with your password.";
+    MemberRemoved = "removed", "The member was removed.";
+    RoleChanged = "role-changed", "The member's role was changed.";
+    TokenRevoked = "token-revoked", "The token was revoked: it is refused from now on.";
+    TokenDeleted = "token-deleted", "The token was deleted.";
+    KeyRevoked = "key-revoked", "The key was revoked: it is refused from now on.";
+    KeyDeleted = "key-deleted", "The key was deleted.";
+    SiteDeleted = "site-deleted", "The site was deleted, with everything in it.";
+    FragmentDeleted = "fragment-deleted", "The fragment was deleted, with its rules and eligibility entries.";
+    InvitationRevoked = "invitation-revoked", "The invitation was revoked: its link no longer works.";
+    CardSaved = "card-saved", "The card was saved.";
+    CardActive = "card-active", "The card is active: it may be shown where it is eligible.";
+    CardArchived = "card-archived", "The card is archived: it is no longer shown.";
+    CardDraft = "card-draft", "The card is a draft again: it is no longer shown.";
+    CardDeleted = "card-deleted", "The card was deleted, with its eligibility.";
+    EligibilitySaved = "eligibility-saved", "The card's eligibility was saved.";
     // The site map's pages.
-    SiteCreated,
-    SiteExists,
-    SiteSaved,
-    FragmentCreated,
-    FragmentSaved,
-    FragmentPaused,
-    FragmentActive,
-    DefaultSet,
-    DefaultCleared,
-    RuleAdded,
-    RuleSaved,
-    RuleDeleted,
-    JoinedSignedIn,
+    SiteCreated = "site-created", "The site was added: add its fragments below.";
+    SiteExists = "site-exists", "The organisation already has this site.";
+    SiteSaved = "site-saved", "The site's name was saved.";
+    FragmentCreated = "fragment-created", "The fragment was added.";
+    FragmentSaved = "fragment-saved", "The fragment was saved.";
+    FragmentPaused = "fragment-paused", "The fragment is paused: pages that resolve to it get no card. What still points at it is named beside it.";
+    FragmentActive = "fragment-active", "The fragment is active.";
+    DefaultSet = "default-set", "The site's default fragment was set.";
+    DefaultCleared = "default-cleared", "The site has no default fragment now; the fragment itself is kept.";
+    RuleAdded = "rule-added", "The rule was added.";
+    RuleSaved = "rule-saved", "The rule was saved.";
+    RuleDeleted = "rule-deleted", "The rule was deleted.";
+    JoinedSignedIn = "joined-org", "You have joined the organisation: it is the one open now.";
     // Second factors.
-    AppAdded,
-    AppRemoved,
-    SecondFactorRequired,
-    SecuritySaved,
-    PasswordSetSignIn,
-    PasskeyAdded,
-    PasskeyRemoved,
+    AppAdded = "app-added", "Your authenticator app was added: sign-ins ask for its code after your password.";
+    AppRemoved = "app-removed", "Your authenticator app was removed.";
+    SecondFactorRequired = "second-factor-required", "Your organisation requires a second factor: add one here to use the console.";
+    SecuritySaved = "security-saved", "The organisation's security settings were saved.";
+    PasswordSetSignIn = "password-set-sign-in", "Your password is set: sign in with it and your second factor.";
+    PasskeyAdded = "passkey-added", "Your passkey was added: sign in with it alone, or after your password.";
+    PasskeyRemoved = "passkey-removed", "The passkey was removed.";
 }
 
 impl Notice {
-    const ALL: [Notice; 39] = [
-        Notice::PasswordChanged,
-        Notice::OthersEnded,
-        Notice::PasswordSet,
-        Notice::Joined,
-        Notice::MemberRemoved,
-        Notice::RoleChanged,
-        Notice::TokenRevoked,
-        Notice::TokenDeleted,
-        Notice::KeyRevoked,
-        Notice::KeyDeleted,
-        Notice::SiteDeleted,
-        Notice::FragmentDeleted,
-        Notice::InvitationRevoked,
-        Notice::CardSaved,
-        Notice::CardActive,
-        Notice::CardArchived,
-        Notice::CardDraft,
-        Notice::CardDeleted,
-        Notice::EligibilitySaved,
-        Notice::SiteCreated,
-        Notice::SiteExists,
-        Notice::SiteSaved,
-        Notice::FragmentCreated,
-        Notice::FragmentSaved,
-        Notice::FragmentPaused,
-        Notice::FragmentActive,
-        Notice::DefaultSet,
-        Notice::DefaultCleared,
-        Notice::RuleAdded,
-        Notice::RuleSaved,
-        Notice::RuleDeleted,
-        Notice::JoinedSignedIn,
-        Notice::AppAdded,
-        Notice::AppRemoved,
-        Notice::SecondFactorRequired,
-        Notice::SecuritySaved,
-        Notice::PasswordSetSignIn,
-        Notice::PasskeyAdded,
-        Notice::PasskeyRemoved,
-    ];
-
-    /// The notice a query's `notice` names; an unknown key names none.
-    pub fn named(key: &str) -> Option<Notice> {
-        Notice::ALL.into_iter().find(|notice| notice.key() == key)
-    }
-
-    pub fn key(self) -> &'static str {
-        self.words().0
-    }
-
-    pub fn sentence(self) -> &'static str {
-        self.words().1
-    }
-
-    /// Its key in a redirect's query, and its sentence.
-    fn words(self) -> (&'static str, &'static str) {
-        match self {
-            Notice::PasswordChanged => (
-                "password-changed",
-                "Your password was changed. Every other session has ended.",
-            ),
-            Notice::OthersEnded => ("others-ended", "Your other sessions have ended."),
-            Notice::PasswordSet => ("password-set", "Your password is set: you are signed in."),
-            Notice::Joined => (
-                "joined",
-                "You have joined the organisation: sign in with your password.",
-            ),
-            Notice::MemberRemoved => ("removed", "The member was removed."),
-            Notice::RoleChanged => ("role-changed", "The member's role was changed."),
-            Notice::TokenRevoked => (
-                "token-revoked",
-                "The token was revoked: it is refused from now on.",
-            ),
-            Notice::TokenDeleted => ("token-deleted", "The token was deleted."),
-            Notice::KeyRevoked => (
-                "key-revoked",
-                "The key was revoked: it is refused from now on.",
-            ),
-            Notice::KeyDeleted => ("key-deleted", "The key was deleted."),
-            Notice::SiteDeleted => (
-                "site-deleted",
-                "The site was deleted, with everything in it.",
-            ),
-            Notice::FragmentDeleted => (
-                "fragment-deleted",
-                "The fragment was deleted, with its rules and eligibility entries.",
-            ),
-            Notice::InvitationRevoked => (
-                "invitation-revoked",
-                "The invitation was revoked: its link no longer works.",
-            ),
-            Notice::CardSaved => ("card-saved", "The card was saved."),
-            Notice::CardActive => (
-                "card-active",
-                "The card is active: it may be shown where it is eligible.",
-            ),
-            Notice::CardArchived => (
-                "card-archived",
-                "The card is archived: it is no longer shown.",
-            ),
-            Notice::CardDraft => (
-                "card-draft",
-                "The card is a draft again: it is no longer shown.",
-            ),
-            Notice::CardDeleted => (
-                "card-deleted",
-                "The card was deleted, with its eligibility.",
-            ),
-            Notice::EligibilitySaved => ("eligibility-saved", "The card's eligibility was saved."),
-            // The site map's pages.
-            Notice::SiteCreated => (
-                "site-created",
-                "The site was added: add its fragments below.",
-            ),
-            Notice::SiteExists => ("site-exists", "The organisation already has this site."),
-            Notice::SiteSaved => ("site-saved", "The site's name was saved."),
-            Notice::FragmentCreated => ("fragment-created", "The fragment was added."),
-            Notice::FragmentSaved => ("fragment-saved", "The fragment was saved."),
-            Notice::FragmentPaused => (
-                "fragment-paused",
-                "The fragment is paused: pages that resolve to it get no card. What still points at it is named beside it.",
-            ),
-            Notice::FragmentActive => ("fragment-active", "The fragment is active."),
-            Notice::DefaultSet => ("default-set", "The site's default fragment was set."),
-            Notice::DefaultCleared => (
-                "default-cleared",
-                "The site has no default fragment now; the fragment itself is kept.",
-            ),
-            Notice::RuleAdded => ("rule-added", "The rule was added."),
-            Notice::RuleSaved => ("rule-saved", "The rule was saved."),
-            Notice::RuleDeleted => ("rule-deleted", "The rule was deleted."),
-            Notice::JoinedSignedIn => (
-                "joined-org",
-                "You have joined the organisation: it is the one open now.",
-            ),
-            Notice::AppAdded => (
-                "app-added",
-                "Your authenticator app was added: sign-ins ask for its code after your password.",
-            ),
-            Notice::AppRemoved => ("app-removed", "Your authenticator app was removed."),
-            Notice::SecondFactorRequired => (
-                "second-factor-required",
-                "Your organisation requires a second factor: add one here to use the console.",
-            ),
-            Notice::SecuritySaved => (
-                "security-saved",
-                "The organisation's security settings were saved.",
-            ),
-            Notice::PasswordSetSignIn => (
-                "password-set-sign-in",
-                "Your password is set: sign in with it and your second factor.",
-            ),
-            Notice::PasskeyAdded => (
-                "passkey-added",
-                "Your passkey was added: sign in with it alone, or after your password.",
-            ),
-            Notice::PasskeyRemoved => ("passkey-removed", "The passkey was removed."),
-        }
-    }
     /// The sentence naming what the write was about, for the notices that name it (a revoked
     /// key or token: which one stops working); the others say their own sentence.
     pub fn sentence_about(self, about: Option<&str>) -> String {
@@ -241,10 +120,13 @@ mod tests {
     #[test]
     fn every_notice_has_one_key_and_a_sentence() {
         for notice in Notice::ALL {
-            assert_eq!(Notice::named(notice.key()), Some(notice));
+            assert_eq!(Notice::named(notice.as_str()), Some(notice));
             assert!(notice.sentence().ends_with('.'), "{notice:?}");
         }
-        assert_eq!(Notice::card_became(CardStatus::Active).key(), "card-active");
+        assert_eq!(
+            Notice::card_became(CardStatus::Active).as_str(),
+            "card-active"
+        );
         assert_eq!(Notice::named("nope"), None);
         assert_eq!(
             Notice::KeyRevoked.sentence_about(Some("prod (ak_12…)")),

@@ -401,14 +401,17 @@ pub fn redirect(location: &str) -> Response {
 
 /// The redirect after a write to a page that says `notice`.
 pub fn redirect_with(location: &str, notice: Notice) -> Response {
-    redirect(&format!("{location}?notice={}", notice.key()))
+    redirect(&format!("{location}?notice={}", notice.as_str()))
 }
 
 /// The redirect after a write about one object (a key, a token): its id rides in the query
 /// (`about`), and the page names it from its own list, so a crafted link cannot make the page
 /// say a name of its choosing.
 pub fn redirect_about(location: &str, notice: Notice, about: &str) -> Response {
-    redirect(&format!("{location}?notice={}&about={about}", notice.key()))
+    redirect(&format!(
+        "{location}?notice={}&about={about}",
+        notice.as_str()
+    ))
 }
 
 /// A moment as a person reads it, `27 Nov 2026, 20:41 UTC`: every time a page shows, through
