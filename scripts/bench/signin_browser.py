@@ -18,13 +18,19 @@ import sys
 import time
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import (
+    NoSuchElementException,
+    StaleElementReferenceException,
+    TimeoutException,
+)
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 ATTEMPT_SECONDS = 60
 SUBMITS = 3
+# What a page that navigates while it is read raises.
+MOVING_PAGE = (StaleElementReferenceException, NoSuchElementException)
 
 
 def start_chromium():
@@ -72,7 +78,9 @@ def attempt(driver, origin, email, password):
         left = max(1.0, deadline - time.monotonic())
         try:
             # Until the page changes: its script may hold the sign-in while it works.
-            WebDriverWait(driver, left).until(answered)
+            # The page may change between finding an element and reading it: look again.
+            waiting = WebDriverWait(driver, left, ignored_exceptions=MOVING_PAGE)
+            waiting.until(answered)
         except TimeoutException:
             return False, submit, "no answer in time"
         if signed_in(driver):
