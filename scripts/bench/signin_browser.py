@@ -22,6 +22,7 @@ from selenium.common.exceptions import (
     NoSuchElementException,
     StaleElementReferenceException,
     TimeoutException,
+    WebDriverException,
 )
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -29,8 +30,9 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 ATTEMPT_SECONDS = 60
 SUBMITS = 3
-# What a page that navigates while it is read raises.
-MOVING_PAGE = (StaleElementReferenceException, NoSuchElementException)
+# What a page that navigates while it is read raises (Chromium's inspector also answers "Node
+# with given id does not belong to the document", a plain WebDriverException).
+MOVING_PAGE = (StaleElementReferenceException, NoSuchElementException, WebDriverException)
 
 
 def start_chromium():
