@@ -95,7 +95,7 @@ ABSENCES = [
 # Every transaction ops opens writes, and every write is recorded in the audit log in its
 # transaction: a function of ops/ that opens one calls AUDIT_CALL, itself or through a function
 # of its file. `made_once` runs the create it is given, which records its own entry.
-AUDIT_CALL = re.compile(r"\baudit::record(_by)?\s*\(")
+AUDIT_CALL = re.compile(r"\baudit::record(_by|_about_person)?\s*\(")
 UNAUDITED_ALLOWED = {"once.rs": {"made_once"}}
 CARGO_TOML = ROOT / "Cargo.toml"
 ASYNC_RUNTIMES = {"tokio", "async-std", "smol", "async-executor", "actix-rt"}

@@ -9,6 +9,7 @@
 
 use super::{Actor, Caller};
 use crate::db::audit::{self, ActorKind, AuditRow, Change, Filter, NewEntry};
+use crate::db::people::{self, Person};
 use crate::error::ApiError;
 use crate::ids::OrgId;
 use postgres::GenericClient;
@@ -400,6 +401,26 @@ pub(super) fn record(
     entry: AuditEntry,
 ) -> Result<(), ApiError> {
     record_by(db, Some(&caller.org.id), &caller.actor, entry)
+}
+
+/// Records a write about `person`, named by their email, in each of their organisations'
+/// logs; with none, in the platform's.
+pub(super) fn record_about_person(
+    db: &mut impl GenericClient,
+    person: &Person,
+    actor: &Actor,
+    operation: Operation,
+) -> Result<(), ApiError> {
+    let orgs = people::orgs_of(db, &person.id)?;
+    let logs: Vec<Option<&OrgId>> = match orgs.is_empty() {
+        true => vec![None],
+        false => orgs.iter().map(Some).collect(),
+    };
+    for org in logs {
+        let entry = AuditEntry::new(operation, "person", person.id.as_str()).named(&person.email);
+        record_by(db, org, actor, entry)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -171,7 +171,7 @@ pub fn password_link(
 ) -> Result<String, ApiError> {
     let mut tx = db.transaction()?;
     let link = reset_link(&mut tx, url, person, actor)?;
-    record_in_orgs_of(&mut tx, person, actor, Operation::PasswordLink)?;
+    audit::record_about_person(&mut tx, person, actor, Operation::PasswordLink)?;
     tx.commit()?;
     Ok(link)
 }
@@ -231,7 +231,7 @@ pub fn create_person(
     if let Access::Member { org_id, role } = access {
         people::add_membership(&mut tx, org_id, &person.id, *role)?;
     }
-    record_in_orgs_of(&mut tx, &person, actor, Operation::CreatePerson)?;
+    audit::record_about_person(&mut tx, &person, actor, Operation::CreatePerson)?;
     let link = reset_link(&mut tx, url, &person, actor)?;
     tx.commit()?;
     Ok((person, link))
@@ -276,7 +276,7 @@ pub fn change_password(
     let actor = Actor::Person {
         email: person.email.clone(),
     };
-    record_in_orgs_of(&mut tx, person, &actor, Operation::ChangePassword)?;
+    audit::record_about_person(&mut tx, person, &actor, Operation::ChangePassword)?;
     tx.commit()?;
     Ok(())
 }
@@ -368,7 +368,7 @@ fn spend_link(
             audit::record_by(&mut tx, Some(org_id), &actor, entry)?;
         }
         LinkPurpose::Reset { .. } => {
-            record_in_orgs_of(&mut tx, &person, &actor, Operation::SetPassword)?
+            audit::record_about_person(&mut tx, &person, &actor, Operation::SetPassword)?
         }
     }
     tx.commit()?;
@@ -383,33 +383,6 @@ fn invited_person(tx: &mut Transaction, link: &OneTimeLink) -> Result<Person, Ap
     let email = Email::parse(email)?;
     people::create_person(tx, &email, false)?
         .ok_or_else(|| ApiError::conflict("email", "a person with this email exists"))
-}
-
-/// Records a write about `person` in each of their organisations; with none, as the platform's.
-fn record_in_orgs_of(
-    tx: &mut Transaction,
-    person: &Person,
-    actor: &Actor,
-    operation: Operation,
-) -> Result<(), ApiError> {
-    let entry = || person_entry(operation, &person.id, &person.email);
-    for org in logs_of(tx, &person.id)? {
-        audit::record_by(tx, org.as_ref(), actor, entry())?;
-    }
-    Ok(())
-}
-
-/// The logs a write about a person goes to: each of their organisations', or with none the
-/// platform's (`None`).
-pub(super) fn logs_of(
-    tx: &mut Transaction,
-    person: &PersonId,
-) -> Result<Vec<Option<OrgId>>, ApiError> {
-    let orgs = people::orgs_of(tx, person)?;
-    match orgs.is_empty() {
-        true => Ok(vec![None]),
-        false => Ok(orgs.into_iter().map(Some).collect()),
-    }
 }
 
 /// A person's entry, named by their email.

@@ -4,8 +4,7 @@
 //! party is the console: its host is the id, its origin the only one accepted. Each ceremony's
 //! state waits in the database under its challenge, used once, for five minutes.
 
-use super::audit::{self, AuditEntry, Operation};
-use super::members::logs_of;
+use super::audit::{self, Operation};
 use super::second_factors::{actor_of, replace_recovery_codes};
 use crate::config::ConsoleUrl;
 use crate::db::passkeys::{self as stored, PasskeyListed, StoredPasskey};
@@ -13,7 +12,7 @@ use crate::db::people::Person;
 use crate::db::second_factors as factors;
 use crate::error::ApiError;
 use crate::ids::PersonId;
-use postgres::{GenericClient, Transaction};
+use postgres::GenericClient;
 use webauthn_rp::bin::{Decode, Encode};
 use webauthn_rp::request::auth::AuthenticationVerificationOptions;
 use webauthn_rp::request::register::{
@@ -125,7 +124,7 @@ pub fn finish_registration(
         true => Some(replace_recovery_codes(&mut tx, &person.id)?),
         false => None,
     };
-    record(&mut tx, person, Operation::AddPasskey)?;
+    audit::record_about_person(&mut tx, person, &actor_of(person), Operation::AddPasskey)?;
     tx.commit()?;
     Ok(codes)
 }
@@ -203,17 +202,7 @@ pub fn remove(
     if !factors::has_factor(&mut tx, &person.id)? {
         factors::replace_recovery_codes(&mut tx, &person.id, &[])?;
     }
-    record(&mut tx, person, Operation::RemovePasskey)?;
+    audit::record_about_person(&mut tx, person, &actor_of(person), Operation::RemovePasskey)?;
     tx.commit()?;
-    Ok(())
-}
-
-/// Records a change of the person's passkeys in each of their organisations' logs (in this
-/// file, where `check-deps.py` looks for each transaction's entry).
-fn record(tx: &mut Transaction, person: &Person, operation: Operation) -> Result<(), ApiError> {
-    for org in logs_of(tx, &person.id)? {
-        let entry = AuditEntry::new(operation, "person", person.id.as_str()).named(&person.email);
-        audit::record_by(tx, org.as_ref(), &actor_of(person), entry)?;
-    }
     Ok(())
 }

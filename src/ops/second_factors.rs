@@ -7,14 +7,13 @@
 //! hashed) and never logged; recovery codes and the waiting sign-in's cookie as SHA-256.
 
 use super::audit::{self, AuditEntry, Operation};
-use super::members::logs_of;
 use super::{Actor, Caller};
 use crate::auth;
 use crate::db::people::Person;
 use crate::db::second_factors::{self as stored, PendingSignIn};
 use crate::error::ApiError;
 use crate::ids::PersonId;
-use postgres::{GenericClient, Transaction};
+use postgres::GenericClient;
 use rand::RngCore;
 use std::time::{SystemTime, UNIX_EPOCH};
 use totp_rs::{Algorithm, TOTP};
@@ -150,7 +149,7 @@ pub fn confirm_app(
         true => Some(replace_recovery_codes(&mut tx, &person.id)?),
         false => None,
     };
-    record(
+    audit::record_about_person(
         &mut tx,
         person,
         &actor_of(person),
@@ -169,7 +168,7 @@ pub fn remove_app(db: &mut impl GenericClient, person: &Person) -> Result<(), Ap
     if !stored::has_factor(&mut tx, &person.id)? {
         stored::replace_recovery_codes(&mut tx, &person.id, &[])?;
     }
-    record(
+    audit::record_about_person(
         &mut tx,
         person,
         &actor_of(person),
@@ -193,7 +192,7 @@ pub fn new_recovery_codes(
         ));
     }
     let codes = replace_recovery_codes(&mut tx, &person.id)?;
-    record(
+    audit::record_about_person(
         &mut tx,
         person,
         &actor_of(person),
@@ -267,7 +266,7 @@ pub fn check_factor(
     if !stored::use_recovery_code(&mut tx, &person.id, &recovery_hash(typed))? {
         return Ok(false);
     }
-    record(
+    audit::record_about_person(
         &mut tx,
         person,
         &actor_of(person),
@@ -286,7 +285,7 @@ pub fn remove_all(
 ) -> Result<bool, ApiError> {
     let mut tx = db.transaction()?;
     let had = stored::delete_all(&mut tx, &person.id)?;
-    record(&mut tx, person, actor, Operation::RemoveSecondFactors)?;
+    audit::record_about_person(&mut tx, person, actor, Operation::RemoveSecondFactors)?;
     tx.commit()?;
     Ok(had)
 }
@@ -306,20 +305,6 @@ pub fn set_required(
     let entry = AuditEntry::new(operation, "org", caller.org.id.as_str()).named(&caller.org.name);
     audit::record(&mut tx, caller, entry)?;
     tx.commit()?;
-    Ok(())
-}
-
-/// Records a change of the person's factors in each of their organisations' logs.
-fn record(
-    tx: &mut Transaction,
-    person: &Person,
-    actor: &Actor,
-    operation: Operation,
-) -> Result<(), ApiError> {
-    for org in logs_of(tx, &person.id)? {
-        let entry = AuditEntry::new(operation, "person", person.id.as_str()).named(&person.email);
-        audit::record_by(tx, org.as_ref(), actor, entry)?;
-    }
     Ok(())
 }
 
