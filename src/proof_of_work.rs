@@ -36,8 +36,8 @@ const CLOCK_SKEW: u64 = 30;
 /// The secret's length, in bytes.
 pub const KEY_BYTES: usize = 32;
 
-/// The key challenges are signed with: one for the fleet, made by the first instance that
-/// needs it and read by every other (`db::sessions::proof_key`).
+/// The key challenges are signed and values sealed with: one for the fleet, made by the first
+/// instance that needs it and read by every other (`db::sessions::proof_of_work_key`).
 #[derive(Clone)]
 pub struct Key(Vec<u8>);
 
@@ -124,6 +124,46 @@ pub fn check(key: &Key, now: u64, challenge: &str, nonce: &str) -> Result<Checke
         spent: Sha256::digest(challenge.as_bytes()).to_vec(),
         expires_at: (issued + VALID.as_secs()) as i64,
     })
+}
+
+/// `value` sealed under `key` for `purpose` at `now`: `ISSUED.HEX.MAC`, an HMAC-SHA256 of the
+/// purpose, the Unix second and the value, good for [`VALID`]. What a ceremony must find again
+/// (a passkey's) travels with the browser this way instead of waiting in the database, so that
+/// starting one costs the service no row; its purpose keeps one kind from passing for another.
+pub fn seal(key: &Key, purpose: &str, now: u64, value: &[u8]) -> String {
+    let sealed = format!("{now}.{}", hex::encode(value));
+    let mac = hex::encode(
+        key.mac(&format!("{purpose}:{sealed}"))
+            .finalize()
+            .into_bytes(),
+    );
+    format!("{sealed}.{mac}")
+}
+
+/// The value `sealed` holds, if `key` sealed it for `purpose` and it is still valid at `now`;
+/// with what to record as spent, for a value that may be used once.
+pub fn open(
+    key: &Key,
+    purpose: &str,
+    now: u64,
+    sealed: &str,
+) -> Result<(Vec<u8>, Checked), Invalid> {
+    let (signed, mac) = sealed.rsplit_once('.').ok_or(Invalid::Forged)?;
+    let mac = hex::decode(mac).map_err(|_| Invalid::Forged)?;
+    key.mac(&format!("{purpose}:{signed}"))
+        .verify_slice(&mac)
+        .map_err(|_| Invalid::Forged)?;
+    let (issued, value) = signed.split_once('.').ok_or(Invalid::Forged)?;
+    let issued: u64 = issued.parse().map_err(|_| Invalid::Forged)?;
+    let value = hex::decode(value).map_err(|_| Invalid::Forged)?;
+    if issued > now + CLOCK_SKEW || now.saturating_sub(issued) > VALID.as_secs() {
+        return Err(Invalid::Expired);
+    }
+    let checked = Checked {
+        spent: Sha256::digest(sealed.as_bytes()).to_vec(),
+        expires_at: (issued + VALID.as_secs()) as i64,
+    };
+    Ok((value, checked))
 }
 
 /// The leading zero bits of `SHA-256(challenge ":" nonce)`.
@@ -246,6 +286,52 @@ mod tests {
         for unsolved in [wrong.as_str(), "", "-1", "1e3", "123456789012345678901"] {
             assert_eq!(check(&key(), now, &made, unsolved), Err(Invalid::Unsolved));
         }
+    }
+
+    #[test]
+    fn a_sealed_value_opens_for_its_purpose_and_key_while_valid_only() {
+        let now = 1_800_000_000;
+        let sealed = seal(&key(), "passkey sign-in", now, b"state");
+        let (value, checked) = open(&key(), "passkey sign-in", now + 10, &sealed).unwrap();
+        assert_eq!(value, b"state");
+        assert_eq!(checked.spent, Sha256::digest(sealed.as_bytes()).to_vec());
+        assert_eq!(checked.expires_at, (now + VALID.as_secs()) as i64);
+
+        let other = Key::new(b"another instance's key, not ours".to_vec());
+        assert_eq!(
+            open(&other, "passkey sign-in", now, &sealed),
+            Err(Invalid::Forged)
+        );
+        let elsewhere = open(&key(), "passkey registration", now, &sealed);
+        assert_eq!(
+            elsewhere,
+            Err(Invalid::Forged),
+            "sealed for another purpose"
+        );
+        let changed = sealed.replacen(&hex::encode(b"state"), &hex::encode(b"other"), 1);
+        for forged in [
+            "",
+            "x",
+            "1.2",
+            "1.zz.00",
+            &changed,
+            &sealed[..sealed.len() - 1],
+        ] {
+            let opened = open(&key(), "passkey sign-in", now, forged);
+            assert_eq!(opened, Err(Invalid::Forged), "{forged}");
+        }
+        let late = now + VALID.as_secs() + 1;
+        assert_eq!(
+            open(&key(), "passkey sign-in", late, &sealed),
+            Err(Invalid::Expired)
+        );
+        let challenge = challenge(&key(), now, 8);
+        let as_sealed = open(&key(), "passkey sign-in", now, &challenge);
+        assert_eq!(
+            as_sealed,
+            Err(Invalid::Forged),
+            "a challenge is not a sealed value"
+        );
     }
 
     #[test]

@@ -4,12 +4,14 @@
 //! The rules are `ops::passkeys`'; the browser's side is `console.js`'s passkeys part.
 
 use super::context::{Answer, PageContext, PublicContext};
+use super::form::Form;
 use super::notice::Notice;
 use super::pages;
 use super::refusal::PageRefusal;
 use super::second_factor::{self, codes_page, proven, FACTORS_PATH};
 use super::session;
 use super::sign_in;
+use super::unknown_browser;
 use crate::db::people;
 use crate::error::ApiError;
 use crate::http::Response;
@@ -33,11 +35,17 @@ fn address_has_room(ctx: &PublicContext) -> Result<(), PageRefusal> {
     }
 }
 
-/// `POST /sign-in/passkey/options`: a sign-in ceremony's options.
+/// The browser's answer to a ceremony and the ceremony it answers, as the form posts them.
+fn answered(form: &Form) -> (&str, &str) {
+    (form.get("credential"), form.get("ceremony"))
+}
+
+/// `POST /sign-in/passkey/options`: a sign-in ceremony's options (nothing stored).
 pub fn sign_in_options(ctx: &mut PublicContext) -> Answer {
     address_has_room(ctx)?;
     let url = session::console_url(ctx.app);
-    Ok(json(passkeys::start_sign_in(ctx.db, url)?))
+    let key = unknown_browser::fleet_key(ctx.db, ctx.app)?;
+    Ok(json(passkeys::start_sign_in(url, key)?))
 }
 
 /// `POST /sign-in/passkey`: the passkey's answer signs its person in (whether or not a
@@ -46,7 +54,8 @@ pub fn sign_in_options(ctx: &mut PublicContext) -> Answer {
 pub fn sign_in(ctx: &mut PublicContext) -> Answer {
     address_has_room(ctx)?;
     let url = session::console_url(ctx.app);
-    let person = passkeys::finish_sign_in(ctx.db, url, ctx.form.get("credential"))?;
+    let key = unknown_browser::fleet_key(ctx.db, ctx.app)?;
+    let person = passkeys::finish_sign_in(ctx.db, url, key, answered(&ctx.form))?;
     // A sign-in that waited for its factor after the password ends with this one.
     if let Some(waiting) = session::cookie_of(ctx.request, PENDING_COOKIE) {
         second_factors::end_pending(ctx.db, waiting)?;
@@ -61,7 +70,10 @@ pub fn sign_in(ctx: &mut PublicContext) -> Answer {
 pub fn registration_options(ctx: &mut PageContext) -> Answer {
     let url = session::console_url(ctx.app);
     let person = ctx.visit.person();
-    Ok(json(passkeys::start_registration(ctx.db, url, &person)?))
+    let key = unknown_browser::fleet_key(ctx.db, ctx.app)?;
+    Ok(json(passkeys::start_registration(
+        ctx.db, url, key, &person,
+    )?))
 }
 
 /// `POST /second-factors/passkey`: the new passkey's answer registers it; the first factor's
@@ -69,7 +81,8 @@ pub fn registration_options(ctx: &mut PageContext) -> Answer {
 pub fn add(ctx: &mut PageContext) -> Answer {
     let url = session::console_url(ctx.app);
     let person = ctx.visit.person();
-    match passkeys::finish_registration(ctx.db, url, &person, ctx.form.get("credential"))? {
+    let key = unknown_browser::fleet_key(ctx.db, ctx.app)?;
+    match passkeys::finish_registration(ctx.db, url, key, &person, answered(&ctx.form))? {
         Some(codes) => codes_page(ctx, codes),
         None => Ok(pages::redirect_with(FACTORS_PATH, Notice::PasskeyAdded)),
     }

@@ -95,7 +95,7 @@ fn challenge(
         .demand
         .bits(app.config.password_rates.unknown_per_minute);
     Ok(ProofAsked {
-        challenge: proof_of_work::challenge(key(db, app)?, proof_of_work::now(), bits),
+        challenge: proof_of_work::challenge(fleet_key(db, app)?, proof_of_work::now(), bits),
         refused,
     })
 }
@@ -103,7 +103,7 @@ fn challenge(
 /// Whether `nonce` solves `challenge`, a valid challenge of the fleet not spent yet; it is
 /// spent now, for every instance.
 fn spend(db: &mut Client, app: &App, challenge: &str, nonce: &str) -> Result<bool, PageRefusal> {
-    let checked = proof_of_work::check(key(db, app)?, proof_of_work::now(), challenge, nonce);
+    let checked = proof_of_work::check(fleet_key(db, app)?, proof_of_work::now(), challenge, nonce);
     match checked {
         Ok(checked) => Ok(sessions::spend_proof(
             db,
@@ -114,8 +114,8 @@ fn spend(db: &mut Client, app: &App, challenge: &str, nonce: &str) -> Result<boo
     }
 }
 
-/// The fleet's key for proofs of work, read (or made) once per process.
-fn key<'a>(db: &mut Client, app: &'a App) -> Result<&'a Key, PageRefusal> {
+/// The fleet's key for proofs of work and sealed ceremonies, read (or made) once per process.
+pub(super) fn fleet_key<'a>(db: &mut Client, app: &'a App) -> Result<&'a Key, PageRefusal> {
     let key = app
         .proofs
         .key(|| sessions::proof_of_work_key(db, &Key::random_secret()).map(Key::new))?;

@@ -1,8 +1,11 @@
 //! Passkeys (WebAuthn, user verification required), through the `webauthn_rp` relying party:
 //! a person registers one signed in; anyone signs in with one alone (it proves possession and
 //! the person's gesture), which also serves as the second factor after a password. The relying
-//! party is the console: its host is the id, its origin the only one accepted. Each ceremony's
-//! state waits in the database under its challenge, used once, for five minutes.
+//! party is the console: its host is the id, its origin the only one accepted. A ceremony's
+//! state travels with the browser, sealed under the fleet's key for five minutes (a
+//! registration's for its person): starting one, which anyone may do for a sign-in, costs no
+//! row. A sign-in's ceremony is used once: it is recorded spent, fleet-wide, once its answer
+//! verified.
 
 use super::audit::{self, Operation};
 use super::second_factors::{actor_of, replace_recovery_codes};
@@ -10,16 +13,19 @@ use crate::config::ConsoleUrl;
 use crate::db::passkeys::{self as stored, PasskeyListed, StoredPasskey};
 use crate::db::people::Person;
 use crate::db::second_factors as factors;
+use crate::db::sessions;
 use crate::error::ApiError;
 use crate::ids::PersonId;
+use crate::proof_of_work::{self, Checked, Key};
 use postgres::GenericClient;
+use serde::Serialize;
 use webauthn_rp::bin::{Decode, Encode};
 use webauthn_rp::request::auth::AuthenticationVerificationOptions;
 use webauthn_rp::request::register::{
     CredProtect, PublicKeyCredentialUserEntity, RegistrationVerificationOptions, UserHandle64,
     Username,
 };
-use webauthn_rp::request::{AsciiDomain, ExtensionInfo, RpId, TimedCeremony};
+use webauthn_rp::request::{AsciiDomain, ExtensionInfo, RpId};
 use webauthn_rp::response::register::{DynamicState, StaticState};
 use webauthn_rp::response::CredentialId;
 use webauthn_rp::{
@@ -49,11 +55,38 @@ fn internal(error: impl std::fmt::Debug) -> ApiError {
     ApiError::internal(format!("passkey: {error:?}"))
 }
 
+/// What a sign-in's ceremony is sealed for.
+const SIGN_IN: &str = "passkey sign-in";
+
+/// What a registration's ceremony is sealed for: the person's, whom it binds.
+fn registration_of(person: &PersonId) -> String {
+    format!("passkey registration of {person}")
+}
+
+/// A ceremony's start as the page's script receives it: WebAuthn's options as JSON, and the
+/// server's state sealed, which the form posts back with the browser's answer.
+fn started(
+    options: &impl Serialize,
+    state: &[u8],
+    key: &Key,
+    purpose: &str,
+) -> Result<String, ApiError> {
+    let ceremony = proof_of_work::seal(key, purpose, proof_of_work::now(), state);
+    let started = serde_json::json!({ "publicKey": options, "ceremony": ceremony });
+    Ok(started.to_string())
+}
+
+/// The server's state a ceremony sealed for `purpose`, if still valid.
+fn reopened(key: &Key, purpose: &str, ceremony: &str) -> Result<(Vec<u8>, Checked), ApiError> {
+    proof_of_work::open(key, purpose, proof_of_work::now(), ceremony).map_err(|_| refused())
+}
+
 /// Starts a registration of a passkey of `person`: the options for `navigator.credentials.
 /// create()` as JSON (`PublicKeyCredentialCreationOptionsJSON`).
 pub fn start_registration(
     db: &mut impl GenericClient,
     url: &ConsoleUrl,
+    key: &Key,
     person: &Person,
 ) -> Result<String, ApiError> {
     let rp = rp_id(url)?;
@@ -74,11 +107,8 @@ pub fn start_registration(
     options.extensions.cred_protect =
         CredProtect::UserVerificationRequired(ExtensionInfo::AllowDontEnforceValue);
     let (server, client) = options.start_ceremony().map_err(internal)?;
-    let json = serde_json::to_string(&client).map_err(internal)?;
     let state = server.encode().map_err(internal)?;
-    let challenge = server.sent_challenge().0.to_le_bytes();
-    stored::create_ceremony(db, &challenge, Some(&person.id), &state)?;
-    Ok(json)
+    started(&client, &state, key, &registration_of(&person.id))
 }
 
 /// Finishes a registration with the browser's answer (`RegistrationResponseJSON`); the
@@ -86,15 +116,14 @@ pub fn start_registration(
 pub fn finish_registration(
     db: &mut impl GenericClient,
     url: &ConsoleUrl,
+    key: &Key,
     person: &Person,
-    answer: &str,
+    (answer, ceremony): (&str, &str),
 ) -> Result<Option<Vec<String>>, ApiError> {
     let rp = rp_id(url)?;
     let registration = Registration::from_json_relaxed(answer.as_bytes()).map_err(|_| refused())?;
-    let challenge = registration.challenge_relaxed().map_err(|_| refused())?;
+    let (state, _) = reopened(key, &registration_of(&person.id), ceremony)?;
     let mut tx = db.transaction()?;
-    let state = stored::take_ceremony(&mut tx, &challenge.0.to_le_bytes(), Some(&person.id))?
-        .ok_or_else(refused)?;
     let server = RegistrationServerState::<64>::decode(&state).map_err(internal)?;
     let origins = [url.origin()];
     let options = RegistrationVerificationOptions::<&str, &str> {
@@ -131,16 +160,13 @@ pub fn finish_registration(
 
 /// Starts a sign-in with a passkey: the options for `navigator.credentials.get()` as JSON
 /// (`PublicKeyCredentialRequestOptionsJSON`), any passkey of this console allowed.
-pub fn start_sign_in(db: &mut impl GenericClient, url: &ConsoleUrl) -> Result<String, ApiError> {
+pub fn start_sign_in(url: &ConsoleUrl, key: &Key) -> Result<String, ApiError> {
     let rp = rp_id(url)?;
     let (server, client) = DiscoverableCredentialRequestOptions::passkey(&rp)
         .start_ceremony()
         .map_err(internal)?;
-    let json = serde_json::to_string(&client).map_err(internal)?;
     let state = server.encode().map_err(internal)?;
-    let challenge = server.sent_challenge().0.to_le_bytes();
-    stored::create_ceremony(db, &challenge, None, &state)?;
-    Ok(json)
+    started(&client, &state, key, SIGN_IN)
 }
 
 /// Finishes a sign-in with the browser's answer (`AuthenticationResponseJSON`): the person
@@ -148,13 +174,13 @@ pub fn start_sign_in(db: &mut impl GenericClient, url: &ConsoleUrl) -> Result<St
 pub fn finish_sign_in(
     db: &mut impl GenericClient,
     url: &ConsoleUrl,
-    answer: &str,
+    key: &Key,
+    (answer, ceremony): (&str, &str),
 ) -> Result<PersonId, ApiError> {
     let rp = rp_id(url)?;
     let authentication = DiscoverableAuthentication64::from_json_relaxed(answer.as_bytes())
         .map_err(|_| refused())?;
-    let challenge = authentication.challenge_relaxed().map_err(|_| refused())?;
-    let state = stored::take_ceremony(db, &challenge.0.to_le_bytes(), None)?.ok_or_else(refused)?;
+    let (state, spent) = reopened(key, SIGN_IN, ceremony)?;
     let server = DiscoverableAuthenticationServerState::decode(&state).map_err(internal)?;
     let passkey =
         stored::find_passkey(db, authentication.raw_id().as_ref())?.ok_or_else(refused)?;
@@ -176,6 +202,10 @@ pub fn finish_sign_in(
     server
         .verify(&rp, &authentication, &mut credential, &options)
         .map_err(|_| refused())?;
+    // Only an answer that verified writes: the ceremony spent, so that it signs in once.
+    if !sessions::spend_proof(db, &spent.spent, spent.expires_at)? {
+        return Err(refused());
+    }
     let dynamic = credential.dynamic_state().encode().map_err(internal)?;
     stored::used_passkey(db, &passkey.credential_id, &dynamic)?;
     Ok(passkey.person)

@@ -50,9 +50,10 @@ if (proofForm) {
 // ---- Passkeys (WebAuthn) ------------------------------------------------------------------
 // A button `data-passkey="create"` (register) or `"get"` (sign in) asks the console for a
 // ceremony's options (`data-options`, posted with its form's token if the form has one), which
-// come as WebAuthn's JSON; the browser's answer goes back, as JSON, in the hidden `credential`
-// of the form `data-form`, which is then sent as any form. Without WebAuthn the button stays
-// hidden.
+// come as WebAuthn's JSON (`publicKey`) with the ceremony the server sealed (`ceremony`); the
+// browser's answer goes back, as JSON, in the hidden `credential` of the form `data-form`, the
+// ceremony in its hidden `ceremony`, and the form is sent as any form. Without WebAuthn the
+// button stays hidden.
 const passkeys = window.PublicKeyCredential
   && PublicKeyCredential.parseCreationOptionsFromJSON
   && PublicKeyCredential.parseRequestOptionsFromJSON;
@@ -69,15 +70,16 @@ for (const button of document.querySelectorAll("button[data-passkey]")) {
       if (token) body.set("csrf", token.value);
       const answer = await fetch(button.dataset.options, { method: "POST", body });
       if (!answer.ok) throw new Error(`the console answered ${answer.status}`);
-      const options = await answer.json();
+      const { publicKey, ceremony } = await answer.json();
       const credential = button.dataset.passkey === "create"
         ? await navigator.credentials.create({
-          publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options),
+          publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(publicKey),
         })
         : await navigator.credentials.get({
-          publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(options),
+          publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(publicKey),
         });
       form.elements.namedItem("credential").value = JSON.stringify(credential.toJSON());
+      form.elements.namedItem("ceremony").value = ceremony;
       form.submit();
     } catch (error) {
       status.textContent = `No passkey was used: ${error.message}`;

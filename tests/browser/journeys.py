@@ -535,6 +535,39 @@ def waits_for_the_passkey(person, path, status):
         raise JourneyFailed(f"{person.name}: no passkey was used on {path}: {said!r}") from timeout
 
 
+def keeps_what_the_passkey_form_sends(person):
+    """Keeps, in the tab's sessionStorage, the answer and the ceremony the page's script is
+    about to send: what someone who saw them could send again."""
+    person.driver.execute_script("""
+        const submit = HTMLFormElement.prototype.submit;
+        HTMLFormElement.prototype.submit = function () {
+          for (const name of ["credential", "ceremony"]) {
+            sessionStorage.setItem(name, this.elements.namedItem(name).value);
+          }
+          submit.call(this);
+        };""")
+
+
+def the_same_answer_again_is_refused(person):
+    """A passkey's answer signs in once: sent again, with its ceremony, it is refused (422)
+    and opens no session. (Chromium's virtual authenticator counts its signatures, so its
+    counter refuses this answer too; a synced passkey, whose counter stays 0, is refused by the
+    ceremony being spent.)"""
+    person.open(CONSOLE + "/sign-in", "sign-in page, for the answer sent again")
+    status = person.driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const body = new URLSearchParams();
+        for (const name of ["credential", "ceremony"]) body.set(name, sessionStorage.getItem(name) || "");
+        if (!body.get("credential") || !body.get("ceremony")) return done("nothing kept to send");
+        fetch("/sign-in/passkey", { method: "POST", body, redirect: "manual" })
+          .then((answer) => done(answer.status), (error) => done(String(error)));""")
+    if status != 422:
+        raise JourneyFailed(f"{person.name}: the passkey's answer sent again got {status!r}, not 422")
+    person.open(CONSOLE + "/", "home, without a session")
+    if not person.url().startswith(CONSOLE + "/sign-in"):
+        raise JourneyFailed(f"{person.name}: the answer sent again opened a session: {person.url()}")
+
+
 def member_signs_in_with_a_passkey_alone(member):
     """Chromium's virtual authenticator (user verification on) makes the passkey."""
     options = VirtualAuthenticatorOptions()
@@ -552,12 +585,14 @@ def member_signs_in_with_a_passkey_alone(member):
     member.sees("Your recovery codes")
     signs_out(member)
     member.open(CONSOLE + "/sign-in", "sign-in page")
+    keeps_what_the_passkey_form_sends(member)
     member.press("Sign in with a passkey", "signing in with a passkey")
     waits_for_the_passkey(member, "/sign-in", "#passkey-status")
     member.arrived("home, signed in with the passkey")
     member.sees(MEMBER_EMAIL)
-    # After the password, the passkey is the second factor.
     signs_out(member)
+    the_same_answer_again_is_refused(member)
+    # After the password, the passkey is the second factor.
     signs_in(member, MEMBER_EMAIL, MEMBER_PASSWORD, "second factor asked")
     member.press("Use a passkey", "using a passkey as the second factor")
     waits_for_the_passkey(member, "/sign-in/second-factor", "#passkey-status")

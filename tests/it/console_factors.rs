@@ -374,11 +374,23 @@ fn a_password_link_of_a_person_with_a_factor_leads_to_the_sign_in_not_past_it() 
 }
 
 /// The options of a ceremony, as the page's script gets them.
-fn options(browser: &Browser, path: &str, fields: &[(&str, &str)]) -> serde_json::Value {
+/// A ceremony's start: WebAuthn's options, and the sealed ceremony the form sends back.
+fn options(browser: &Browser, path: &str, fields: &[(&str, &str)]) -> (serde_json::Value, String) {
     let resp = browser.post(path, fields);
     assert_eq!(resp.status, 200, "{}", resp.text());
     assert_eq!(resp.header("Content-Type"), Some("application/json"));
-    resp.json()
+    let started: serde_json::Value = resp.json();
+    let ceremony = started["ceremony"]
+        .as_str()
+        .expect("a sealed ceremony")
+        .to_string();
+    (started["publicKey"].clone(), ceremony)
+}
+
+fn ceremonies_stored() -> i64 {
+    db().query_one("SELECT count(*) FROM webauthn_ceremonies", &[])
+        .unwrap()
+        .get(0)
 }
 
 #[test]
@@ -386,7 +398,7 @@ fn passkey_ceremonies_name_the_console_and_require_the_persons_verification() {
     let email = person(Some(&new_org()), Role::Member);
     let browser = Browser::signed_in(&email);
     let token = browser.token();
-    let made = options(
+    let (made, _) = options(
         &browser,
         "/second-factors/passkey/options",
         &[("csrf", &token)],
@@ -399,25 +411,47 @@ fn passkey_ceremonies_name_the_console_and_require_the_persons_verification() {
     );
     assert_eq!(made["authenticatorSelection"]["residentKey"], "required");
     assert!(made["challenge"].as_str().is_some_and(|c| c.len() >= 22));
-    assert_eq!(rows_of("webauthn_ceremonies", &email), 1);
     assert_eq!(
         browser.post("/second-factors/passkey/options", &[]).status,
         403,
         "a registration needs the session's form token"
     );
 
-    let asked = options(&Browser::new(), "/sign-in/passkey/options", &[]);
+    let (asked, _) = options(&Browser::new(), "/sign-in/passkey/options", &[]);
     assert_eq!(asked["userVerification"], "required", "{asked}");
     assert_eq!(asked["rpId"], "console.test", "{asked}");
 }
 
 #[test]
+fn starting_passkey_ceremonies_stores_nothing() {
+    let mut ceremonies = Vec::new();
+    for _ in 0..50 {
+        let (_, ceremony) = options(&Browser::new(), "/sign-in/passkey/options", &[]);
+        ceremonies.push(ceremony);
+    }
+    ceremonies.sort();
+    ceremonies.dedup();
+    assert_eq!(ceremonies.len(), 50, "each start its own ceremony");
+    let email = person(Some(&new_org()), Role::Member);
+    let browser = Browser::signed_in(&email);
+    let token = browser.token();
+    options(
+        &browser,
+        "/second-factors/passkey/options",
+        &[("csrf", &token)],
+    );
+    assert_eq!(
+        ceremonies_stored(),
+        0,
+        "a ceremony travels sealed, stored nowhere"
+    );
+}
+
+#[test]
 fn a_passkey_answer_that_does_not_verify_is_refused_and_counted_as_a_failed_sign_in() {
     let visitor = Browser::new();
-    let challenge = options(&visitor, "/sign-in/passkey/options", &[])["challenge"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (asked, ceremony) = options(&visitor, "/sign-in/passkey/options", &[]);
+    let challenge = asked["challenge"].as_str().unwrap().to_string();
     let client_data = serde_json::json!({
         "type": "webauthn.get", "challenge": challenge, "origin": ORIGIN, "crossOrigin": false
     });
@@ -437,14 +471,25 @@ fn a_passkey_answer_that_does_not_verify_is_refused_and_counted_as_a_failed_sign
     })
     .to_string();
     let mut statuses = Vec::new();
-    for answer in [forged.as_str(), "not json", ""] {
-        let resp = visitor.post("/sign-in/passkey", &[("credential", answer)]);
+    let forged_ceremony = format!("{ceremony}0");
+    let answers = [
+        (forged.as_str(), ceremony.as_str()),
+        (forged.as_str(), forged_ceremony.as_str()),
+        (forged.as_str(), ""),
+        ("not json", ceremony.as_str()),
+        ("", ""),
+    ];
+    for (answer, ceremony) in answers {
+        let resp = visitor.post(
+            "/sign-in/passkey",
+            &[("credential", answer), ("ceremony", ceremony)],
+        );
         assert!(resp.text().contains("passkey"), "{}", resp.text());
         assert!(crate::console_fixtures::session_cookie(&resp).is_none());
         statuses.push(resp.status);
     }
-    assert_eq!(statuses, [422, 422, 422]);
-    for _ in 3..30 {
+    assert_eq!(statuses, [422; 5]);
+    for _ in 5..30 {
         visitor.post("/sign-in/passkey", &[("credential", "x")]);
     }
     let resp = visitor.post("/sign-in/passkey", &[("credential", &forged)]);
