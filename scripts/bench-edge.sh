@@ -26,7 +26,7 @@
 #      E  the page through the edge          N  the page through the nginx proxy
 #    Per proxy, the median over rounds of req/s, p50, p99 and the proxy's CPU time per
 #    request (utime+stime of its process(es) from /proc; not the origin's), and the ratios
-#    edge/nginx. Targets: the edge's req/s at least 1.0 × nginx's, its p99 at most 1.2 ×.
+#    recipes/nginx. Targets: the edge's req/s at least 1.0 × nginx's, its p99 at most 1.2 ×.
 # 4. Agents: LATENCY_CONNECTIONS connections (8), few enough that the figures are latencies,
 #    not queueing behind other requests, alternating K G H K G H … for ROUNDS rounds:
 #      K  the card call alone: wrk straight to serve's /fragment with the query and headers

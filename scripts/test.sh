@@ -4,7 +4,7 @@
 # above nothing, SQL only in db/, may's io only in http/), rustfmt, clippy (warnings are
 # errors; every feature), cargo test (every target, then the doctests; with the feature
 # external-tools: the tests that need the tools installed below), then the edge recipes'
-# tests, each against the shared cases of edge/cases/ in its real runtime, and edge/front/test.sh, nginx in
+# tests, each against the shared cases of recipes/cases/ in its real runtime, and recipes/front/test.sh, nginx in
 # front of a release build of `agentcard edge`.
 # Exit 0 when all passed; the last line counts what ran: `total: N passed, M failed` over the
 # three checks, cargo's tests and the recipes' cases (a step that failed without counting a
@@ -16,7 +16,7 @@
 # own), python3-venv, and for the recipes nginx, varnish, nodejs, npm and curl; from PyPI, into
 # the project's .venv/ (scripts/lib/venv.sh), the Python packages tests run: schemathesis,
 # jsonschema, prometheus_client, openapi-python-client and selenium; from npm, into
-# edge/cloudflare/node_modules/, the packages of edge/cloudflare/package-lock.json (workerd), and
+# recipes/cloudflare/node_modules/, the packages of recipes/cloudflare/package-lock.json (workerd), and
 # into tests/browser/node_modules/, axe-core; for the console's browser journeys
 # (tests/it/browser.rs), Debian's chromium and chromium-driver (scripts/lib/browser.sh).
 #
@@ -95,7 +95,7 @@ cargo_counts() {
 }
 
 # The counts of a recipe test's output: a line per case or check (`ok NAME`, `FAIL NAME…`, as
-# edge/cases/harness.py and the recipe tests print them); node's summary (`ℹ pass N`,
+# recipes/cases/harness.py and the recipe tests print them); node's summary (`ℹ pass N`,
 # `ℹ fail N`) for the Workers recipe; the log checks' `log check: X of Y` (varnish: Y - X
 # failed) and `log: X of Y` (nginx, whose failures are FAIL lines already).
 # shellcheck disable=SC2317 # called by counted_run
@@ -134,19 +134,19 @@ step "cargo test --doc --no-fail-fast${locked[*]:+ ${locked[*]}}${*:+ $*}"
 counted_run cargo_counts cargo test --doc --no-fail-fast "${locked[@]}" "$@"
 
 if ((run_recipes)); then
-	# Installed here, not by edge/cloudflare/test.sh, so that it is said first.
-	if [[ ! -d edge/cloudflare/node_modules ]]; then
+	# Installed here, not by recipes/cloudflare/test.sh, so that it is said first.
+	if [[ ! -d recipes/cloudflare/node_modules ]]; then
 		command -v npm >/dev/null 2>&1 || agentcard_apt_install nodejs npm || true
-		echo "agentcard: installing the npm packages of edge/cloudflare/package-lock.json" \
-			"(workerd, the Workers runtime) into edge/cloudflare/node_modules/ (npm ci)" >&2
-		(cd edge/cloudflare && npm ci --no-audit --no-fund >&2) || true
+		echo "agentcard: installing the npm packages of recipes/cloudflare/package-lock.json" \
+			"(workerd, the Workers runtime) into recipes/cloudflare/node_modules/ (npm ci)" >&2
+		(cd recipes/cloudflare && npm ci --no-audit --no-fund >&2) || true
 	fi
 	for recipe in nginx varnish cloudflare; do
-		step "edge/$recipe/test.sh (the $recipe recipe against edge/cases)"
-		counted_run recipe_counts bash "edge/$recipe/test.sh"
+		step "recipes/$recipe/test.sh (the $recipe recipe against recipes/cases)"
+		counted_run recipe_counts bash "recipes/$recipe/test.sh"
 	done
-	step "edge/front/test.sh (nginx sending only agents to agentcard edge, against edge/cases)"
-	counted_run recipe_counts bash edge/front/test.sh
+	step "recipes/front/test.sh (nginx sending only agents to agentcard edge, against recipes/cases)"
+	counted_run recipe_counts bash recipes/front/test.sh
 fi
 
 echo "total: $passed passed, $failed failed"

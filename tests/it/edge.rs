@@ -1,5 +1,5 @@
 //! `agentcard edge`, the reference edge, as a separate process: every shared case of
-//! `edge/cases/` through it (checked by `edge/cases/harness.py`, the checker the recipes run
+//! `recipes/cases/` through it (checked by `recipes/cases/harness.py`, the checker the recipes run
 //! too) with its log line per fail-open cause, a card from a real `agentcard serve`,
 //! `abc.txt`, the sites' `ctx.` values on the card call, the configuration refusals (a key
 //! that is not a delivery key among them), and docs/edge.md's check command as written there.
@@ -16,8 +16,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 const KEY_VAR: &str = "AGENTCARD_EDGE_KEY";
-const HARNESS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/edge/cases/harness.py");
-/// The shared cases' site (edge/cases/cases.json, `site`).
+const HARNESS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/recipes/cases/harness.py");
+/// The shared cases' site (recipes/cases/cases.json, `site`).
 const CASES_SITES: &str = "[[site]]\ndomain = \"news.example\"\npartner_id = \"org_edge\"\n\
                            fragment_id = \"frg_edge\"\nlang = \"fr\"\n";
 
@@ -39,7 +39,7 @@ impl Stubs {
             .args(["--markup", "none", "--budget-ms", BUDGET_MS])
             .stdout(Stdio::piped())
             .spawn()
-            .expect("run python3 edge/cases/harness.py stubs");
+            .expect("run python3 recipes/cases/harness.py stubs");
         let mut ready = String::new();
         let stdout = child.stdout.take().expect("the stubs' stdout");
         BufReader::new(stdout)

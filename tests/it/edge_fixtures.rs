@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The delivery key the edges under test are given (edge/cases/cases.json, `site`).
+/// The delivery key the edges under test are given (recipes/cases/cases.json, `site`).
 pub const CASES_KEY: &str = "svc_live_edgetestkey0123456789";
 /// Generous: the tests run beside many others, and only `card-slow` waits it out.
 pub const BUDGET_MS: &str = "2000";

@@ -34,7 +34,7 @@
 //!   and on the site's console page.
 //! - `keys`: `/v1/keys` (shown once, newest first, repeatable revocation, isolation).
 //! - `demo`: `agentcard admin demo` and the requests it prints.
-//! - `edge`: `agentcard edge`: every shared case of `edge/cases/` (with its log line per
+//! - `edge`: `agentcard edge`: every shared case of `recipes/cases/` (with its log line per
 //!   fail-open cause), a card from a real `agentcard serve`, `abc.txt`, configuration refusals;
 //!   `edge::metrics`: the edge's `/metrics`, every request kind and fail-open cause counted.
 //! - `edge_chaos`: hostile card services and origins under 200 agents at once, pages one after

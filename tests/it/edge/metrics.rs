@@ -10,7 +10,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 const FIREFOX: &str = "Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0";
-/// Cases of `edge/cases/` whose card or page makes the edge fail open, by cause.
+/// Cases of `recipes/cases/` whose card or page makes the edge fail open, by cause.
 const FAIL_OPENS: [(&str, &str); 6] = [
     ("/card-no-fill", "no_fill"),
     ("/card-server-error", "card_error"),

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# edge/nginx/test.sh: the nginx SSI recipe of this folder, run by the real
-# nginx (Debian's), against the shared edge cases (edge/cases/harness.py).
+# recipes/nginx/test.sh: the nginx SSI recipe of this folder, run by the real
+# nginx (Debian's), against the shared edge cases (recipes/cases/harness.py).
 #
-#   edge/nginx/test.sh [--budget-ms N] [--keep] [harness check options, e.g. --case NAME]
+#   recipes/nginx/test.sh [--budget-ms N] [--keep] [harness check options, e.g. --case NAME]
 #
 # Installs nginx when absent. Starts the harness's origin and card stubs and
 # one nginx (in the foreground, its prefix, logs and temporary files in a
@@ -27,7 +27,7 @@ while (($#)); do
 done
 
 fail() {
-	printf 'edge/nginx/test.sh: %s\n' "$*" >&2
+	printf 'recipes/nginx/test.sh: %s\n' "$*" >&2
 	exit 1
 }
 
@@ -58,7 +58,7 @@ cleanup() {
 		wait "$stubs_pid" 2>/dev/null || true
 	fi
 	if [[ -n $keep ]]; then
-		echo "edge/nginx/test.sh: kept $work" >&2
+		echo "recipes/nginx/test.sh: kept $work" >&2
 	else
 		rm -rf "$work"
 	fi
@@ -77,7 +77,7 @@ start_stubs() {
 	read -r origin_port card_port < <(free_ports 2)
 	rm -f "$work/stubs.ready"
 	mkfifo "$work/stubs.ready"
-	python3 "$root/edge/cases/harness.py" stubs --origin-port "$origin_port" --card-port "$card_port" \
+	python3 "$root/recipes/cases/harness.py" stubs --origin-port "$origin_port" --card-port "$card_port" \
 		--markup ssi --budget-ms "$budget" >"$work/stubs.ready" 2>"$work/stubs.log" &
 	stubs_pid=$!
 	if timeout 30 head -n1 "$work/stubs.ready" | grep -qx ready; then
@@ -179,12 +179,12 @@ for attempt in 1 2 3; do
 done
 
 status=0
-python3 "$root/edge/cases/harness.py" check --runtime nginx \
+python3 "$root/recipes/cases/harness.py" check --runtime nginx \
 	--edge "http://127.0.0.1:$edge_port" --origin "http://127.0.0.1:$origin_port" \
 	--card "http://127.0.0.1:$card_port" --report "$work/report.jsonl" "${check_args[@]}" || status=$?
 for pid_name in "$stubs_pid:the harness stubs" "$nginx_pid:nginx"; do
 	if ! kill -0 "${pid_name%%:*}" 2>/dev/null; then
-		echo "edge/nginx/test.sh: ${pid_name#*:} stopped during the run" >&2
+		echo "recipes/nginx/test.sh: ${pid_name#*:} stopped during the run" >&2
 		status=1
 	fi
 done

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# edge/front/test.sh: the recipe of this folder, nginx (Debian's) in front of the origin sending
-# only agents to a real `agentcard edge`, run against the shared edge cases (edge/cases/).
+# recipes/front/test.sh: the recipe of this folder, nginx (Debian's) in front of the origin sending
+# only agents to a real `agentcard edge`, run against the shared edge cases (recipes/cases/).
 #
-#   edge/front/test.sh [--keep] [harness check options, e.g. --case NAME]
+#   recipes/front/test.sh [--keep] [harness check options, e.g. --case NAME]
 #
 # Builds the benchmarks' binary (profile bench-lto, scripts/lib/bench.sh's build_profile;
 # AGENTCARD_BIN=PATH to use another), installs nginx when absent. Starts the harness's origin
@@ -22,7 +22,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"
-BENCH_NAME=edge/front/test.sh
+BENCH_NAME=recipes/front/test.sh
 # shellcheck source=../../scripts/lib/bench.sh
 source scripts/lib/bench.sh
 # shellcheck source=../../scripts/lib/ports.sh
@@ -46,7 +46,7 @@ markers = [line.split()[1] for line in data.splitlines()
 found = re.search(r'map \$http_user_agent \$agentcard_front_agent \{.*?"~\*\(\?<!\[A-Za-z0-9_\]\)\(\?:([^)]*)\)', conf, re.S)
 spelled = found.group(1).split("|") if found else []
 if [m.lower() for m in spelled] != [m.lower() for m in markers]:
-    sys.exit(f"edge/front: the gate's regex spells {spelled}, the data file lists {markers}")
+    sys.exit(f"recipes/front: the gate's regex spells {spelled}, the data file lists {markers}")
 print(f"ok the gate lists the {len(markers)} markers of the data file")
 PY
 
@@ -62,7 +62,7 @@ command -v curl >/dev/null || agentcard_apt_install curl || die "curl is needed"
 
 bench_workdir agentcard-edge-front
 if [[ -n $keep ]]; then
-	trap 'stop_started; echo "edge/front/test.sh: kept $WORKDIR" >&2' EXIT
+	trap 'stop_started; echo "recipes/front/test.sh: kept $WORKDIR" >&2' EXIT
 fi
 budget=800
 
@@ -70,12 +70,12 @@ read -r origin_port card_port edge_port front_port < <(free_ports 4)
 origin=http://127.0.0.1:$origin_port
 front=http://127.0.0.1:$front_port
 
-python3 edge/cases/harness.py stubs --origin-port "$origin_port" --card-port "$card_port" \
+python3 recipes/cases/harness.py stubs --origin-port "$origin_port" --card-port "$card_port" \
 	--markup none --budget-ms "$budget" >"$WORKDIR/stubs.out" 2>"$WORKDIR/stubs.log" &
 STARTED_PIDS+=($!)
 wait_http "the harness stubs" "$!" "$origin/human-chrome" "$WORKDIR/stubs.log"
 
-# The shared cases' site and key (edge/cases/cases.json).
+# The shared cases' site and key (recipes/cases/cases.json).
 printf '[[site]]\ndomain = "news.example"\npartner_id = "org_edge"\nfragment_id = "frg_edge"\nlang = "fr"\n' \
 	>"$WORKDIR/sites.toml"
 start_edge() {
@@ -113,7 +113,7 @@ failed() {
 
 # --- 2. every shared case through nginx ---------------------------------------------------------
 check() {
-	python3 edge/cases/harness.py check --runtime nginx-front --edge "$front" --origin "$origin" \
+	python3 recipes/cases/harness.py check --runtime nginx-front --edge "$front" --origin "$origin" \
 		--card "http://127.0.0.1:$card_port" "$@"
 }
 check --report "$WORKDIR/report.jsonl" "${check_args[@]}" || status=1
@@ -172,7 +172,7 @@ grep -qx ready "$WORKDIR/tripwire.log" || die "the listener in the edge's place 
 # sent to the edge: nginx does not know the sites file).
 mapfile -t others < <(python3 -c '
 import sys
-sys.path.insert(0, "edge/cases")
+sys.path.insert(0, "recipes/cases")
 import harness
 suite = harness.Suite()
 print(*(name for name, case in suite.cases.items() if not suite.gate.search(case["user_agent"])), sep="\n")')

@@ -1,4 +1,4 @@
-// edge/cloudflare/test.mjs: worker.js under the real Workers runtime (workerd), driven by the
+// recipes/cloudflare/test.mjs: worker.js under the real Workers runtime (workerd), driven by the
 // shared edge cases. Run by test.sh (`node --test test.mjs`).
 //
 // One run: the harness's stubs (origin + card, `--markup none`) on two loopback ports; workerd
@@ -28,9 +28,9 @@ import { fileURLToPath } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "../..");
-const harness = path.join(repo, "edge/cases/harness.py");
+const harness = path.join(repo, "recipes/cases/harness.py");
 
-// The fixed test site (the `site` of edge/cases/cases.json).
+// The fixed test site (the `site` of recipes/cases/cases.json).
 const KEY = "svc_live_edgetestkey0123456789";
 const SITES = { "news.example": { partner_id: "org_edge", fragment_id: "frg_edge", lang: "fr" } };
 const BUDGET_MS = Number(process.env.AGENTCARD_EDGE_TEST_BUDGET_MS || 1000);

@@ -2,7 +2,7 @@
 """Checks agentcard.vcl's log lines against the causes the shared cases expect.
 
     varnishncsa -d -b -q 'VCL_Log ~ "^agentcard:"' -F '%{VCL_Log:agentcard}x %U%q' \
-        | python3 edge/varnish/check-log.py REPORT
+        | python3 recipes/varnish/check-log.py REPORT
 
 REPORT is the file `harness.py check --report` wrote (one JSON object per case run: case,
 agent, outcome, cause). Each input line is one log line of the VCL: its word (`card` or a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# edge/cloudflare/test.sh: runs the shared edge cases (edge/cases/) through worker.js served
+# recipes/cloudflare/test.sh: runs the shared edge cases (recipes/cases/) through worker.js served
 # by the real Workers runtime, workerd (the binaries of the npm package `workerd`:
 # @cloudflare/workerd-linux-64 / -linux-arm64, exact version in package.json and package-lock.json).
 # Installs Node.js (Debian packages) when absent and the npm packages when node_modules is.
@@ -14,7 +14,7 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	agentcard_apt_install nodejs npm
 fi
 if [[ ! -d node_modules ]]; then
-	echo "edge/cloudflare: npm ci" >&2
+	echo "recipes/cloudflare: npm ci" >&2
 	npm ci --no-audit --no-fund >&2
 fi
 exec node --test --test-reporter=spec "$@" test.mjs

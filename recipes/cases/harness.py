@@ -80,7 +80,7 @@ RUNTIMES = {
     "varnish": Runtime("esi", False, owned("date", "via", "age", "x-varnish", "accept-ranges"),
                        True, True, r".+"),
     "nginx": Runtime("ssi", False, owned("date", "server"), True, False, r".+"),
-    # agentcard edge behind nginx (edge/front/): nginx's own Date and Server, the edge's card.
+    # agentcard edge behind nginx (recipes/front/): nginx's own Date and Server, the edge's card.
     "nginx-front": Runtime("none", True, owned("date", "server"), True, False, r"agentcard-edge/\S+"),
 }
 
