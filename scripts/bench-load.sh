@@ -499,7 +499,7 @@ report() {
 # ---------------------------------------------------------------- writes phase
 
 json_string() {
-	sed -n "s/^ *\"$1\": *\"\\([^\"]*\\)\".*/\\1/p" | head -n 1
+	sed -n "s/^ *\"$1\": *\"\\([^\"]*\\)\".*/\\1/p" | awk 'NR == 1'
 }
 
 # put PATH BODY: one management write with the bench token; prints the status.

@@ -81,7 +81,7 @@ else
 	echo "package-deb: no systemd-analyze here: the unit is not verified" >&2
 fi
 
-version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | awk 'NR == 1')
 said=$("$root/usr/bin/agentcard" --version)
 [[ $said == "agentcard $version" ]] || fail "the binary's --version says '$said', not 'agentcard $version'"
 help=$("$root/usr/bin/agentcard" migrate --help) || fail "the binary's migrate --help failed"

@@ -276,7 +276,7 @@ if ((!alive)); then
 	forget "$edge_pid"
 	echo "agentcard edge exited after $(($(date +%s) - started)) s, status $code$( ((code > 128)) && echo " (signal $((code - 128)))")"
 	tail -n 20 "$WORKDIR/edge.log"
-	core=$(find "$WORKDIR/cores" -maxdepth 1 -name 'core*' -type f | head -n 1)
+	core=$(find "$WORKDIR/cores" -maxdepth 1 -name 'core*' -type f -print -quit)
 	if [[ -n $core ]]; then
 		echo "core: $core; every thread's backtrace:"
 		gdb -q -batch -ex 'thread apply all bt' "$edge_bin" "$core" 2>&1 | tee "$WORKDIR/backtrace.txt"

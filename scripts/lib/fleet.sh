@@ -244,7 +244,11 @@ report_total() {
 ensure_fleet_tools() {
 	ensure_bench_tools
 	command -v haproxy >/dev/null || agentcard_apt_install haproxy || die "the fleet needs haproxy"
-	haproxy -v | head -n 1
+	# Its version read whole, then its first line: HAProxy writes the version in several writes,
+	# and a `head` gone after the first line would kill it (SIGPIPE) under pipefail.
+	local version
+	version=$(haproxy -v)
+	echo "${version%%$'\n'*}"
 }
 
 # print_phases: per wrk run of RESULTS, its requests, non-2xx answers and socket errors.
