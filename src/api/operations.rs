@@ -5,9 +5,10 @@
 //! paths of `openapi.json` (`super::openapi`) and the fuzz target `json_body`'s readers all
 //! come from this table.
 //!
-//! A handler reads in the contract's order: the body first (`400`, `422`), then the path: a
-//! `{ref}` that is no reference is `422` on `ref`, a `{domain}` or `{id}` that names nothing is
-//! `404`, like one of another organisation.
+//! The contract's order: the table's body reader runs before the handler (`super::process`),
+//! so the body is refused (`400`, `422`) before the path is read; the handler reads the same
+//! body into its input, then the path: a `{ref}` that is no reference is `422` on `ref`, a
+//! `{domain}` or `{id}` that names nothing is `404`, like one of another organisation.
 
 use super::{OperationContext, Reply};
 use crate::error::ApiError;
@@ -23,7 +24,7 @@ pub struct Endpoint {
     /// The path, parameters in braces (`/v1/sites/{domain}`), as `openapi.json` writes it.
     pub path: &'static str,
     pub doc: Doc,
-    /// The JSON body it reads; `None` for a `GET`.
+    /// The JSON body it reads: every write's (`PUT`, `POST`, `DELETE`), no read's.
     pub body: Option<Body>,
     pub handle: fn(&mut OperationContext) -> Result<Reply, ApiError>,
 }
@@ -976,6 +977,14 @@ mod tests {
                 .map(|m| (m.endpoint.path, m.params.0))
                 .map_err(|e| e.status());
             assert_eq!(got, expected, "{method} {path}");
+        }
+    }
+
+    #[test]
+    fn every_write_and_no_read_reads_a_body() {
+        for operation in OPERATIONS {
+            let writes = operation.method != "GET";
+            assert_eq!(operation.body.is_some(), writes, "{operation:?}");
         }
     }
 
