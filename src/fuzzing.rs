@@ -11,6 +11,7 @@
 //! `arbitrary` gives for `&str`), so no input is wasted on an early return.
 
 use crate::abc_txt;
+use crate::api::operations::OPERATIONS;
 use crate::delivery::page::Page;
 use crate::delivery::params::Params;
 use crate::domain::path::{canonical_page_path, canonical_page_path_by_steps};
@@ -219,7 +220,7 @@ pub fn canonical_path(bytes: &[u8]) {
     }
 }
 
-/// `wire::parse_body` and every body reader: the strict parser accepts only what serde_json
+/// `wire::parse_body` and every body reader (those of `api::OPERATIONS`, the contact form's): the strict parser accepts only what serde_json
 /// reads, as serde_json reads it, and accepts what serde_json writes; no reader panics, each
 /// refuses with `400` or `422`, and an unknown member it names is in the body at that path.
 pub fn json_body(bytes: &[u8]) {
@@ -233,18 +234,11 @@ pub fn json_body(bytes: &[u8]) {
         wire::parse_body(body.to_string().as_bytes()).is_ok(),
         "what serde_json writes is refused"
     );
-    type Reader = fn(&Value) -> Result<(), ApiError>;
-    let readers: [Reader; 9] = [
-        |body| wire::fragment_write(body).map(drop),
-        |body| wire::route_write(body).map(drop),
-        |body| wire::route_list(body).map(drop),
-        |body| wire::site_write(body).map(drop),
-        |body| wire::default_fragment_write(body).map(drop),
-        |body| wire::eligibility_write(body).map(drop),
-        |body| wire::key_write(body).map(drop),
-        |body| wire::contact_message(body).map(drop),
-        wire::empty_write,
-    ];
+    let operations = OPERATIONS
+        .iter()
+        .filter_map(|operation| operation.body.as_ref());
+    let contact: fn(&Value) -> Result<(), ApiError> = |body| wire::contact_message(body).map(drop);
+    let readers = operations.map(|body| body.read).chain([contact]);
     for reader in readers {
         match reader(&body) {
             Ok(()) => {}

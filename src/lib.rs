@@ -52,6 +52,8 @@ use dispatch::Dispatch;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// `openapi.json`, the description of `/v1`, made from its route table (`agentcard openapi`).
+pub use api::description as openapi_description;
 pub use startup::StartError;
 
 /// A started service: its state and its listeners. Dropping it stops everything it started

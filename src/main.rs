@@ -38,6 +38,8 @@ enum Command {
     /// The reference edge: a reverse proxy in front of a publisher's origin that places cards
     /// for AI agents (the delivery key comes from AGENTCARD_EDGE_KEY only).
     Edge(edge::EdgeArgs),
+    /// Print the management API's OpenAPI description, this build's `openapi.json`.
+    Openapi,
     /// abc.txt files (edge client rule 7).
     AbcTxt {
         #[command(subcommand)]
@@ -104,6 +106,7 @@ fn run(command: Command) -> Result<(), String> {
             let applied = startup::migrate(&config.database_url).map_err(|e| e.to_string())?;
             print(&format!("{}\n", serde_json::json!({ "applied": applied })))
         }
+        Command::Openapi => print(&agentcard::openapi_description()?),
         Command::AbcTxt {
             command: AbcTxtCommand::Check { file },
         } => {

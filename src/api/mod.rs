@@ -3,11 +3,16 @@
 //!
 //! Order: (1) token and limits (`401`, `429`); route (`404`, `405`); (2) body: media type,
 //! size, JSON syntax, duplicate and unknown members (`400`), then shape (`422`); (3) the object
-//! named in the path (`404`); (4) checks on stored data. Step 2b is the handler's (`wire`
-//! reads the body into the operation's input), steps 3–4 the operation's (`ops`), which writes
-//! nothing before every check has passed.
+//! named in the path (`404`); (4) checks on stored data. Step 2b is the table's body reader
+//! (`wire`), run here before the handler, which then reads the same body into its operation's
+//! input: the reader the description names and the fuzz target runs is the one every request
+//! meets, and no handler can look at its path first. Steps 3–4 are the operation's (`ops`),
+//! which writes nothing before every check has passed.
 
-mod operations;
+mod openapi;
+pub(crate) mod operations;
+
+pub use openapi::description;
 
 use crate::app::App;
 use crate::auth::{self, Presented};
@@ -129,6 +134,9 @@ fn process(app: &App, request: &Request, client_ip: IpAddr) -> Result<Reply, Api
         params: matched.params,
         body,
     };
+    if let Some(body) = &matched.endpoint.body {
+        (body.read)(&ctx.body)?;
+    }
     let reply = (matched.endpoint.handle)(&mut ctx)?;
     if is_write {
         refresh_fragment_cache(&mut ctx);

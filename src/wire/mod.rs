@@ -180,6 +180,182 @@ pub fn item_object<'a>(item: &'a Value, name: &str, index: usize) -> Result<&'a 
     })
 }
 
+/// The schemas of the shapes every resource shares and of the error body, by name; with the
+/// other files' they are `openapi.json`'s `components.schemas`.
+const SHARED_SCHEMAS: &str = r#"{
+    "Error": {
+        "type": "object",
+        "required": [
+            "error"
+        ],
+        "properties": {
+            "error": {
+                "type": "object",
+                "required": [
+                    "code",
+                    "message"
+                ],
+                "properties": {
+                    "code": {
+                        "type": "string",
+                        "enum": [
+                            "unsupported_media_type",
+                            "body_too_large",
+                            "invalid_json",
+                            "unknown_field",
+                            "missing_token",
+                            "invalid_token",
+                            "platform_card",
+                            "not_found",
+                            "conflict",
+                            "validation",
+                            "rate_limited",
+                            "internal",
+                            "method_not_allowed"
+                        ],
+                        "description": "Stable code; branch on it (and on `field`)."
+                    },
+                    "message": {
+                        "type": "string",
+                        "description": "Console wording; may change."
+                    },
+                    "field": {
+                        "type": "string",
+                        "description": "The member at fault (e.g. `name`, `ref`, `path_prefix`, `match`, `body`, `routes`, `routes[3].path_prefix`, `fragments[0].domain`, `key_values.<key>`, `domain`). Present on `unknown_field`, `validation` and `conflict` only."
+                    },
+                    "retry_after": {
+                        "type": "integer",
+                        "const": 60,
+                        "description": "Seconds to wait; present on `rate_limited` only."
+                    }
+                },
+                "allOf": [
+                    {
+                        "if": {
+                            "properties": {
+                                "code": {
+                                    "enum": [
+                                        "unknown_field",
+                                        "validation",
+                                        "conflict"
+                                    ]
+                                }
+                            }
+                        },
+                        "then": {
+                            "required": [
+                                "field"
+                            ]
+                        },
+                        "else": {
+                            "not": {
+                                "required": [
+                                    "field"
+                                ]
+                            }
+                        }
+                    },
+                    {
+                        "if": {
+                            "properties": {
+                                "code": {
+                                    "const": "rate_limited"
+                                }
+                            }
+                        },
+                        "then": {
+                            "required": [
+                                "retry_after"
+                            ]
+                        },
+                        "else": {
+                            "not": {
+                                "required": [
+                                    "retry_after"
+                                ]
+                            }
+                        }
+                    }
+                ]
+            }
+        }
+    },
+    "EmptyObject": {
+        "type": "object",
+        "additionalProperties": false,
+        "maxProperties": 0,
+        "description": "The empty JSON object `{}`."
+    },
+    "Ref": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 200,
+        "pattern": "^[A-Za-z0-9/_.:-]{1,200}$",
+        "not": {
+            "type": "string",
+            "pattern": "(^|/)\\.{1,2}(/|$)"
+        },
+        "description": "A fragment reference: its address within its site. 1 to 200 characters among `A-Z a-z 0-9 / _ - . :`; case-sensitive (`/Politics` and `/politics` are two fragments); no path segment may be exactly `.` or `..` (a dot inside a segment is allowed). In JSON bodies a plain string, never percent-encoded, not trimmed."
+    },
+    "Domain": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 253,
+        "pattern": "^(?!.*\\.(?:[0-9]+|0x[0-9a-f]*)$)(?=.{1,253}$)(?!(?:[0-9]+\\.){3}[0-9]+$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$",
+        "description": "A site's bare domain as stored: lowercase host name of 2 or more dot-separated labels, each 1–63 of `[a-z0-9-]` not starting or ending with `-`, at most 253 in total; no scheme, path, port, user info, trailing dot, IP literal or non-ASCII (IDNs in `xn--` form). `www.<domain>` and `<domain>` are two different sites.",
+        "examples": [
+            "example.com"
+        ]
+    },
+    "DomainInput": {
+        "type": "string",
+        "pattern": "^[\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*(?!.*\\.(?:[0-9]+|0[xX][0-9A-Fa-f]*)[\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*$)(?![0-9.]+[\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*$)(?=[A-Za-z0-9.-]{1,253}[\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+[\\t\\n\\x0b\\x0c\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*$",
+        "description": "A site's domain as a client sends it (path `{domain}`, `fragments[i].domain`). Trimmed and lowercased by the server, then: 2 or more dot-separated labels, each 1–63 of `[a-z0-9-]` not starting or ending with `-`, at most 253 characters in total, not only digits and dots (an IP literal), no numeric last label (`a.123`, `a.0x1f`: a URL would read an IPv4 address), `xn--` labels valid Punycode (not expressible here); no scheme, path, port, user info, trailing dot or non-ASCII (IDNs in `xn--` form). The pattern states exactly that rule, around optional surrounding whitespace.",
+        "examples": [
+            "example.com",
+            "www.example.com"
+        ]
+    },
+    "Lang": {
+        "type": "string",
+        "enum": [
+            "fr",
+            "en",
+            "de",
+            "es",
+            "it"
+        ],
+        "description": "Language."
+    },
+    "KeyValues": {
+        "type": "object",
+        "description": "Targeting key-values (legacy targeting): each key maps to a non-empty list of non-empty strings. `{}` when none.",
+        "propertyNames": {
+            "pattern": "^[a-z0-9_-]{1,64}$"
+        },
+        "additionalProperties": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "string",
+                "minLength": 1
+            }
+        }
+    }
+}"#;
+
+/// The JSON Schema of every shape on the wire, each file's by name in a JSON object:
+/// `api::openapi` puts them in `components.schemas`.
+pub const SCHEMAS: [&str; 7] = [
+    SHARED_SCHEMAS,
+    me::SCHEMAS,
+    sites::SCHEMAS,
+    fragments::SCHEMAS,
+    routes::SCHEMAS,
+    cards::SCHEMAS,
+    keys::SCHEMAS,
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
