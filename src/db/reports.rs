@@ -3,7 +3,7 @@
 //! add, exactly once, and the roll-up that keeps the tables' size independent of the request
 //! rate. `crate::db::report_summary` reads them.
 
-use crate::domain::{Ending, Format, Lang, Purpose};
+use crate::domain::{Ending, Format, Lang, Purpose, Reason, Refused};
 use postgres::{Client, Transaction};
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
@@ -14,7 +14,8 @@ pub const OTHER_PAGES: &str = "(other pages)";
 pub const OTHER_USER_AGENTS: &str = "(other user agents)";
 
 /// Requests of one minute with the same dimensions; `""` (stored for `None` too) where a
-/// dimension does not apply. The ending is stored as its outcome and its reason.
+/// dimension does not apply. The ending is stored as its outcome and its reason (a refusal's
+/// reason when refused).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestCount {
     pub minute: SystemTime,
@@ -27,6 +28,7 @@ pub struct RequestCount {
     pub lang: Option<Lang>,
     pub format: Option<Format>,
     pub ending: Ending,
+    pub refused: Option<Refused>,
     /// The agent marker, or `none`.
     pub agent: String,
     pub purpose: Purpose,
@@ -71,6 +73,15 @@ pub struct Flush {
     /// The served requests of `pages`, per card (the pages named as in `pages`).
     pub card_pages: Vec<CardPageCount>,
     pub unmatched_agents: Vec<UnmatchedAgentCount>,
+}
+
+impl RequestCount {
+    fn reason(&self) -> Reason {
+        Reason {
+            ending: self.ending,
+            refused: self.refused,
+        }
+    }
 }
 
 impl Flush {
@@ -214,7 +225,7 @@ fn add_requests(tx: &mut Transaction, rows: &[RequestCount]) -> Result<(), postg
             &column(|r| r.lang.map_or("", Lang::as_str)),
             &column(|r| r.format.map_or("", Format::as_str)),
             &column(|r| r.ending.outcome().as_str()),
-            &column(|r| r.ending.as_str()),
+            &column(|r| r.reason().as_str()),
             &column(|r| &r.agent),
             &column(|r| r.purpose.as_str()),
             &requests,

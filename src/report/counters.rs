@@ -10,7 +10,7 @@ use crate::db::reports::{
     CardPageCount, Flush, PageCount, RequestCount, UnmatchedAgentCount, OTHER_PAGES,
     OTHER_USER_AGENTS,
 };
-use crate::domain::{Ending, Format, Lang, Purpose};
+use crate::domain::{Ending, Format, Lang, Purpose, Refused};
 use hashbrown::{Equivalent, HashMap};
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -33,6 +33,7 @@ pub struct RequestKey<S> {
     pub lang: Option<Lang>,
     pub format: Option<Format>,
     pub ending: Ending,
+    pub refused: Option<Refused>,
     pub agent: Agent,
     pub purpose: Purpose,
 }
@@ -127,6 +128,7 @@ impl<S> RequestKey<S> {
             lang: self.lang,
             format: self.format,
             ending: self.ending,
+            refused: self.refused,
             agent: self.agent,
             purpose: self.purpose,
         }
@@ -331,6 +333,7 @@ fn request_count((key, n): (&RequestKey<Box<str>>, &u64)) -> RequestCount {
         lang: key.lang,
         format: key.format,
         ending: key.ending,
+        refused: key.refused,
         agent: key.agent.name().to_string(),
         purpose: key.purpose,
         requests: *n as i64,
@@ -547,6 +550,7 @@ mod tests {
             lang: Some(Lang::Fr),
             format: Some(Format::Html),
             ending: Ending::Served,
+            refused: None,
             agent: Agent(None),
             purpose: Purpose::None,
         };

@@ -14,7 +14,7 @@ pub use counters::NO_PAGE;
 
 use crate::agents;
 use crate::config::Config;
-use crate::domain::{Ending, Format, Lang, Purpose};
+use crate::domain::{Ending, Format, Lang, Purpose, Refused};
 use counters::{Agent, AgentKey, Counts, MemoryBounds, PageKey, RequestKey};
 use crossbeam::utils::CachePadded;
 use flusher::{Flusher, FlusherHandle};
@@ -83,6 +83,8 @@ pub struct RequestFacts<'a> {
     pub lang: Option<Lang>,
     pub format: Option<Format>,
     pub ending: Ending,
+    /// The reason of a refusal.
+    pub refused: Option<Refused>,
     /// The page's host and canonical path, when `page_url` named one.
     pub page: Option<(&'a str, &'a str)>,
     /// The visiting agent's User-Agent.
@@ -160,6 +162,7 @@ impl Reporter {
                 lang: facts.lang,
                 format: facts.format,
                 ending: facts.ending,
+                refused: facts.refused,
                 agent: Agent(marker),
                 purpose,
             },
