@@ -1,16 +1,17 @@
 //! The counters of one slot (in practice, one worker thread) between two flushes: requests per
 //! minute and dimension, requests per page and hour by agent purpose and card served,
-//! unmatched User-Agents per day.
+//! unmatched User-Agents per day; and the live check's sample of each organisation's requests,
+//! one a second at most.
 //!
 //! A request looks its keys up borrowed (`Equivalent`), so a key already counted costs no
 //! allocation; only a key's first request in a flush interval copies its texts.
 
 use crate::agents::Marker;
 use crate::db::reports::{
-    CardPageCount, Flush, PageCount, RequestCount, UnmatchedAgentCount, OTHER_PAGES,
-    OTHER_USER_AGENTS,
+    CardPageCount, Flush, PageCount, RequestCount, Sample, UnmatchedAgentCount, OTHER_PAGES,
+    OTHER_USER_AGENTS, SAMPLES_KEPT,
 };
-use crate::domain::{Ending, Format, Lang, Purpose, Refused};
+use crate::domain::{Ending, Format, Lang, Purpose, Reason, Refused};
 use hashbrown::{Equivalent, HashMap};
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -156,6 +157,18 @@ impl<S> AgentKey<S> {
     }
 }
 
+impl<S> SampleOf<S> {
+    fn map<'s, T>(&'s self, text: impl Fn(&'s S) -> T) -> SampleOf<T> {
+        SampleOf {
+            second: self.second,
+            agent: self.agent,
+            page: (text(&self.page.0), text(&self.page.1)),
+            status: self.status,
+            reason: self.reason,
+        }
+    }
+}
+
 /// A key's texts copied from its borrowed form (`|text| &**text` borrows them back).
 fn owned(text: &&str) -> Box<str> {
     Box::from(*text)
@@ -170,6 +183,18 @@ impl PageKey<&str> {
             ..*self
         }
     }
+}
+
+/// A request of an organisation for the live check: its second since the Unix epoch, its
+/// agent, its page (host and canonical path, or [`NO_PAGE`]), its status and, unless served,
+/// its reason. `S` as in [`RequestKey`].
+#[derive(Debug, Clone, Copy)]
+pub struct SampleOf<S> {
+    pub second: u64,
+    pub agent: Agent,
+    pub page: (S, S),
+    pub status: u16,
+    pub reason: Option<Reason>,
 }
 
 /// How many distinct pages an organisation's hour holds, and User-Agents its day, in memory:
@@ -188,11 +213,16 @@ pub struct Counts {
     /// Distinct pages per (organisation, hour), and User-Agents per (organisation, day).
     pages_in: HashMap<(Box<str>, u32), usize>,
     agents_in: HashMap<(Box<str>, u32), usize>,
+    /// Per organisation, at most one a second and the last `SAMPLES_KEPT`.
+    samples: HashMap<Box<str>, Vec<SampleOf<Box<str>>>>,
 }
 
 impl Counts {
     pub fn is_empty(&self) -> bool {
-        self.requests.is_empty() && self.pages.is_empty() && self.agents.is_empty()
+        self.requests.is_empty()
+            && self.pages.is_empty()
+            && self.agents.is_empty()
+            && self.samples.is_empty()
     }
 
     /// Distinct keys held: what the counters cost in memory.
@@ -263,8 +293,31 @@ impl Counts {
         *self.agents.entry(key.map(owned)).or_default() += n;
     }
 
+    /// Keeps a request of `org_id` for the live check, unless one of the same second is kept:
+    /// a second's later requests cost a lookup, no copy.
+    pub fn add_sample(&mut self, org_id: &str, sample: &SampleOf<&str>) {
+        let kept = match self.samples.get_mut(org_id) {
+            Some(kept) => kept,
+            None => self.samples.entry(Box::from(org_id)).or_default(),
+        };
+        if kept.iter().any(|k| k.second == sample.second) {
+            return;
+        }
+        if kept.len() >= SAMPLES_KEPT {
+            let oldest = (kept.iter().enumerate()).min_by_key(|(_, k)| k.second);
+            let oldest = oldest.map_or(0, |(index, _)| index);
+            kept.swap_remove(oldest);
+        }
+        kept.push(sample.map(owned));
+    }
+
     /// Adds every counter of `other` (the bounds apply to the sum).
     pub fn merge(&mut self, other: Counts, bounds: MemoryBounds) {
+        for (org_id, samples) in other.samples {
+            for sample in &samples {
+                self.add_sample(&org_id, &sample.map(|text| &**text));
+            }
+        }
         for (key, n) in other.requests {
             self.add_request(&key.map(|text| &**text), n);
         }
@@ -289,8 +342,13 @@ impl Counts {
     /// User-Agent counters too when `with_pages`.
     pub fn take_flush(&mut self, with_pages: bool) -> Flush {
         let requests = self.requests.drain().map(|(k, n)| request_count((&k, &n)));
+        let samples = (self.samples.drain()).flat_map(|(org_id, kept)| {
+            kept.into_iter()
+                .map(move |sample| sample_row(&org_id, &sample))
+        });
         let mut flush = Flush {
             requests: requests.collect(),
+            samples: samples.collect(),
             ..Flush::default()
         };
         if with_pages {
@@ -384,6 +442,18 @@ fn page_counts(key: &PageKey<Box<str>>, entries: &[PageEntry], flush: &mut Flush
     }
     flush.pages.extend(purposes);
     flush.card_pages.extend(cards);
+}
+
+fn sample_row(org_id: &str, sample: &SampleOf<Box<str>>) -> Sample {
+    let (host, path) = &sample.page;
+    Sample {
+        org_id: org_id.to_string(),
+        at: UNIX_EPOCH + Duration::from_secs(sample.second),
+        agent: sample.agent.name().to_string(),
+        page: format!("{host}{path}"),
+        status: sample.status,
+        reason: sample.reason,
+    }
 }
 
 fn agent_count((key, n): (&AgentKey<Box<str>>, &u64)) -> UnmatchedAgentCount {

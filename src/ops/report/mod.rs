@@ -12,6 +12,7 @@
 
 pub mod csv;
 mod glance;
+pub mod live;
 mod view;
 mod window;
 
