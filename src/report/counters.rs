@@ -607,6 +607,53 @@ mod tests {
         );
     }
 
+    fn sample(second: u64, path: &str) -> SampleOf<&str> {
+        SampleOf {
+            second,
+            agent: Agent(None),
+            page: ("a.example", path),
+            status: 200,
+            reason: None,
+        }
+    }
+
+    /// The flush's samples, `(org, second, page)`, in order.
+    fn sample_rows(counts: &mut Counts) -> Vec<(String, u64, String)> {
+        let since_epoch = |at: SystemTime| at.duration_since(UNIX_EPOCH).unwrap().as_secs();
+        let mut rows: Vec<_> = (counts.take_flush(false).samples.into_iter())
+            .map(|s| (s.org_id, since_epoch(s.at), s.page))
+            .collect();
+        rows.sort();
+        rows
+    }
+
+    #[test]
+    fn samples_are_one_a_second_per_organisation_the_last_ones_kept() {
+        let mut one = Counts::default();
+        one.add_sample("acc_1", &sample(10, "/first/"));
+        one.add_sample("acc_1", &sample(10, "/same-second/"));
+        one.add_sample("acc_2", &sample(10, "/theirs/"));
+        let mut two = Counts::default();
+        two.add_sample("acc_1", &sample(10, "/other-slot/"));
+        two.add_sample("acc_1", &sample(11, "/next/"));
+        one.merge(two, BOUNDS);
+        let row = |org: &str, second, page: &str| (org.to_string(), second, page.to_string());
+        assert_eq!(
+            sample_rows(&mut one),
+            [
+                row("acc_1", 10, "a.example/first/"),
+                row("acc_1", 11, "a.example/next/"),
+                row("acc_2", 10, "a.example/theirs/")
+            ]
+        );
+        let mut many = Counts::default();
+        for second in 0..(SAMPLES_KEPT as u64 + 10) {
+            many.add_sample("acc_1", &sample(second, "/"));
+        }
+        let seconds: Vec<u64> = sample_rows(&mut many).iter().map(|r| r.1).collect();
+        assert_eq!(seconds, (10..SAMPLES_KEPT as u64 + 10).collect::<Vec<_>>());
+    }
+
     #[test]
     fn merging_adds_every_counter_once() {
         let key = RequestKey {
