@@ -295,6 +295,7 @@ fn bench_record(criterion: &mut Criterion) {
         lang: Some(Lang::Fr),
         format: Some(Format::Html),
         ending: Ending::Served,
+        refused: None,
         page: Some(("site-0.example", path)),
         agent_ua: Some("Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)"),
     };

@@ -191,6 +191,7 @@ fn key_rows(org: u64) -> impl Iterator<Item = KeyRow> {
         id: id("key_", 4, org * KEYS_PER_ORG + i),
         org_id: org_id(org),
         hash: auth::hash(&key(org, i)).to_vec(),
+        revoked: false,
     })
 }
 

@@ -86,6 +86,9 @@ fn json_into(counts: &Counts, object: &mut Map<String, Value>) {
     if let Some(refused) = counts.refused {
         object.insert("refused".into(), json!(refused));
     }
+    if let Some(reasons) = &counts.refused_reasons {
+        object.insert("refused_reasons".into(), named(reasons));
+    }
     if let Some(reasons) = &counts.no_fill_reasons {
         object.insert("no_fill_reasons".into(), named(reasons));
     }
@@ -136,6 +139,7 @@ fn table(report: &Report) -> String {
             "served",
             "fill rate",
             "refused",
+            "refused reasons",
             "no-fill reasons",
             "agent purposes",
         ]
@@ -149,6 +153,13 @@ fn table(report: &Report) -> String {
         ];
         // Page groups know neither: empty cells under the totals' columns.
         cells.push(counts.refused.map(|n| n.to_string()).unwrap_or_default());
+        cells.push(
+            counts
+                .refused_reasons
+                .as_ref()
+                .map(listed)
+                .unwrap_or_default(),
+        );
         cells.push(
             counts
                 .no_fill_reasons
@@ -183,10 +194,7 @@ fn table(report: &Report) -> String {
         report.bounds.words()
     );
     out.push_str(&aligned(&rows, right_aligned));
-    out.push_str(
-        "\nRefused: answered 403, a partner_id or fragment_id not the organisation's (check \
-             the edge's settings).\n",
-    );
+    out.push_str(&refused_fixes(&report.total));
     if matches!(report.groups, Some((By::Page, _))) {
         out.push_str(
             "Pages are counted per hour (whole hours in the window), without refusals or \
@@ -194,6 +202,18 @@ fn table(report: &Report) -> String {
         );
     }
     out
+}
+
+/// What to fix for each reason of the refusals counted, a line each; nothing without any.
+fn refused_fixes(total: &Counts) -> String {
+    let reasons = total.refused_reasons.iter().flatten();
+    let fixes: Vec<String> = (reasons.filter(|(_, &n)| n > 0))
+        .map(|(reason, _)| format!("  {reason}: {}\n", reason.fix()))
+        .collect();
+    match fixes.is_empty() {
+        true => String::new(),
+        false => format!("\nRefused, what to fix:\n{}", fixes.concat()),
+    }
 }
 
 /// `name count, …` of the counts other than zero, in name order; `-` when none.

@@ -80,6 +80,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "015_sign_in_proofs.sql",
         include_str!("../../sql/015_sign_in_proofs.sql"),
     ),
+    (
+        17,
+        "017_report_samples.sql",
+        include_str!("../../sql/017_report_samples.sql"),
+    ),
 ];
 
 /// Arbitrary constant naming our advisory lock.

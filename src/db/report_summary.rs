@@ -11,7 +11,7 @@
 //! days' hours from `report_hours`. Pages, and a card's pages, are counted per hour. Every time
 //! is UTC; nothing depends on the session's time zone.
 
-use crate::domain::{Ending, Outcome, Purpose};
+use crate::domain::{Ending, Outcome, Purpose, Reason, Refused};
 use postgres::types::ToSql;
 use postgres::{Client, GenericClient, IsolationLevel, Row, Transaction};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -132,6 +132,8 @@ pub struct RequestCount {
     pub key: GroupKey,
     /// Read from its reason (each reason is of one outcome).
     pub ending: Ending,
+    /// The reason of a refusal (`None` for an earlier release's refusal of a request).
+    pub refused: Option<Refused>,
     pub purpose: Purpose,
     pub requests: i64,
 }
@@ -355,9 +357,11 @@ fn request_count(row: &Row, by: Option<Dimension>) -> Result<RequestCount, postg
         Some(Dimension::Site | Dimension::Fragment | Dimension::Card) => item_key(row)?,
         Some(Dimension::Hour | Dimension::Day) => GroupKey::Start(row.try_get("start")?),
     };
+    let reason: Reason = row.try_get("reason")?;
     Ok(RequestCount {
         key,
-        ending: row.try_get("reason")?,
+        ending: reason.ending,
+        refused: reason.refused,
         purpose: row.try_get("purpose")?,
         requests: row.try_get("requests")?,
     })

@@ -1,10 +1,11 @@
 //! The report's counters in PostgreSQL (`sql/005_report_aggregates.sql`,
 //! `sql/010_report_card_pages.sql`): one flush of an instance's counters added by upserts that
 //! add, exactly once, and the roll-up that keeps the tables' size independent of the request
-//! rate. `crate::db::report_summary` reads them.
+//! rate. `crate::db::report_summary` reads them. Also the live check's sample of each
+//! organisation's last requests (`sql/017_report_samples.sql`), written with the flush.
 
-use crate::domain::{Ending, Format, Lang, Purpose};
-use postgres::{Client, Transaction};
+use crate::domain::{Ending, Format, Lang, Purpose, Reason, Refused};
+use postgres::{Client, GenericClient, Transaction};
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
@@ -14,7 +15,8 @@ pub const OTHER_PAGES: &str = "(other pages)";
 pub const OTHER_USER_AGENTS: &str = "(other user agents)";
 
 /// Requests of one minute with the same dimensions; `""` (stored for `None` too) where a
-/// dimension does not apply. The ending is stored as its outcome and its reason.
+/// dimension does not apply. The ending is stored as its outcome and its reason (a refusal's
+/// reason when refused).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestCount {
     pub minute: SystemTime,
@@ -27,6 +29,7 @@ pub struct RequestCount {
     pub lang: Option<Lang>,
     pub format: Option<Format>,
     pub ending: Ending,
+    pub refused: Option<Refused>,
     /// The agent marker, or `none`.
     pub agent: String,
     pub purpose: Purpose,
@@ -63,6 +66,23 @@ pub struct UnmatchedAgentCount {
     pub requests: i64,
 }
 
+/// How many requests of an organisation the live check's sample keeps, the last ones.
+pub const SAMPLES_KEPT: usize = 50;
+
+/// A request of an organisation kept for the live check, at a whole second.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sample {
+    pub org_id: String,
+    pub at: SystemTime,
+    /// The agent marker, or `none`.
+    pub agent: String,
+    /// Host and canonical path, or `(no page)`.
+    pub page: String,
+    pub status: u16,
+    /// Of a refusal or a no-fill; `None` when served.
+    pub reason: Option<Reason>,
+}
+
 /// What one flush adds.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Flush {
@@ -71,6 +91,17 @@ pub struct Flush {
     /// The served requests of `pages`, per card (the pages named as in `pages`).
     pub card_pages: Vec<CardPageCount>,
     pub unmatched_agents: Vec<UnmatchedAgentCount>,
+    /// At most one per second and organisation.
+    pub samples: Vec<Sample>,
+}
+
+impl RequestCount {
+    fn reason(&self) -> Reason {
+        Reason {
+            ending: self.ending,
+            refused: self.refused,
+        }
+    }
 }
 
 impl Flush {
@@ -80,7 +111,11 @@ impl Flush {
 
     /// How many counters it holds.
     pub fn keys(&self) -> usize {
-        self.requests.len() + self.pages.len() + self.card_pages.len() + self.unmatched_agents.len()
+        self.requests.len()
+            + self.pages.len()
+            + self.card_pages.len()
+            + self.unmatched_agents.len()
+            + self.samples.len()
     }
 }
 
@@ -144,7 +179,16 @@ pub fn apply_flush(
         pages: refused_pages,
         card_pages: isolating(&mut tx, &card_pages, add_card_pages)?,
         unmatched_agents: isolating(&mut tx, &agents, add_unmatched_agents)?,
+        samples: isolating(
+            &mut tx,
+            &with_instance(&flush.samples, instance_id),
+            add_samples,
+        )?
+        .into_iter()
+        .map(|(sample, _)| sample)
+        .collect(),
     };
+    keep_last_samples(&mut tx, &flush.samples)?;
     touch_keys(&mut tx, &flush.requests)?;
     tx.commit()?;
     Ok(Applied::Now { refused })
@@ -214,13 +258,86 @@ fn add_requests(tx: &mut Transaction, rows: &[RequestCount]) -> Result<(), postg
             &column(|r| r.lang.map_or("", Lang::as_str)),
             &column(|r| r.format.map_or("", Format::as_str)),
             &column(|r| r.ending.outcome().as_str()),
-            &column(|r| r.ending.as_str()),
+            &column(|r| r.reason().as_str()),
             &column(|r| &r.agent),
             &column(|r| r.purpose.as_str()),
             &requests,
         ],
     )?;
     Ok(())
+}
+
+/// The samples with the instance that kept them (their rows' key: one a second per instance).
+fn with_instance(samples: &[Sample], instance_id: &str) -> Vec<(Sample, String)> {
+    let instance = |sample: &Sample| (sample.clone(), instance_id.to_string());
+    samples.iter().map(instance).collect()
+}
+
+fn add_samples(tx: &mut Transaction, rows: &[(Sample, String)]) -> Result<(), postgres::Error> {
+    let orgs: Vec<&str> = rows.iter().map(|(s, _)| s.org_id.as_str()).collect();
+    let at: Vec<SystemTime> = rows.iter().map(|(s, _)| s.at).collect();
+    let instances: Vec<&str> = rows.iter().map(|(_, i)| i.as_str()).collect();
+    let agents: Vec<&str> = rows.iter().map(|(s, _)| s.agent.as_str()).collect();
+    let pages: Vec<&str> = rows.iter().map(|(s, _)| s.page.as_str()).collect();
+    let statuses: Vec<i16> = (rows.iter())
+        .map(|(s, _)| i16::try_from(s.status).unwrap_or(i16::MAX))
+        .collect();
+    let reasons: Vec<Option<Reason>> = rows.iter().map(|(s, _)| s.reason).collect();
+    tx.execute(
+        "INSERT INTO report_samples (org_id, at, instance_id, agent, page, status, reason)
+         SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[],
+                $5::text[], $6::smallint[], $7::text[])
+         ON CONFLICT DO NOTHING",
+        &[&orgs, &at, &instances, &agents, &pages, &statuses, &reasons],
+    )?;
+    Ok(())
+}
+
+/// Deletes the samples of the organisations of `samples` past their last [`SAMPLES_KEPT`].
+fn keep_last_samples(tx: &mut Transaction, samples: &[Sample]) -> Result<(), postgres::Error> {
+    let orgs: HashSet<&str> = samples.iter().map(|s| s.org_id.as_str()).collect();
+    if orgs.is_empty() {
+        return Ok(());
+    }
+    let orgs: Vec<&str> = orgs.into_iter().collect();
+    tx.execute(
+        "DELETE FROM report_samples
+          WHERE (org_id, at, instance_id) IN (
+                SELECT org_id, at, instance_id
+                  FROM (SELECT org_id, at, instance_id,
+                               row_number() OVER (PARTITION BY org_id
+                                                  ORDER BY at DESC, instance_id) AS place
+                          FROM report_samples
+                         WHERE org_id = ANY($1)) ranked
+                 WHERE place > $2)",
+        &[&orgs, &(SAMPLES_KEPT as i64)],
+    )?;
+    Ok(())
+}
+
+/// The last `limit` samples of an organisation, the latest first.
+pub fn samples(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    limit: i64,
+) -> Result<Vec<Sample>, postgres::Error> {
+    let rows = db.query(
+        "SELECT org_id, at, agent, page, status, reason FROM report_samples
+          WHERE org_id = $1 ORDER BY at DESC, instance_id LIMIT $2",
+        &[&org_id, &limit],
+    )?;
+    rows.iter()
+        .map(|row| {
+            Ok(Sample {
+                org_id: row.try_get("org_id")?,
+                at: row.try_get("at")?,
+                agent: row.try_get("agent")?,
+                page: row.try_get("page")?,
+                status: u16::try_from(row.try_get::<_, i16>("status")?).unwrap_or_default(),
+                reason: row.try_get("reason")?,
+            })
+        })
+        .collect()
 }
 
 fn add_pages(tx: &mut Transaction, rows: &[PageCount]) -> Result<(), postgres::Error> {

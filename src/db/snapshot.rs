@@ -39,6 +39,8 @@ pub struct KeyRow {
     pub id: String,
     pub org_id: String,
     pub hash: Vec<u8>,
+    /// A revoked key is refused, and its refusals counted under its organisation.
+    pub revoked: bool,
 }
 
 pub struct SiteRow {
@@ -135,12 +137,11 @@ pub fn load(db: &mut postgres::Client, scope: Scope) -> Result<(Rows, Versions),
         keys: query(
             &mut tx,
             &format!(
-                "SELECT id, org_id, key_hash FROM delivery_keys {} {} revoked_at IS NULL",
-                scope.filter("org_id"),
-                if matches!(scope, Scope::All) { "WHERE" } else { "AND" }
+                "SELECT id, org_id, key_hash, revoked_at IS NOT NULL FROM delivery_keys {}",
+                scope.filter("org_id")
             ),
             scope,
-            |r| Ok(KeyRow { id: r.get(0), org_id: r.get(1), hash: r.get(2) }),
+            |r| Ok(KeyRow { id: r.get(0), org_id: r.get(1), hash: r.get(2), revoked: r.get(3) }),
         )?,
         sites: query(
             &mut tx,

@@ -5,9 +5,9 @@
 use super::audit::ActorKind;
 use super::orgs::Creator;
 use crate::domain::{
-    CanonicalPath, CardStatus, CardText, Description, DomainName, Ending, FragmentName,
-    FragmentRef, FragmentStatus, KeyName, Lang, LinkUrl, MatchMode, OrgName, Purpose, Role,
-    SiteName, TokenName,
+    CanonicalPath, CardStatus, CardText, Description, DomainName, FragmentName, FragmentRef,
+    FragmentStatus, KeyName, Lang, LinkUrl, MatchMode, OrgName, Purpose, Reason, Role, SiteName,
+    TokenName,
 };
 use crate::ids::{CardId, FragmentId, KeyId, NotAnId, OrgId, PersonId, RouteId, SiteId, TokenId};
 use bytes::BytesMut;
@@ -67,7 +67,7 @@ stored_as_text! {
     RouteId => |id| id.as_str(), |text| Ok(RouteId::stored(text)?);
     PersonId => |id| id.as_str(), |text| Ok(PersonId::stored(text)?);
     Lang => |lang| lang.as_str(), |text| named("language", Lang::named, text);
-    Ending => |ending| ending.as_str(), |text| named("reason", Ending::named, text);
+    Reason => |reason| reason.as_str(), |text| named("reason", Reason::named, text);
     Purpose => |purpose| purpose.as_str(), |text| named("agent purpose", Purpose::named, text);
     FragmentStatus => |status| status.as_str(),
         |text| one_of("fragment status", &FragmentStatus::ALL, FragmentStatus::as_str, text);

@@ -137,6 +137,7 @@ fn rows(sites: &[SiteSpec], cards: &[CardSpec]) -> Rows {
             id: "key_000000000000000000000001".into(),
             org_id: ORG.into(),
             hash: auth::hash(KEY).to_vec(),
+            revoked: false,
         }],
         sites: Vec::new(),
         fragments: Vec::new(),

@@ -161,6 +161,7 @@ fn request_facts<'r>(
         lang: trace.lang,
         format: trace.format,
         ending: decision.outcome.ending(),
+        refused: decision.outcome.refused(),
         page,
         agent_ua: agent_user_agent(params, request),
     }

@@ -8,44 +8,35 @@ use super::params::{non_empty, Params};
 use super::snapshot::{Candidate, Card, Fragment, OrgSnapshot, Snapshot};
 use crate::auth::{self, SecretKind};
 use crate::domain::domain_name::parent_or_self_matches;
-use crate::domain::{Ending, Format, Lang};
+use crate::domain::{Ending, Format, Lang, Refused};
 use std::cmp::Reverse;
 use std::sync::Arc;
 use xxhash_rust::xxh3::{xxh3_64_with_seed, Xxh3};
 
-/// A request refused before any card is considered.
+/// A request refused before any card is considered (`400`, `401`, `403`), for its reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
-    /// `400`: a required parameter missing, or `lang`/`format` not one of the allowed values.
-    InvalidRequest(&'static str),
-    /// `401`: no key, malformed, unknown or revoked.
-    InvalidKey,
-    /// `403`: the key's organisation is not `partner_id`, or `fragment_id` is not one of its fragments.
-    Forbidden(&'static str),
-}
+pub struct Refusal(pub Refused);
 
 impl Refusal {
     pub fn status(self) -> u16 {
-        match self {
-            Refusal::InvalidRequest(_) => 400,
-            Refusal::InvalidKey => 401,
-            Refusal::Forbidden(_) => 403,
-        }
+        self.ending().status()
     }
     pub fn code(self) -> &'static str {
         self.ending().as_str()
     }
     fn ending(self) -> Ending {
-        match self {
-            Refusal::InvalidRequest(_) => Ending::InvalidRequest,
-            Refusal::InvalidKey => Ending::InvalidKey,
-            Refusal::Forbidden(_) => Ending::Forbidden,
-        }
+        self.0.ending()
     }
     pub fn message(self) -> &'static str {
-        match self {
-            Refusal::InvalidRequest(message) | Refusal::Forbidden(message) => message,
-            Refusal::InvalidKey => "delivery API key missing or invalid",
+        match self.0 {
+            Refused::PartnerIdMissing | Refused::FragmentIdMissing => {
+                "partner_id and fragment_id are required"
+            }
+            Refused::LangMissing | Refused::LangInvalid => "lang must be one of fr, en, de, es, it",
+            Refused::FormatInvalid => "format must be html, json or both",
+            Refused::InvalidKey | Refused::KeyRevoked => "delivery API key missing or invalid",
+            Refused::PartnerNotTheKeys | Refused::Forbidden => "partner_id does not own this key",
+            Refused::FragmentNotTheKeys => "fragment_id is not a fragment of this partner",
         }
     }
 }
@@ -84,6 +75,14 @@ impl Outcome<'_> {
             Outcome::Served(_) => Ending::Served,
             Outcome::NoFill(no_fill) => no_fill.ending(),
             Outcome::Refused(refusal) => refusal.ending(),
+        }
+    }
+
+    /// The reason of a refusal.
+    pub fn refused(&self) -> Option<Refused> {
+        match self {
+            Outcome::Refused(Refusal(reason)) => Some(*reason),
+            Outcome::Served(_) | Outcome::NoFill(_) => None,
         }
     }
 }
@@ -179,57 +178,45 @@ fn decide_traced<'s>(
     service_prefix: &str,
     trace: &mut Trace<'s>,
 ) -> Result<Outcome<'s>, Outcome<'s>> {
-    let refuse = |refusal| Err(Outcome::Refused(refusal));
-    let (Some(partner_id), Some(requested)) = (
-        non_empty(params.partner_id.as_deref()),
-        params.requested_fragment(),
-    ) else {
-        return refuse(Refusal::InvalidRequest(
-            "partner_id and fragment_id are required",
-        ));
-    };
-    let Some(lang) = params
-        .lang
-        .as_deref()
-        .and_then(|l| Lang::parse(l, "lang").ok())
-    else {
-        return refuse(Refusal::InvalidRequest(
-            "lang must be one of fr, en, de, es, it",
-        ));
-    };
-    trace.lang = Some(lang);
-    let Some(format) = params
-        .format
-        .as_deref()
-        .map_or(Some(Format::Html), Format::named)
-    else {
-        return refuse(Refusal::InvalidRequest("format must be html, json or both"));
-    };
-    trace.format = Some(format);
+    let refuse = |reason| Err(Outcome::Refused(Refusal(reason)));
     let key = non_empty(header_key).or_else(|| non_empty(params.api_key.as_deref()));
-    let Some(key) =
-        key.filter(|k| auth::is_well_formed(SecretKind::DeliveryKey, service_prefix, k))
-    else {
-        return refuse(Refusal::InvalidKey);
+    let key = key.filter(|k| auth::is_well_formed(SecretKind::DeliveryKey, service_prefix, k));
+    let entry = snapshot
+        .zip(key)
+        .and_then(|(s, key)| s.key(&auth::hash(key)));
+    let (partner_id, requested, lang) = match required(params, trace) {
+        Ok(required) => required,
+        Err(reason) => {
+            // A `400` counts under the organisation of the live key sent with it.
+            if let Some(entry) = entry.filter(|entry| entry.live) {
+                trace.key_id = Some(&entry.key_id);
+                trace.org_id = Some(&entry.org_id);
+            }
+            return refuse(reason);
+        }
     };
+    if key.is_none() {
+        return refuse(Refused::InvalidKey);
+    }
     let Some(snapshot) = snapshot else {
         return Err(Outcome::NoFill(NoFill::ServingError));
     };
-    let Some(entry) = snapshot.key(&auth::hash(key)) else {
-        return refuse(Refusal::InvalidKey);
+    let Some(entry) = entry else {
+        return refuse(Refused::InvalidKey);
     };
     trace.key_id = Some(&entry.key_id);
     trace.org_id = Some(&entry.org_id);
+    if !entry.live {
+        return refuse(Refused::KeyRevoked);
+    }
     let Some(org) = snapshot.org(&entry.org_id) else {
         return Err(Outcome::NoFill(NoFill::ServingError));
     };
     if partner_id != &*entry.org_id {
-        return refuse(Refusal::Forbidden("partner_id does not own this key"));
+        return refuse(Refused::PartnerNotTheKeys);
     }
     let Some(requested_fragment) = org.fragments.get(requested) else {
-        return refuse(Refusal::Forbidden(
-            "fragment_id is not a fragment of this partner",
-        ));
+        return refuse(Refused::FragmentNotTheKeys);
     };
     trace.requested_fragment = Some(&requested_fragment.id);
     let page = params.page_url.as_deref().and_then(Page::parse);
@@ -243,6 +230,28 @@ fn decide_traced<'s>(
         Outcome::Served(_) => Ok(outcome),
         _ => Err(outcome),
     }
+}
+
+/// The checks of `400`, in order: `partner_id` and `fragment_id` present, then `lang`, then
+/// `format`; the two ids and the language when they pass, the language and format kept in
+/// `trace`.
+fn required<'p>(
+    params: &'p Params,
+    trace: &mut Trace<'_>,
+) -> Result<(&'p str, &'p str, Lang), Refused> {
+    let partner_id = non_empty(params.partner_id.as_deref()).ok_or(Refused::PartnerIdMissing)?;
+    let requested = params
+        .requested_fragment()
+        .ok_or(Refused::FragmentIdMissing)?;
+    let lang = non_empty(params.lang.as_deref()).ok_or(Refused::LangMissing)?;
+    let lang = Lang::named(lang).ok_or(Refused::LangInvalid)?;
+    trace.lang = Some(lang);
+    let format = params
+        .format
+        .as_deref()
+        .map_or(Some(Format::Html), Format::named);
+    trace.format = Some(format.ok_or(Refused::FormatInvalid)?);
+    Ok((partner_id, requested, lang))
 }
 
 /// Exact rule, then the longest prefix rule, then the site default: the page's site (when it
@@ -394,12 +403,12 @@ mod tests {
             NoFill::ServingError,
         ];
         let refusals = [
-            Refusal::InvalidRequest(""),
-            Refusal::InvalidKey,
-            Refusal::Forbidden(""),
+            Refused::PartnerIdMissing,
+            Refused::InvalidKey,
+            Refused::PartnerNotTheKeys,
         ];
         let no_fills = no_fills.map(|n| Outcome::NoFill(n).ending());
-        let refusals = refusals.map(|r| Outcome::Refused(r).ending());
+        let refusals = refusals.map(|r| Outcome::Refused(Refusal(r)).ending());
         let mut endings = vec![Ending::Served];
         endings.extend(no_fills);
         endings.extend(refusals);

@@ -1,4 +1,5 @@
-//! The immutable in-process snapshot `/fragment` reads: delivery keys by hash, and per
+//! The immutable in-process snapshot `/fragment` reads: delivery keys by hash (revoked ones
+//! too, to count their refusals under their organisation), and per
 //! organisation its fragments, sites (rules and default) and eligible cards, rendered.
 //!
 //! Built from database rows (`crate::db::snapshot`), for all organisations or for one; an
@@ -21,6 +22,8 @@ pub type KeyHash = [u8; 32];
 pub struct KeyEntry {
     pub key_id: Arc<str>,
     pub org_id: Arc<str>,
+    /// `false`: revoked, refused (`401`) and counted under its organisation.
+    pub live: bool,
 }
 
 /// An active card, ready to serve. Its language and owner are in its [`Candidate`]s.
@@ -221,6 +224,7 @@ fn key_map(
             let copy = KeyEntry {
                 key_id: Arc::clone(&entry.key_id),
                 org_id: Arc::clone(&entry.org_id),
+                live: entry.live,
             };
             (*hash, copy)
         })
@@ -238,6 +242,7 @@ fn key_map(
             KeyEntry {
                 key_id: row.id.as_str().into(),
                 org_id: Arc::clone(org_id),
+                live: !row.revoked,
             },
         );
     }

@@ -40,7 +40,7 @@ pub use fragment_ref::FragmentRef;
 pub use key_values::KeyValues;
 pub use path::{CanonicalPath, MatchMode};
 pub use person::{Email, NewPassword, Role};
-pub use request::{Ending, Format, Outcome, Purpose};
+pub use request::{Ending, Format, Outcome, Purpose, Reason, Refused};
 pub use values::{
     refuse_controls, CardStatus, Description, FragmentName, FragmentStatus, KeyName, Lang, Lines,
     OrgName, SiteName, TokenName,

@@ -1,16 +1,17 @@
 //! The counters of one slot (in practice, one worker thread) between two flushes: requests per
 //! minute and dimension, requests per page and hour by agent purpose and card served,
-//! unmatched User-Agents per day.
+//! unmatched User-Agents per day; and the live check's sample of each organisation's requests,
+//! one a second at most.
 //!
 //! A request looks its keys up borrowed (`Equivalent`), so a key already counted costs no
 //! allocation; only a key's first request in a flush interval copies its texts.
 
 use crate::agents::Marker;
 use crate::db::reports::{
-    CardPageCount, Flush, PageCount, RequestCount, UnmatchedAgentCount, OTHER_PAGES,
-    OTHER_USER_AGENTS,
+    CardPageCount, Flush, PageCount, RequestCount, Sample, UnmatchedAgentCount, OTHER_PAGES,
+    OTHER_USER_AGENTS, SAMPLES_KEPT,
 };
-use crate::domain::{Ending, Format, Lang, Purpose};
+use crate::domain::{Ending, Format, Lang, Purpose, Reason, Refused};
 use hashbrown::{Equivalent, HashMap};
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -33,6 +34,7 @@ pub struct RequestKey<S> {
     pub lang: Option<Lang>,
     pub format: Option<Format>,
     pub ending: Ending,
+    pub refused: Option<Refused>,
     pub agent: Agent,
     pub purpose: Purpose,
 }
@@ -127,6 +129,7 @@ impl<S> RequestKey<S> {
             lang: self.lang,
             format: self.format,
             ending: self.ending,
+            refused: self.refused,
             agent: self.agent,
             purpose: self.purpose,
         }
@@ -154,6 +157,18 @@ impl<S> AgentKey<S> {
     }
 }
 
+impl<S> SampleOf<S> {
+    fn map<'s, T>(&'s self, text: impl Fn(&'s S) -> T) -> SampleOf<T> {
+        SampleOf {
+            second: self.second,
+            agent: self.agent,
+            page: (text(&self.page.0), text(&self.page.1)),
+            status: self.status,
+            reason: self.reason,
+        }
+    }
+}
+
 /// A key's texts copied from its borrowed form (`|text| &**text` borrows them back).
 fn owned(text: &&str) -> Box<str> {
     Box::from(*text)
@@ -168,6 +183,18 @@ impl PageKey<&str> {
             ..*self
         }
     }
+}
+
+/// A request of an organisation for the live check: its second since the Unix epoch, its
+/// agent, its page (host and canonical path, or [`NO_PAGE`]), its status and, unless served,
+/// its reason. `S` as in [`RequestKey`].
+#[derive(Debug, Clone, Copy)]
+pub struct SampleOf<S> {
+    pub second: u64,
+    pub agent: Agent,
+    pub page: (S, S),
+    pub status: u16,
+    pub reason: Option<Reason>,
 }
 
 /// How many distinct pages an organisation's hour holds, and User-Agents its day, in memory:
@@ -186,11 +213,16 @@ pub struct Counts {
     /// Distinct pages per (organisation, hour), and User-Agents per (organisation, day).
     pages_in: HashMap<(Box<str>, u32), usize>,
     agents_in: HashMap<(Box<str>, u32), usize>,
+    /// Per organisation, at most one a second and the last `SAMPLES_KEPT`.
+    samples: HashMap<Box<str>, Vec<SampleOf<Box<str>>>>,
 }
 
 impl Counts {
     pub fn is_empty(&self) -> bool {
-        self.requests.is_empty() && self.pages.is_empty() && self.agents.is_empty()
+        self.requests.is_empty()
+            && self.pages.is_empty()
+            && self.agents.is_empty()
+            && self.samples.is_empty()
     }
 
     /// Distinct keys held: what the counters cost in memory.
@@ -261,8 +293,31 @@ impl Counts {
         *self.agents.entry(key.map(owned)).or_default() += n;
     }
 
+    /// Keeps a request of `org_id` for the live check, unless one of the same second is kept:
+    /// a second's later requests cost a lookup, no copy.
+    pub fn add_sample(&mut self, org_id: &str, sample: &SampleOf<&str>) {
+        let kept = match self.samples.get_mut(org_id) {
+            Some(kept) => kept,
+            None => self.samples.entry(Box::from(org_id)).or_default(),
+        };
+        if kept.iter().any(|k| k.second == sample.second) {
+            return;
+        }
+        if kept.len() >= SAMPLES_KEPT {
+            let oldest = (kept.iter().enumerate()).min_by_key(|(_, k)| k.second);
+            let oldest = oldest.map_or(0, |(index, _)| index);
+            kept.swap_remove(oldest);
+        }
+        kept.push(sample.map(owned));
+    }
+
     /// Adds every counter of `other` (the bounds apply to the sum).
     pub fn merge(&mut self, other: Counts, bounds: MemoryBounds) {
+        for (org_id, samples) in other.samples {
+            for sample in &samples {
+                self.add_sample(&org_id, &sample.map(|text| &**text));
+            }
+        }
         for (key, n) in other.requests {
             self.add_request(&key.map(|text| &**text), n);
         }
@@ -287,8 +342,13 @@ impl Counts {
     /// User-Agent counters too when `with_pages`.
     pub fn take_flush(&mut self, with_pages: bool) -> Flush {
         let requests = self.requests.drain().map(|(k, n)| request_count((&k, &n)));
+        let samples = (self.samples.drain()).flat_map(|(org_id, kept)| {
+            kept.into_iter()
+                .map(move |sample| sample_row(&org_id, &sample))
+        });
         let mut flush = Flush {
             requests: requests.collect(),
+            samples: samples.collect(),
             ..Flush::default()
         };
         if with_pages {
@@ -331,6 +391,7 @@ fn request_count((key, n): (&RequestKey<Box<str>>, &u64)) -> RequestCount {
         lang: key.lang,
         format: key.format,
         ending: key.ending,
+        refused: key.refused,
         agent: key.agent.name().to_string(),
         purpose: key.purpose,
         requests: *n as i64,
@@ -381,6 +442,18 @@ fn page_counts(key: &PageKey<Box<str>>, entries: &[PageEntry], flush: &mut Flush
     }
     flush.pages.extend(purposes);
     flush.card_pages.extend(cards);
+}
+
+fn sample_row(org_id: &str, sample: &SampleOf<Box<str>>) -> Sample {
+    let (host, path) = &sample.page;
+    Sample {
+        org_id: org_id.to_string(),
+        at: UNIX_EPOCH + Duration::from_secs(sample.second),
+        agent: sample.agent.name().to_string(),
+        page: format!("{host}{path}"),
+        status: sample.status,
+        reason: sample.reason,
+    }
 }
 
 fn agent_count((key, n): (&AgentKey<Box<str>>, &u64)) -> UnmatchedAgentCount {
@@ -534,6 +607,53 @@ mod tests {
         );
     }
 
+    fn sample(second: u64, path: &str) -> SampleOf<&str> {
+        SampleOf {
+            second,
+            agent: Agent(None),
+            page: ("a.example", path),
+            status: 200,
+            reason: None,
+        }
+    }
+
+    /// The flush's samples, `(org, second, page)`, in order.
+    fn sample_rows(counts: &mut Counts) -> Vec<(String, u64, String)> {
+        let since_epoch = |at: SystemTime| at.duration_since(UNIX_EPOCH).unwrap().as_secs();
+        let mut rows: Vec<_> = (counts.take_flush(false).samples.into_iter())
+            .map(|s| (s.org_id, since_epoch(s.at), s.page))
+            .collect();
+        rows.sort();
+        rows
+    }
+
+    #[test]
+    fn samples_are_one_a_second_per_organisation_the_last_ones_kept() {
+        let mut one = Counts::default();
+        one.add_sample("acc_1", &sample(10, "/first/"));
+        one.add_sample("acc_1", &sample(10, "/same-second/"));
+        one.add_sample("acc_2", &sample(10, "/theirs/"));
+        let mut two = Counts::default();
+        two.add_sample("acc_1", &sample(10, "/other-slot/"));
+        two.add_sample("acc_1", &sample(11, "/next/"));
+        one.merge(two, BOUNDS);
+        let row = |org: &str, second, page: &str| (org.to_string(), second, page.to_string());
+        assert_eq!(
+            sample_rows(&mut one),
+            [
+                row("acc_1", 10, "a.example/first/"),
+                row("acc_1", 11, "a.example/next/"),
+                row("acc_2", 10, "a.example/theirs/")
+            ]
+        );
+        let mut many = Counts::default();
+        for second in 0..(SAMPLES_KEPT as u64 + 10) {
+            many.add_sample("acc_1", &sample(second, "/"));
+        }
+        let seconds: Vec<u64> = sample_rows(&mut many).iter().map(|r| r.1).collect();
+        assert_eq!(seconds, (10..SAMPLES_KEPT as u64 + 10).collect::<Vec<_>>());
+    }
+
     #[test]
     fn merging_adds_every_counter_once() {
         let key = RequestKey {
@@ -547,6 +667,7 @@ mod tests {
             lang: Some(Lang::Fr),
             format: Some(Format::Html),
             ending: Ending::Served,
+            refused: None,
             agent: Agent(None),
             purpose: Purpose::None,
         };

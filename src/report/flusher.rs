@@ -258,6 +258,7 @@ impl Flusher {
         self.refused
             .unmatched_agents
             .extend(refused.unmatched_agents);
+        self.refused.samples.extend(refused.samples);
     }
 
     fn roll_up(&mut self) {

@@ -14,8 +14,8 @@ pub use counters::NO_PAGE;
 
 use crate::agents;
 use crate::config::Config;
-use crate::domain::{Ending, Format, Lang, Purpose};
-use counters::{Agent, AgentKey, Counts, MemoryBounds, PageKey, RequestKey};
+use crate::domain::{Ending, Format, Lang, Outcome, Purpose, Reason, Refused};
+use counters::{Agent, AgentKey, Counts, MemoryBounds, PageKey, RequestKey, SampleOf};
 use crossbeam::utils::CachePadded;
 use flusher::{Flusher, FlusherHandle};
 use parking_lot::Mutex;
@@ -83,6 +83,8 @@ pub struct RequestFacts<'a> {
     pub lang: Option<Lang>,
     pub format: Option<Format>,
     pub ending: Ending,
+    /// The reason of a refusal.
+    pub refused: Option<Refused>,
     /// The page's host and canonical path, when `page_url` named one.
     pub page: Option<(&'a str, &'a str)>,
     /// The visiting agent's User-Agent.
@@ -143,7 +145,8 @@ impl Reporter {
     /// Counts one request in the calling thread's slot; returns the purpose of its agent, as
     /// classified for the report (the operator metrics count it too).
     pub fn record(&self, facts: &RequestFacts<'_>) -> Purpose {
-        let minute = minutes_since_epoch(SystemTime::now());
+        let second = seconds_since_epoch(SystemTime::now());
+        let minute = (second / 60) as u32;
         let mut slot = self.slots[this_threads_slot()].lock();
         let marker = slot.marker_of(facts.agent_ua);
         let purpose = agents::purpose_of(marker);
@@ -160,6 +163,7 @@ impl Reporter {
                 lang: facts.lang,
                 format: facts.format,
                 ending: facts.ending,
+                refused: facts.refused,
                 agent: Agent(marker),
                 purpose,
             },
@@ -177,6 +181,18 @@ impl Reporter {
         };
         let card_id = or_empty(facts.card_id);
         counts.add_page(&page, purpose, card_id, 1, self.bounds);
+        let reason = Reason {
+            ending: facts.ending,
+            refused: facts.refused,
+        };
+        let sample = SampleOf {
+            second,
+            agent: Agent(marker),
+            page: (host, path),
+            status: facts.ending.status(),
+            reason: (facts.ending.outcome() != Outcome::Served).then_some(reason),
+        };
+        counts.add_sample(org_id, &sample);
         if let (None, Some(user_agent)) = (marker, facts.agent_ua) {
             let user_agent = storable(user_agent);
             let agent = AgentKey {
@@ -227,9 +243,8 @@ fn or_empty(value: Option<&str>) -> &str {
     value.unwrap_or("")
 }
 
-fn minutes_since_epoch(at: SystemTime) -> u32 {
-    let seconds = at.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
-    (seconds / 60) as u32
+fn seconds_since_epoch(at: SystemTime) -> u64 {
+    at.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs()
 }
 
 /// Text as PostgreSQL stores it and a reader wants it: control characters (NUL among them,
@@ -266,8 +281,8 @@ mod tests {
     }
 
     #[test]
-    fn minutes_count_from_the_epoch() {
-        let at = UNIX_EPOCH + Duration::from_secs(3 * 60 + 59);
-        assert_eq!(minutes_since_epoch(at), 3);
+    fn seconds_count_from_the_epoch() {
+        let at = UNIX_EPOCH + Duration::from_millis(3_999);
+        assert_eq!(seconds_since_epoch(at), 3);
     }
 }

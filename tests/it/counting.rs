@@ -145,7 +145,7 @@ fn every_request_is_counted_with_its_dimensions_page_and_agent() {
                 "fr",
                 "html",
                 "refused",
-                "forbidden",
+                "fragment_not_the_keys",
                 "none",
                 "none",
                 "1"
@@ -704,6 +704,7 @@ fn no_fills(org_id: &str, agent: &str, requests: i64) -> reports::RequestCount {
         lang: Some(Lang::Fr),
         format: Some(Format::Html),
         ending: Ending::NoEligibleCard,
+        refused: None,
         agent: agent.into(),
         purpose: Purpose::None,
         requests,

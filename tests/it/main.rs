@@ -21,6 +21,8 @@
 //!   text, graceful stop, bounds, roll-up, the fold of the old per-request table).
 //! - `admin_cli`: the `agentcard admin` commands through the real binary.
 //! - `audit`: the audit log of writes through `/v1` and the CLI.
+//! - `refused`: refused requests counted under the key's organisation by reason (`admin
+//!   report`), and the live check's sample of an organisation's last requests.
 //! - `report`: `agentcard admin report` over the report's aggregates (totals, groupings, window
 //!   edges, formats, bad values, isolation).
 //! - `why`: "why this card?" (`ops::why`) against `/fragment` on the same snapshot; the console's
@@ -130,6 +132,7 @@ mod logging;
 mod metrics;
 mod other_routes;
 mod outage;
+mod refused;
 mod report;
 mod routes;
 mod same_messages;

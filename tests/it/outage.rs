@@ -456,9 +456,10 @@ impl Mix {
         self.send(addr, &empty, "", BROWSER, 204);
         self.note(true, "", &empty, "no_eligible_card", "none", "none");
         self.send(addr, "frg_not_ours", "", BROWSER, 403);
-        self.note(true, "", "", "forbidden", "none", "none");
+        self.note(true, "", "", "fragment_not_the_keys", "none", "none");
+        // With a live key, a `400` counts under its organisation.
         self.send(addr, &served, "&format=xml", BROWSER, 400);
-        self.note(false, "", "", "invalid_request", "none", "none");
+        self.note(true, "", "", "format_invalid", "none", "none");
         let bad_key = format!(
             "/fragment?partner_id={}&fragment_id={served}&lang=fr&api_key=svc_live_{}",
             self.w.org_id,

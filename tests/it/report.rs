@@ -6,6 +6,7 @@
 
 use crate::fixtures::{admin, admin_output, fragment};
 use crate::harness::{self, db};
+use agentcard::domain::Refused;
 use agentcard::ops::report::{self as ops_report, By};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{json, Map, Value};
@@ -16,7 +17,7 @@ use std::time::SystemTime;
 /// hour rolled up into `report_hours`, 48 hours old or more; in minutes: a minute of
 /// `report_minutes`), site, requested fragment, resolved fragment, card, reason, agent,
 /// purpose, requests; `-` where a dimension does not apply. 34 requests, 26 served, 4 refused
-/// (`forbidden`: a fragment of the neighbour). `crd_one` is the publisher's card, `crd_two` a
+/// (`fragment_not_the_keys`: a fragment of the neighbour). `crd_one` is the publisher's card, `crd_two` a
 /// platform card.
 const REQUESTS: &str = "
 | -72h | a.example | home    | home  | crd_one | served           | GPTBot        | training | 10 |
@@ -26,7 +27,7 @@ const REQUESTS: &str = "
 |   0m | a.example | home    | home  | -       | no_eligible_card | ClaudeBot     | training |  2 |
 |   1m | b.example | sport   | sport | crd_one | served           | OAI-SearchBot | search   |  3 |
 |  59m | b.example | sport   | sport | -       | fragment_paused  | none          | none     |  1 |
-|  60m | -         | foreign | -     | -       | forbidden        | none          | none     |  4 |
+|  60m | -         | foreign | -     | -       | fragment_not_the_keys | none     | none     |  4 |
 |  61m | a.example | sport   | home  | crd_two | served           | ChatGPT-User  | query    |  2 |
 ";
 
@@ -194,6 +195,12 @@ fn purposes(counted: Value) -> Value {
     every(&["none", "query", "search", "training", "unknown"], counted)
 }
 
+/// Every reason of a refusal, zeros included, with the counts given.
+fn refusals(counted: Value) -> Value {
+    let names: Vec<&str> = Refused::ALL.iter().map(|r| r.as_str()).collect();
+    every(&names, counted)
+}
+
 /// Every no-fill reason, zeros included, with the counts given.
 fn reasons(counted: Value) -> Value {
     every(
@@ -310,6 +317,7 @@ fn counts(object: &Value) -> Value {
         "requests",
         "served",
         "refused",
+        "refused_reasons",
         "no_fill_reasons",
         "agent_purposes",
     ];
@@ -344,6 +352,9 @@ fn sum_of_groups(report: &Value) -> Value {
     if groups.iter().all(|g| g.get("refused").is_some()) {
         sums.insert("refused".into(), json!(total("refused")));
     }
+    if groups.iter().all(|g| g.get("refused_reasons").is_some()) {
+        sums.insert("refused_reasons".into(), merged("refused_reasons"));
+    }
     if groups.iter().all(|g| g.get("no_fill_reasons").is_some()) {
         sums.insert("no_fill_reasons".into(), merged("no_fill_reasons"));
     }
@@ -377,6 +388,7 @@ fn the_report_totals_the_organisations_minutes_and_rolled_hours() {
             "served": 26,
             "fill_rate": 0.765,
             "refused": 4,
+            "refused_reasons": refusals(json!({"fragment_not_the_keys": 4})),
             "no_fill_reasons": {"fragment_paused": 1, "no_eligible_card": 2, "serving_error": 1},
             "agent_purposes": {"none": 5, "query": 8, "search": 3, "training": 17, "unknown": 1},
         })
@@ -423,18 +435,21 @@ fn every_grouping_adds_up_to_the_totals() {
             {
                 "site": "a.example", "requests": 20, "served": 17, "fill_rate": 0.85,
                 "refused": 0,
+                "refused_reasons": refusals(json!({})),
                 "no_fill_reasons": reasons(json!({"no_eligible_card": 2, "serving_error": 1})),
                 "agent_purposes": purposes(json!({"query": 2, "training": 17, "unknown": 1})),
             },
             {
                 "site": "b.example", "requests": 10, "served": 9, "fill_rate": 0.9,
                 "refused": 0,
+                "refused_reasons": refusals(json!({})),
                 "no_fill_reasons": reasons(json!({"fragment_paused": 1})),
                 "agent_purposes": purposes(json!({"none": 1, "query": 6, "search": 3})),
             },
             {
                 "site": null, "requests": 4, "served": 0, "fill_rate": 0.0,
                 "refused": 4,
+                "refused_reasons": refusals(json!({"fragment_not_the_keys": 4})),
                 "no_fill_reasons": reasons(json!({})),
                 "agent_purposes": purposes(json!({"none": 4})),
             },
@@ -634,7 +649,7 @@ fn fill_rate_is_rounded_to_three_decimals_and_zero_without_requests() {
     assert_eq!(
         counts(&empty),
         json!({
-            "requests": 0, "served": 0, "refused": 0,
+            "requests": 0, "served": 0, "refused": 0, "refused_reasons": refusals(json!({})),
             "no_fill_reasons": reasons(json!({})), "agent_purposes": purposes(json!({})),
         })
     );
@@ -647,14 +662,18 @@ fn csv_has_a_header_then_a_line_per_group_or_one_of_totals() {
     let p = Publisher::new();
     let until = p.time(hours(2));
     let header_counts = "requests,served,fill_rate,refused,\
-        no_fill_reasons.fragment_paused,no_fill_reasons.no_eligible_card,\
+        refused_reasons.forbidden,refused_reasons.format_invalid,\
+        refused_reasons.fragment_id_missing,refused_reasons.fragment_not_the_keys,\
+        refused_reasons.invalid_key,refused_reasons.key_revoked,refused_reasons.lang_invalid,\
+        refused_reasons.lang_missing,refused_reasons.partner_id_missing,\
+        refused_reasons.partner_not_the_keys,no_fill_reasons.fragment_paused,no_fill_reasons.no_eligible_card,\
         no_fill_reasons.serving_error,agent_purposes.none,agent_purposes.query,\
         agent_purposes.search,agent_purposes.training,agent_purposes.unknown";
     assert_eq!(
         report_text(&p.org, &["--format", "csv", "--until", &until]),
         format!(
             "org_id,org_name,since,until,{header_counts}\n\
-             {},Report Publisher,1970-01-01T00:00:00Z,{until},34,26,0.765,4,1,2,1,5,8,3,17,1\n",
+             {},Report Publisher,1970-01-01T00:00:00Z,{until},34,26,0.765,4,0,0,0,4,0,0,0,0,0,0,1,2,1,5,8,3,17,1\n",
             p.org
         )
     );
@@ -670,6 +689,8 @@ fn csv_has_a_header_then_a_line_per_group_or_one_of_totals() {
             );
         }
     }
+    // No refusal of any reason.
+    let none = ["0"; 10].join(",");
     assert_eq!(
         report_text(
             &p.org,
@@ -677,9 +698,9 @@ fn csv_has_a_header_then_a_line_per_group_or_one_of_totals() {
         ),
         format!(
             "site,{header_counts}\n\
-             a.example,20,17,0.85,0,0,2,1,0,2,0,17,1\n\
-             b.example,10,9,0.9,0,1,0,0,1,6,3,0,0\n\
-             ,4,0,0,4,0,0,0,4,0,0,0,0\n"
+             a.example,20,17,0.85,0,{none},0,2,1,0,2,0,17,1\n\
+             b.example,10,9,0.9,0,{none},1,0,0,1,6,3,0,0\n\
+             ,4,0,0,4,0,0,0,4,0,0,0,0,0,0,0,0,0,4,0,0,0,0\n"
         )
     );
     // Fields with a comma or a quote are quoted; pages leave refused and reasons empty.
@@ -690,12 +711,14 @@ fn csv_has_a_header_then_a_line_per_group_or_one_of_totals() {
         anchor(),
         "| 0h | q.example/say-\"hi\" | query | 1 | 1 |",
     );
+    // Refused, its reasons and the no-fill reasons unknown: 14 empty cells.
+    let unknown = ",".repeat(14);
     assert_eq!(
         report_text(&org, &["--format", "csv", "--by", "page"]),
         format!(
             "page,{header_counts}\n\
-             \"q.example/a,b\",2,1,0.5,,,,,0,0,2,0,0\n\
-             \"q.example/say-\"\"hi\"\"\",1,1,1,,,,,0,1,0,0,0\n"
+             \"q.example/a,b\",2,1,0.5,{unknown}0,0,2,0,0\n\
+             \"q.example/say-\"\"hi\"\"\",1,1,1,{unknown}0,1,0,0,0\n"
         )
     );
 }
@@ -720,9 +743,9 @@ fn the_table_shows_the_organisations_numbers_in_aligned_columns() {
             .collect::<Vec<_>>()
     };
     let header = [
-        "site", "requests", "served", "fill", "rate", "refused", "no-fill",
+        "site", "requests", "served", "fill", "rate", "refused", "refused", "reasons", "no-fill",
     ];
-    assert_eq!(row("site")[..7], header);
+    assert_eq!(row("site")[..9], header);
     assert_eq!(
         row("a.example")[..5],
         ["a.example", "20", "17", "85.0%", "0"]
@@ -731,14 +754,27 @@ fn the_table_shows_the_organisations_numbers_in_aligned_columns() {
         row("b.example")[..5],
         ["b.example", "10", "9", "90.0%", "0"]
     );
-    assert_eq!(row("(none)")[..6], ["(none)", "4", "0", "0.0%", "4", "-"]);
+    let refused = [
+        "(none)",
+        "4",
+        "0",
+        "0.0%",
+        "4",
+        "fragment_not_the_keys",
+        "4",
+        "-",
+    ];
+    assert_eq!(row("(none)")[..8], refused);
     assert_eq!(row("total")[..5], ["total", "34", "26", "76.5%", "4"]);
     // Reasons and purposes counted, without the zeros.
     assert_eq!(
         row("a.example")[5..].join(" "),
-        "no_eligible_card 2, serving_error 1 query 2, training 17, unknown 1"
+        "- no_eligible_card 2, serving_error 1 query 2, training 17, unknown 1"
     );
-    assert!(table.contains("Refused: answered 403"), "{table}");
+    // What to fix, for each reason of the refusals counted.
+    let fix = Refused::FragmentNotTheKeys.fix();
+    let fixes = format!("Refused, what to fix:\n  fragment_not_the_keys: {fix}\n");
+    assert!(table.contains(&fixes), "{table}");
     // Columns aligned: each row's `requests` ends where the header's does (rows end at the
     // blank line before the note).
     let end = lines[2].find("requests").unwrap() + "requests".len();
@@ -816,10 +852,14 @@ fn no_other_organisations_counts_and_none_without_an_organisation_appear() {
     // The publisher's own counts leave theirs out, whatever the grouping.
     for by in ["site", "fragment", "card", "page", "agent", "hour", "day"] {
         let text = report_text(&p.org, &["--by", by, "--format", "csv"]);
-        for theirs in ["other.example", "crd_neighbour", "/secret", "invalid_key"] {
+        for theirs in ["other.example", "crd_neighbour", "/secret"] {
             assert!(!text.contains(theirs), "--by {by}: {theirs} in {text}");
         }
     }
+    // Nor the refusals of nobody's keys.
+    let report = report(&p.org, &[]);
+    assert_eq!(report["refused_reasons"]["invalid_key"], 0, "{report}");
+    assert_eq!(report["refused"], 4, "{report}");
 }
 
 #[test]

@@ -2,10 +2,12 @@
 //! header, then a line per group or one of totals; a column per reason and purpose, the same
 //! for every grouping. Page groups leave refused and reasons empty: unknown.
 
-use super::{no_fill_reasons, purposes, Counts, Report};
-use crate::domain::{Ending, Purpose};
+use super::{no_fill_reasons, purposes, refused_reasons, Counts, Report};
+use crate::domain::{Ending, Purpose, Refused};
+use std::collections::BTreeMap;
 
 pub fn csv(report: &Report) -> String {
+    let refusals: Vec<Refused> = refused_reasons().collect();
     let reasons: Vec<Ending> = no_fill_reasons().collect();
     let purposes: Vec<Purpose> = purposes().collect();
     let counts = |counts: &Counts| {
@@ -15,11 +17,8 @@ pub fn csv(report: &Report) -> String {
             counts.fill_rate().to_string(),
             counts.refused.map(|n| n.to_string()).unwrap_or_default(),
         ];
-        let reason_counts = counts.no_fill_reasons.as_ref();
-        cells.extend(reasons.iter().map(|reason| {
-            let count = reason_counts.map(|r| r.get(reason).copied().unwrap_or(0));
-            count.map(|n| n.to_string()).unwrap_or_default()
-        }));
+        cells.extend(cells_of(&refusals, counts.refused_reasons.as_ref()));
+        cells.extend(cells_of(&reasons, counts.no_fill_reasons.as_ref()));
         cells.extend(purposes.iter().map(|purpose| {
             let count = counts.agent_purposes.get(purpose);
             count.copied().unwrap_or(0).to_string()
@@ -33,6 +32,7 @@ pub fn csv(report: &Report) -> String {
             .to_vec(),
     };
     header.extend(["requests", "served", "fill_rate", "refused"].map(String::from));
+    header.extend(refusals.iter().map(|r| format!("refused_reasons.{r}")));
     header.extend(reasons.iter().map(|r| format!("no_fill_reasons.{r}")));
     header.extend(purposes.iter().map(|p| format!("agent_purposes.{p}")));
     let mut lines = vec![header];
@@ -59,4 +59,15 @@ pub fn csv(report: &Report) -> String {
         }
     }
     lines.iter().map(|cells| crate::csv::line(cells)).collect()
+}
+
+/// A cell per key, its count (zero when absent); all empty where the counts are unknown.
+fn cells_of<'k, K: Ord>(
+    keys: &'k [K],
+    counts: Option<&'k BTreeMap<K, i64>>,
+) -> impl Iterator<Item = String> + 'k {
+    keys.iter().map(move |key| {
+        let count = counts.map(|counts| counts.get(key).copied().unwrap_or(0));
+        count.map(|n| n.to_string()).unwrap_or_default()
+    })
 }

@@ -12,6 +12,7 @@
 
 pub mod csv;
 mod glance;
+pub mod live;
 mod view;
 mod window;
 
@@ -23,7 +24,7 @@ pub use window::{parse_time, Bounds, ConsoleWindow, TimeArg};
 use crate::db::orgs::Org;
 use crate::db::report_summary::{self, Dimension, GroupKey, PageCount, RequestCount};
 use crate::domain::closed_set::closed_set;
-use crate::domain::{Ending, Outcome, Purpose};
+use crate::domain::{Ending, Outcome, Purpose, Refused};
 use crate::error::ApiError;
 use jiff::Timestamp;
 use postgres::GenericClient;
@@ -161,14 +162,17 @@ fn timestamp(at: SystemTime) -> Option<Timestamp> {
     Timestamp::try_from(at).ok()
 }
 
-/// Requests, served, refused and the reasons of the requests not served (both `None` for a
-/// page's counts, which know neither) and the agent purposes of all. Every reason and purpose
-/// is a member, zeros included, in the order of their names.
+/// Requests, served, refused with the reasons of the refusals, and the reasons of the requests
+/// not served (all `None` for a page's counts, which know none) and the agent purposes of all.
+/// Every reason and purpose is a member, zeros included, in the order of their names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Counts {
     pub requests: i64,
     pub served: i64,
     pub refused: Option<i64>,
+    /// The refusals by reason ([`Refused::fix`] says what to fix). An earlier release's
+    /// refusal of a request counts in `refused` only (they were never an organisation's).
+    pub refused_reasons: Option<BTreeMap<Refused, i64>>,
     /// The endings of no-fill reasons only.
     pub no_fill_reasons: Option<BTreeMap<Ending, i64>>,
     pub agent_purposes: BTreeMap<Purpose, i64>,
@@ -180,6 +184,11 @@ pub fn no_fill_reasons() -> impl Iterator<Item = Ending> {
         .filter(|ending| ending.outcome() == Outcome::NoFill)
         .collect();
     reasons.into_iter()
+}
+
+/// Every reason of a refusal, in the order of their names.
+pub fn refused_reasons() -> impl Iterator<Item = Refused> {
+    BTreeSet::from(Refused::ALL).into_iter()
 }
 
 /// Every agent purpose, in the order of their names.
@@ -199,6 +208,7 @@ impl Counts {
             requests: 0,
             served: 0,
             refused: requests_known.then_some(0),
+            refused_reasons: requests_known.then(|| zeros(refused_reasons())),
             no_fill_reasons: requests_known.then(|| zeros(no_fill_reasons())),
             agent_purposes: zeros(purposes()),
         }
@@ -211,6 +221,7 @@ impl Counts {
             requests,
             served,
             refused: None,
+            refused_reasons: None,
             no_fill_reasons: None,
             agent_purposes: BTreeMap::new(),
         }
@@ -227,7 +238,16 @@ impl Counts {
             sum.add(count.purpose, count.requests, served);
             match outcome {
                 Outcome::Served => {}
-                Outcome::Refused => *sum.refused.get_or_insert(0) += count.requests,
+                Outcome::Refused => {
+                    *sum.refused.get_or_insert(0) += count.requests;
+                    if let Some(reason) = count.refused {
+                        add(
+                            sum.refused_reasons.get_or_insert_default(),
+                            reason,
+                            count.requests,
+                        );
+                    }
+                }
                 Outcome::NoFill => add(
                     sum.no_fill_reasons.get_or_insert_default(),
                     count.ending,
