@@ -25,11 +25,11 @@
 #[path = "delivery/dataset.rs"]
 mod dataset;
 
+use agentcard::counting::{Bounds, ReportSettings, Reporter, RequestFacts, Retention};
 use agentcard::delivery::params::Params;
 use agentcard::delivery::select::{decide, Decision, Outcome};
 use agentcard::delivery::snapshot::Snapshot;
 use agentcard::domain::{Ending, Format, Lang};
-use agentcard::report::{Bounds, ReportSettings, Reporter, RequestFacts, Retention};
 use criterion::measurement::WallTime;
 use criterion::{black_box, BatchSize, BenchmarkGroup, Criterion, SamplingMode};
 use dataset::{Sizes, SERVICE_PREFIX};

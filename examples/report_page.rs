@@ -1,5 +1,5 @@
 //! What the console's Reports page reads for each view of the last 30 days, timed: the one
-//! call its handler makes, `ops::report::view` (totals and chart by day, the view's top 100
+//! call its handler makes, `ops::reports::view` (totals and chart by day, the view's top 100
 //! groups and all others, the fragments of the no-fill reasons, the unmatched User-Agents),
 //! on a connection with the service's settings. `scripts/bench-report.sh` runs it; rendering
 //! the HTML is not timed.
@@ -8,7 +8,7 @@
 //! Prints per view the groups listed, the requests counted, the median and every time in ms.
 
 use agentcard::ids::OrgId;
-use agentcard::ops::report::{view, By, ConsoleWindow};
+use agentcard::ops::reports::{view, By, ConsoleWindow};
 use jiff::Timestamp;
 use std::error::Error;
 use std::time::Instant;

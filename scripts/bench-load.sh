@@ -616,7 +616,7 @@ report_phase() {
 	fi
 }
 
-report_summary() {
+reports() {
 	local others
 	section "Report: requests counted (target 100 %) and PostgreSQL CPU per request (target under 0.1 µs), per agentcard phase"
 	report_phase A "$(target_name A)"
@@ -674,7 +674,7 @@ main() {
 	else
 		writes_phase
 	fi
-	report_summary
+	reports
 	stop_agentcard
 	echo
 	echo "total time: $((SECONDS - start)) s"

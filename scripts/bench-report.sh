@@ -12,7 +12,7 @@
 #    command (process start, connection, queries, JSON printed), its groups and the requests it
 #    counted. A run over the service's 5 s statement timeout counts as "failed".
 # 3. Runs examples/report_page.rs: what the console's Reports page reads for the last 30 days
-#    (`ops::report::view`: totals and chart by day, the top 100 groups of the view and all
+#    (`ops::reports::view`: totals and chart by day, the top 100 groups of the view and all
 #    others, the no-fill reasons' fragments, the unmatched User-Agents), ROUNDS times per view
 #    in one process, and prints the median time of the call per view.
 # 4. Drops the database.

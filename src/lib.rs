@@ -25,6 +25,7 @@ pub mod error;
 mod failure_log;
 // The fuzz targets' properties: compiled for `fuzz/` (its feature) and for the replay of the
 // kept inputs (`cargo test`), never into the service.
+pub mod counting;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
@@ -40,7 +41,6 @@ pub mod ops;
 pub mod password;
 mod pool;
 pub mod proof_of_work;
-pub mod report;
 mod router;
 pub mod startup;
 mod token_use;

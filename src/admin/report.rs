@@ -1,8 +1,8 @@
 //! `admin report`: an organisation's `/fragment` requests over a window (requests, fill rate,
 //! refused requests, no-fill reasons, agent purposes), in total or grouped by one dimension;
 //! printed as the one JSON object of every admin command, as CSV, or as a table for people.
-//! The numbers are `ops::report`'s, which the console reads too; here only the arguments and
-//! the renderings of JSON and the table (CSV is `ops::report::csv`, the console's downloads).
+//! The numbers are `ops::reports`'s, which the console reads too; here only the arguments and
+//! the renderings of JSON and the table (CSV is `ops::reports::csv`, the console's downloads).
 //!
 //! Every reason and purpose is listed, zeros included, so that CSV has the same columns for
 //! every window and grouping. Refused requests (`403`: a key used with another `partner_id`,
@@ -11,7 +11,7 @@
 
 use super::Output;
 use crate::error::ApiError;
-use crate::ops::report::{self, csv::csv, parse_time, Bounds, By, Counts, Report, TimeArg};
+use crate::ops::reports::{self, csv::csv, parse_time, Bounds, By, Counts, Report, TimeArg};
 use clap::{Args, ValueEnum};
 use jiff::Timestamp;
 use postgres::Client;
@@ -44,7 +44,7 @@ pub struct ReportArgs {
     format: Option<Format>,
 }
 
-/// `--by`: a grouping of `ops::report`, by its name.
+/// `--by`: a grouping of `ops::reports`, by its name.
 fn parse_by(text: &str) -> Result<By, String> {
     By::named(text).ok_or_else(|| {
         let names: Vec<&str> = By::ALL.iter().map(|by| by.as_str()).collect();
@@ -65,7 +65,7 @@ enum Format {
 pub fn run(db: &mut Client, args: ReportArgs) -> Result<Output, ApiError> {
     let bounds = Bounds::of_args(args.since, args.until, Timestamp::now())?;
     let org = super::cli_caller(db, &args.org)?.org;
-    let report = report::report(&mut report::snapshot(db)?, &org, bounds, args.by)?;
+    let report = reports::report(&mut reports::snapshot(db)?, &org, bounds, args.by)?;
     let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
         Format::Table
     } else {

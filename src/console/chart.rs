@@ -2,7 +2,7 @@
 //! buckets, drawn by the server as SVG (no script), one point per bucket, with the same numbers
 //! in a table beside it; the rows of a group; the home page's glance and a card's week.
 
-use crate::ops::report::{By, Counts};
+use crate::ops::reports::{By, Counts};
 use jiff::Timestamp;
 
 /// The drawing's own units (`viewBox`); the page scales it to its width.

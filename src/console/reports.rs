@@ -1,6 +1,6 @@
 //! The publisher's numbers: the Reports page (a window, a group, the totals, a chart and its
 //! table, the groups with names and links, what to do about each no-fill reason) and each view
-//! as CSV. The numbers are `ops::report`'s, the same `admin report` prints for the window.
+//! as CSV. The numbers are `ops::reports`'s, the same `admin report` prints for the window.
 
 use super::chart::{bucket_label, percent, Chart, Glance, Row, Week, WeekPage};
 use super::context::{Answer, PageContext};
@@ -11,7 +11,7 @@ use crate::db::cards::CardRow;
 use crate::domain::{Ending, Invalid, Purpose};
 use crate::error::ApiError;
 use crate::http::Response;
-use crate::ops::report::{
+use crate::ops::reports::{
     self, csv::csv, series, By, ConsoleWindow, Counts, Key, Report, ALL_OTHERS,
 };
 use askama::Template;
@@ -144,7 +144,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
     let now = Timestamp::now();
     let org = ctx.caller()?.org;
     let bounds = asked.window.bounds(now);
-    let view = report::view(
+    let view = reports::view(
         ctx.db,
         &org,
         asked.window,
@@ -197,7 +197,7 @@ fn download(ctx: &mut PageContext, asked: &Asked) -> Answer {
     let org = ctx.caller()?.org;
     let bounds = asked.window.bounds(now);
     let view = asked.by.unwrap_or(asked.window.by());
-    let report = report::report(&mut report::snapshot(ctx.db)?, &org, bounds, Some(view))?;
+    let report = reports::report(&mut reports::snapshot(ctx.db)?, &org, bounds, Some(view))?;
     let day = |at: Timestamp| at.strftime("%Y-%m-%d").to_string();
     let name = format!(
         "agentcard-report-{}-by-{}-{}-{}.csv",
@@ -298,7 +298,7 @@ fn dates(ctx: &PageContext) -> Result<ConsoleWindow, Invalid> {
 }
 
 /// Each no-fill reason counted in the window, with what to do and its fragments among the
-/// fragments with the most requests without a card (`by_fragment`: `ops::report::unfilled`).
+/// fragments with the most requests without a card (`by_fragment`: `ops::reports::unfilled`).
 fn reasons(total: &Counts, by_fragment: Option<&Report>) -> Vec<Reason> {
     let counted = (total.no_fill_reasons.iter().flatten()).filter(|(_, n)| **n > 0);
     let groups = by_fragment.and_then(|r| r.groups.as_ref());
@@ -324,13 +324,13 @@ fn reasons(total: &Counts, by_fragment: Option<&Report>) -> Vec<Reason> {
         .collect()
 }
 
-/// The organisation's last 24 hours (`ops::report::glance`).
+/// The organisation's last 24 hours (`ops::reports::glance`).
 pub(super) fn glance(ctx: &mut PageContext) -> Result<Glance, PageRefusal> {
     let org = ctx.caller()?.org;
-    let glance = report::glance(ctx.db, &org, Timestamp::now())?;
+    let glance = reports::glance(ctx.db, &org, Timestamp::now())?;
     let total = &glance.by_hour.total;
     let title = "Requests and served, last 24 hours".to_string();
-    let rows = |groups: &[report::Group]| groups.iter().map(|g| row(&g.key, &g.counts)).collect();
+    let rows = |groups: &[reports::Group]| groups.iter().map(|g| row(&g.key, &g.counts)).collect();
     Ok(Glance {
         requests: total.requests,
         served: total.served,
@@ -341,11 +341,11 @@ pub(super) fn glance(ctx: &mut PageContext) -> Result<Glance, PageRefusal> {
     })
 }
 
-/// The card's last 7 days (`ops::report::card_week`).
+/// The card's last 7 days (`ops::reports::card_week`).
 pub(super) fn week(ctx: &mut PageContext, card: &CardRow) -> Result<Week, PageRefusal> {
     let org = ctx.caller()?.org;
-    let week = report::card_week(ctx.db, &org, &card.id, Timestamp::now())?;
-    let page = |page: report::CardPage| WeekPage {
+    let week = reports::card_week(ctx.db, &org, &card.id, Timestamp::now())?;
+    let page = |page: reports::CardPage| WeekPage {
         why: (page.site.as_ref()).map(|site| why_link(site, &page.page, card)),
         page: page.page,
         served: page.served,

@@ -5,6 +5,7 @@
 pub mod audit;
 pub mod cards;
 pub mod contact;
+pub mod counting;
 pub mod deletions;
 pub mod fragments;
 pub mod icons;
@@ -13,7 +14,6 @@ pub mod migrate;
 pub mod orgs;
 pub mod passkeys;
 pub mod people;
-pub mod report_summary;
 pub mod reports;
 pub mod routes;
 pub mod second_factors;

@@ -1,724 +1,639 @@
-//! The report's counters in PostgreSQL (`sql/005_report_aggregates.sql`,
-//! `sql/010_report_card_pages.sql`): one flush of an instance's counters added by upserts that
-//! add, exactly once, and the roll-up that keeps the tables' size independent of the request
-//! rate. `crate::db::report_summary` reads them. Also the live check's sample of each
-//! organisation's last requests (`sql/017_report_samples.sql`), written with the flush.
+//! The report's reads, for `agentcard admin report` and the console's numbers: an
+//! organisation's `/fragment` requests over a window, from the aggregates of
+//! `sql/005_report_aggregates.sql` (and a card's pages, of `sql/010_report_card_pages.sql`).
+//! Each row is read by its columns' names.
+//!
+//! A window `[since, until)` counts each bucket whose start lies in it. Minutes past their
+//! retention are rolled into hours and deleted, so no bucket is in both tables and a window
+//! reads both: the minutes it holds, and the hours it holds once they are rolled up. Each hour
+//! is also added to its UTC day in `report_days` (by the database, `sql/011_report_days.sql`),
+//! so the whole days of a window are read there, one row per day and key, and only its partial
+//! days' hours from `report_hours`. Pages, and a card's pages, are counted per hour. Every time
+//! is UTC; nothing depends on the session's time zone.
 
-use crate::domain::{Ending, Format, Lang, Purpose, Reason, Refused};
-use postgres::{Client, GenericClient, Transaction};
-use std::collections::HashSet;
-use std::time::{Duration, SystemTime};
+use crate::domain::{Ending, Outcome, Purpose, Reason, Refused};
+use postgres::types::ToSql;
+use postgres::{Client, GenericClient, IsolationLevel, Row, Transaction};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// The page that stands for the pages past the bound of an organisation's hour.
-pub const OTHER_PAGES: &str = "(other pages)";
-/// The User-Agent that stands for those past the bound of an organisation's day.
-pub const OTHER_USER_AGENTS: &str = "(other user agents)";
+/// PostgreSQL's memory for each grouping of a report's reads (its default is 4 MB).
+const WORK_MEM: &str = "64MB";
 
-/// Requests of one minute with the same dimensions; `""` (stored for `None` too) where a
-/// dimension does not apply. The ending is stored as its outcome and its reason (a refusal's
-/// reason when refused).
+/// A read-only transaction for the reads of one report: one snapshot, so its groups add up to
+/// its totals whatever a flush adds meanwhile; and the memory and the workers its groupings
+/// need. A month's view by fragment sums ~100 000 groups: in memory, not in batches on disk;
+/// and in one process, since PostgreSQL's parallel workers would take the cores `/fragment` is
+/// served on, and merging ~100 000 partial groups costs more than they save.
+pub fn snapshot(db: &mut Client) -> Result<Transaction<'_>, postgres::Error> {
+    let mut transaction = db
+        .build_transaction()
+        .isolation_level(IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()?;
+    transaction.batch_execute(&format!(
+        "SET LOCAL work_mem = '{WORK_MEM}'; SET LOCAL max_parallel_workers_per_gather = 0"
+    ))?;
+    Ok(transaction)
+}
+
+/// The buckets that start at or after `since` and before `until`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub since: SystemTime,
+    pub until: SystemTime,
+}
+
+const DAY: Duration = Duration::from_secs(24 * 3600);
+
+impl Window {
+    /// The start of the first and the end of the last whole UTC day in the window, the same
+    /// instant (`until`) when it holds none: `$4` and `$5` of [`counted_sql`].
+    fn whole_days(self) -> (SystemTime, SystemTime) {
+        let day = DAY.as_secs();
+        let since = self.since.duration_since(UNIX_EPOCH).unwrap_or_default();
+        let since = since.as_secs() + u64::from(since.subsec_nanos() > 0);
+        let until = self.until.duration_since(UNIX_EPOCH).unwrap_or_default();
+        let (first, end) = (since.div_ceil(day), until.as_secs() / day);
+        let start = |day_number: u64| UNIX_EPOCH + Duration::from_secs(day_number * day);
+        match first < end {
+            true => (start(first), start(end)),
+            false => (self.until, self.until),
+        }
+    }
+
+    /// The parameters `$1` to `$5` of [`counted_sql`] grouped `by`: without whole days by
+    /// hour (the days hold no hours).
+    fn params(self, org_id: &str, by: Option<Dimension>) -> Params<'_> {
+        let (days_since, days_until) = match by {
+            Some(Dimension::Hour) => (self.until, self.until),
+            _ => self.whole_days(),
+        };
+        Params {
+            org_id,
+            bounds: [self.since, self.until, days_since, days_until],
+        }
+    }
+}
+
+/// The organisation and the window's bounds, as [`counted_sql`] reads them.
+struct Params<'a> {
+    org_id: &'a str,
+    bounds: [SystemTime; 4],
+}
+
+impl Params<'_> {
+    fn with<'b>(&'b self, more: &[&'b (dyn ToSql + Sync)]) -> Vec<&'b (dyn ToSql + Sync)> {
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&self.org_id];
+        params.extend(self.bounds.iter().map(|at| at as &(dyn ToSql + Sync)));
+        params.extend_from_slice(more);
+        params
+    }
+}
+
+/// What request counts are grouped by, besides outcome, reason and agent purpose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dimension {
+    Site,
+    /// The resolved fragment, else the requested one.
+    Fragment,
+    Card,
+    /// The agent marker, or `none`.
+    Agent,
+    /// The UTC hour a bucket starts in.
+    Hour,
+    /// The UTC day a bucket starts in.
+    Day,
+}
+
+/// The group a count belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupKey {
+    /// No grouping: the whole window.
+    Total,
+    /// An agent marker, or `none`.
+    Name(Option<String>),
+    /// A site, a fragment or a card: its domain or id (`None` where it does not apply: a
+    /// request refused before its site was known, or that named no fragment, or no card was
+    /// served), the fragment's reference, and the object's name. Reference and name are `None`
+    /// when it has none, or is not (or no longer) the organisation's (or for a card, a
+    /// platform card).
+    Item {
+        id: Option<String>,
+        reference: Option<String>,
+        name: Option<String>,
+    },
+    /// The start of an hour or of a day.
+    Start(SystemTime),
+}
+
+/// The requests of one group with the same ending and agent purpose.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestCount {
-    pub minute: SystemTime,
-    pub org_id: String,
-    pub site: String,
-    pub requested_fragment_id: String,
-    pub resolved_fragment_id: String,
-    pub card_id: String,
-    pub key_id: String,
-    pub lang: Option<Lang>,
-    pub format: Option<Format>,
+    pub key: GroupKey,
+    /// Read from its reason (each reason is of one outcome).
     pub ending: Ending,
+    /// The reason of a refusal (`None` for an earlier release's refusal of a request).
     pub refused: Option<Refused>,
-    /// The agent marker, or `none`.
-    pub agent: String,
     pub purpose: Purpose,
     pub requests: i64,
 }
 
-/// Requests and served of one page (host + canonical path) and purpose in one hour.
+/// The requests of one page (host and canonical path, `(other pages)` or `(no page)`) and
+/// agent purpose, and how many of them were served.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageCount {
-    pub hour: SystemTime,
-    pub org_id: String,
-    pub page: String,
+    /// `None`: every page together ([`TopPages::written`]).
+    pub page: Option<String>,
     pub purpose: Purpose,
     pub requests: i64,
     pub served: i64,
 }
 
-/// Requests a card served on one page (host + canonical path) in one hour.
+/// The organisation's requests in `window`, by ending, purpose and `by` (when some), the
+/// groups in order: by start, else by name in byte order, those without one last.
+pub fn request_counts(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    window: Window,
+    by: Option<Dimension>,
+) -> Result<Vec<RequestCount>, postgres::Error> {
+    let query = format!(
+        "WITH {counted},
+         grouped AS (
+             SELECT name, start, reason, purpose, sum(requests)::int8 AS requests
+               FROM counted
+              GROUP BY name, start, reason, purpose)
+         SELECT g.name, l.reference, g.start, g.reason, g.purpose, g.requests, l.label
+           FROM grouped g
+           LEFT JOIN LATERAL {labels} AS l(reference, label) ON true
+          ORDER BY g.start, g.name = '', g.name COLLATE \"C\", g.reason, g.purpose",
+        counted = counted_sql(by, Only::All, Days::of(by)),
+        labels = labels_sql(by),
+    );
+    let params = window.params(org_id, by);
+    let rows = db.query(&query, &params.with(&[]))?;
+    rows.iter().map(|row| request_count(row, by)).collect()
+}
+
+/// The requests and served requests of one group.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CardPageCount {
-    pub org_id: String,
-    pub card_id: String,
-    pub hour: SystemTime,
-    pub page: String,
+pub struct Tally {
+    pub key: GroupKey,
+    pub requests: i64,
     pub served: i64,
 }
 
-/// Requests of a User-Agent that matched no marker, in one day (its midnight, UTC).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnmatchedAgentCount {
-    pub day: SystemTime,
-    pub org_id: String,
-    pub user_agent: String,
-    pub requests: i64,
-}
-
-/// How many requests of an organisation the live check's sample keeps, the last ones.
-pub const SAMPLES_KEPT: usize = 50;
-
-/// A request of an organisation kept for the live check, at a whole second.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sample {
-    pub org_id: String,
-    pub at: SystemTime,
-    /// The agent marker, or `none`.
-    pub agent: String,
-    /// Host and canonical path, or `(no page)`.
-    pub page: String,
-    pub status: u16,
-    /// Of a refusal or a no-fill; `None` when served.
-    pub reason: Option<Reason>,
-}
-
-/// What one flush adds.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Flush {
-    pub requests: Vec<RequestCount>,
-    pub pages: Vec<PageCount>,
-    /// The served requests of `pages`, per card (the pages named as in `pages`).
-    pub card_pages: Vec<CardPageCount>,
-    pub unmatched_agents: Vec<UnmatchedAgentCount>,
-    /// At most one per second and organisation.
-    pub samples: Vec<Sample>,
-}
-
-impl RequestCount {
-    fn reason(&self) -> Reason {
-        Reason {
-            ending: self.ending,
-            refused: self.refused,
-        }
-    }
-}
-
-impl Flush {
-    pub fn is_empty(&self) -> bool {
-        self.keys() == 0
-    }
-
-    /// How many counters it holds.
-    pub fn keys(&self) -> usize {
-        self.requests.len()
-            + self.pages.len()
-            + self.card_pages.len()
-            + self.unmatched_agents.len()
-            + self.samples.len()
-    }
-}
-
-/// How many distinct pages an organisation's hour keeps, and User-Agents its day.
-#[derive(Debug, Clone, Copy)]
-pub struct Bounds {
-    pub pages_per_hour: usize,
-    pub unmatched_agents_per_day: usize,
-}
-
-/// The outcome of [`apply_flush`].
-#[derive(Debug, PartialEq, Eq)]
-pub enum Applied {
-    /// This flush had been applied already (a retry after an unknown outcome): nothing added.
-    Before,
-    /// Added now, except the counters PostgreSQL refused, one by one (to keep and log).
-    Now { refused: Flush },
-}
-
-/// The report's own connection: times in UTC, and a statement given up past
-/// `statement_timeout` (a flush may take longer than a management query).
-pub fn connect(database_url: &str, statement_timeout: Duration) -> Result<Client, postgres::Error> {
-    let mut client = super::connect(database_url)?;
-    client.batch_execute(&format!(
-        "SET TIME ZONE 'UTC'; SET statement_timeout = {}",
-        statement_timeout.as_millis()
-    ))?;
-    Ok(client)
-}
-
-/// Adds one flush of instance `instance_id`, numbered `seq`, in one transaction. A flush
-/// already applied adds nothing, so a retry after a lost answer never counts twice. A counter
-/// PostgreSQL refuses is isolated (the others are written) and handed back.
-pub fn apply_flush(
-    db: &mut Client,
-    instance_id: &str,
-    seq: i64,
-    flush: &Flush,
-    bounds: Bounds,
-) -> Result<Applied, postgres::Error> {
-    let mut tx = db.transaction()?;
-    let first_time = tx.execute(
-        "INSERT INTO report_flushes (instance_id, seq) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-        &[&instance_id, &seq],
-    )? == 1;
-    if !first_time {
-        return Ok(Applied::Before);
-    }
-    let pages = bounded(&mut tx, &flush.pages, bounds.pages_per_hour)?;
-    let agents = bounded(
-        &mut tx,
-        &flush.unmatched_agents,
-        bounds.unmatched_agents_per_day,
-    )?;
-    let requests = isolating(&mut tx, &flush.requests, add_requests)?;
-    let refused_pages = isolating(&mut tx, &pages, add_pages)?;
-    // After the pages: a card's page not in this flush is looked up among those written.
-    let card_pages = named_as_pages(&mut tx, &flush.card_pages, &flush.pages, &pages)?;
-    let refused = Flush {
-        requests,
-        pages: refused_pages,
-        card_pages: isolating(&mut tx, &card_pages, add_card_pages)?,
-        unmatched_agents: isolating(&mut tx, &agents, add_unmatched_agents)?,
-        samples: isolating(
-            &mut tx,
-            &with_instance(&flush.samples, instance_id),
-            add_samples,
-        )?
-        .into_iter()
-        .map(|(sample, _)| sample)
-        .collect(),
-    };
-    keep_last_samples(&mut tx, &flush.samples)?;
-    touch_keys(&mut tx, &flush.requests)?;
-    tx.commit()?;
-    Ok(Applied::Now { refused })
-}
-
-/// Writes `rows` with `write`; when PostgreSQL refuses the data (not the connection), writes
-/// each half again inside a savepoint, down to the single rows it refuses, which it returns.
-fn isolating<T: Clone>(
-    tx: &mut Transaction,
-    rows: &[T],
-    write: fn(&mut Transaction, &[T]) -> Result<(), postgres::Error>,
-) -> Result<Vec<T>, postgres::Error> {
-    if rows.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut attempt = tx.transaction()?;
-    match write(&mut attempt, rows) {
-        Ok(()) => {
-            attempt.commit()?;
-            Ok(Vec::new())
-        }
-        Err(error) if is_refusal_of_data(&error) => {
-            attempt.rollback()?;
-            if rows.len() == 1 {
-                return Ok(rows.to_vec());
-            }
-            let (left, right) = rows.split_at(rows.len() / 2);
-            let mut refused = isolating(tx, left, write)?;
-            refused.extend(isolating(tx, right, write)?);
-            Ok(refused)
-        }
-        Err(error) => Err(error),
-    }
-}
-
-/// An error about the values sent (bad text, out of range, a constraint, a key twice in one
-/// statement), as opposed to the connection or the server's state: only those are worth
-/// isolating row by row.
-fn is_refusal_of_data(error: &postgres::Error) -> bool {
-    error
-        .as_db_error()
-        .is_some_and(|db| matches!(&db.code().code()[..2], "21" | "22" | "23"))
-}
-
-fn add_requests(tx: &mut Transaction, rows: &[RequestCount]) -> Result<(), postgres::Error> {
-    let column = |get: fn(&RequestCount) -> &str| -> Vec<&str> { rows.iter().map(get).collect() };
-    let minutes: Vec<SystemTime> = rows.iter().map(|r| r.minute).collect();
-    let requests: Vec<i64> = rows.iter().map(|r| r.requests).collect();
-    tx.execute(
-        "INSERT INTO report_minutes (bucket, org_id, site, requested_fragment_id,
-                resolved_fragment_id, card_id, key_id, lang, format, outcome, reason, agent,
-                purpose, requests)
-         SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[],
-                $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
-                $12::text[], $13::text[], $14::bigint[])
-         ON CONFLICT (org_id, bucket, site, requested_fragment_id, resolved_fragment_id,
-                card_id, key_id, lang, format, outcome, reason, agent, purpose)
-         DO UPDATE SET requests = report_minutes.requests + excluded.requests",
-        &[
-            &minutes,
-            &column(|r| &r.org_id),
-            &column(|r| &r.site),
-            &column(|r| &r.requested_fragment_id),
-            &column(|r| &r.resolved_fragment_id),
-            &column(|r| &r.card_id),
-            &column(|r| &r.key_id),
-            &column(|r| r.lang.map_or("", Lang::as_str)),
-            &column(|r| r.format.map_or("", Format::as_str)),
-            &column(|r| r.ending.outcome().as_str()),
-            &column(|r| r.reason().as_str()),
-            &column(|r| &r.agent),
-            &column(|r| r.purpose.as_str()),
-            &requests,
-        ],
-    )?;
-    Ok(())
-}
-
-/// The samples with the instance that kept them (their rows' key: one a second per instance).
-fn with_instance(samples: &[Sample], instance_id: &str) -> Vec<(Sample, String)> {
-    let instance = |sample: &Sample| (sample.clone(), instance_id.to_string());
-    samples.iter().map(instance).collect()
-}
-
-fn add_samples(tx: &mut Transaction, rows: &[(Sample, String)]) -> Result<(), postgres::Error> {
-    let orgs: Vec<&str> = rows.iter().map(|(s, _)| s.org_id.as_str()).collect();
-    let at: Vec<SystemTime> = rows.iter().map(|(s, _)| s.at).collect();
-    let instances: Vec<&str> = rows.iter().map(|(_, i)| i.as_str()).collect();
-    let agents: Vec<&str> = rows.iter().map(|(s, _)| s.agent.as_str()).collect();
-    let pages: Vec<&str> = rows.iter().map(|(s, _)| s.page.as_str()).collect();
-    let statuses: Vec<i16> = (rows.iter())
-        .map(|(s, _)| i16::try_from(s.status).unwrap_or(i16::MAX))
-        .collect();
-    let reasons: Vec<Option<Reason>> = rows.iter().map(|(s, _)| s.reason).collect();
-    tx.execute(
-        "INSERT INTO report_samples (org_id, at, instance_id, agent, page, status, reason)
-         SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[],
-                $5::text[], $6::smallint[], $7::text[])
-         ON CONFLICT DO NOTHING",
-        &[&orgs, &at, &instances, &agents, &pages, &statuses, &reasons],
-    )?;
-    Ok(())
-}
-
-/// Deletes the samples of the organisations of `samples` past their last [`SAMPLES_KEPT`].
-fn keep_last_samples(tx: &mut Transaction, samples: &[Sample]) -> Result<(), postgres::Error> {
-    let orgs: HashSet<&str> = samples.iter().map(|s| s.org_id.as_str()).collect();
-    if orgs.is_empty() {
-        return Ok(());
-    }
-    let orgs: Vec<&str> = orgs.into_iter().collect();
-    tx.execute(
-        "DELETE FROM report_samples
-          WHERE (org_id, at, instance_id) IN (
-                SELECT org_id, at, instance_id
-                  FROM (SELECT org_id, at, instance_id,
-                               row_number() OVER (PARTITION BY org_id
-                                                  ORDER BY at DESC, instance_id) AS place
-                          FROM report_samples
-                         WHERE org_id = ANY($1)) ranked
-                 WHERE place > $2)",
-        &[&orgs, &(SAMPLES_KEPT as i64)],
-    )?;
-    Ok(())
-}
-
-/// The last `limit` samples of an organisation, the latest first.
-pub fn samples(
+/// The `top` groups by `by` (a site, a fragment or a card) with the most requests in
+/// `window` (ties in the order of [`request_counts`]), in that order, with their requests and
+/// served requests only: a month holds up to ~100 000 groups, so they are summed by name alone
+/// and ranked in the database, and names read for the top groups only.
+pub fn top_tallies(
     db: &mut impl GenericClient,
     org_id: &str,
-    limit: i64,
-) -> Result<Vec<Sample>, postgres::Error> {
-    let rows = db.query(
-        "SELECT org_id, at, agent, page, status, reason FROM report_samples
-          WHERE org_id = $1 ORDER BY at DESC, instance_id LIMIT $2",
-        &[&org_id, &limit],
-    )?;
-    rows.iter()
-        .map(|row| {
-            Ok(Sample {
-                org_id: row.try_get("org_id")?,
-                at: row.try_get("at")?,
-                agent: row.try_get("agent")?,
-                page: row.try_get("page")?,
-                status: u16::try_from(row.try_get::<_, i16>("status")?).unwrap_or_default(),
-                reason: row.try_get("reason")?,
-            })
+    window: Window,
+    by: Dimension,
+    top: i64,
+) -> Result<Vec<Tally>, postgres::Error> {
+    let query = format!(
+        "WITH {counted},
+         ranked AS (
+             SELECT name, sum(requests)::int8 AS requests,
+                    coalesce(sum(requests) FILTER (WHERE outcome = {served}), 0)::int8 AS served
+               FROM counted
+              GROUP BY name
+              ORDER BY requests DESC, name = '', name COLLATE \"C\"
+              LIMIT $6)
+         SELECT g.name, l.reference, g.requests, g.served, l.label
+           FROM ranked g
+           LEFT JOIN LATERAL {labels} AS l(reference, label) ON true
+          ORDER BY g.requests DESC, g.name = '', g.name COLLATE \"C\"",
+        counted = counted_sql(Some(by), Only::All, Days::Keyed),
+        labels = labels_sql(Some(by)),
+        served = quoted(Outcome::Served.as_str()),
+    );
+    let params = window.params(org_id, Some(by));
+    let rows = db.query(&query, &params.with(&[&top]))?;
+    let tally = |row: &Row| {
+        Ok(Tally {
+            key: item_key(row)?,
+            requests: row.try_get("requests")?,
+            served: row.try_get("served")?,
         })
-        .collect()
+    };
+    rows.iter().map(tally).collect()
 }
 
-fn add_pages(tx: &mut Transaction, rows: &[PageCount]) -> Result<(), postgres::Error> {
-    let hours: Vec<SystemTime> = rows.iter().map(|r| r.hour).collect();
-    let orgs: Vec<&str> = rows.iter().map(|r| r.org_id.as_str()).collect();
-    let pages: Vec<&str> = rows.iter().map(|r| r.page.as_str()).collect();
-    let purposes: Vec<&str> = rows.iter().map(|r| r.purpose.as_str()).collect();
-    let requests: Vec<i64> = rows.iter().map(|r| r.requests).collect();
-    let served: Vec<i64> = rows.iter().map(|r| r.served).collect();
-    tx.execute(
-        "INSERT INTO report_pages (hour, org_id, page, purpose, requests, served)
-         SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[],
-                $5::bigint[], $6::bigint[])
-         ON CONFLICT (org_id, hour, page, purpose) DO UPDATE
-            SET requests = report_pages.requests + excluded.requests,
-                served = report_pages.served + excluded.served",
-        &[&hours, &orgs, &pages, &purposes, &requests, &served],
-    )?;
-    Ok(())
-}
-
-fn add_card_pages(tx: &mut Transaction, rows: &[CardPageCount]) -> Result<(), postgres::Error> {
-    let orgs: Vec<&str> = rows.iter().map(|r| r.org_id.as_str()).collect();
-    let cards: Vec<&str> = rows.iter().map(|r| r.card_id.as_str()).collect();
-    let hours: Vec<SystemTime> = rows.iter().map(|r| r.hour).collect();
-    let pages: Vec<&str> = rows.iter().map(|r| r.page.as_str()).collect();
-    let served: Vec<i64> = rows.iter().map(|r| r.served).collect();
-    tx.execute(
-        "INSERT INTO report_card_pages (org_id, card_id, hour, page, served)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[],
-                $5::bigint[])
-         ON CONFLICT (org_id, card_id, hour, page) DO UPDATE
-            SET served = report_card_pages.served + excluded.served",
-        &[&orgs, &cards, &hours, &pages, &served],
-    )?;
-    Ok(())
-}
-
-fn add_unmatched_agents(
-    tx: &mut Transaction,
-    rows: &[UnmatchedAgentCount],
-) -> Result<(), postgres::Error> {
-    let days: Vec<SystemTime> = rows.iter().map(|r| r.day).collect();
-    let orgs: Vec<&str> = rows.iter().map(|r| r.org_id.as_str()).collect();
-    let agents: Vec<&str> = rows.iter().map(|r| r.user_agent.as_str()).collect();
-    let requests: Vec<i64> = rows.iter().map(|r| r.requests).collect();
-    tx.execute(
-        "INSERT INTO report_unmatched_agents (day, org_id, user_agent, requests)
-         SELECT (d AT TIME ZONE 'UTC')::date, o, a, n
-           FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::bigint[]) AS t(d, o, a, n)
-         ON CONFLICT (org_id, day, user_agent) DO UPDATE
-            SET requests = report_unmatched_agents.requests + excluded.requests",
-        &[&days, &orgs, &agents, &requests],
-    )?;
-    Ok(())
-}
-
-/// A counter kept per name (a page, a User-Agent) within an organisation's bucket (an hour, a
-/// day), at most so many names a bucket.
-trait Named: Clone {
-    /// What locks its buckets; which of the names `$3` a bucket (`$1`, `$2`) holds already (an
-    /// index lookup); how many names it holds, `$3` aside (a scan, only when a name is new).
-    const KIND: &'static str;
-    const KNOWN: &'static str;
-    const COUNT: &'static str;
-    const OTHER: &'static str;
-    fn bucket(&self) -> (&str, SystemTime);
-    fn name(&self) -> &str;
-    fn rename_other(&mut self);
-    fn requests(&self) -> i64;
-    /// Adds `other`'s counts when it has the same key; `false` otherwise.
-    fn absorb(&mut self, other: &Self) -> bool;
-}
-
-impl Named for PageCount {
-    const KIND: &'static str = "pages";
-    const KNOWN: &'static str = "SELECT DISTINCT page FROM report_pages
-          WHERE org_id = $1 AND hour = $2 AND page = ANY($3)";
-    const COUNT: &'static str = "SELECT count(DISTINCT page) FROM report_pages
-          WHERE org_id = $1 AND hour = $2 AND page <> $3";
-    const OTHER: &'static str = OTHER_PAGES;
-    fn bucket(&self) -> (&str, SystemTime) {
-        (&self.org_id, self.hour)
-    }
-    fn name(&self) -> &str {
-        &self.page
-    }
-    fn rename_other(&mut self) {
-        self.page = OTHER_PAGES.to_string();
-    }
-    fn requests(&self) -> i64 {
-        self.requests
-    }
-    fn absorb(&mut self, other: &Self) -> bool {
-        let same = (&self.org_id, self.hour, &self.page, &self.purpose)
-            == (&other.org_id, other.hour, &other.page, &other.purpose);
-        if same {
-            self.requests += other.requests;
-            self.served += other.served;
-        }
-        same
-    }
-}
-
-impl Named for UnmatchedAgentCount {
-    const KIND: &'static str = "agents";
-    const KNOWN: &'static str = "SELECT DISTINCT user_agent FROM report_unmatched_agents
-          WHERE org_id = $1 AND day = ($2::timestamptz AT TIME ZONE 'UTC')::date
-            AND user_agent = ANY($3)";
-    const COUNT: &'static str = "SELECT count(DISTINCT user_agent) FROM report_unmatched_agents
-          WHERE org_id = $1 AND day = ($2::timestamptz AT TIME ZONE 'UTC')::date
-            AND user_agent <> $3";
-    const OTHER: &'static str = OTHER_USER_AGENTS;
-    fn bucket(&self) -> (&str, SystemTime) {
-        (&self.org_id, self.day)
-    }
-    fn name(&self) -> &str {
-        &self.user_agent
-    }
-    fn rename_other(&mut self) {
-        self.user_agent = OTHER_USER_AGENTS.to_string();
-    }
-    fn requests(&self) -> i64 {
-        self.requests
-    }
-    fn absorb(&mut self, other: &Self) -> bool {
-        let same = (&self.org_id, self.day, &self.user_agent)
-            == (&other.org_id, other.day, &other.user_agent);
-        if same {
-            self.requests += other.requests;
-        }
-        same
-    }
-}
-
-/// The counters, those past the bound of their bucket renamed `T::OTHER`. Names already stored
-/// keep their row; new ones are admitted, most requested first, while the bucket has room. The
-/// bucket is locked meanwhile, so instances flushing at once cannot overshoot the bound
-/// together.
-fn bounded<T: Named>(
-    tx: &mut Transaction,
-    counters: &[T],
-    bound: usize,
-) -> Result<Vec<T>, postgres::Error> {
-    let mut out = counters.to_vec();
-    let mut buckets: Vec<(String, SystemTime)> = out
-        .iter()
-        .map(|c| (c.bucket().0.to_string(), c.bucket().1))
-        .collect();
-    buckets.sort();
-    buckets.dedup();
-    for (org_id, at) in buckets {
-        lock_bucket(tx, T::KIND, &org_id, at)?;
-        let in_bucket: Vec<usize> = (0..out.len())
-            .filter(|&i| out[i].bucket() == (org_id.as_str(), at))
-            .collect();
-        let names: Vec<&str> = in_bucket.iter().map(|&i| out[i].name()).collect();
-        let known: Vec<String> = tx
-            .query(T::KNOWN, &[&org_id, &at, &names])?
-            .iter()
-            .map(|row| row.get(0))
-            .collect();
-        let is_new = |name: &&str| *name != T::OTHER && !known.iter().any(|k| k == name);
-        if !names.iter().any(is_new) {
-            continue;
-        }
-        let stored: i64 = tx.query_one(T::COUNT, &[&org_id, &at, &T::OTHER])?.get(0);
-        let mut room = bound.saturating_sub(stored as usize);
-        let mut admitted = known;
-        let mut order = in_bucket;
-        order.sort_by_key(|&i| std::cmp::Reverse(out[i].requests()));
-        for i in order {
-            let name = out[i].name();
-            if name == T::OTHER || admitted.iter().any(|a| a == name) {
-                continue;
-            }
-            if room > 0 {
-                room -= 1;
-                admitted.push(name.to_string());
-            } else {
-                out[i].rename_other();
-            }
-        }
-    }
-    Ok(merged(out))
-}
-
-/// Counters with equal keys (after renaming) added into one. Only the "other" entries can
-/// share a key (every other name came once per bucket), so only they are compared.
-fn merged<T: Named>(counters: Vec<T>) -> Vec<T> {
-    let (others, mut merged): (Vec<T>, Vec<T>) =
-        counters.into_iter().partition(|c| c.name() == T::OTHER);
-    let first_other = merged.len();
-    for counter in others {
-        if !merged[first_other..].iter_mut().any(|m| m.absorb(&counter)) {
-            merged.push(counter);
-        }
-    }
-    merged
-}
-
-/// The card rows, each page named as [`bounded`] named its page row (`sent` before, `kept`
-/// after): past the bound of its hour, a page is `(other pages)` for its card too. A page no
-/// row of `sent` names (a refused card row tried again alone) keeps its name when
-/// `report_pages` holds it, else is `(other pages)`.
-fn named_as_pages(
-    tx: &mut Transaction,
-    card_pages: &[CardPageCount],
-    sent: &[PageCount],
-    kept: &[PageCount],
-) -> Result<Vec<CardPageCount>, postgres::Error> {
-    let (sent, kept) = (page_names(sent), page_names(kept));
-    let mut out = card_pages.to_vec();
-    for row in &mut out {
-        let name = (row.org_id.as_str(), row.hour, row.page.as_str());
-        let renamed = if row.page == OTHER_PAGES || kept.contains(&name) {
-            false
-        } else if sent.contains(&name) {
-            true
-        } else {
-            let stored = tx.query_opt(
-                "SELECT 1 FROM report_pages WHERE org_id = $1 AND hour = $2 AND page = $3 LIMIT 1",
-                &[&row.org_id, &row.hour, &row.page],
-            )?;
-            stored.is_none()
-        };
-        if renamed {
-            row.page = OTHER_PAGES.to_string();
-        }
-    }
-    // Pages renamed alike add into one row: an upsert may not touch a row twice.
-    out.sort_by(|a, b| card_page_key(a).cmp(&card_page_key(b)));
-    out.dedup_by(|later, first| {
-        let same = card_page_key(later) == card_page_key(first);
-        if same {
-            first.served += later.served;
-        }
-        same
-    });
-    Ok(out)
-}
-
-fn page_names(pages: &[PageCount]) -> HashSet<(&str, SystemTime, &str)> {
-    (pages.iter())
-        .map(|p| (p.org_id.as_str(), p.hour, p.page.as_str()))
-        .collect()
-}
-
-fn card_page_key(row: &CardPageCount) -> (&str, &str, SystemTime, &str) {
-    (&row.org_id, &row.card_id, row.hour, &row.page)
-}
-
-/// Serialises the writers of one organisation's bucket until the transaction ends.
-fn lock_bucket(
-    tx: &mut Transaction,
-    kind: &str,
+/// The `top` fragments with the most requests answered without a card in `window` (ties in
+/// the order of [`request_counts`]), those requests by reason and purpose, in that order.
+pub fn top_unfilled_counts(
+    db: &mut impl GenericClient,
     org_id: &str,
-    bucket: SystemTime,
-) -> Result<(), postgres::Error> {
-    tx.execute(
-        "SELECT pg_advisory_xact_lock(hashtextextended($1 || ' ' || $2 || ' ' || $3::timestamptz::text, 0))",
-        &[&kind, &org_id, &bucket],
-    )?;
-    Ok(())
+    window: Window,
+    top: i64,
+) -> Result<Vec<RequestCount>, postgres::Error> {
+    let by = Some(Dimension::Fragment);
+    let query = format!(
+        "WITH {counted},
+         grouped AS (
+             SELECT name, reason, purpose, sum(requests)::int8 AS requests
+               FROM counted
+              GROUP BY name, reason, purpose),
+         ranked AS (
+             SELECT name, sum(requests) AS total
+               FROM grouped
+              GROUP BY name
+              ORDER BY total DESC, name = '', name COLLATE \"C\"
+              LIMIT $6)
+         SELECT g.name, l.reference, g.reason, g.purpose, g.requests, l.label
+           FROM grouped g
+           JOIN ranked r USING (name)
+           LEFT JOIN LATERAL {labels} AS l(reference, label) ON true
+          ORDER BY r.total DESC, g.name = '', g.name COLLATE \"C\", g.reason, g.purpose",
+        counted = counted_sql(by, Only::Outcome(Outcome::NoFill), Days::Keyed),
+        labels = labels_sql(by),
+    );
+    let params = window.params(org_id, by);
+    let rows = db.query(&query, &params.with(&[&top]))?;
+    rows.iter().map(|row| request_count(row, by)).collect()
 }
 
-/// The delivery keys the flush counted: their `last_used_at`.
-fn touch_keys(tx: &mut Transaction, requests: &[RequestCount]) -> Result<(), postgres::Error> {
-    let mut keys: Vec<&str> = requests
-        .iter()
-        .map(|r| r.key_id.as_str())
-        .filter(|k| !k.is_empty())
-        .collect();
-    keys.sort_unstable();
-    keys.dedup();
-    if !keys.is_empty() {
-        tx.execute(
-            "UPDATE delivery_keys SET last_used_at = now() WHERE id = ANY($1)",
-            &[&keys],
-        )?;
-    }
-    Ok(())
+/// Which of the window's request counts a query reads.
+#[derive(Clone, Copy)]
+enum Only {
+    All,
+    /// Those of one outcome.
+    Outcome(Outcome),
+    /// Those that served the card `$6`.
+    Card,
 }
 
-/// How long each table keeps its rows.
-#[derive(Debug, Clone, Copy)]
-pub struct Retention {
-    /// Minute buckets; older whole hours are rolled into `report_hours`.
-    pub minutes: Duration,
-    /// Hours, pages (cards' pages too) and unmatched User-Agents.
-    pub hours: Duration,
+impl Only {
+    /// The condition on a counter row, after the organisation's and the window's.
+    fn sql(self) -> String {
+        match self {
+            Only::All => String::new(),
+            Only::Outcome(outcome) => format!("AND outcome = {}", quoted(outcome.as_str())),
+            Only::Card => "AND card_id = $6".into(),
+        }
+    }
 }
 
-/// Flush records are needed only while an instance may retry a flush, seconds after it.
-const FLUSH_RECORDS_KEPT: Duration = Duration::from_secs(24 * 3600);
+/// A name of a closed set as an SQL literal: the names hold no quote.
+fn quoted(name: &'static str) -> String {
+    format!("'{name}'")
+}
 
-/// Rolls the minutes of every whole hour older than `retention.minutes` into hours (their
-/// sums; the database adds them to their days), and deletes what is older than
-/// `retention.hours`. One instance at a time does it;
-/// `false` when another was doing it.
-pub fn roll_up(db: &mut Client, retention: Retention) -> Result<bool, postgres::Error> {
-    let mut tx = db.transaction()?;
-    let ours: bool = tx
-        .query_one(
-            "SELECT pg_try_advisory_xact_lock(hashtext('report roll-up'))",
-            &[],
-        )?
-        .get(0);
-    if !ours {
-        return Ok(false);
+/// The CTE `counted`: the window's request counts as `by`'s name and start, outcome, reason,
+/// purpose and requests, those `only` asks for. `$1` the organisation, `[$2, $3)` the window,
+/// `[$4, $5)` its whole days ([`Window::whole_days`]): read from the days, the rest of the
+/// window from the hours, and the minutes not rolled up yet.
+fn counted_sql(by: Option<Dimension>, only: Only, days: Days) -> String {
+    let (name, start) = key_sql(by, Table::Buckets);
+    let (day_name, day_start) = key_sql(by, Table::Days);
+    let days = days.table();
+    let only = only.sql();
+    let columns = "outcome, reason, purpose, requests";
+    format!(
+        "counted AS (
+             SELECT {name} AS name, {start} AS start, {columns}
+               FROM report_minutes
+              WHERE org_id = $1 AND bucket >= $2 AND bucket < $3 {only}
+             UNION ALL
+             SELECT {name}, {start}, {columns}
+               FROM report_hours
+              WHERE org_id = $1 AND bucket >= $2 AND bucket < $4 {only}
+             UNION ALL
+             SELECT {name}, {start}, {columns}
+               FROM report_hours
+              WHERE org_id = $1 AND bucket >= $5 AND bucket < $3 {only}
+             UNION ALL
+             SELECT {day_name}, {day_start}, {columns}
+               FROM {days}
+              WHERE org_id = $1 AND bucket >= $4 AND bucket < $5 {only})"
+    )
+}
+
+/// The group's reference and name, read once per group `g` (not per counted row).
+fn labels_sql(by: Option<Dimension>) -> &'static str {
+    match by {
+        Some(Dimension::Site) => {
+            "(SELECT NULL::text, s.name FROM sites s WHERE s.domain = g.name AND s.org_id = $1)"
+        }
+        Some(Dimension::Fragment) => {
+            "(SELECT f.ref, f.name FROM fragments f JOIN sites s ON s.id = f.site_id
+               WHERE f.id = g.name AND s.org_id = $1)"
+        }
+        Some(Dimension::Card) => {
+            "(SELECT NULL::text, c.name FROM cards c
+               WHERE c.id = g.name AND (c.org_id = $1 OR c.org_id IS NULL))"
+        }
+        None | Some(Dimension::Agent | Dimension::Hour | Dimension::Day) => {
+            "(SELECT NULL::text, NULL::text)"
+        }
     }
-    let minutes_cutoff = SystemTime::now() - retention.minutes;
-    let cutoff = SystemTime::now() - retention.hours;
-    let flushes_cutoff = SystemTime::now() - FLUSH_RECORDS_KEPT;
-    tx.execute(
-        "WITH moved AS (
-             DELETE FROM report_minutes
-              WHERE bucket < date_trunc('hour', $1::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-             RETURNING *)
-         INSERT INTO report_hours
-         SELECT date_trunc('hour', bucket AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', org_id, site,
-                requested_fragment_id, resolved_fragment_id, card_id, key_id, lang, format,
-                outcome, reason, agent, purpose, sum(requests)
-           FROM moved
-          GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
-         ON CONFLICT (org_id, bucket, site, requested_fragment_id, resolved_fragment_id,
-                card_id, key_id, lang, format, outcome, reason, agent, purpose)
-         DO UPDATE SET requests = report_hours.requests + excluded.requests",
-        &[&minutes_cutoff],
-    )?;
-    tx.execute("DELETE FROM report_hours WHERE bucket < $1", &[&cutoff])?;
-    // A day goes once all its hours have.
-    for days in ["report_days", "report_day_totals"] {
-        let query = format!("DELETE FROM {days} WHERE bucket + interval '1 day' <= $1");
-        tx.execute(&query, &[&cutoff])?;
+}
+
+/// A row's group name, column `name` (`''` or NULL: none).
+fn group_name(row: &Row) -> Result<Option<String>, postgres::Error> {
+    let name: Option<String> = row.try_get("name")?;
+    Ok(name.filter(|name| !name.is_empty()))
+}
+
+/// A site, a fragment or a card (its id in column `name`) with its labels, columns
+/// `reference` and `label`.
+fn item_key(row: &Row) -> Result<GroupKey, postgres::Error> {
+    Ok(GroupKey::Item {
+        id: group_name(row)?,
+        reference: row.try_get("reference")?,
+        name: row.try_get("label")?,
+    })
+}
+
+/// A row of `grouped` with its labels, as a count of `by`.
+fn request_count(row: &Row, by: Option<Dimension>) -> Result<RequestCount, postgres::Error> {
+    let key = match by {
+        None => GroupKey::Total,
+        Some(Dimension::Agent) => GroupKey::Name(group_name(row)?),
+        Some(Dimension::Site | Dimension::Fragment | Dimension::Card) => item_key(row)?,
+        Some(Dimension::Hour | Dimension::Day) => GroupKey::Start(row.try_get("start")?),
+    };
+    let reason: Reason = row.try_get("reason")?;
+    Ok(RequestCount {
+        key,
+        ending: reason.ending,
+        refused: reason.refused,
+        purpose: row.try_get("purpose")?,
+        requests: row.try_get("requests")?,
+    })
+}
+
+/// Which days a query reads: with the site, fragment and card of each count (`report_days`),
+/// or their totals only (`report_day_totals`, a few hundred rows a month).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Days {
+    Keyed,
+    Totals,
+}
+
+impl Days {
+    /// The days a grouping `by` needs when nothing else is asked of a count.
+    fn of(by: Option<Dimension>) -> Days {
+        match by {
+            Some(Dimension::Site | Dimension::Fragment | Dimension::Card) => Days::Keyed,
+            None | Some(Dimension::Agent | Dimension::Hour | Dimension::Day) => Days::Totals,
+        }
     }
-    tx.execute("DELETE FROM report_pages WHERE hour < $1", &[&cutoff])?;
-    tx.execute("DELETE FROM report_card_pages WHERE hour < $1", &[&cutoff])?;
-    tx.execute(
-        "DELETE FROM report_unmatched_agents WHERE day < ($1::timestamptz AT TIME ZONE 'UTC')::date",
-        &[&cutoff],
+
+    fn table(self) -> &'static str {
+        match self {
+            Days::Keyed => "report_days",
+            Days::Totals => "report_day_totals",
+        }
+    }
+}
+
+/// The counters a window reads: the minutes' and the hours' (every dimension), or the days'.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Table {
+    Buckets,
+    Days,
+}
+
+/// The SQL of a counter row's group: its name (`''` when the grouping has none) and its start.
+fn key_sql(by: Option<Dimension>, table: Table) -> (&'static str, &'static str) {
+    const NO_START: &str = "NULL::timestamptz";
+    match by {
+        None => ("''", NO_START),
+        Some(Dimension::Site) => ("site", NO_START),
+        Some(Dimension::Fragment) if table == Table::Days => ("fragment", NO_START),
+        Some(Dimension::Fragment) => (
+            "coalesce(nullif(resolved_fragment_id, ''), requested_fragment_id)",
+            NO_START,
+        ),
+        Some(Dimension::Card) => ("card_id", NO_START),
+        Some(Dimension::Agent) => ("agent", NO_START),
+        Some(Dimension::Hour) => (
+            "''",
+            "date_trunc('hour', bucket AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'",
+        ),
+        Some(Dimension::Day) => (
+            "''",
+            "date_trunc('day', bucket AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'",
+        ),
+    }
+}
+
+/// The organisation's page counts of the hours that start in `window`, by page (in byte
+/// order) and purpose.
+pub fn page_counts(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    window: Window,
+) -> Result<Vec<PageCount>, postgres::Error> {
+    let rows = db.query(
+        "SELECT page, purpose, sum(requests)::int8 AS requests, sum(served)::int8 AS served
+           FROM report_pages
+          WHERE org_id = $1 AND hour >= $2 AND hour < $3
+          GROUP BY page, purpose
+          ORDER BY page COLLATE \"C\", purpose",
+        &[&org_id, &window.since, &window.until],
     )?;
-    tx.execute(
-        "DELETE FROM report_flushes WHERE at < $1",
-        &[&flushes_cutoff],
+    rows.iter().map(page_count).collect()
+}
+
+/// A page's requests and served requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageTally {
+    pub page: String,
+    pub requests: i64,
+    pub served: i64,
+}
+
+/// The top pages of a window ([`top_page_tallies`]) and what its page rows hold in all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopPages {
+    /// Most requests first (ties in byte order).
+    pub shown: Vec<PageTally>,
+    /// Every page row of the window, by purpose (page `None`).
+    pub written: Vec<PageCount>,
+}
+
+/// The `top` pages of the organisation with the most requests in the hours that start in
+/// `window`, with their requests and served requests, and all its page counts by purpose,
+/// summed in one pass.
+pub fn top_page_tallies(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    window: Window,
+    top: i64,
+) -> Result<TopPages, postgres::Error> {
+    let rows = db.query(
+        "WITH sets AS MATERIALIZED (
+             SELECT page, purpose, GROUPING(page) AS whole, sum(requests)::int8 AS requests,
+                    sum(served)::int8 AS served
+               FROM report_pages
+              WHERE org_id = $1 AND hour >= $2 AND hour < $3
+              GROUP BY GROUPING SETS ((page), (purpose)))
+         (SELECT page, NULL AS purpose, requests, served
+            FROM sets
+           WHERE whole = 0
+           ORDER BY requests DESC, page COLLATE \"C\"
+           LIMIT $4)
+         UNION ALL
+         SELECT NULL, purpose, requests, served
+           FROM sets
+          WHERE whole = 1",
+        &[&org_id, &window.since, &window.until, &top],
     )?;
-    tx.commit()?;
-    Ok(true)
+    let mut written = Vec::new();
+    let mut shown = Vec::new();
+    for row in &rows {
+        match row.try_get("page")? {
+            None => written.push(page_count(row)?),
+            Some(page) => shown.push(PageTally {
+                page,
+                requests: row.try_get("requests")?,
+                served: row.try_get("served")?,
+            }),
+        }
+    }
+    // The order of the ranking, which the union does not keep.
+    shown.sort_by(|a, b| (b.requests.cmp(&a.requests)).then_with(|| a.page.cmp(&b.page)));
+    Ok(TopPages { shown, written })
+}
+
+/// A row of page counts: columns `page`, `purpose`, `requests` and `served`.
+fn page_count(row: &Row) -> Result<PageCount, postgres::Error> {
+    Ok(PageCount {
+        page: row.try_get("page")?,
+        purpose: row.try_get("purpose")?,
+        requests: row.try_get("requests")?,
+        served: row.try_get("served")?,
+    })
+}
+
+/// The requests `card_id` served to the organisation in `window`, per UTC day (days without
+/// any left out), in order.
+pub fn served_by_card_per_day(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    card_id: &str,
+    window: Window,
+) -> Result<Vec<(SystemTime, i64)>, postgres::Error> {
+    let by = Some(Dimension::Day);
+    let query = format!(
+        "WITH {counted}
+         SELECT start, sum(requests)::int8 AS requests
+           FROM counted GROUP BY start ORDER BY start",
+        counted = counted_sql(by, Only::Card, Days::Keyed),
+    );
+    let params = window.params(org_id, by);
+    let rows = db.query(&query, &params.with(&[&card_id]))?;
+    let day = |row: &Row| Ok((row.try_get("start")?, row.try_get("requests")?));
+    rows.iter().map(day).collect()
+}
+
+/// A page that got a card, from `report_card_pages`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardPage {
+    /// Host and canonical path, `(other pages)` or `(no page)`.
+    pub page: String,
+    pub served: i64,
+    /// The page's host when it is a site of the organisation.
+    pub site: Option<String>,
+}
+
+/// The pages `card_id` served the organisation's requests on most in the hours that start in
+/// `window`, most served first (ties by page in byte order), at most `limit`.
+pub fn card_top_pages(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    card_id: &str,
+    window: Window,
+    limit: i64,
+) -> Result<Vec<CardPage>, postgres::Error> {
+    // The sites are looked up for the pages shown only.
+    let rows = db.query(
+        "WITH top AS (
+             SELECT page, sum(served)::int8 AS served
+               FROM report_card_pages
+              WHERE org_id = $1 AND card_id = $2 AND hour >= $3 AND hour < $4
+              GROUP BY page
+              ORDER BY sum(served) DESC, page COLLATE \"C\"
+              LIMIT $5)
+         SELECT t.page, t.served, s.domain
+           FROM top t
+           LEFT JOIN sites s ON s.org_id = $1 AND s.domain = split_part(t.page, '/', 1)
+          ORDER BY t.served DESC, t.page COLLATE \"C\"",
+        &[&org_id, &card_id, &window.since, &window.until, &limit],
+    )?;
+    let card_page = |row: &Row| {
+        Ok(CardPage {
+            page: row.try_get("page")?,
+            served: row.try_get("served")?,
+            site: row.try_get("domain")?,
+        })
+    };
+    rows.iter().map(card_page).collect()
+}
+
+/// The User-Agents that matched no marker on the days that start before `until` and end after
+/// `since` (they are counted per UTC day), most requests first, at most `limit`.
+pub fn unmatched_agents(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    window: Window,
+    limit: i64,
+) -> Result<Vec<(String, i64)>, postgres::Error> {
+    let rows = db.query(
+        "SELECT user_agent, sum(requests)::int8 AS requests
+           FROM report_unmatched_agents
+          WHERE org_id = $1
+            AND day >= ($2::timestamptz AT TIME ZONE 'UTC')::date
+            AND day::timestamp AT TIME ZONE 'UTC' < $3
+          GROUP BY user_agent
+          ORDER BY requests DESC, user_agent
+          LIMIT $4",
+        &[&org_id, &window.since, &window.until, &limit],
+    )?;
+    let agent = |row: &Row| Ok((row.try_get("user_agent")?, row.try_get("requests")?));
+    rows.iter().map(agent).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn page(page: &str, requests: i64) -> PageCount {
-        PageCount {
-            hour: SystemTime::UNIX_EPOCH,
-            org_id: "acc_1".into(),
-            page: page.into(),
-            purpose: Purpose::None,
-            requests,
-            served: 1,
-        }
+    fn at(seconds: u64, nanos: u32) -> SystemTime {
+        UNIX_EPOCH + Duration::new(seconds, nanos)
     }
 
     #[test]
-    fn pages_renamed_to_the_same_name_merge_their_counts() {
-        let merged = merged(vec![
-            page("a", 2),
-            page(OTHER_PAGES, 3),
-            page(OTHER_PAGES, 4),
-        ]);
+    fn the_whole_days_of_a_window_are_those_it_holds_from_start_to_end() {
+        let day = DAY.as_secs();
+        let window = |since, until| Window { since, until }.whole_days();
+        // From a midnight to a midnight: every day.
         assert_eq!(
-            merged,
-            vec![
-                page("a", 2),
-                PageCount {
-                    served: 2,
-                    ..page(OTHER_PAGES, 7)
-                }
-            ]
+            window(at(day, 0), at(3 * day, 0)),
+            (at(day, 0), at(3 * day, 0))
         );
+        // A second (or a nanosecond) after midnight to a second before: the day between.
+        let (since, until) = (at(day, 1), at(4 * day - 1, 0));
+        assert_eq!(window(since, until), (at(2 * day, 0), at(3 * day, 0)));
+        let since = at(day, 1);
+        assert_eq!(
+            window(since, at(3 * day, 0)),
+            (at(2 * day, 0), at(3 * day, 0))
+        );
+        let since = at(day, 0) + Duration::from_nanos(1);
+        assert_eq!(
+            window(since, at(3 * day, 0)),
+            (at(2 * day, 0), at(3 * day, 0))
+        );
+        // Within a day, or across one midnight only: none, as an empty range at `until`.
+        let until = at(day + 7200, 0);
+        assert_eq!(window(at(day + 3600, 0), until), (until, until));
+        let until = at(2 * day + 60, 0);
+        assert_eq!(window(at(day + 60, 0), until), (until, until));
     }
 }

@@ -7,10 +7,10 @@ use super::params::Params;
 use super::select::{decide, Decision, Outcome};
 use crate::background::Background;
 use crate::config::Config;
+use crate::counting::{ReportSettings, Reporter, RequestFacts};
 use crate::domain::{Ending, Format, Purpose};
 use crate::http::{error_response, require_get_or_head, Request, Response};
 use crate::metrics::{Counter, PerThread};
-use crate::report::{ReportSettings, Reporter, RequestFacts};
 use std::sync::Arc;
 
 /// The path of a page whose path the canonical steps refuse (a `//`, a dot segment).

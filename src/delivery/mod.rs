@@ -1,6 +1,6 @@
 //! The delivery of cards: `GET /fragment`, served from an in-process snapshot. Nothing in this
 //! module touches the database on a request (`cache`'s refresher loads the snapshot,
-//! `crate::report` writes the report).
+//! `crate::counting` writes the report).
 //!
 //! "Delivery" is the serving side; "fragment" names only the resource (a slot of a site).
 //!

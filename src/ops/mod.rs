@@ -17,7 +17,7 @@ pub mod members;
 pub mod once;
 pub mod orgs;
 pub mod passkeys;
-pub mod report;
+pub mod reports;
 pub mod routes;
 pub mod second_factors;
 pub mod site_map;

@@ -8,7 +8,7 @@ use crate::console_fixtures::{person, Browser};
 use crate::fixtures::{admin_output, CardSpec, World};
 use crate::harness::{self, Resp};
 use agentcard::domain::Role;
-use agentcard::ops::report::ConsoleWindow;
+use agentcard::ops::reports::ConsoleWindow;
 use jiff::Timestamp;
 use serde_json::Value;
 use std::time::{Duration, Instant};

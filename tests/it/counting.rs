@@ -7,7 +7,7 @@
 
 use crate::fixtures::{CardSpec, ServeProcess, World};
 use crate::harness::{self, exchange, Client};
-use agentcard::db::reports::{self, Retention};
+use agentcard::db::counting::{self, Retention};
 use agentcard::domain::{Ending, Format, Lang, Purpose};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -426,7 +426,7 @@ fn the_roll_up_replaces_old_minutes_by_their_hourly_sums() {
         hours: Duration::from_secs(400 * 24 * 3600),
     };
     assert!(
-        reports::roll_up(&mut db, retention).unwrap(),
+        counting::roll_up(&mut db, retention).unwrap(),
         "the roll-up lock is free"
     );
     let hours: Vec<(SystemTime, String, i64)> = db
@@ -542,7 +542,7 @@ fn each_day_holds_the_sums_of_its_hours_whoever_wrote_them() {
         minutes: Duration::from_secs(3600),
         hours: Duration::from_secs(4000 * 24 * 3600),
     };
-    assert!(reports::roll_up(&mut db, keep_all).unwrap());
+    assert!(counting::roll_up(&mut db, keep_all).unwrap());
     assert_eq!(days_unlike_their_hours(&mut db), Vec::<String>::new());
     let rolled: i64 = db
         .query_one("SELECT sum(requests)::int8 FROM report_day_totals", &[])
@@ -556,7 +556,7 @@ fn each_day_holds_the_sums_of_its_hours_whoever_wrote_them() {
         minutes: Duration::from_secs(3600),
         hours: Duration::from_secs(60),
     };
-    assert!(reports::roll_up(&mut db, keep_none).unwrap());
+    assert!(counting::roll_up(&mut db, keep_none).unwrap());
     let hours: i64 = db
         .query_one("SELECT count(*) FROM report_hours", &[])
         .unwrap()
@@ -611,7 +611,7 @@ fn the_roll_up_deletes_the_cards_pages_past_the_retention_with_the_pages() {
         minutes: Duration::from_secs(2 * 3600),
         hours: Duration::from_secs(400 * 24 * 3600),
     };
-    assert!(reports::roll_up(&mut db, retention).unwrap());
+    assert!(counting::roll_up(&mut db, retention).unwrap());
     let left = |db: &mut postgres::Client, table: &str| -> Vec<SystemTime> {
         let query = format!("SELECT hour FROM {table} WHERE org_id = $1");
         let rows = db.query(&query, &[&org]).unwrap();
@@ -692,8 +692,8 @@ fn the_rows_of_the_per_request_table_are_folded_into_the_aggregates() {
 }
 
 /// A counter of `requests` no-fills of the organisation in a minute long past.
-fn no_fills(org_id: &str, agent: &str, requests: i64) -> reports::RequestCount {
-    reports::RequestCount {
+fn no_fills(org_id: &str, agent: &str, requests: i64) -> counting::RequestCount {
+    counting::RequestCount {
         minute: SystemTime::UNIX_EPOCH + Duration::from_secs(29_000_000 * 60),
         org_id: org_id.to_string(),
         site: String::new(),
@@ -711,7 +711,7 @@ fn no_fills(org_id: &str, agent: &str, requests: i64) -> reports::RequestCount {
     }
 }
 
-const BOUNDS: reports::Bounds = reports::Bounds {
+const BOUNDS: counting::Bounds = counting::Bounds {
     pages_per_hour: 10,
     unmatched_agents_per_day: 10,
 };
@@ -727,10 +727,10 @@ fn total_of(db: &mut postgres::Client, org_id: &str) -> i64 {
 
 /// A flush of page rows of the current hour, each request served by `card_id`, with its card
 /// rows: `(page, served)`.
-fn served_pages(org_id: &str, card_id: &str, served: &[(&str, i64)]) -> reports::Flush {
+fn served_pages(org_id: &str, card_id: &str, served: &[(&str, i64)]) -> counting::Flush {
     let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH);
     let hour = SystemTime::UNIX_EPOCH + Duration::from_secs(now.unwrap().as_secs() / 3600 * 3600);
-    let pages = served.iter().map(|&(page, n)| reports::PageCount {
+    let pages = served.iter().map(|&(page, n)| counting::PageCount {
         hour,
         org_id: org_id.into(),
         page: page.into(),
@@ -738,17 +738,17 @@ fn served_pages(org_id: &str, card_id: &str, served: &[(&str, i64)]) -> reports:
         requests: n,
         served: n,
     });
-    let cards = served.iter().map(|&(page, n)| reports::CardPageCount {
+    let cards = served.iter().map(|&(page, n)| counting::CardPageCount {
         org_id: org_id.into(),
         card_id: card_id.into(),
         hour,
         page: page.into(),
         served: n,
     });
-    reports::Flush {
+    counting::Flush {
         pages: pages.collect(),
         card_pages: cards.collect(),
-        ..reports::Flush::default()
+        ..counting::Flush::default()
     }
 }
 
@@ -756,19 +756,19 @@ fn served_pages(org_id: &str, card_id: &str, served: &[(&str, i64)]) -> reports:
 fn a_page_past_the_bound_in_the_database_is_other_pages_for_its_card_too() {
     let mut db = harness::db();
     let org = harness::new_org(&mut db, "Card pages").to_string();
-    let bounds = reports::Bounds {
+    let bounds = counting::Bounds {
         pages_per_hour: 2,
         ..BOUNDS
     };
-    let mut apply = |flush: &reports::Flush| {
+    let mut apply = |flush: &counting::Flush| {
         let instance = agentcard::ids::new_id(agentcard::ids::INSTANCE);
-        let applied = reports::apply_flush(&mut db, &instance, 1, flush, bounds).unwrap();
-        let nothing_refused = reports::Applied::Now {
-            refused: reports::Flush::default(),
+        let applied = counting::apply_flush(&mut db, &instance, 1, flush, bounds).unwrap();
+        let nothing_refused = counting::Applied::Now {
+            refused: counting::Flush::default(),
         };
         assert_eq!(applied, nothing_refused);
-        let again = reports::apply_flush(&mut db, &instance, 1, flush, bounds).unwrap();
-        assert_eq!(again, reports::Applied::Before, "a retry adds nothing");
+        let again = counting::apply_flush(&mut db, &instance, 1, flush, bounds).unwrap();
+        assert_eq!(again, counting::Applied::Before, "a retry adds nothing");
     };
     // Three instances: the first fills the hour's two places; the second's new page is past
     // them; the third sends card rows alone (as a refused one is tried again).
@@ -779,7 +779,7 @@ fn a_page_past_the_bound_in_the_database_is_other_pages_for_its_card_too() {
         &[("h/a/", 1), ("h/c/", 3), ("h/d/", 1)],
     ));
     let alone = served_pages(&org, "crd_z", &[("h/b/", 1), ("h/q/", 1)]);
-    apply(&reports::Flush {
+    apply(&counting::Flush {
         pages: Vec::new(),
         ..alone
     });
@@ -798,10 +798,10 @@ fn a_page_past_the_bound_in_the_database_is_other_pages_for_its_card_too() {
     );
 }
 
-fn requests(counts: Vec<reports::RequestCount>) -> reports::Flush {
-    reports::Flush {
+fn requests(counts: Vec<counting::RequestCount>) -> counting::Flush {
+    counting::Flush {
         requests: counts,
-        ..reports::Flush::default()
+        ..counting::Flush::default()
     }
 }
 
@@ -811,14 +811,14 @@ fn a_flush_applied_twice_is_counted_once() {
     let org = harness::new_org(&mut db, "Retried").to_string();
     let flush = requests(vec![no_fills(&org, "none", 3)]);
     let instance = agentcard::ids::new_id(agentcard::ids::INSTANCE);
-    let first = reports::apply_flush(&mut db, &instance, 1, &flush, BOUNDS).unwrap();
-    let nothing_refused = reports::Applied::Now {
-        refused: reports::Flush::default(),
+    let first = counting::apply_flush(&mut db, &instance, 1, &flush, BOUNDS).unwrap();
+    let nothing_refused = counting::Applied::Now {
+        refused: counting::Flush::default(),
     };
     assert_eq!(first, nothing_refused);
-    let again = reports::apply_flush(&mut db, &instance, 1, &flush, BOUNDS).unwrap();
-    assert_eq!(again, reports::Applied::Before);
-    let next = reports::apply_flush(&mut db, &instance, 2, &flush, BOUNDS).unwrap();
+    let again = counting::apply_flush(&mut db, &instance, 1, &flush, BOUNDS).unwrap();
+    assert_eq!(again, counting::Applied::Before);
+    let next = counting::apply_flush(&mut db, &instance, 2, &flush, BOUNDS).unwrap();
     assert_eq!(next, nothing_refused);
     assert_eq!(total_of(&mut db, &org), 6);
 }
@@ -835,8 +835,8 @@ fn a_counter_postgres_refuses_is_handed_back_and_the_others_are_written() {
         no_fills(&org, "GPTBot", 2),
     ]);
     let instance = agentcard::ids::new_id(agentcard::ids::INSTANCE);
-    let applied = reports::apply_flush(&mut db, &instance, 1, &flush, BOUNDS).unwrap();
+    let applied = counting::apply_flush(&mut db, &instance, 1, &flush, BOUNDS).unwrap();
     let refused = requests(vec![poisoned]);
-    assert_eq!(applied, reports::Applied::Now { refused });
+    assert_eq!(applied, counting::Applied::Now { refused });
     assert_eq!(total_of(&mut db, &org), 3);
 }

@@ -3,14 +3,14 @@
 //! key, read back through `admin report` (JSON, CSV); an unknown key counted under nobody.
 //! The live check's sample of an organisation's last requests (decisions.md, "Connecting an
 //! edge"): written with the flush, one a second at most, the last 50 kept, read through
-//! `ops::report::live`.
+//! `ops::reports::live`.
 
 use crate::fixtures::{admin, admin_output, assert_error, CardSpec, World};
 use crate::harness::{self, db, Client, Resp};
 use agentcard::auth::{self, SecretKind};
 use agentcard::domain::{Ending, Reason, Refused};
 use agentcard::ids::{KeyId, OrgId};
-use agentcard::ops::report::live::{self, Sample, SAMPLES_KEPT};
+use agentcard::ops::reports::live::{self, Sample, SAMPLES_KEPT};
 use agentcard::ops::{self, Actor};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};

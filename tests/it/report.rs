@@ -7,7 +7,7 @@
 use crate::fixtures::{admin, admin_output, fragment};
 use crate::harness::{self, db};
 use agentcard::domain::Refused;
-use agentcard::ops::report::{self as ops_report, By};
+use agentcard::ops::reports::{self as ops_report, By};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -941,7 +941,7 @@ fn a_view_by_page_has_the_totals_of_every_view_while_its_rows_lag() {
     );
 }
 
-/// The console's view by site, fragment, card or page (`ops::report::top`): the n groups with
+/// The console's view by site, fragment, card or page (`ops::reports::top`): the n groups with
 /// the most requests, most first, ties in the whole view's key order, with their requests and
 /// served; then the other groups together (by page, before what the page rows do not hold yet,
 /// which stays a group with its purposes): the same totals as the whole view, which groups

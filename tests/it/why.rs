@@ -1,7 +1,7 @@
 //! "Why this card?" (`ops::why`) on the shared server's own snapshot, against what its
 //! `/fragment` answers over HTTP for the same page: a page resolved by a rule, by the site
 //! default and by none; the cards left out and why; refusals on their field. And the
-//! console's short views of the report (`ops::report::glance`, `card_week`) against the
+//! console's short views of the report (`ops::reports::glance`, `card_week`) against the
 //! requests just made.
 
 use crate::fixtures::{CardSpec, World};
@@ -194,7 +194,7 @@ fn the_glance_and_a_cards_week_count_the_requests_just_made() {
     let started = Instant::now();
     let glance = loop {
         let now = jiff::Timestamp::now();
-        let glance = ops::report::glance(&mut db(), &caller.org, now).unwrap();
+        let glance = ops::reports::glance(&mut db(), &caller.org, now).unwrap();
         if glance.by_hour.total.requests == 4 || started.elapsed() > Duration::from_secs(30) {
             break glance;
         }
@@ -218,7 +218,7 @@ fn the_glance_and_a_cards_week_count_the_requests_just_made() {
         .map(|g| g.key.cells()[0].clone())
         .collect();
     assert_eq!(unfilled, [Some(empty)]);
-    let week = ops::report::card_week(
+    let week = ops::reports::card_week(
         &mut db(),
         &caller.org,
         &CardId::parse(&s.sport_card).unwrap(),

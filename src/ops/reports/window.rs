@@ -3,7 +3,7 @@
 //! A window `[since, until)` counts each bucket whose start lies in it.
 
 use super::By;
-use crate::db::report_summary::Window;
+use crate::db::reports::Window;
 use crate::error::ApiError;
 use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp, ToSpan};

@@ -9,7 +9,7 @@
 use super::counters::{Counts, MemoryBounds};
 use super::{ReportSettings, Slots};
 use crate::background::{Background, Stop, Woken};
-use crate::db::reports::{self, Applied, Flush};
+use crate::db::counting::{self, Applied, Flush};
 use crate::failure_log::FailureLog;
 use crate::{db, ids};
 use crossbeam::channel::{self, Receiver, Sender};
@@ -226,7 +226,7 @@ impl Flusher {
         let bounds = self.settings.bounds;
         let instance_id = self.instance_id.clone();
         let outcome = self.client().and_then(|client| {
-            reports::apply_flush(client, &instance_id, attempt.seq, &attempt.flush, bounds)
+            counting::apply_flush(client, &instance_id, attempt.seq, &attempt.flush, bounds)
         });
         match outcome {
             Ok(applied) => {
@@ -265,7 +265,7 @@ impl Flusher {
         let retention = self.settings.retention;
         if let Err(error) = self
             .client()
-            .and_then(|client| reports::roll_up(client, retention))
+            .and_then(|client| counting::roll_up(client, retention))
         {
             self.client = None;
             log::warn!("report: roll-up not done: {}", db::describe(&error));
@@ -284,7 +284,7 @@ impl Flusher {
     fn client(&mut self) -> Result<&mut postgres::Client, postgres::Error> {
         let client = match self.client.take() {
             Some(client) if !client.is_closed() => client,
-            _ => reports::connect(&self.settings.database_url, STATEMENT_TIMEOUT)?,
+            _ => counting::connect(&self.settings.database_url, STATEMENT_TIMEOUT)?,
         };
         Ok(self.client.insert(client))
     }

@@ -6,7 +6,7 @@
 
 use super::{report, top, unfilled, unmatched_agents, By, ConsoleWindow, Report};
 use crate::db::orgs::Org;
-use crate::db::report_summary::snapshot;
+use crate::db::reports::snapshot;
 use crate::error::ApiError;
 use jiff::Timestamp;
 use postgres::Client;

@@ -1,10 +1,10 @@
 //! The console's short views: the home page's last 24 hours at a glance, and a card's last
 //! 7 days (what it served each day, the pages that got it most). The same counts as every
-//! report (`super::report`), in the console's windows.
+//! report (`super`), in the console's windows.
 
 use super::{report, By, ConsoleWindow, Counts, Group, Key, Report};
 use crate::db::orgs::Org;
-use crate::db::report_summary;
+use crate::db::reports;
 use crate::delivery::UNREADABLE_PATH;
 use crate::error::ApiError;
 use crate::ids::CardId;
@@ -106,8 +106,8 @@ pub fn card_week(
     let window = ConsoleWindow::Last7Days;
     let (org_id, card_id) = (org.id.as_str(), card.as_str());
     let week = window.bounds(now).window();
-    let counted = report_summary::served_by_card_per_day(db, org_id, card_id, week)?;
-    let pages = report_summary::card_top_pages(db, org_id, card_id, week, TOP_PAGES)?;
+    let counted = reports::served_by_card_per_day(db, org_id, card_id, week)?;
+    let pages = reports::card_top_pages(db, org_id, card_id, week, TOP_PAGES)?;
     let served_on = |day: Timestamp| {
         let on_day = (counted.iter()).filter(|(at, _)| Timestamp::try_from(*at).ok() == Some(day));
         on_day.map(|(_, n)| n).sum::<i64>()
@@ -122,7 +122,7 @@ pub fn card_week(
     })
 }
 
-fn card_page(row: report_summary::CardPage) -> CardPage {
+fn card_page(row: reports::CardPage) -> CardPage {
     let readable = !row.page.ends_with(UNREADABLE_PATH);
     CardPage {
         site: row.site.filter(|_| readable),

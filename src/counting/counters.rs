@@ -7,7 +7,7 @@
 //! allocation; only a key's first request in a flush interval copies its texts.
 
 use crate::agents::Marker;
-use crate::db::reports::{
+use crate::db::counting::{
     CardPageCount, Flush, PageCount, RequestCount, Sample, UnmatchedAgentCount, OTHER_PAGES,
     OTHER_USER_AGENTS, SAMPLES_KEPT,
 };

@@ -16,13 +16,13 @@ pub mod live;
 mod view;
 mod window;
 
-pub use crate::db::report_summary::snapshot;
+pub use crate::db::reports::snapshot;
 pub use glance::{card_week, glance, series, CardPage, CardWeek, Glance};
 pub use view::{view, View};
 pub use window::{parse_time, Bounds, ConsoleWindow, TimeArg};
 
 use crate::db::orgs::Org;
-use crate::db::report_summary::{self, Dimension, GroupKey, PageCount, RequestCount};
+use crate::db::reports::{self, Dimension, GroupKey, PageCount, RequestCount};
 use crate::domain::closed_set::closed_set;
 use crate::domain::{Ending, Outcome, Purpose, Refused};
 use crate::error::ApiError;
@@ -340,12 +340,12 @@ pub fn report(
     };
     let window = bounds.window();
     let dimension = by.and_then(By::dimension);
-    let counts = report_summary::request_counts(db, org_id, window, dimension)?;
+    let counts = reports::request_counts(db, org_id, window, dimension)?;
     let total = Counts::of_requests(&counts);
     let groups = match by {
         None => None,
         Some(By::Page) => {
-            let pages = report_summary::page_counts(db, org_id, window)?;
+            let pages = reports::page_counts(db, org_id, window)?;
             Some((By::Page, by_page(&pages, &total)))
         }
         Some(by) => Some((by, by_key(&counts, by)?)),
@@ -381,8 +381,8 @@ pub fn top(
         return report(db, org, bounds, Some(by));
     };
     let (org_id, window) = (org.id.as_str(), bounds.window());
-    let total = Counts::of_requests(&report_summary::request_counts(db, org_id, window, None)?);
-    let tallies = report_summary::top_tallies(db, org_id, window, dimension, n)?;
+    let total = Counts::of_requests(&reports::request_counts(db, org_id, window, None)?);
+    let tallies = reports::top_tallies(db, org_id, window, dimension, n)?;
     let groups = (tallies.iter())
         .map(|tally| {
             let key = Key::of(&tally.key, by)
@@ -422,8 +422,8 @@ fn top_pages(
     let org_id = org.id.as_str();
     let bounds = bounds.whole_hours();
     let window = bounds.window();
-    let total = Counts::of_requests(&report_summary::request_counts(db, org_id, window, None)?);
-    let pages = report_summary::top_page_tallies(db, org_id, window, n)?;
+    let total = Counts::of_requests(&reports::request_counts(db, org_id, window, None)?);
+    let pages = reports::top_page_tallies(db, org_id, window, n)?;
     let written = Counts::of_pages(&pages.written);
     let mut groups: Vec<Group> = (pages.shown.into_iter())
         .map(|page| Group {
@@ -453,7 +453,7 @@ pub fn unfilled(
     n: i64,
 ) -> Result<Report, ApiError> {
     let window = bounds.window();
-    let counts = report_summary::top_unfilled_counts(db, org.id.as_str(), window, n)?;
+    let counts = reports::top_unfilled_counts(db, org.id.as_str(), window, n)?;
     Ok(Report {
         org: org.clone(),
         bounds,
@@ -509,7 +509,7 @@ pub fn unmatched_agents(
     limit: i64,
 ) -> Result<Vec<(String, i64)>, ApiError> {
     let window = bounds.window();
-    Ok(report_summary::unmatched_agents(
+    Ok(reports::unmatched_agents(
         db,
         org.id.as_str(),
         window,

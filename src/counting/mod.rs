@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-pub use crate::db::reports::{Bounds, Retention};
+pub use crate::db::counting::{Bounds, Retention};
 pub use flusher::FlushStatus;
 
 /// Slots of counters; threads take them round robin, one each in practice (the worker threads).

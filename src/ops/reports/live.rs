@@ -3,14 +3,14 @@
 //! and its refusals by reason over a window, each with what to fix (`Refused::fix`).
 
 use super::{report, Bounds};
+use crate::db::counting;
 use crate::db::orgs::Org;
-use crate::db::reports;
 use crate::domain::Refused;
 use crate::error::ApiError;
 use postgres::GenericClient;
 use std::collections::BTreeMap;
 
-pub use crate::db::reports::{Sample, SAMPLES_KEPT};
+pub use crate::db::counting::{Sample, SAMPLES_KEPT};
 
 /// The last `n` requests of `org` in the sample (at most [`SAMPLES_KEPT`]), the latest first.
 /// A request reaches it with the flush after it, about a second later.
@@ -20,7 +20,7 @@ pub fn last_requests(
     n: usize,
 ) -> Result<Vec<Sample>, ApiError> {
     let n = n.min(SAMPLES_KEPT) as i64;
-    Ok(reports::samples(db, org.id.as_str(), n)?)
+    Ok(counting::samples(db, org.id.as_str(), n)?)
 }
 
 /// The refusals of `org`'s requests in `bounds`, by reason, every reason a member.
