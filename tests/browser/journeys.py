@@ -421,7 +421,7 @@ def agents_ask_and_the_member_reads_the_numbers(member, key, fragment_id):
     shows_the_totals(member, "total", report_json("7d"), "reports, 7 days")
     expect("the chart's points over 7 days", chart_points(member), 7)
     member.choose("Window", "Last 24 hours, by hour")
-    member.choose("Group by (optional)", "agent")
+    member.choose("Group by (optional)", "Agent")
     member.press("Show", "reports, the last 24 hours by agent")
     shows_the_totals(member, "total", report_json("24h"), "reports, 24 hours")
     expect("the chart's points over 24 hours", chart_points(member), 24)
