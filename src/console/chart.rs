@@ -87,11 +87,12 @@ pub struct Chart {
     pub bottom: f64,
 }
 
-/// A bucket's label: `2026-11-27 13:00` by hour, `2026-11-27` by day, UTC.
+/// A bucket's label, as the console writes times: `27 Nov 2026, 13:00 UTC` by hour,
+/// `27 Nov 2026` by day (a UTC day).
 pub fn bucket_label(start: Timestamp, by: By) -> String {
     let format = match by {
-        By::Hour => "%Y-%m-%d %H:00",
-        _ => "%Y-%m-%d",
+        By::Hour => "%-d %b %Y, %H:00 UTC",
+        _ => "%-d %b %Y",
     };
     start.strftime(format).to_string()
 }
@@ -254,7 +255,7 @@ fn describe(buckets: &[Bucket], word: &str) -> String {
     let served: i64 = buckets.iter().map(|b| b.served).sum();
     let busiest = buckets.iter().max_by_key(|b| b.requests);
     let mut desc = format!(
-        "{} {word}s from {} to {} (UTC): {requests} requests, {served} served.",
+        "{} {word}s (UTC) from {} to {}: {requests} requests, {served} served.",
         buckets.len(),
         buckets.first().map_or("", |b| &b.label),
         buckets.last().map_or("", |b| &b.label),
@@ -383,11 +384,11 @@ mod tests {
         assert_eq!(
             rows,
             [
-                "2026-11-20..2026-11-22",
-                "2026-11-23 50.0 %",
-                "2026-11-24 —",
-                "2026-11-25 50.0 %",
-                "2026-11-26 —",
+                "20 Nov 2026..22 Nov 2026",
+                "23 Nov 2026 50.0 %",
+                "24 Nov 2026 —",
+                "25 Nov 2026 50.0 %",
+                "26 Nov 2026 —",
             ]
         );
         assert_eq!(chart.buckets.len(), 7);

@@ -13,7 +13,8 @@ use crate::domain::{Ending, Invalid, Purpose};
 use crate::error::ApiError;
 use crate::http::Response;
 use crate::ops::report::{
-    self, csv::csv, series, By, ConsoleWindow, Counts, Key, Report, ALL_OTHERS, NOT_YET_WRITTEN,
+    self, csv::csv, series, Bounds, By, ConsoleWindow, Counts, Key, Report, ALL_OTHERS,
+    NOT_YET_WRITTEN,
 };
 use askama::Template;
 use jiff::civil::Date;
@@ -90,8 +91,8 @@ pub struct Reason {
 pub struct ReportsPage {
     pub layout: Layout,
     pub form: Inputs,
-    /// The window in words, UTC.
-    pub window: String,
+    /// The window shown (none when a field was refused).
+    pub window: Option<Period>,
     /// `None` when a field was refused: nothing was run.
     pub numbers: Option<Numbers>,
 }
@@ -124,10 +125,25 @@ pub struct Groups {
     pub ids: bool,
 }
 
+/// A window's first moment and the moment it ends (excluded), RFC 3339, for `time.html`.
+pub struct Period {
+    pub since: String,
+    pub until: String,
+}
+
+impl Period {
+    fn of(bounds: Bounds) -> Period {
+        Period {
+            since: bounds.since().to_string(),
+            until: bounds.until().to_string(),
+        }
+    }
+}
+
 /// Each total's change against the preceding window of the same length, in words.
 pub struct Change {
-    /// The preceding window, UTC.
-    pub window: String,
+    /// The preceding window.
+    pub window: Period,
     pub requests: String,
     pub served: String,
     pub fill: String,
@@ -135,7 +151,7 @@ pub struct Change {
 }
 
 impl Change {
-    fn of(now: &Counts, before: &Counts, window: String) -> Change {
+    fn of(now: &Counts, before: &Counts, window: Period) -> Change {
         let refused = |counts: &Counts| counts.refused.unwrap_or(0);
         Change {
             window,
@@ -202,7 +218,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
             let page = ReportsPage {
                 layout: ctx.layout(),
                 form,
-                window: String::new(),
+                window: None,
                 numbers: None,
             };
             return Ok(pages::html(422, &page));
@@ -230,13 +246,13 @@ pub fn page(ctx: &mut PageContext) -> Answer {
     let top = asked.by.filter(|by| *by != By::Agent).map(|_| TOP_SHOWN);
     let reasons = reasons(&total, view.by_fragment.as_ref());
     let by = view.grouped.as_ref().and_then(groups);
-    let change = Change::of(&total, &view.previous, bounds.preceding().words());
+    let change = Change::of(&total, &view.previous, Period::of(bounds.preceding()));
     let unmatched = view.unmatched;
     let csv = csv_link(&form);
     let page = ReportsPage {
         layout: ctx.layout(),
         form,
-        window: bounds.words(),
+        window: Some(Period::of(bounds)),
         numbers: Some(Numbers {
             fill: percent(&total),
             change,

@@ -472,9 +472,19 @@ def pages_served_on_the_site():
         if time.monotonic() > deadline:
             raise JourneyFailed(f"the page counts are never written: {groups}")
         time.sleep(0.1)
-    served = [(g["page"], str(g["served"])) for g in groups
+    served = [(as_shown(g["page"]), str(g["served"])) for g in groups
               if g["page"].startswith(f"{SITE}/") and g["served"] > 0]
     return sorted(served)
+
+
+def as_shown(page):
+    """A canonical page (`host/path/`) as the console shows it: without the slash the canonical
+    form adds, each segment percent-decoded (an escaped slash stays escaped)."""
+    host, _, path = page.partition("/")
+    if not path:
+        return page
+    segments = path.rstrip("/").split("%2F")
+    return host + "/" + "%2F".join(urllib.parse.unquote(s) for s in segments)
 
 
 def the_card_pages(person):

@@ -13,6 +13,11 @@ use jiff::Timestamp;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
+/// A moment as the console writes it: `27 Nov 2026, 20:41 UTC`.
+fn in_words(at: Timestamp) -> String {
+    at.strftime("%-d %b %Y, %H:%M UTC").to_string()
+}
+
 /// A publisher whose agents asked for two fragments: `SERVED` requests served by its card on
 /// `/home`, `PAUSED` answered without a card by the paused `/off`.
 struct Scene {
@@ -132,8 +137,8 @@ fn cli_totals(report: &Value) -> (String, String, String) {
 /// label, or a run's first and last.
 fn covered(table: &str, window: ConsoleWindow) -> usize {
     let format = match window {
-        ConsoleWindow::Last24Hours => "%Y-%m-%d %H:00",
-        _ => "%Y-%m-%d",
+        ConsoleWindow::Last24Hours => "%-d %b %Y, %H:00 UTC",
+        _ => "%-d %b %Y",
     };
     let labels: Vec<String> = (window.buckets(Timestamp::now()).iter())
         .map(|start| start.strftime(format).to_string())
@@ -587,7 +592,7 @@ fn the_card_page_shows_what_it_served_each_of_the_last_7_days() {
     assert_eq!(ours["served"], SERVED);
     let table = between(&page, "<table class=\"week\">", "</table>");
     assert_eq!(table.matches("<th scope=\"row\">").count(), 7);
-    let today = Timestamp::now().strftime("%Y-%m-%d").to_string();
+    let today = Timestamp::now().strftime("%-d %b %Y").to_string();
     assert!(
         table.contains(&format!(
             "<th scope=\"row\">{today}</th><td data-label=\"Served\">{SERVED}</td>"
@@ -824,12 +829,11 @@ fn each_total_shows_its_change_against_the_window_before() {
             "unchanged from 0",
         ]
     );
-    assert!(
-        page.contains(&format!(
-            "window of the same length before it: from {since} to {until}"
-        )),
-        "{page}"
+    let before = format!(
+        "before it, from <time datetime=\"{since}\">{}</time> to <time datetime=\"{until}\">",
+        in_words(before.since())
     );
+    assert!(page.contains(&before), "{page}");
     // Another organisation had nothing before, nor now.
     let neighbour = Browser::signed_in(&person(
         Some(&crate::console_fixtures::new_org()),
