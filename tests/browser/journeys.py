@@ -171,12 +171,14 @@ def owner_writes_a_card_for_the_sidebar(owner):
 
 def owner_reviews_the_site(owner):
     """The site's page with the card on the sidebar and a page tested, in a window tall enough
-    to hold it all: docs/images/console-site.png is this screenshot."""
+    to hold it all: docs/images/console-site.png is this screenshot, and
+    docs/images/console-site-phone.png its whole page at 390 px."""
     owner.driver.set_window_size(1280, 2000)
     query = urllib.parse.urlencode({"page_url": f"https://{MAPPED_SITE}/world/story"})
     owner.open(f"{CONSOLE}/sites/{MAPPED_SITE}?{query}", "site page")
     owner.sees("Sidebar card (active)")
     owner.sees("Fragment: /world (World).")
+    whole_page(owner, "site-phone", 390)
     owner.driver.set_window_size(1280, 900)
 
 
