@@ -1,7 +1,8 @@
 //! The publisher's numbers: the Reports page (a window, a group, the totals and their change
 //! against the window before, a chart and its table, the groups with names and links, most
 //! requests first, what to do about each no-fill reason) and each view as CSV (canonical
-//! pages; the page shows them decoded for reading). The numbers are `ops::report`'s, the same `admin report` prints for the window.
+//! pages; the page shows them decoded for reading). The numbers are `ops::report`'s, the same
+//! `admin report` prints for the window.
 
 use super::chart::{bucket_label, percent, Chart, Glance, Row, Week, WeekPage};
 use super::context::{Answer, PageContext};
