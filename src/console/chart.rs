@@ -149,8 +149,8 @@ fn x_label(start: Timestamp, by: By) -> String {
 /// day, every stride-th day from the first.
 fn labelled(index: usize, start: Timestamp, by: By, stride: usize) -> bool {
     match by {
-        By::Hour => (start.as_second().rem_euclid(86_400) / 3600) as usize % stride == 0,
-        _ => index % stride == 0,
+        By::Hour => ((start.as_second().rem_euclid(86_400) / 3600) as usize).is_multiple_of(stride),
+        _ => index.is_multiple_of(stride),
     }
 }
 
