@@ -245,7 +245,8 @@ fn groups_carry_names_and_links_and_no_fill_reasons_say_where_to_act() {
         .sum();
     assert_eq!(requests, SERVED + PAUSED, "{table}");
     assert!(
-        table.contains("numbers.example/home/") || table.contains("(not yet written)"),
+        table.contains("<th scope=\"row\">numbers.example/home</th>")
+            || table.contains("(not yet written)"),
         "{table}"
     );
     let page = s.page("?by=agent");
