@@ -200,6 +200,18 @@ fn the_page_shows_the_numbers_admin_report_prints_for_each_window() {
     let page = s.page(&format!("?window=dates&from={today}&to={today}"));
     assert_eq!(points(&page), 1);
     assert_eq!(totals(&page).0, (SERVED + PAUSED).to_string());
+    // The point says its numbers on hover (its title) and while it has the focus.
+    let day = Timestamp::now().strftime("%-d %b %Y");
+    let value = format!(
+        "{day}: {} requests, {SERVED} served (62.5 % fill)",
+        SERVED + PAUSED
+    );
+    assert!(
+        page.contains(&format!(
+            "<g class=\"point\" tabindex=\"0\" role=\"img\" aria-label=\"{value}\"><title>{value}</title>"
+        )),
+        "{page}"
+    );
 }
 
 #[test]
