@@ -1,6 +1,8 @@
-//! The publisher's numbers: the Reports page (a window, a group, the totals, a chart and its
-//! table, the groups with names and links, what to do about each no-fill reason) and each view
-//! as CSV. The numbers are `ops::reports`'s, the same `admin report` prints for the window.
+//! The publisher's numbers: the Reports page (a window, a group, the totals and their change
+//! against the window before, a chart and its table, the groups with names and links, most
+//! requests first, what to do about each no-fill reason) and each view as CSV (canonical
+//! pages; the page shows them decoded for reading). The numbers are `ops::reports`'s, the same
+//! `admin report` prints for the window.
 
 use super::chart::{bucket_label, percent, Chart, Glance, Row, Week, WeekPage};
 use super::context::{Answer, PageContext};
@@ -12,11 +14,13 @@ use crate::domain::{Ending, Invalid, Purpose};
 use crate::error::ApiError;
 use crate::http::Response;
 use crate::ops::reports::{
-    self, csv::csv, series, By, ConsoleWindow, Counts, Key, Report, ALL_OTHERS,
+    self, csv::csv, series, Bounds, By, ConsoleWindow, Counts, Key, Report, ALL_OTHERS,
+    NOT_YET_WRITTEN,
 };
 use askama::Template;
 use jiff::civil::Date;
 use jiff::Timestamp;
+use std::cmp::Reverse;
 
 /// The windows of the picker: the query's value, its label, the window.
 const WINDOWS: [(&str, &str, Option<ConsoleWindow>); 4] = [
@@ -42,8 +46,14 @@ const UNMATCHED_SHOWN: i64 = 20;
 /// the CSV holds.
 const TOP_SHOWN: i64 = 100;
 
-/// The groups of the picker, by their `By` name.
-const GROUPS: [By; 5] = [By::Agent, By::Site, By::Fragment, By::Card, By::Page];
+/// The groups of the picker, by their `By` name, and their name on the page.
+const GROUPS: [(By, &str); 5] = [
+    (By::Agent, "Agent"),
+    (By::Site, "Site"),
+    (By::Fragment, "Fragment"),
+    (By::Card, "Card"),
+    (By::Page, "Page"),
+];
 
 /// What to do about a no-fill reason: its words and where to go (none for the endings that
 /// are no reason of a no-fill).
@@ -82,8 +92,8 @@ pub struct Reason {
 pub struct ReportsPage {
     pub layout: Layout,
     pub form: Inputs,
-    /// The window in words, UTC.
-    pub window: String,
+    /// The window shown (none when a field was refused).
+    pub window: Option<Period>,
     /// `None` when a field was refused: nothing was run.
     pub numbers: Option<Numbers>,
 }
@@ -92,10 +102,12 @@ pub struct ReportsPage {
 pub struct Numbers {
     pub total: Counts,
     pub fill: String,
+    /// Each total's change against the preceding window of the same length.
+    pub change: Change,
     pub reasons: Vec<Reason>,
     pub chart: Chart,
-    /// The group shown, its column's name, its rows.
-    pub by: Option<(&'static str, Vec<Row>)>,
+    /// The group shown.
+    pub by: Option<Groups>,
     /// How many groups at most the view lists by name ([`TOP_SHOWN`]), when it lists only
     /// the top ones.
     pub top: Option<i64>,
@@ -103,6 +115,81 @@ pub struct Numbers {
     pub csv: String,
     /// The User-Agents that matched no marker, most requests first.
     pub unmatched: Vec<(String, i64)>,
+}
+
+/// The rows of a group, most requests first (the others, together, last).
+pub struct Groups {
+    /// The name of the group's column ("Agent").
+    pub heading: &'static str,
+    pub rows: Vec<Row>,
+    /// Whether any row has an id: the Id column is shown only then.
+    pub ids: bool,
+}
+
+/// A window's first moment and the moment it ends (excluded), RFC 3339, for `time.html`.
+pub struct Period {
+    pub since: String,
+    pub until: String,
+}
+
+impl Period {
+    fn of(bounds: Bounds) -> Period {
+        Period {
+            since: bounds.since().to_string(),
+            until: bounds.until().to_string(),
+        }
+    }
+}
+
+/// Each total's change against the preceding window of the same length, in words.
+pub struct Change {
+    /// The preceding window.
+    pub window: Period,
+    pub requests: String,
+    pub served: String,
+    pub fill: String,
+    pub refused: String,
+}
+
+impl Change {
+    fn of(now: &Counts, before: &Counts, window: Period) -> Change {
+        let refused = |counts: &Counts| counts.refused.unwrap_or(0);
+        Change {
+            window,
+            requests: count_change(now.requests, before.requests),
+            served: count_change(now.served, before.served),
+            fill: fill_change(now, before),
+            refused: count_change(refused(now), refused(before)),
+        }
+    }
+}
+
+/// `+12 (+9.8 %) from 122`; `unchanged from 122`; `+5 from 0`.
+fn count_change(now: i64, before: i64) -> String {
+    let difference = now - before;
+    match (difference, before) {
+        (0, _) => format!("unchanged from {before}"),
+        (_, 0) => format!("{difference:+} from 0"),
+        _ => {
+            let relative = difference as f64 * 100.0 / before as f64;
+            format!("{difference:+} ({relative:+.1} %) from {before}")
+        }
+    }
+}
+
+/// `+2.5 points from 80.0 %`, or what there is to say when a window had no requests.
+fn fill_change(now: &Counts, before: &Counts) -> String {
+    if before.requests <= 0 {
+        return "no requests before".into();
+    }
+    if now.requests <= 0 {
+        return format!("from {}", percent(before));
+    }
+    let points = (now.fill_rate() - before.fill_rate()) * 100.0;
+    match format!("{points:+.1}").as_str() {
+        "+0.0" | "-0.0" => format!("unchanged from {}", percent(before)),
+        points => format!("{points} points from {}", percent(before)),
+    }
 }
 
 impl Numbers {
@@ -132,7 +219,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
             let page = ReportsPage {
                 layout: ctx.layout(),
                 form,
-                window: String::new(),
+                window: None,
                 numbers: None,
             };
             return Ok(pages::html(422, &page));
@@ -159,15 +246,17 @@ pub fn page(ctx: &mut PageContext) -> Answer {
     let total = view.by_bucket.total;
     let top = asked.by.filter(|by| *by != By::Agent).map(|_| TOP_SHOWN);
     let reasons = reasons(&total, view.by_fragment.as_ref());
-    let by = view.grouped.as_ref().and_then(rows);
+    let by = view.grouped.as_ref().and_then(groups);
+    let change = Change::of(&total, &view.previous, Period::of(bounds.preceding()));
     let unmatched = view.unmatched;
     let csv = csv_link(&form);
     let page = ReportsPage {
         layout: ctx.layout(),
         form,
-        window: bounds.words(),
+        window: Some(Period::of(bounds)),
         numbers: Some(Numbers {
             fill: percent(&total),
+            change,
             total,
             reasons,
             chart,
@@ -224,7 +313,7 @@ fn picker() -> Inputs {
     groups.extend(
         GROUPS
             .iter()
-            .map(|by| (by.as_str().to_string(), by.as_str().to_string())),
+            .map(|(by, name)| (by.as_str().to_string(), name.to_string())),
     );
     Inputs(vec![
         Input::new("report", "window", "Window")
@@ -244,10 +333,10 @@ fn asked(ctx: &PageContext) -> Result<Asked, Vec<Invalid>> {
     let mut refusals = Vec::new();
     let by = match query.get("by") {
         "" => None,
-        name => match By::named(name).filter(|by| GROUPS.contains(by)) {
-            Some(by) => Some(by),
+        name => match GROUPS.iter().find(|(by, _)| by.as_str() == name) {
+            Some((by, _)) => Some(*by),
             None => {
-                let names: Vec<&str> = GROUPS.iter().map(|by| by.as_str()).collect();
+                let names: Vec<&str> = GROUPS.iter().map(|(by, _)| by.as_str()).collect();
                 let message = format!("expected one of {}", names.join(", "));
                 refusals.push(Invalid::new("by", message));
                 None
@@ -347,7 +436,7 @@ pub(super) fn week(ctx: &mut PageContext, card: &CardRow) -> Result<Week, PageRe
     let week = reports::card_week(ctx.db, &org, &card.id, Timestamp::now())?;
     let page = |page: reports::CardPage| WeekPage {
         why: (page.site.as_ref()).map(|site| why_link(site, &page.page, card)),
-        page: page.page,
+        page: readable_page(&page.page),
         served: page.served,
     };
     Ok(Week {
@@ -369,9 +458,17 @@ fn why_link(site: &str, page: &str, card: &CardRow) -> String {
     format!("/sites/{site}/why?{query}")
 }
 
-/// The rows of a grouped report, and its column's name.
-fn rows(report: &Report) -> Option<(&'static str, Vec<Row>)> {
+/// The rows of a grouped report, most requests first (ties in the report's order), what the
+/// page rows do not hold yet and the others last.
+fn groups(report: &Report) -> Option<Groups> {
     let (by, groups) = report.groups.as_ref()?;
+    let heading = GROUPS
+        .iter()
+        .find(|(b, _)| b == by)
+        .map_or("Group", |(_, name)| name);
+    let mut groups: Vec<&reports::Group> = groups.iter().collect();
+    let unwritten = Key::Page(NOT_YET_WRITTEN.into());
+    groups.sort_by_key(|g| (g.key == unwritten, Reverse(g.counts.requests)));
     let mut rows: Vec<Row> = groups.iter().map(|g| row(&g.key, &g.counts)).collect();
     rows.extend(report.others.as_ref().map(|counts| Row {
         name: ALL_OTHERS.into(),
@@ -381,7 +478,25 @@ fn rows(report: &Report) -> Option<(&'static str, Vec<Row>)> {
         served: counts.served,
         fill: percent(counts),
     }));
-    Some((by.as_str(), rows))
+    let ids = rows.iter().any(|row| row.id.is_some());
+    Some(Groups { heading, rows, ids })
+}
+
+/// A page (host and canonical path) as a person reads it: without the slash the canonical
+/// form ends with, each segment percent-decoded (an escaped `/` stays escaped); the canonical
+/// form where it does not decode to UTF-8, and the pseudo-pages (`(other pages)`) as they are.
+fn readable_page(page: &str) -> String {
+    let path = page.strip_suffix('/').filter(|p| p.contains('/'));
+    let Some(path) = path.filter(|_| !page.starts_with('(')) else {
+        return page.into();
+    };
+    let decoded: Option<Vec<String>> = (path.split("%2F"))
+        .map(|part| {
+            let part = percent_encoding::percent_decode_str(part).decode_utf8();
+            part.ok().map(|part| part.into_owned())
+        })
+        .collect();
+    decoded.map_or_else(|| page.into(), |parts| parts.join("%2F"))
 }
 
 /// A group's name, id and console page.
@@ -420,7 +535,8 @@ pub(super) fn row(key: &Key, counts: &Counts) -> Row {
             let shown = name.clone().unwrap_or_else(|| "(no card served)".into());
             (shown, id.clone(), link)
         }
-        Key::Page(page) | Key::Agent(page) => (page.clone(), None, None),
+        Key::Page(page) => (readable_page(page), None, None),
+        Key::Agent(agent) => (agent.clone(), None, None),
         Key::Hour(at) => (bucket_label(*at, By::Hour), None, None),
         Key::Day(at) => (bucket_label(*at, By::Day), None, None),
     };
@@ -441,4 +557,51 @@ fn csv_link(form: &Inputs) -> String {
         query.append_pair(input.name, &input.value);
     }
     format!("/reports.csv?{}", query.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_read_as_requested_without_the_added_slash_and_decoded() {
+        let cases = [
+            ("a.example/a-propos/", "a.example/a-propos"),
+            ("a.example/soci%C3%A9t%C3%A9/", "a.example/société"),
+            ("a.example/", "a.example/"),
+            ("a.example/a%2Fb/c%20d/", "a.example/a%2Fb/c d"),
+            ("a.example/%FF/", "a.example/%FF/"),
+            ("(other pages)", "(other pages)"),
+            (NOT_YET_WRITTEN, NOT_YET_WRITTEN),
+        ];
+        for (canonical, shown) in cases {
+            assert_eq!(readable_page(canonical), shown, "{canonical}");
+        }
+    }
+
+    #[test]
+    fn changes_say_the_difference_and_what_it_was() {
+        assert_eq!(count_change(146, 122), "+24 (+19.7 %) from 122");
+        assert_eq!(count_change(3, 4), "-1 (-25.0 %) from 4");
+        assert_eq!(count_change(5, 0), "+5 from 0");
+        assert_eq!(count_change(7, 7), "unchanged from 7");
+        let counts = |requests, served| Counts {
+            requests,
+            served,
+            ..Counts::zero(true)
+        };
+        assert_eq!(
+            fill_change(&counts(10, 9), &counts(10, 8)),
+            "+10.0 points from 80.0 %"
+        );
+        assert_eq!(
+            fill_change(&counts(10, 8), &counts(0, 0)),
+            "no requests before"
+        );
+        assert_eq!(fill_change(&counts(0, 0), &counts(10, 8)), "from 80.0 %");
+        assert_eq!(
+            fill_change(&counts(4, 2), &counts(2, 1)),
+            "unchanged from 50.0 %"
+        );
+    }
 }

@@ -171,12 +171,14 @@ def owner_writes_a_card_for_the_sidebar(owner):
 
 def owner_reviews_the_site(owner):
     """The site's page with the card on the sidebar and a page tested, in a window tall enough
-    to hold it all: docs/images/console-site.png is this screenshot."""
+    to hold it all: docs/images/console-site.png is this screenshot, and
+    docs/images/console-site-phone.png its whole page at 390 px."""
     owner.driver.set_window_size(1280, 2000)
     query = urllib.parse.urlencode({"page_url": f"https://{MAPPED_SITE}/world/story"})
     owner.open(f"{CONSOLE}/sites/{MAPPED_SITE}?{query}", "site page")
     owner.sees("Sidebar card (active)")
     owner.sees("Fragment: /world (World).")
+    whole_page(owner, "site-phone", 390)
     owner.driver.set_window_size(1280, 900)
 
 
@@ -421,7 +423,7 @@ def agents_ask_and_the_member_reads_the_numbers(member, key, fragment_id):
     shows_the_totals(member, "total", report_json("7d"), "reports, 7 days")
     expect("the chart's points over 7 days", chart_points(member), 7)
     member.choose("Window", "Last 24 hours, by hour")
-    member.choose("Group by (optional)", "agent")
+    member.choose("Group by (optional)", "Agent")
     member.press("Show", "reports, the last 24 hours by agent")
     shows_the_totals(member, "total", report_json("24h"), "reports, 24 hours")
     expect("the chart's points over 24 hours", chart_points(member), 24)
@@ -472,9 +474,19 @@ def pages_served_on_the_site():
         if time.monotonic() > deadline:
             raise JourneyFailed(f"the page counts are never written: {groups}")
         time.sleep(0.1)
-    served = [(g["page"], str(g["served"])) for g in groups
+    served = [(as_shown(g["page"]), str(g["served"])) for g in groups
               if g["page"].startswith(f"{SITE}/") and g["served"] > 0]
     return sorted(served)
+
+
+def as_shown(page):
+    """A canonical page (`host/path/`) as the console shows it: without the slash the canonical
+    form adds, each segment percent-decoded (an escaped slash stays escaped)."""
+    host, _, path = page.partition("/")
+    if not path:
+        return page
+    segments = path.rstrip("/").split("%2F")
+    return host + "/" + "%2F".join(urllib.parse.unquote(s) for s in segments)
 
 
 def the_card_pages(person):

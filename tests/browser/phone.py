@@ -3,7 +3,8 @@ it started with demo data: the demo's owner sets a password through their link a
 390x844 CSS pixels, then follows every link of the console from the home page (each page once,
 its links queued). Each page passes axe-core (WCAG 2 A and AA, with WCAG 2.2's target size)
 and does not scroll sideways (WCAG 1.4.10 Reflow: document.documentElement.scrollWidth is at
-most the viewport's width); a screenshot of each is written to $AGENTCARD_SCREENSHOTS.
+most the viewport's width), no table's cell ends past the viewport's right edge (no column hidden
+in a table that scrolls on its own), and the header is under 120 px tall; a screenshot of each is written to $AGENTCARD_SCREENSHOTS.
 
 Environment (set by tests/it/browser.rs): AGENTCARD_CONSOLE (the console's origin),
 AGENTCARD_OWNER_LINK (the link with which the owner sets a password), AGENTCARD_PAGES (a JSON
@@ -23,6 +24,8 @@ env = os.environ
 CONSOLE = env["AGENTCARD_CONSOLE"]
 PASSWORD = "phone owner's passphrase"
 WIDTH, HEIGHT = 390, 844
+# The header's most height at this width: the navigation is one row behind its menu button.
+MOST_HEADER = 120
 # axe's tags for this pass: WCAG 2 A and AA up to 2.2, whose AA holds target size (2.5.8).
 PHONE_AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 # Pages a crawl must not open: files (a site's stored icon among them), and one-time links
@@ -66,8 +69,28 @@ class Phone(Person):
             "return [document.documentElement.scrollWidth, window.innerWidth];")
         if widths[0] > widths[1]:
             problems.append(f"scrolls sideways: {widths[0]} px of content in {widths[1]} px")
+        problems.extend(self.cut_off_cells())
+        header = self.driver.execute_script(
+            "const h = document.querySelector('body > header');"
+            " return h ? h.getBoundingClientRect().height : 0;")
+        if header >= MOST_HEADER:
+            problems.append(f"the header is {header:.0f} px tall (at most {MOST_HEADER})")
         if problems:
             raise JourneyFailed(f"{what} ({self.url()}):\n  " + "\n  ".join(problems))
+
+    def cut_off_cells(self):
+        """Each table's cells whose right edge is past the viewport: columns a person would
+        have to scroll to inside the table."""
+        cut = self.driver.execute_script(
+            "return Array.from(document.querySelectorAll('table'), (t, i) => {"
+            " const cells = Array.from(t.querySelectorAll('th, td'))"
+            "   .filter(c => c.getClientRects().length > 0"
+            "     && c.getBoundingClientRect().right > window.innerWidth + 0.5);"
+            " return cells.length ? [t.id || t.className || `table ${i + 1}`,"
+            "   cells.length, cells[0].textContent.trim().slice(0, 40)] : null;"
+            "}).filter(Boolean);")
+        return [f"table {name}: {n} cells past {WIDTH} px (the first: {text!r})"
+                for name, n, text in cut]
 
     def links(self):
         """The console paths (with their query) that this page links to."""

@@ -13,6 +13,11 @@ use jiff::Timestamp;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
+/// A moment as the console writes it: `27 Nov 2026, 20:41 UTC`.
+fn in_words(at: Timestamp) -> String {
+    at.strftime("%-d %b %Y, %H:%M UTC").to_string()
+}
+
 /// A publisher whose agents asked for two fragments: `SERVED` requests served by its card on
 /// `/home`, `PAUSED` answered without a card by the paused `/off`.
 struct Scene {
@@ -127,6 +132,39 @@ fn cli_totals(report: &Value) -> (String, String, String) {
     )
 }
 
+/// How many buckets of `window` the chart's table covers: a row each, or a row for a run of
+/// two or more without a request ("No requests from A to B"). Each row is checked: a bucket's
+/// label, or a run's first and last.
+fn covered(table: &str, window: ConsoleWindow) -> usize {
+    let format = match window {
+        ConsoleWindow::Last24Hours => "%-d %b %Y, %H:00 UTC",
+        _ => "%-d %b %Y",
+    };
+    let labels: Vec<String> = (window.buckets(Timestamp::now()).iter())
+        .map(|start| start.strftime(format).to_string())
+        .collect();
+    let index = |label: &str| {
+        let found = labels.iter().position(|l| l == label);
+        found.unwrap_or_else(|| panic!("{label} is no bucket of {labels:?}"))
+    };
+    let body = between(table, "<tbody>", "</tbody>");
+    (body.split("<tr").skip(1))
+        .map(|row| match row.find("No requests from ") {
+            Some(at) => {
+                let run = &row[at + "No requests from ".len()..];
+                let (from, to) = run[..run.find('<').unwrap()].split_once(" to ").unwrap();
+                let (from, to) = (index(from), index(to));
+                assert!(to > from, "a run of one bucket is folded: {row}");
+                to - from + 1
+            }
+            None => {
+                index(between(row, "<th scope=\"row\">", "</th>"));
+                1
+            }
+        })
+        .sum()
+}
+
 fn points(page: &str) -> usize {
     page.matches("<circle class=\"point requests\"").count()
 }
@@ -150,19 +188,30 @@ fn the_page_shows_the_numbers_admin_report_prints_for_each_window() {
             page.matches("<circle class=\"point served\"").count(),
             buckets
         );
-        assert!(page.contains("role=\"img\""), "{page}");
+        assert!(page.contains("<svg role=\"group\""), "{page}");
         assert!(page.contains("aria-labelledby=\"window-title window-desc\""));
         assert!(page.contains("UTC"));
-        // The table under the chart: a row per bucket.
-        let table = &page[page.find("<table class=\"series\"").unwrap()..];
-        let table = &table[..table.find("</table>").unwrap()];
-        assert_eq!(table.matches("<th scope=\"row\">").count(), buckets);
+        // The table under the chart: a row per bucket, runs of empty ones folded.
+        let table = between(&page, "<table class=\"series\">", "</table>");
+        assert_eq!(covered(table, window), buckets, "{table}");
     }
     // Two dates: today alone, one point.
     let today = Timestamp::now().strftime("%Y-%m-%d").to_string();
     let page = s.page(&format!("?window=dates&from={today}&to={today}"));
     assert_eq!(points(&page), 1);
     assert_eq!(totals(&page).0, (SERVED + PAUSED).to_string());
+    // The point says its numbers on hover (its title) and while it has the focus.
+    let day = Timestamp::now().strftime("%-d %b %Y");
+    let value = format!(
+        "{day}: {} requests, {SERVED} served (62.5 % fill)",
+        SERVED + PAUSED
+    );
+    assert!(
+        page.contains(&format!(
+            "<g class=\"point\" tabindex=\"0\" role=\"img\" aria-label=\"{value}\"><title>{value}</title>"
+        )),
+        "{page}"
+    );
 }
 
 #[test]
@@ -202,16 +251,14 @@ fn groups_carry_names_and_links_and_no_fill_reasons_say_where_to_act() {
     let table = between(&page, "<table class=\"groups\" id=\"groups\">", "</table>");
     let requests: i64 = (table.split("<tr><th scope=\"row\">").skip(1))
         .map(|row| {
-            let cells: Vec<&str> = row.split("<td>").collect();
-            cells[2]
-                .trim_end_matches("</td>")
-                .parse::<i64>()
-                .expect(row)
+            let cell = between(row, "<td data-label=\"Requests\">", "</td>");
+            cell.parse::<i64>().expect(row)
         })
         .sum();
     assert_eq!(requests, SERVED + PAUSED, "{table}");
     assert!(
-        table.contains("numbers.example/home/") || table.contains("(not yet written)"),
+        table.contains("<th scope=\"row\">numbers.example/home</th>")
+            || table.contains("(not yet written)"),
         "{table}"
     );
     let page = s.page("?by=agent");
@@ -359,11 +406,11 @@ fn the_home_page_shows_the_last_24_hours_as_admin_report_prints_them() {
     assert_eq!(shown, [requests, served, fill]);
     assert_eq!(points(&page), 24);
     assert!(
-        page.contains("<th scope=\"row\">GPTBot</th><td>5</td><td>5</td>"),
+        page.contains("<th scope=\"row\">GPTBot</th><td data-label=\"Requests\">5</td><td data-label=\"Served\">5</td>"),
         "{page}"
     );
     assert!(
-        page.contains("<th scope=\"row\">ClaudeBot</th><td>3</td><td>0</td>"),
+        page.contains("<th scope=\"row\">ClaudeBot</th><td data-label=\"Requests\">3</td><td data-label=\"Served\">0</td>"),
         "{page}"
     );
     // The paused fragment answered and filled nothing: linked; the served one is not listed.
@@ -558,9 +605,11 @@ fn the_card_page_shows_what_it_served_each_of_the_last_7_days() {
     assert_eq!(ours["served"], SERVED);
     let table = between(&page, "<table class=\"week\">", "</table>");
     assert_eq!(table.matches("<th scope=\"row\">").count(), 7);
-    let today = Timestamp::now().strftime("%Y-%m-%d").to_string();
+    let today = Timestamp::now().strftime("%-d %b %Y").to_string();
     assert!(
-        table.contains(&format!("<th scope=\"row\">{today}</th><td>{SERVED}</td>")),
+        table.contains(&format!(
+            "<th scope=\"row\">{today}</th><td data-label=\"Served\">{SERVED}</td>"
+        )),
         "{table}"
     );
 }
@@ -575,7 +624,8 @@ fn card_pages(page: &str) -> Vec<(String, i64, Option<String>)> {
     (body.split("<tr>").skip(1))
         .map(|row| {
             let name = unescape(between(row, "<th scope=\"row\">", "</th>"));
-            let served = between(row, "</th><td>", "</td>").parse().unwrap();
+            let served = between(row, "</th><td data-label=\"Requests served\">", "</td>");
+            let served = served.parse().unwrap();
             let why = row
                 .contains("<a href=\"")
                 .then(|| unescape(between(row, "<a href=\"", "\"")));
@@ -642,14 +692,15 @@ fn the_card_page_lists_the_pages_that_got_it_most_and_another_card_page_does_not
     let resp = member.get(&format!("/cards/{ours}"));
     assert_eq!(resp.status, 200, "{}", resp.text());
     let listed = card_pages(&resp.text());
-    // Pages are canonical paths (`/a/`); "Why this card?" is asked in the card's language.
+    // Pages read as requested (`/a`, the canonical `/a/` without its slash); "Why this card?"
+    // asks about the canonical page, in the card's language.
     let why = |path: &str| {
         let url = format!("https%3A%2F%2Fcard-pages.example%2F{path}%2F");
         Some(format!(
             "/sites/card-pages.example/why?page_url={url}&lang=fr"
         ))
     };
-    let row = |path: &str, n| (format!("card-pages.example/{path}/"), n, why(path));
+    let row = |path: &str, n| (format!("card-pages.example/{path}"), n, why(path));
     assert_eq!(
         listed,
         [
@@ -680,7 +731,9 @@ fn the_user_agents_that_matched_no_marker_are_listed_for_their_organisation_only
         assert_eq!(resp.status, 200, "{}", resp.text());
     }
     let member = Browser::signed_in(&person(Some(&w.org_id), Role::Member));
-    let row = format!("<tr><td><code>{agent}</code></td><td>3</td></tr>");
+    let row = format!(
+        "<tr><td data-label=\"User-Agent\"><code>{agent}</code></td><td data-label=\"Requests\">3</td></tr>"
+    );
     let started = Instant::now();
     loop {
         let resp = member.get("/reports?window=24h");
@@ -703,4 +756,125 @@ fn the_user_agents_that_matched_no_marker_are_listed_for_their_organisation_only
         .get("/reports?window=24h")
         .text()
         .contains("Curious-Crawler"));
+}
+
+/// The text of a group row's cells after its name, by their `data-label`.
+fn group_rows(page: &str) -> Vec<(String, i64)> {
+    let table = between(page, "<table class=\"groups\" id=\"groups\">", "</table>");
+    (between(table, "<tbody>", "</tbody>").split("<tr>").skip(1))
+        .map(|row| {
+            let name = unescape(between(row, "<th scope=\"row\">", "</th>"));
+            let requests = between(row, "<td data-label=\"Requests\">", "</td>");
+            (name, requests.parse().expect(row))
+        })
+        .collect()
+}
+
+#[test]
+fn groups_come_most_requests_first_under_readable_headers() {
+    let s = scene();
+    // By agent: GPTBot's 5 before ClaudeBot's 3 (by name it would be the other way round);
+    // agents have no id: no Id column.
+    let page = s.page("?by=agent");
+    assert_eq!(
+        group_rows(&page),
+        [("GPTBot".to_string(), SERVED), ("ClaudeBot".into(), PAUSED)]
+    );
+    let table = between(&page, "<table class=\"groups\" id=\"groups\">", "</table>");
+    assert!(
+        table.contains("<th scope=\"col\">Agent</th><th scope=\"col\">Requests</th>"),
+        "{table}"
+    );
+    assert!(!table.contains("Id</th>"), "{table}");
+    assert!(
+        page.contains("<option value=\"agent\" selected>Agent</option>"),
+        "{page}"
+    );
+    // By fragment: the id beside each name.
+    let page = s.page("?by=fragment");
+    let table = between(&page, "<table class=\"groups\" id=\"groups\">", "</table>");
+    assert!(table.contains("<th scope=\"col\">Fragment</th><th scope=\"col\">Id</th>"));
+    let requests: Vec<i64> = group_rows(&page).iter().map(|(_, n)| *n).collect();
+    assert_eq!(requests, [SERVED, PAUSED]);
+}
+
+#[test]
+fn each_total_shows_its_change_against_the_window_before() {
+    let s = scene();
+    // Two requests served ten days ago: in the 7 days before the last 7.
+    let ten_days_ago = Timestamp::now()
+        .checked_sub(jiff::SignedDuration::from_hours(240))
+        .unwrap();
+    let hour = ten_days_ago.strftime("%Y-%m-%dT%H:00:00Z").to_string();
+    harness::db()
+        .execute(
+            "INSERT INTO report_hours VALUES ($1::text::timestamptz, $2, 'numbers.example', '',
+                    '', '', '', 'en', 'html', 'served', 'served', 'GPTBot', 'training', 2)",
+            &[&hour, &s.w.org_id],
+        )
+        .unwrap();
+    let before = ConsoleWindow::Last7Days
+        .bounds(Timestamp::now())
+        .preceding();
+    let (since, until) = (before.since().to_string(), before.until().to_string());
+    let args = [
+        "report",
+        "--org",
+        &s.w.org_id,
+        "--since",
+        &since,
+        "--until",
+        &until,
+    ];
+    let (ok, stdout, stderr) = admin_output(&[&args[..], &["--format", "json"]].concat());
+    assert!(ok, "{stderr}");
+    let cli: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!((&cli["requests"], &cli["served"]), (&2.into(), &2.into()));
+    let page = s.page("?window=7d");
+    let changes = ["requests", "served", "fill", "refused"]
+        .map(|name| unescape(by_id(&page, &format!("change-{name}"))));
+    assert_eq!(
+        changes,
+        [
+            "+6 (+300.0 %) from 2",
+            "+3 (+150.0 %) from 2",
+            "-37.5 points from 100.0 %",
+            "unchanged from 0",
+        ]
+    );
+    let before = format!(
+        "before it, from <time datetime=\"{since}\">{}</time> to <time datetime=\"{until}\">",
+        in_words(before.since())
+    );
+    assert!(page.contains(&before), "{page}");
+    // Another organisation had nothing before, nor now.
+    let neighbour = Browser::signed_in(&person(
+        Some(&crate::console_fixtures::new_org()),
+        Role::Member,
+    ));
+    let page = neighbour.get("/reports").text();
+    assert_eq!(by_id(&page, "change-requests"), "unchanged from 0");
+    assert_eq!(by_id(&page, "total-fill"), "—");
+    assert_eq!(by_id(&page, "change-fill"), "no requests before");
+}
+
+#[test]
+fn every_csv_but_the_pages_has_every_count_of_every_line() {
+    let s = scene();
+    for by in ["", "agent", "site", "fragment", "card"] {
+        let csv = s
+            .member
+            .get(&format!("/reports.csv?window=7d&by={by}"))
+            .text();
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let first_count = header.iter().position(|c| *c == "requests").unwrap();
+        for line in lines {
+            let cells: Vec<&str> = line.split(',').collect();
+            assert_eq!(cells.len(), header.len(), "{by}: {line}");
+            for (name, cell) in header.iter().zip(&cells).skip(first_count) {
+                assert!(!cell.is_empty(), "{by}: {name} empty in {line}");
+            }
+        }
+    }
 }

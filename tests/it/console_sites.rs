@@ -306,10 +306,10 @@ fn the_default_is_set_and_cleared_and_rules_are_added_edited_and_deleted() {
     let page = desk.page("rules.example");
     let at = |text: &str| page.find(text).unwrap_or_else(|| panic!("{text}: {page}"));
     assert!(
-        at("<code>/actualite/</code></td>\n<td>exact")
-            < at("<code>/actualite/</code></td>\n<td>prefix")
+        at("<code>/actualite/</code></td>\n<td data-label=\"Match\">exact")
+            < at("<code>/actualite/</code></td>\n<td data-label=\"Match\">prefix")
     );
-    assert!(at("<td>prefix") < at("<code>/zeta/</code>"));
+    assert!(at("<td data-label=\"Match\">prefix") < at("<code>/zeta/</code>"));
 
     let id = routes[2]["id"].as_str().unwrap();
     let rule_page = desk.member.get(&format!("/sites/rules.example/rules/{id}"));

@@ -1,10 +1,10 @@
 //! What the console's Reports page reads of a window, in one call: the totals and chart by
-//! bucket, the view asked for (its top groups when it is by site, fragment, card or page),
+//! bucket and those of the window before, the view asked for (its top groups when it is by site, fragment, card or page),
 //! the fragments with requests answered without a card (the no-fill reasons), the User-Agents
 //! that matched no marker.
 //! `examples/report_page.rs` times this call (`scripts/bench-report.sh`).
 
-use super::{report, top, unfilled, unmatched_agents, By, ConsoleWindow, Report};
+use super::{report, top, unfilled, unmatched_agents, By, ConsoleWindow, Counts, Report};
 use crate::db::orgs::Org;
 use crate::db::reports::snapshot;
 use crate::error::ApiError;
@@ -15,6 +15,8 @@ use postgres::Client;
 pub struct View {
     /// The window by its buckets: the totals and the chart.
     pub by_bucket: Report,
+    /// The totals of the preceding window of the same length ([`super::Bounds::preceding`]).
+    pub previous: Counts,
     /// The view asked for: [`top`]'s.
     pub grouped: Option<Report>,
     /// The fragments with the most requests answered without a card, when some were
@@ -39,6 +41,7 @@ pub fn view(
     let db = &mut db;
     let bounds = window.bounds(now);
     let by_bucket = report(db, org, bounds, Some(window.by()))?;
+    let previous = report(db, org, bounds.preceding(), None)?.total;
     let grouped = match by {
         Some(by) => Some(top(db, org, bounds, by, shown)?),
         None => None,
@@ -52,6 +55,7 @@ pub fn view(
     Ok(View {
         unmatched,
         by_bucket,
+        previous,
         grouped,
         by_fragment,
     })

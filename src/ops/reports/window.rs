@@ -114,6 +114,21 @@ impl Bounds {
         }
     }
 
+    /// The window of the same length that ends where this one starts: what the console
+    /// compares each total with.
+    pub fn preceding(self) -> Bounds {
+        let (since, until) = (self.since(), self.until());
+        Bounds {
+            since: Some(
+                since
+                    .saturating_sub(until.duration_since(since))
+                    .unwrap_or(since),
+            ),
+            until: Some(since),
+            now: self.now,
+        }
+    }
+
     /// The window in words: `all time`, `before T`, `since T`, `from T to T (excluded)`.
     pub fn words(self) -> String {
         match (self.since, self.until) {
