@@ -10,7 +10,7 @@ use super::inputs::{Input, InputKind, Inputs};
 use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
 use crate::db::cards::CardRow;
-use crate::domain::{Ending, Invalid, Purpose};
+use crate::domain::{Ending, Invalid, Purpose, Refused};
 use crate::error::ApiError;
 use crate::http::Response;
 use crate::ops::reports::{
@@ -105,6 +105,9 @@ pub struct Numbers {
     /// Each total's change against the preceding window of the same length.
     pub change: Change,
     pub reasons: Vec<Reason>,
+    /// Each reason requests were refused for in the window, most first: the edge's settings
+    /// to fix.
+    pub refusals: Vec<(Refused, i64)>,
     pub chart: Chart,
     /// The group shown.
     pub by: Option<Groups>,
@@ -246,6 +249,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
     let total = view.by_bucket.total;
     let top = asked.by.filter(|by| *by != By::Agent).map(|_| TOP_SHOWN);
     let reasons = reasons(&total, view.by_fragment.as_ref());
+    let refusals = refusals(&total);
     let by = view.grouped.as_ref().and_then(groups);
     let change = Change::of(&total, &view.previous, Period::of(bounds.preceding()));
     let unmatched = view.unmatched;
@@ -259,6 +263,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
             change,
             total,
             reasons,
+            refusals,
             chart,
             by,
             top,
@@ -411,6 +416,14 @@ fn reasons(total: &Counts, by_fragment: Option<&Report>) -> Vec<Reason> {
             }
         })
         .collect()
+}
+
+/// Each refusal's reason counted in the window, most requests first.
+fn refusals(total: &Counts) -> Vec<(Refused, i64)> {
+    let counted = (total.refused_reasons.iter().flatten()).filter(|(_, n)| **n > 0);
+    let mut refusals: Vec<(Refused, i64)> = counted.map(|(&reason, &n)| (reason, n)).collect();
+    refusals.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
+    refusals
 }
 
 /// The organisation's last 24 hours (`ops::reports::glance`).

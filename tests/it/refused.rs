@@ -5,10 +5,11 @@
 //! edge"): written with the flush, one a second at most, the last 50 kept, read through
 //! `ops::reports::live`.
 
+use crate::console_fixtures::{person, Browser};
 use crate::fixtures::{admin, admin_output, assert_error, CardSpec, World};
 use crate::harness::{self, db, Client, Resp};
 use agentcard::auth::{self, SecretKind};
-use agentcard::domain::{Ending, Reason, Refused};
+use agentcard::domain::{Ending, Reason, Refused, Role};
 use agentcard::ids::{KeyId, OrgId};
 use agentcard::ops::reports::live::{self, Sample, SAMPLES_KEPT};
 use agentcard::ops::{self, Actor};
@@ -159,6 +160,29 @@ fn refusals_count_under_the_keys_organisation_with_their_reasons() {
         (json!(1), json!(0))
     );
     assert_eq!(theirs["refused_reasons"], reasons(&[]));
+
+    let member = Browser::signed_in(&person(Some(&org), Role::Viewer));
+    let page = member.get("/reports");
+    assert_eq!(page.status, 200);
+    let page = page.text();
+    for reason in Refused::ALL {
+        let listed = format!(
+            "<li id=\"refused-{reason}\"><code>{reason}</code>: 1. {}</li>",
+            escaped(reason.fix())
+        );
+        let counted = expected[reason.as_str()] == json!(1);
+        assert_eq!(page.contains(&listed), counted, "{reason} in {page}");
+    }
+}
+
+/// `text` as the console's templates escape it.
+fn escaped(text: &str) -> String {
+    (text
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;"))
+    .replace('"', "&quot;")
+    .replace('\'', "&#39;")
 }
 
 /// The organisation's caller, as the console's pages have it.
