@@ -6,8 +6,9 @@
 use super::captures::InvitationNumber;
 use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
+use super::inputs::{field_refused, Input};
 use super::notice::Notice;
-use super::pages::{self, Creating, Field, MembersPage};
+use super::pages::{self, Creating, MembersPage};
 use super::refusal::PageRefusal;
 use super::session::console_url;
 use crate::db::people;
@@ -31,7 +32,7 @@ fn page(ctx: &mut PageContext) -> Result<MembersPage, PageRefusal> {
             .map(|m| m.person_id.clone()),
         members,
         invitations: people::pending_invitations(ctx.db, &org)?,
-        email: Field::new("email", "Email", "email"),
+        email: Input::line("email", "Email", "email"),
         role_error: None,
         creating: Creating::new(ctx.once()?),
         mailed: false,
@@ -69,9 +70,10 @@ pub fn invite(ctx: &mut PageContext) -> Answer {
         }
         Err(error) => {
             page.email.value = sent;
-            match pages::field_refusal(error)? {
-                (field, message) if field == "role" => page.role_error = Some(message),
-                (_, message) => page.email.error = Some(message),
+            let refused = field_refused(error)?;
+            match refused.field.as_str() {
+                "role" => page.role_error = Some(refused.message),
+                _ => page.email.error = Some(refused.message),
             }
             Ok(pages::html(422, &page))
         }

@@ -66,6 +66,10 @@ pub struct Page {
     /// Open to a person whose organisation requires a second factor they have not added: the
     /// pages that add one, and signing out.
     pub open_without_factor: bool,
+    /// Its handler takes every value of its form through `inputs::Checked`, which shows a
+    /// value that is not text (a NUL byte, bytes not UTF-8) next to its input on the same
+    /// form; any other page refuses such a value before its handler runs.
+    pub refuses_in_place: bool,
 }
 
 use Method::{Get, Post};
@@ -133,9 +137,9 @@ pub static PAGES: &[Page] = &[
     ),
     viewer(Get, "/cards", cards::list),
     member(Get, "/cards/new", cards::new),
-    member(Post, "/cards/new", cards::create),
+    member(Post, "/cards/new", cards::create).in_place(),
     viewer(Get, "/cards/{card}", cards::show),
-    member(Post, "/cards/{card}", cards::edit),
+    member(Post, "/cards/{card}", cards::edit).in_place(),
     member(Post, "/cards/{card}/status", cards::set_status),
     member(Get, "/cards/{card}/delete", cards::confirm_delete),
     member(Post, "/cards/{card}/delete", cards::delete),
@@ -159,17 +163,17 @@ pub static PAGES: &[Page] = &[
     viewer(Get, "/sites/{domain}/why", why::page),
     // The site map: sites, their fragments, default and rules.
     viewer(Get, "/sites", sites::list),
-    member(Post, "/sites", sites::create),
+    member(Post, "/sites", sites::create).in_place(),
     viewer(Get, "/sites/{domain}", sites::site),
-    member(Post, "/sites/{domain}", sites::rename),
+    member(Post, "/sites/{domain}", sites::rename).in_place(),
     viewer(Get, "/sites/{domain}/icon", sites::icon),
-    member(Post, "/sites/{domain}/default", sites::set_default),
+    member(Post, "/sites/{domain}/default", sites::set_default).in_place(),
     member(Post, "/sites/{domain}/default/clear", sites::clear_default),
     owner(Get, "/sites/{domain}/delete", sites::confirm_delete),
     owner(Post, "/sites/{domain}/delete", sites::delete),
-    member(Post, "/sites/{domain}/fragments", fragments::create),
+    member(Post, "/sites/{domain}/fragments", fragments::create).in_place(),
     viewer(Get, "/fragments/{fragment}", fragments::show),
-    member(Post, "/fragments/{fragment}", fragments::edit),
+    member(Post, "/fragments/{fragment}", fragments::edit).in_place(),
     member(Post, "/fragments/{fragment}/status", fragments::set_status),
     member(
         Get,
@@ -177,9 +181,9 @@ pub static PAGES: &[Page] = &[
         fragments::confirm_delete,
     ),
     member(Post, "/fragments/{fragment}/delete", fragments::delete),
-    member(Post, "/sites/{domain}/rules", rules::add),
+    member(Post, "/sites/{domain}/rules", rules::add).in_place(),
     viewer(Get, "/sites/{domain}/rules/{route}", rules::show),
-    member(Post, "/sites/{domain}/rules/{route}", rules::edit),
+    member(Post, "/sites/{domain}/rules/{route}", rules::edit).in_place(),
     member(Post, "/sites/{domain}/rules/{route}/delete", rules::delete),
     viewer(Get, "/audit", audit::page),
     // Issue 34 item 9: the audit log as CSV.
@@ -194,6 +198,17 @@ const fn page(method: Method, path: &'static str, access: Access, handler: Handl
         handler,
         counts_refusals: false,
         open_without_factor: false,
+        refuses_in_place: false,
+    }
+}
+
+impl Page {
+    /// The same page, a value of its form that is not text refused on the form itself.
+    const fn in_place(self) -> Page {
+        Page {
+            refuses_in_place: true,
+            ..self
+        }
     }
 }
 

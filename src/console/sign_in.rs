@@ -5,7 +5,8 @@
 //! `unknown_browser`; "forgot your password" when mail is set up.
 
 use super::context::{Answer, PageContext, PublicContext};
-use super::pages::{self, Field, ForgotPassword, ProofAsked, SignIn};
+use super::inputs::Input;
+use super::pages::{self, ForgotPassword, ProofAsked, SignIn};
 use super::refusal::PageRefusal;
 use super::session;
 use super::unknown_browser::{self, Admission};
@@ -191,7 +192,7 @@ pub fn check_password(
 fn forgot_page(ctx: &PublicContext) -> ForgotPassword {
     ForgotPassword {
         layout: ctx.layout(),
-        email: Field::new("email", "Email", "email").autocomplete("username"),
+        email: Input::line("email", "Email", "email").autocomplete("username"),
         mail: ctx.app.mailer.is_some(),
         sent: false,
     }

@@ -5,7 +5,7 @@
 //! served and the exact answer; the organisation's cards never looked at, and why.
 
 use super::context::{Answer, PageContext};
-use super::inputs::{Input, InputKind, Inputs};
+use super::inputs::{cut, language_choice, Input, InputKind, Inputs};
 use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
 use crate::db::cards::CardRow;
@@ -111,19 +111,16 @@ pub struct WhyPage {
 }
 
 fn form() -> Inputs {
-    let languages = (Lang::ALL.iter())
-        .map(|lang| (lang.as_str().to_string(), lang.as_str().to_string()))
-        .collect();
     Inputs(vec![
         Input::new("why", "page_url", "Page URL")
             .required()
             .hint("An address of a page, such as https://news.example/sport/today."),
         Input::new("why", "lang", "Language")
             .required()
-            .kind(InputKind::Choice(languages))
+            .kind(language_choice())
             .value("fr"),
         Input::new("why", "ctx", "Key-values of ctx")
-            .kind(InputKind::Lines)
+            .kind(InputKind::Lines(3))
             .hint("One key=value a line, as the page's ctx.<key> parameters."),
         Input::new("why", "fragment_id", "fragment_id")
             .hint("The fragment the edge names, when the page resolves to none."),
@@ -185,7 +182,7 @@ fn question(ctx: &PageContext) -> Result<Question, Invalid> {
     {
         let (key, value) = line
             .split_once('=')
-            .ok_or_else(|| Invalid::new("ctx", format!("{line}: expected key=value")))?;
+            .ok_or_else(|| Invalid::new("ctx", format!("{}: expected key=value", cut(line))))?;
         pairs.push((key.trim().to_string(), value.trim().to_string()));
     }
     Ok(Question {
