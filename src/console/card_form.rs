@@ -95,9 +95,8 @@ impl CardForm {
         match content {
             Ok(content) => checked.done(content),
             Err(refused) => {
-                let mut all = refused;
-                all.extend(checked.refusals());
-                Err(all)
+                checked.keep(refused);
+                Err(checked.refusals())
             }
         }
     }

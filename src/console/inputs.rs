@@ -229,7 +229,17 @@ impl Checked {
 
     /// The parsed value, or `None` with its refusal kept.
     pub fn take<T>(&mut self, parsed: Result<T, Invalid>) -> Option<T> {
-        parsed.map_err(|invalid| self.0.push(invalid)).ok()
+        parsed.map_err(|invalid| self.keep(vec![invalid])).ok()
+    }
+
+    /// Keeps each refusal of a field not refused yet (a value that is not text is refused
+    /// as such, not by what its replacement characters break).
+    pub fn keep(&mut self, refusals: Vec<Invalid>) {
+        for invalid in refusals {
+            if !self.0.iter().any(|kept| kept.field == invalid.field) {
+                self.0.push(invalid);
+            }
+        }
     }
 
     /// Every refusal kept: for a form whose value was refused.
