@@ -183,9 +183,9 @@ pub struct MembersPage {
     pub last_owner: Option<PersonId>,
     pub members: Vec<Member>,
     pub invitations: Vec<PendingInvitation>,
-    /// The invite form's email field, and the refusal of its role.
+    /// The invite form's inputs.
     pub email: Input,
-    pub role_error: Option<String>,
+    pub role: Input,
     /// The invite form's one-time value; an invitation's link, on the answer that made it only.
     pub creating: Creating,
     /// The invitation was also mailed to its person (`AGENTCARD_SMTP_URL` set).

@@ -121,7 +121,7 @@ pub static PAGES: &[Page] = &[
     viewer(Post, "/password", account::change_password),
     viewer(Post, "/org", account::choose_org),
     viewer(Get, "/members", members::list),
-    owner(Post, "/members/invite", members::invite),
+    owner(Post, "/members/invite", members::invite).in_place(),
     owner(Post, "/members/{person}/role", members::change_role),
     owner(Get, "/members/{person}/remove", members::confirm_remove),
     owner(Post, "/members/{person}/remove", members::remove),

@@ -7,10 +7,11 @@ use crate::harness::{new_org, own_server, Resp, TestServer};
 use agentcard::domain::Role;
 
 /// A member signed in to a server of their own, with the site `news.example` and its
-/// fragment `/sport`.
+/// fragment `/sport`; an owner of the same organisation.
 struct Desk {
     server: TestServer,
     member: Browser,
+    owner: Browser,
 }
 
 fn desk() -> Desk {
@@ -18,7 +19,13 @@ fn desk() -> Desk {
     let org = new_org(&mut server.db(), "Forms Publisher");
     let email = person_in(&mut server.db(), Some(org.as_str()), Role::Member);
     let member = Browser::signed_in_to(&server, &email);
-    let desk = Desk { server, member };
+    let email = person_in(&mut server.db(), Some(org.as_str()), Role::Owner);
+    let owner = Browser::signed_in_to(&server, &email);
+    let desk = Desk {
+        server,
+        member,
+        owner,
+    };
     let site = desk.member.write("/sites", &[("domain", "news.example")]);
     assert_eq!(site.status, 303, "{}", site.text());
     let fragment = [("ref", "/sport"), ("name", "Sport"), ("lang", "en")];
@@ -30,22 +37,8 @@ fn desk() -> Desk {
 }
 
 impl Desk {
-    /// A form posted with its bytes as given after the session's form token (a browser never
-    /// sends invalid UTF-8 on its own).
-    fn post_raw(&self, path: &str, fields: &[u8]) -> Resp {
-        let mut body = format!("csrf={}&", self.member.token()).into_bytes();
-        body.extend_from_slice(fields);
-        let mut headers = self.member.headers();
-        headers.push(("Content-Type", "application/x-www-form-urlencoded".into()));
-        headers.push(("Origin", ORIGIN.into()));
-        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
-        self.member
-            .client
-            .request("POST", path, &headers, Some(&body))
-    }
-
     /// What the forms below could change: the site's name, its fragments, rules and cards,
-    /// and the audit log.
+    /// the audit log, invitations.
     fn state(&self) -> Vec<String> {
         let mut db = self.server.db();
         let queries = [
@@ -55,6 +48,7 @@ impl Desk {
             "SELECT count(*)::text FROM routes",
             "SELECT count(*)::text FROM cards WHERE org_id IS NOT NULL",
             "SELECT count(*)::text FROM audit_log",
+            "SELECT count(*)::text FROM one_time_links",
         ];
         queries
             .iter()
@@ -64,6 +58,18 @@ impl Desk {
             })
             .collect()
     }
+}
+
+/// A form posted by `browser` with its bytes as given after the session's form token (a
+/// browser never sends invalid UTF-8 on its own).
+fn post_raw(browser: &Browser, path: &str, fields: &[u8]) -> Resp {
+    let mut body = format!("csrf={}&", browser.token()).into_bytes();
+    body.extend_from_slice(fields);
+    let mut headers = browser.headers();
+    headers.push(("Content-Type", "application/x-www-form-urlencoded".into()));
+    headers.push(("Origin", ORIGIN.into()));
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    browser.client.request("POST", path, &headers, Some(&body))
 }
 
 /// The refusal of `input` as its form shows it: `422`, the form again with the message next to
@@ -127,11 +133,15 @@ fn a_nul_or_invalid_utf8_answers_the_same_form_with_the_fields_message_and_write
         ),
     ];
     for (path, fields, input_id, field) in cases {
-        let resp = desk.post_raw(path, fields);
+        let resp = post_raw(&desk.member, path, fields);
         assert_refused_in_place(&resp, input_id, field, &unreadable(field));
         assert_eq!(desk.state(), before, "{path}: nothing was written");
     }
-    let card = desk.post_raw("/cards/new", b"name=N&lang=en&brand=B&title=T%00&body=Text");
+    let card = post_raw(
+        &desk.member,
+        "/cards/new",
+        b"name=N&lang=en&brand=B&title=T%00&body=Text",
+    );
     let page = assert_refused_in_place(&card, "title", "title", &unreadable("title"));
     assert!(
         page.contains("id=\"brand\" name=\"brand\" type=\"text\" value=\"B\""),
@@ -141,7 +151,7 @@ fn a_nul_or_invalid_utf8_answers_the_same_form_with_the_fields_message_and_write
         page.contains("id=\"title\" name=\"title\" type=\"text\" value=\"T\u{fffd}\""),
         "the refused value is shown, its NUL a replacement character: {page}"
     );
-    let key = desk.post_raw("/keys", b"name=k%00");
+    let key = post_raw(&desk.member, "/keys", b"name=k%00");
     assert_eq!(key.status, 422, "{}", key.text());
     assert!(key
         .text()
@@ -150,6 +160,19 @@ fn a_nul_or_invalid_utf8_answers_the_same_form_with_the_fields_message_and_write
         .text()
         .contains("<form method=\"post\" action=\"/keys\""));
     assert_eq!(desk.state(), before, "no key was made");
+    let invite = post_raw(
+        &desk.owner,
+        "/members/invite",
+        b"email=a%00@example.org&role=member",
+    );
+    assert_eq!(invite.status, 422, "{}", invite.text());
+    let said = format!(
+        "<span class=\"error\" id=\"email-error\">{}</span>",
+        unreadable("email")
+    );
+    assert!(invite.text().contains(&said), "{}", invite.text());
+    assert!(invite.text().contains("value=\"a\u{fffd}@example.org\""));
+    assert_eq!(desk.state(), before, "no invitation was made");
 }
 
 #[test]
@@ -157,10 +180,7 @@ fn a_long_refused_value_is_cut_in_the_message_and_nothing_is_written() {
     let desk = desk();
     let before = desk.state();
     let line = "x".repeat(2000);
-    let cut = format!(
-        "&#34;{}…&#34; is not of the form key=value",
-        "x".repeat(60)
-    );
+    let cut = format!("&#34;{}…&#34; is not of the form key=value", "x".repeat(60));
     for (path, input_id, mut fields) in [
         (
             "/sites/news.example/fragments",
