@@ -9,6 +9,7 @@ use super::form::Form;
 use super::refusal::PageRefusal;
 use crate::domain::{Invalid, Lang};
 use crate::error::ApiError;
+use crate::http::Response;
 
 /// How an input is typed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -288,9 +289,9 @@ impl Failed {
 /// A form's write: the answer after it, or the form shown again by `show` with the refusals
 /// of its fields (any other refusal is the whole request's page).
 pub fn written(
-    write: Result<crate::http::Response, Failed>,
-    show: impl FnOnce(Vec<Invalid>) -> super::context::Answer,
-) -> super::context::Answer {
+    write: Result<Response, Failed>,
+    show: impl FnOnce(Vec<Invalid>) -> Result<Response, PageRefusal>,
+) -> Result<Response, PageRefusal> {
     match write {
         Ok(response) => Ok(response),
         Err(failed) => show(failed.refusals()?),
