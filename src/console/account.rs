@@ -70,6 +70,17 @@ fn password_page(ctx: &PageContext) -> PasswordPage {
 /// gets a new one.
 pub fn change_password(ctx: &mut PageContext) -> Answer {
     let mut page = password_page(ctx);
+    if !ctx.form.unreadable().is_empty() {
+        // Refused next to its input before any hash is spent (and never shown back).
+        for input in [&mut page.current, &mut page.new] {
+            let invalid = ctx.form.readable(input.name).err();
+            input.error = invalid.map(|invalid| invalid.message);
+        }
+        if page.current.error.is_none() && page.new.error.is_none() {
+            ctx.form.refusal()?;
+        }
+        return Ok(pages::html(422, &page));
+    }
     let person = people::find_person(ctx.db, &ctx.visit.session.person)?;
     let person = person.ok_or(ApiError::NotFound)?;
     let new = NewPassword::for_person(ctx.form.get("new_password"), &person.email);

@@ -118,7 +118,7 @@ pub static PAGES: &[Page] = &[
     viewer(Get, "/sessions", account::sessions),
     viewer(Post, "/sessions/end-others", account::end_others),
     viewer(Get, "/password", account::password_form),
-    viewer(Post, "/password", account::change_password),
+    viewer(Post, "/password", account::change_password).in_place(),
     viewer(Post, "/org", account::choose_org),
     viewer(Get, "/members", members::list),
     owner(Post, "/members/invite", members::invite).in_place(),

@@ -173,6 +173,27 @@ fn a_nul_or_invalid_utf8_answers_the_same_form_with_the_fields_message_and_write
     assert!(invite.text().contains(&said), "{}", invite.text());
     assert!(invite.text().contains("value=\"a\u{fffd}@example.org\""));
     assert_eq!(desk.state(), before, "no invitation was made");
+    let password = post_raw(
+        &desk.member,
+        "/password",
+        b"current_password=x%00y&new_password=another+fine+password",
+    );
+    assert_eq!(password.status, 422, "{}", password.text());
+    let said = format!(
+        "<span class=\"error\" id=\"current_password-error\">{}</span>",
+        unreadable("current_password")
+    );
+    assert!(password.text().contains(&said), "{}", password.text());
+    assert!(
+        !password.text().contains("x\u{fffd}y"),
+        "a password is never shown back"
+    );
+    assert_eq!(
+        desk.member.get("/password").status,
+        200,
+        "the password did not change: the session goes on"
+    );
+    assert_eq!(desk.state(), before, "no password change in the audit log");
 }
 
 #[test]
