@@ -59,6 +59,11 @@ impl CardForm {
         CardForm::inputs(|name| if name == "lang" { lang.as_str() } else { "" }.to_string())
     }
 
+    /// The form holding what was sent.
+    pub fn sent(form: &Form) -> Inputs {
+        CardForm::inputs(|name| form.get(name).to_string())
+    }
+
     /// The form holding a saved card.
     pub fn of_card(card: &CardRow) -> Inputs {
         CardForm::inputs(|name| match name {

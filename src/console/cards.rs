@@ -198,8 +198,7 @@ fn save(ctx: &mut PageContext, caller: &Caller, card: Option<CardRow>) -> Answer
         Err(all) => return refused(ctx, card.as_ref(), all),
     };
     if ctx.form.get("action") == "preview" {
-        let fields = CardForm::blank(Lang::En).sent(&ctx.form);
-        let mut page = editor(ctx, card.as_ref(), fields);
+        let mut page = editor(ctx, card.as_ref(), CardForm::sent(&ctx.form));
         page.preview = Some(sample_page(card.as_ref().map(|c| &c.id), &content));
         return Ok(pages::html(200, &page));
     }
@@ -220,8 +219,8 @@ fn save(ctx: &mut PageContext, caller: &Caller, card: Option<CardRow>) -> Answer
 /// The form again, as typed, with each refusal next to its field (`422`), or above the form
 /// when it names no field of it.
 fn refused(ctx: &PageContext, card: Option<&CardRow>, refusals: Vec<Invalid>) -> Answer {
-    let mut fields = CardForm::blank(Lang::En);
-    let alert = fields.refused(&ctx.form, refusals);
+    let mut fields = CardForm::sent(&ctx.form);
+    let alert = fields.refuse_all(refusals);
     let mut page = editor(ctx, card, fields);
     page.alert = alert;
     Ok(pages::html(422, &page))

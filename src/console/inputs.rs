@@ -192,7 +192,7 @@ impl Inputs {
         match self.0.iter_mut().find(|input| names(field, input.name)) {
             Some(found) => {
                 found.error = Some(message);
-                found.error_field = cut(field);
+                found.error_field = field.to_string();
                 true
             }
             None => false,

@@ -1,10 +1,13 @@
-//! The forms of the site map (a site, its name, its default, a fragment, a rule): each a struct
+//! The forms of the site map (a site, its name, its default, a fragment, a rule, the "test a
+//! page" box): each a struct
 //! with its inputs and one `validate` by the rules `/v1` applies (`domain`'s parsers), every
 //! refusal at once.
 
 use super::card_form::{key_value_lines, key_value_pairs};
 use super::form::Form;
 use super::inputs::{language_choice, Checked, Input, InputKind, Inputs};
+use crate::delivery::diagnosis;
+use crate::delivery::page::Page;
 use crate::domain::{CanonicalPath, Description, DomainName, FragmentName, FragmentRef, Invalid};
 use crate::domain::{KeyValues, Lang, MatchMode, SiteName};
 use crate::ops::fragments::FragmentWrite;
@@ -177,6 +180,27 @@ impl RuleForm {
             mode,
             fragment_ref,
         })
+    }
+}
+
+/// The "test a page" box: a page's address, read as `/fragment` reads it.
+pub struct TestPageForm;
+
+impl TestPageForm {
+    pub fn inputs() -> Inputs {
+        Inputs(vec![Input::new("test", "page_url", "Page URL")
+            .required()
+            .hint(
+                "An address of a page, such as https://news.example/sport/today.",
+            )])
+    }
+
+    pub fn validate(form: &Form) -> Result<Page, Vec<Invalid>> {
+        let page = diagnosis::page(Some(form.get("page_url")));
+        one(
+            form,
+            page.map_err(|refused| Invalid::new(refused.field, refused.message)),
+        )
     }
 }
 

@@ -6,17 +6,18 @@
 
 use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
-use super::inputs::{self, Failed, Input, Inputs};
+use super::inputs::{self, Failed, Inputs};
 use super::notice::Notice;
 use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
 use super::site_forms::{key_value_list, DefaultForm, FragmentForm, RuleForm};
-use super::site_forms::{SiteForm, SiteNameForm};
+use super::site_forms::{SiteForm, SiteNameForm, TestPageForm};
 use crate::db::cards::EligibleCard;
 use crate::db::fragments::FragmentRow;
 use crate::db::sites::SiteRow;
 use crate::delivery::diagnosis::{self, Step};
-use crate::domain::{DomainName, Invalid};
+use crate::delivery::page::Page;
+use crate::domain::DomainName;
 use crate::http::Response;
 use crate::ops;
 use crate::ops::site_map::{MappedFragment, SiteMap};
@@ -204,11 +205,7 @@ fn site_page_of(ctx: &PageContext, map: SiteMap) -> SitePage {
         fragment: FragmentForm { with_ref: true }.inputs(),
         default_form,
         rule: RuleForm::inputs(options, ["", "exact", ""]),
-        test: Inputs(vec![Input::new("test", "page_url", "Page URL")
-            .required()
-            .hint(
-                "An address of a page, such as https://news.example/sport/today.",
-            )]),
+        test: TestPageForm::inputs(),
         tested: Vec::new(),
         alert: None,
         rules,
@@ -246,46 +243,44 @@ pub fn site(ctx: &mut PageContext) -> Answer {
     let map = ops::site_map::site_map(ctx.db, &caller, &domain)?;
     ctx.app.icons.look_up(&map.site);
     let mut page = site_page_of(ctx, map);
-    let Some(url) = ctx.query.all("page_url").next() else {
+    if ctx.query.all("page_url").next().is_none() {
         return Ok(pages::html(200, &page));
-    };
-    page.test = std::mem::take(&mut page.test).sent(&ctx.query);
-    match test_page(ctx, &caller.org.id, url, &page) {
-        Ok(found) => {
-            page.tested = found;
+    }
+    match TestPageForm::validate(&ctx.query) {
+        Ok(parsed) => {
+            page.test = std::mem::take(&mut page.test).sent(&ctx.query);
+            page.tested = test_page(ctx, &caller.org.id, parsed, &page);
             Ok(pages::html(200, &page))
         }
-        Err(invalid) => {
-            page.alert = page.test.refuse_all(vec![invalid]);
+        Err(refusals) => {
+            page.alert = page.test.refused(&ctx.query, refusals);
             Ok(pages::html(422, &page))
         }
     }
 }
 
 /// What `/fragment` resolves the page to now, by the snapshot it serves from and its own
-/// resolution (`delivery::diagnosis::resolution`); a URL it would not resolve is refused.
+/// resolution (`delivery::diagnosis::resolution`).
 fn test_page(
     ctx: &PageContext,
     org_id: &crate::ids::OrgId,
-    url: &str,
+    parsed: Page,
     page: &SitePage,
-) -> Result<Vec<String>, Invalid> {
-    let parsed = diagnosis::page(Some(url))
-        .map_err(|refused| Invalid::new(refused.field, refused.message))?;
+) -> Vec<String> {
     let Some(snapshot) = ctx.app.delivery.cache.current() else {
-        return Ok(vec![
+        return vec![
             "The service has not loaded its rules yet: try again in a few seconds.".into(),
-        ]);
+        ];
     };
     let by_request = "/fragment serves the fragment the request names (fragment_id).";
     let resolved = snapshot
         .org(org_id.as_str())
         .map(|org| diagnosis::resolution(org, &parsed));
     let (Some(domain), step) = resolved.unwrap_or((None, Step::NotASite)) else {
-        return Ok(vec![format!(
+        return vec![format!(
             "{} is not a site of this organisation: {by_request}",
             parsed.host
-        )]);
+        )];
     };
     let path = match &parsed.path {
         Some(path) => format!("The page is {path} on {domain}."),
@@ -325,7 +320,7 @@ fn test_page(
             found.push("It is paused: /fragment answers 204, no card.".into());
         }
     }
-    Ok(found)
+    found
 }
 
 /// `GET /sites/{domain}/icon`: the stored copy of the site's icon.
