@@ -71,12 +71,9 @@ fn password_page(ctx: &PageContext) -> PasswordPage {
 pub fn change_password(ctx: &mut PageContext) -> Answer {
     let mut page = password_page(ctx);
     if !ctx.form.unreadable().is_empty() {
-        // Refused next to its input before any hash is spent (and never shown back).
-        for input in [&mut page.current, &mut page.new] {
-            let invalid = ctx.form.readable(input.name).err();
-            input.error = invalid.map(|invalid| invalid.message);
-        }
-        if page.current.error.is_none() && page.new.error.is_none() {
+        // Refused next to its input before any hash is spent.
+        let shown = [&mut page.current, &mut page.new].map(|input| input.unreadable(&ctx.form));
+        if !shown.contains(&true) {
             ctx.form.refusal()?;
         }
         return Ok(pages::html(422, &page));

@@ -116,6 +116,16 @@ impl Input {
         }
     }
 
+    /// Shows the refusal of the form's value of this input when it is not text (without
+    /// showing the value back: for a password); whether it did.
+    pub fn unreadable(&mut self, form: &Form) -> bool {
+        self.error = form
+            .readable(self.name)
+            .err()
+            .map(|invalid| invalid.message);
+        self.error.is_some()
+    }
+
     /// The ids of the texts that describe the input (`aria-describedby`): its hint's, its
     /// refusal's.
     pub fn described_by(&self) -> String {

@@ -80,7 +80,7 @@ pub static PAGES: &[Page] = &[
     file("/console.js", Asset::Script),
     file("/proof-worker.js", Asset::ProofWorker),
     public(Get, "/sign-in", sign_in::form),
-    sign_in_attempt(Post, "/sign-in", sign_in::sign_in),
+    sign_in_attempt(Post, "/sign-in", sign_in::sign_in).in_place(),
     public(Get, "/link/{link}", links::page),
     public(Post, "/link/{link}", links::use_link),
     // Issue 34 item 7: "forgot your password", counted as sign-ins.

@@ -194,6 +194,21 @@ fn a_nul_or_invalid_utf8_answers_the_same_form_with_the_fields_message_and_write
         "the password did not change: the session goes on"
     );
     assert_eq!(desk.state(), before, "no password change in the audit log");
+    let visitor = Browser::of(&desk.server);
+    let sign_in = visitor.post(
+        "/sign-in",
+        &[("email", "a\u{0}@example.org"), ("password", "x")],
+    );
+    assert_eq!(sign_in.status, 422, "{}", sign_in.text());
+    let said = format!(
+        "<span class=\"error\" id=\"email-error\">{}</span>",
+        unreadable("email")
+    );
+    assert!(sign_in.text().contains(&said), "{}", sign_in.text());
+    assert!(sign_in
+        .text()
+        .contains("<form method=\"post\" action=\"/sign-in\""));
+    assert!(crate::console_fixtures::session_cookie(&sign_in).is_none());
 }
 
 #[test]
