@@ -2,8 +2,9 @@
 //! password, and the organisation they look at.
 
 use super::context::{Answer, PageContext};
+use super::inputs::Input;
 use super::notice::Notice;
-use super::pages::{self, Field, Home, PasswordPage, SessionsPage};
+use super::pages::{self, Home, PasswordPage, SessionsPage};
 use super::reports;
 use super::session;
 use super::sign_in::{check_password, signed_in};
@@ -58,9 +59,9 @@ pub fn password_form(ctx: &mut PageContext) -> Answer {
 fn password_page(ctx: &PageContext) -> PasswordPage {
     PasswordPage {
         layout: ctx.layout(),
-        current: Field::new("current_password", "Current password", "password")
+        current: Input::line("current_password", "Current password", "password")
             .autocomplete("current-password"),
-        new: Field::new("new_password", "New password", "password").autocomplete("new-password"),
+        new: Input::line("new_password", "New password", "password").autocomplete("new-password"),
     }
 }
 
@@ -69,6 +70,14 @@ fn password_page(ctx: &PageContext) -> PasswordPage {
 /// gets a new one.
 pub fn change_password(ctx: &mut PageContext) -> Answer {
     let mut page = password_page(ctx);
+    if !ctx.form.unreadable().is_empty() {
+        // Refused next to its input before any hash is spent.
+        let shown = [&mut page.current, &mut page.new].map(|input| input.unreadable(&ctx.form));
+        if !shown.contains(&true) {
+            ctx.form.refusal()?;
+        }
+        return Ok(pages::html(422, &page));
+    }
     let person = people::find_person(ctx.db, &ctx.visit.session.person)?;
     let person = person.ok_or(ApiError::NotFound)?;
     let new = NewPassword::for_person(ctx.form.get("new_password"), &person.email);

@@ -7,7 +7,8 @@
 //! holds no secret, so neither does the page.
 
 use super::context::{Answer, PageContext};
-use super::pages::{self, Field, Layout};
+use super::inputs::{Input, InputKind};
+use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
 use crate::error::ApiError;
 use crate::http::Response;
@@ -24,9 +25,9 @@ const LIMITS: [u32; 3] = [100, 500, 2000];
 #[template(path = "console/audit.html")]
 pub struct AuditPage {
     pub layout: Layout,
-    pub actor: Field,
+    pub actor: Input,
     /// From and to, each a day (UTC), both included.
-    pub dates: [Field; 2],
+    pub dates: [Input; 2],
     pub limits: [u32; 3],
     pub limit: u32,
     pub entries: Vec<Shown>,
@@ -75,9 +76,9 @@ fn object_page(kind: &str, id: &str, exists: bool) -> Option<String> {
 /// The filter form as sent, and the query it makes; `None` when a field is refused (shown next
 /// to it, and nothing is read).
 struct Filter {
-    actor: Field,
-    from: Field,
-    to: Field,
+    actor: Input,
+    from: Input,
+    to: Input,
     limit: u32,
     /// The cursor of an older page: the entries before this one (a value not a number counts
     /// as none, the first page).
@@ -92,12 +93,12 @@ fn filter(ctx: &PageContext) -> Filter {
         .find(|l| l.to_string() == value("limit"))
         .unwrap_or(LIMITS[0]);
     let field = |name, label| {
-        let mut field = Field::new(name, label, "date");
-        field.value = value(name);
-        field
+        Input::alone(name, label)
+            .kind(InputKind::Line("date"))
+            .value(value(name))
     };
-    let mut actor = Field::new("actor", "Who (an email, a token prefix, or cli)", "text");
-    actor.value = value("actor");
+    let actor =
+        Input::alone("actor", "Who (an email, a token prefix, or cli)").value(value("actor"));
     let (mut from, mut to) = (field("from", "From (UTC)"), field("to", "To (UTC)"));
     let since = day(&mut from);
     let until = day(&mut to);
@@ -125,7 +126,7 @@ fn filter(ctx: &PageContext) -> Filter {
 }
 
 /// The day a date field names (`Some(None)` when empty); `None` when refused, with its error.
-fn day(field: &mut Field) -> Option<Option<Date>> {
+fn day(field: &mut Input) -> Option<Option<Date>> {
     if field.value.is_empty() {
         return Some(None);
     }

@@ -1,113 +1,72 @@
-//! The card form, apart from the pages that show it: its fields, filled from a card or from
-//! what was sent, checked as the CLI's flags are (`ops::cards::CardForm`), a refusal shown
-//! next to the field it names; and the preview of the card as `/fragment` serves it.
+//! The card form, apart from the pages that show it: its inputs, filled from a card or from
+//! what was sent, checked as the CLI's flags are (`ops::cards::CardForm`); and the preview of
+//! the card as `/fragment` serves it.
 
 use super::form::Form;
-use super::inputs;
+use super::inputs::{cut, language_choice, Checked, Input, InputKind, Inputs};
 use crate::db::cards::{self as stored, CardRow};
 use crate::delivery::render;
 use crate::domain::{Invalid, Lang};
 use crate::ids::CardId;
-use crate::ops::cards::CardForm;
+use crate::ops::cards::CardForm as CardFlags;
 use serde_json::Value;
 
-/// How a field of the card form is typed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Line,
-    Lines,
-    Language,
-}
+/// The card form: its inputs, and its values checked as the CLI's flags are
+/// (`ops::cards::CardForm`).
+pub struct CardForm;
 
-/// A field of the card form: its value as typed and the refusal shown next to it.
-pub struct CardField {
-    pub name: &'static str,
-    pub label: &'static str,
-    pub hint: &'static str,
-    pub kind: Kind,
-    pub required: bool,
-    pub value: String,
-    pub error: Option<String>,
-    /// The field the refusal names, as `/v1` would (`key_values.Section` for the key-values).
-    pub error_field: String,
-}
-
-/// The card form's fields, as the form shows them.
-pub struct Fields(pub Vec<CardField>);
-
-const FIELDS: &[(&str, &str, &str, Kind, bool)] = &[
-    (
-        "name",
-        "Name",
-        "Seen in the console only.",
-        Kind::Line,
-        true,
-    ),
-    ("lang", "Language", "", Kind::Language, true),
-    ("brand", "Brand", "", Kind::Line, true),
-    (
-        "brand_domain",
-        "Brand domain",
-        "Optional. Pages on this domain or its subdomains prefer this card.",
-        Kind::Line,
-        false,
-    ),
-    ("title", "Title", "", Kind::Line, true),
-    ("body", "Text", "Up to 2000 characters.", Kind::Lines, true),
-    (
-        "link_url",
-        "Link URL",
-        "Optional: an http:// or https:// address, with its label.",
-        Kind::Line,
-        false,
-    ),
-    ("link_label", "Link label", "", Kind::Line, false),
-    (
-        "key_values",
-        "Key-values",
-        "Optional: one key=value a line, for targeting; a key may come back with more values.",
-        Kind::Lines,
-        false,
-    ),
-];
-
-impl CardField {
-    /// The ids of the texts that describe the field: its hint, its refusal.
-    pub fn described_by(&self) -> String {
-        inputs::described_by(self.name, !self.hint.is_empty(), self.error.is_some())
-    }
-}
-
-impl Fields {
-    fn with(value: impl Fn(&str) -> String) -> Fields {
-        Fields(
-            FIELDS
-                .iter()
-                .map(|&(name, label, hint, kind, required)| CardField {
-                    name,
-                    label,
-                    hint,
-                    kind,
-                    required,
-                    value: value(name),
-                    error: None,
-                    error_field: String::new(),
+impl CardForm {
+    /// The inputs, each holding `value(name)`.
+    fn inputs(value: impl Fn(&str) -> String) -> Inputs {
+        let inputs = [
+            Input::alone("name", "Name")
+                .required()
+                .hint("Seen in the console only."),
+            Input::alone("lang", "Language")
+                .required()
+                .kind(language_choice()),
+            Input::alone("brand", "Brand").required(),
+            Input::alone("brand_domain", "Brand domain")
+                .hint("Optional. Pages on this domain or its subdomains prefer this card."),
+            Input::alone("title", "Title").required(),
+            Input::alone("body", "Text")
+                .required()
+                .kind(InputKind::Lines(5))
+                .hint("Up to 2000 characters."),
+            Input::alone("link_url", "Link URL")
+                .hint("Optional: an http:// or https:// address, with its label."),
+            Input::alone("link_label", "Link label"),
+            Input::alone("key_values", "Key-values")
+                .kind(InputKind::Lines(5))
+                .hint(
+                    "Optional: one key=value a line, for targeting; a key may come back with \
+                     more values.",
+                ),
+        ];
+        Inputs(
+            inputs
+                .into_iter()
+                .map(|input| {
+                    let value = value(input.name);
+                    input.value(value)
                 })
                 .collect(),
         )
     }
 
     /// An empty form, its language `lang`.
-    pub fn blank(lang: Lang) -> Fields {
-        Fields::with(|name| if name == "lang" { lang.as_str() } else { "" }.to_string())
+    pub fn blank(lang: Lang) -> Inputs {
+        CardForm::inputs(|name| if name == "lang" { lang.as_str() } else { "" }.to_string())
     }
 
-    pub fn of_form(form: &Form) -> Fields {
-        Fields::with(|name| form.get(name).to_string())
+    /// The form holding what was sent.
+    pub fn sent(form: &Form) -> Inputs {
+        CardForm::inputs(|name| form.get(name).to_string())
     }
 
-    pub fn of_card(card: &CardRow) -> Fields {
-        Fields::with(|name| match name {
+    /// The form holding a saved card.
+    pub fn of_card(card: &CardRow) -> Inputs {
+        CardForm::inputs(|name| match name {
             "name" => card.name.clone(),
             "lang" => card.lang.as_str().to_string(),
             "brand" => card.brand.clone(),
@@ -120,50 +79,29 @@ impl Fields {
         })
     }
 
-    fn value(&self, name: &str) -> &str {
-        self.0
-            .iter()
-            .find(|field| field.name == name)
-            .map_or("", |field| field.value.as_str())
-    }
-
-    /// Shows `message` next to the field that `field` names or is a member of
-    /// (`key_values.Section`); `false` when it names no field of the form.
-    pub fn refuse(&mut self, field: &str, message: String) -> bool {
-        match self.0.iter_mut().find(|f| inputs::names(field, f.name)) {
-            Some(found) => {
-                found.error = Some(message);
-                found.error_field = field.to_string();
-                true
-            }
-            None => false,
-        }
-    }
-
     /// The content of the card, checked as the CLI's flags are, or every refusal at once.
-    pub fn content(&self) -> Result<stored::CardContent, Vec<Invalid>> {
-        let (pairs, unreadable) = match key_value_pairs(self.value("key_values")) {
-            Ok(pairs) => (pairs, None),
-            Err(invalid) => (Vec::new(), Some(invalid)),
-        };
-        let content = CardForm {
-            name: self.value("name"),
-            lang: self.value("lang"),
-            brand: self.value("brand"),
-            brand_domain: Some(self.value("brand_domain")),
-            title: self.value("title"),
-            body: self.value("body"),
-            link_url: Some(self.value("link_url")),
-            link_label: Some(self.value("link_label")),
+    pub fn validate(form: &Form) -> Result<stored::CardContent, Vec<Invalid>> {
+        let mut checked = Checked::of(form);
+        let pairs = checked
+            .take(key_value_pairs(form.get("key_values")))
+            .unwrap_or_default();
+        let content = CardFlags {
+            name: form.get("name"),
+            lang: form.get("lang"),
+            brand: form.get("brand"),
+            brand_domain: Some(form.get("brand_domain")),
+            title: form.get("title"),
+            body: form.get("body"),
+            link_url: Some(form.get("link_url")),
+            link_label: Some(form.get("link_label")),
             key_values: &pairs,
         }
         .parse_all();
-        match (content, unreadable) {
-            (Ok(content), None) => Ok(content),
-            (Ok(_), Some(invalid)) => Err(vec![invalid]),
-            (Err(mut refused), unreadable) => {
-                refused.extend(unreadable);
-                Err(refused)
+        match content {
+            Ok(content) => checked.done(content),
+            Err(refused) => {
+                checked.keep(refused);
+                Err(checked.refusals())
             }
         }
     }
@@ -180,7 +118,7 @@ pub(super) fn key_value_pairs(text: &str) -> Result<Vec<(String, String)>, Inval
                 .ok_or_else(|| {
                     Invalid::new(
                         "key_values",
-                        format!("{:?} is not of the form key=value", line.trim()),
+                        format!("{:?} is not of the form key=value", cut(line.trim())),
                     )
                 })
         })

@@ -4,14 +4,15 @@
 //! eligibility. Every write goes through `ops::cards` as the signed-in person, so the rules,
 //! the messages and the audit log are the ones `/v1` and the CLI have.
 
-use super::card_form::{sample_page, CardField, Fields, Kind};
+use super::card_form::{sample_page, CardForm};
 use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
+use super::inputs::{field_refused, Inputs};
 use super::notice::Notice;
 use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
 use crate::db::cards::{self as stored, CardRow};
-use crate::domain::{CardStatus, Lang};
+use crate::domain::{CardStatus, Invalid, Lang};
 use crate::error::ApiError;
 use crate::ids::{CardId, FragmentId};
 use crate::ops::cards as card_ops;
@@ -56,8 +57,7 @@ pub struct CardEditor {
     /// `None`: a card not saved yet.
     pub saved: Option<Saved>,
     pub action: String,
-    pub fields: Vec<CardField>,
-    pub languages: Vec<&'static str>,
+    pub fields: Inputs,
     /// A refusal no field of the form names.
     pub alert: Option<String>,
     /// The sample page the preview frame shows (its `srcdoc`).
@@ -140,7 +140,7 @@ pub fn list(ctx: &mut PageContext) -> Answer {
     Ok(pages::html(200, &page))
 }
 
-fn editor(ctx: &PageContext, card: Option<&CardRow>, fields: Fields) -> CardEditor {
+fn editor(ctx: &PageContext, card: Option<&CardRow>, fields: Inputs) -> CardEditor {
     let saved = card.map(|card| Saved {
         id: card.id.to_string(),
         status: card.status.as_str(),
@@ -155,8 +155,7 @@ fn editor(ctx: &PageContext, card: Option<&CardRow>, fields: Fields) -> CardEdit
         heading: card.map_or("New card".into(), |card| card.name.clone()),
         action: card.map_or("/cards/new".into(), |card| format!("/cards/{}", card.id)),
         saved,
-        fields: fields.0,
-        languages: Lang::ALL.iter().map(|lang| lang.as_str()).collect(),
+        fields,
         alert: None,
         preview: None,
         week: None,
@@ -167,14 +166,14 @@ fn editor(ctx: &PageContext, card: Option<&CardRow>, fields: Fields) -> CardEdit
 /// fragment or card yet).
 pub fn new(ctx: &mut PageContext) -> Answer {
     let used = stored::most_used_lang(ctx.db, &ctx.caller()?.org.id)?;
-    let fields = Fields::blank(used.unwrap_or(Lang::En));
+    let fields = CardForm::blank(used.unwrap_or(Lang::En));
     Ok(pages::html(200, &editor(ctx, None, fields)))
 }
 
 /// `GET /cards/{card}`.
 pub fn show(ctx: &mut PageContext) -> Answer {
     let (_, card) = card_of_path(ctx)?;
-    let mut page = editor(ctx, Some(&card), Fields::of_card(&card));
+    let mut page = editor(ctx, Some(&card), CardForm::of_card(&card));
     page.week = Some(super::reports::week(ctx, &card)?);
     Ok(pages::html(200, &page))
 }
@@ -194,16 +193,12 @@ pub fn edit(ctx: &mut PageContext) -> Answer {
 /// "Preview" shows the card as `/fragment` would serve it and writes nothing; "Save" creates
 /// (a draft) or edits it.
 fn save(ctx: &mut PageContext, caller: &Caller, card: Option<CardRow>) -> Answer {
-    let fields = Fields::of_form(&ctx.form);
-    let content = match fields.content() {
+    let content = match CardForm::validate(&ctx.form) {
         Ok(content) => content,
-        Err(all) => {
-            let all = all.into_iter().map(|i| (i.field, i.message)).collect();
-            return refused(ctx, card.as_ref(), fields, all);
-        }
+        Err(all) => return refused(ctx, card.as_ref(), all),
     };
     if ctx.form.get("action") == "preview" {
-        let mut page = editor(ctx, card.as_ref(), fields);
+        let mut page = editor(ctx, card.as_ref(), CardForm::sent(&ctx.form));
         page.preview = Some(sample_page(card.as_ref().map(|c| &c.id), &content));
         return Ok(pages::html(200, &page));
     }
@@ -217,27 +212,17 @@ fn save(ctx: &mut PageContext, caller: &Caller, card: Option<CardRow>) -> Answer
             &format!("/cards/{}", saved.id),
             Notice::CardSaved,
         )),
-        Err(error) => {
-            let refusal = pages::field_refusal(error)?;
-            refused(ctx, card.as_ref(), fields, vec![refusal])
-        }
+        Err(error) => refused(ctx, card.as_ref(), vec![field_refused(error)?]),
     }
 }
 
-/// The form again, as typed, with each `(field, message)` refusal next to its field (`422`),
-/// or above the form when it names no field of it.
-fn refused(
-    ctx: &PageContext,
-    card: Option<&CardRow>,
-    mut fields: Fields,
-    refusals: Vec<(String, String)>,
-) -> Answer {
-    let unplaced: Vec<String> = refusals
-        .into_iter()
-        .filter_map(|(field, message)| (!fields.refuse(&field, message.clone())).then_some(message))
-        .collect();
+/// The form again, as typed, with each refusal next to its field (`422`), or above the form
+/// when it names no field of it.
+fn refused(ctx: &PageContext, card: Option<&CardRow>, refusals: Vec<Invalid>) -> Answer {
+    let mut fields = CardForm::sent(&ctx.form);
+    let alert = fields.refuse_all(refusals);
     let mut page = editor(ctx, card, fields);
-    page.alert = (!unplaced.is_empty()).then(|| unplaced.join(" "));
+    page.alert = alert;
     Ok(pages::html(422, &page))
 }
 
@@ -345,7 +330,7 @@ pub fn save_eligibility(ctx: &mut PageContext) -> Answer {
             Notice::EligibilitySaved,
         )),
         Err(error) => {
-            let (_, message) = pages::field_refusal(error)?;
+            let message = field_refused(error)?.message;
             let wanted = wanted.ok();
             let card = own_card(ctx, &caller, &id)?;
             let mut page = eligibility_page(ctx, &caller, card, wanted.as_deref())?;

@@ -6,8 +6,9 @@
 use super::captures::Captured;
 use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
+use super::inputs::Input;
 use super::notice::Notice;
-use super::pages::{self, Creating, Field, Layout};
+use super::pages::{self, Creating, Layout};
 use super::refusal::PageRefusal;
 use crate::domain::Invalid;
 use crate::error::ApiError;
@@ -70,7 +71,7 @@ pub trait Credential: Sized {
 /// What a list page shows besides its layout.
 pub struct Listing<C> {
     pub rows: Vec<C>,
-    pub name: Field,
+    pub name: Input,
     /// The form's one-time value; a secret just made, on the answer that made it only.
     pub creating: Creating,
 }
@@ -84,7 +85,7 @@ fn listing<C: Credential>(ctx: &mut PageContext) -> Result<(Layout, Listing<C>),
         .map(C::label);
     let list = Listing {
         rows,
-        name: Field::new("name", "Name", "text"),
+        name: Input::line("name", "Name", "text"),
         creating: Creating::new(ctx.once()?),
     };
     Ok((layout, list))

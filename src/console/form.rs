@@ -1,14 +1,22 @@
 //! A console form's body (`application/x-www-form-urlencoded`, within `http::BODY_LIMIT`; a
 //! larger body is not even read) and a page's query, decoded by one rule: a value holding a
-//! NUL byte or bytes that are not UTF-8 is refused (`422`, naming its field) before anything
-//! reads it, so it never reaches PostgreSQL (which refuses both).
+//! NUL byte or bytes that are not UTF-8 is kept aside as a refusal naming its field (`422`),
+//! so it never reaches PostgreSQL (which refuses both). A page whose form takes its values
+//! through `inputs::Checked` shows that refusal next to the input, on the same form; for any
+//! other page it is refused before the handler runs (`Form::refusal`).
 
 use super::refusal::PageRefusal;
+use crate::domain::Invalid;
 use crate::error::ApiError;
 use crate::http::{media_type, Body, Request};
 
 #[derive(Default)]
-pub struct Form(Vec<(String, String)>);
+pub struct Form {
+    pairs: Vec<(String, String)>,
+    /// A refusal for each value that is not text; the value itself is kept in `pairs` as
+    /// shown back (each NUL and invalid byte a U+FFFD).
+    unreadable: Vec<Invalid>,
+}
 
 impl Form {
     /// The body of a `POST`.
@@ -22,35 +30,58 @@ impl Form {
                 "send the form as application/x-www-form-urlencoded",
             ));
         }
-        Form::decode(bytes)
+        Ok(Form::decode(bytes))
     }
 
     /// The query of a request (`?name=value&…`), by the same rule as a body.
-    pub fn query(request: &Request) -> Result<Form, PageRefusal> {
+    pub fn query(request: &Request) -> Form {
         Form::decode(request.query().unwrap_or("").as_bytes())
     }
 
     /// Each `name=value` pair, `+` a space and `%XX` a byte, as `url::form_urlencoded` reads
     /// them, but with the bytes checked rather than replaced: a NUL or invalid UTF-8 names
     /// the field it is in.
-    fn decode(bytes: &[u8]) -> Result<Form, PageRefusal> {
-        let pairs = bytes.split(|&b| b == b'&').filter(|pair| !pair.is_empty());
-        let decoded = pairs.map(|pair| {
+    fn decode(bytes: &[u8]) -> Form {
+        let mut form = Form::default();
+        for pair in bytes.split(|&b| b == b'&').filter(|pair| !pair.is_empty()) {
             let mut halves = pair.splitn(2, |&b| b == b'=');
             let name = unescape(halves.next().unwrap_or_default());
             let value = unescape(halves.next().unwrap_or_default());
-            let field = String::from_utf8_lossy(&name).replace('\0', "");
-            match (text(name), text(value)) {
-                (Some(name), Some(value)) => Ok((name, value)),
-                _ => Err(refused(&field)),
+            let (name, readable_name) = text(&name);
+            let (value, readable_value) = text(&value);
+            if !(readable_name && readable_value) {
+                form.unreadable.push(refused(&name.replace('\u{fffd}', "")));
             }
-        });
-        decoded.collect::<Result<_, PageRefusal>>().map(Form)
+            form.pairs.push((name, value));
+        }
+        form
+    }
+
+    /// The refusals of the values that are not text, each naming its field.
+    pub fn unreadable(&self) -> &[Invalid] {
+        &self.unreadable
+    }
+
+    /// Whether the value of `name` is text.
+    pub fn readable(&self, name: &str) -> Result<(), Invalid> {
+        match self.unreadable.iter().find(|invalid| invalid.field == name) {
+            Some(invalid) => Err(invalid.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// The refusal of the whole request for a value that is not text, for a page that does
+    /// not show it on its form.
+    pub fn refusal(&self) -> Result<(), PageRefusal> {
+        match self.unreadable.first() {
+            Some(invalid) => Err(invalid.clone().into()),
+            None => Ok(()),
+        }
     }
 
     /// The first value of a field; empty when absent.
     pub fn get(&self, name: &str) -> &str {
-        self.0
+        self.pairs
             .iter()
             .find(|(n, _)| n == name)
             .map_or("", |(_, v)| v.as_str())
@@ -58,7 +89,7 @@ impl Form {
 
     /// Every value of a field (a group of checkboxes), in the order sent.
     pub fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.0
+        self.pairs
             .iter()
             .filter(move |(n, _)| n == name)
             .map(|(_, v)| v.as_str())
@@ -73,20 +104,20 @@ fn unescape(bytes: &[u8]) -> Vec<u8> {
     percent_encoding::percent_decode(&spaced).collect()
 }
 
-/// The text of decoded bytes: UTF-8 without a NUL byte.
-fn text(bytes: Vec<u8>) -> Option<String> {
-    String::from_utf8(bytes)
-        .ok()
-        .filter(|text| !text.contains('\0'))
+/// The text of decoded bytes (each NUL and invalid byte a U+FFFD), and whether they were
+/// text: UTF-8 without a NUL byte.
+fn text(bytes: &[u8]) -> (String, bool) {
+    let shown = String::from_utf8_lossy(bytes).replace('\0', "\u{fffd}");
+    let readable = std::str::from_utf8(bytes).is_ok_and(|text| !text.contains('\0'));
+    (shown, readable)
 }
 
 /// The refusal of a field's value, named by the field as the page shows it.
-fn refused(field: &str) -> PageRefusal {
-    ApiError::validation(
+fn refused(field: &str) -> Invalid {
+    Invalid::new(
         field,
         format!("{field}: a value may hold neither a NUL byte nor bytes that are not UTF-8"),
     )
-    .into()
 }
 
 #[cfg(test)]
@@ -95,7 +126,8 @@ mod tests {
 
     #[test]
     fn values_are_decoded_as_url_encoded_forms_are() {
-        let form = Form::decode(b"a=x+y%21&&b=%C3%A9&a=2&c&d=%EF%BF%BD").unwrap();
+        let form = Form::decode(b"a=x+y%21&&b=%C3%A9&a=2&c&d=%EF%BF%BD");
+        assert!(form.unreadable().is_empty());
         assert_eq!(form.get("a"), "x y!");
         assert_eq!(form.get("b"), "\u{e9}");
         assert_eq!(form.all("a").collect::<Vec<_>>(), ["x y!", "2"]);
@@ -116,12 +148,13 @@ mod tests {
             (b"email=ok&pass%00word=x", "password"),
             (b"email=ok&actor=\xff", "actor"),
         ] {
-            let Err(PageRefusal::Api(ApiError::Validation {
+            let form = Form::decode(body);
+            let [Invalid {
                 field: got,
                 message,
-            })) = Form::decode(body)
+            }] = form.unreadable()
             else {
-                panic!("{body:?} was not refused");
+                panic!("{body:?} was not refused once");
             };
             assert_eq!(got, field, "{body:?}");
             assert!(message.starts_with(&format!("{field}: ")), "{message}");

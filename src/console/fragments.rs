@@ -6,15 +6,17 @@
 use super::card_form::key_value_lines;
 use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
-use super::inputs::{Failed, Inputs};
+use super::inputs::{self, Failed, Inputs};
 use super::notice::Notice;
 use super::pages::{self, Layout};
-use super::site_forms::{fragment_inputs, fragment_write};
+use super::site_forms::FragmentForm;
 use super::sites::{self, fragment_label, site_path, what_goes};
 use crate::db::fragments::FragmentRow;
-use crate::domain::{DomainName, FragmentRef, FragmentStatus};
+use crate::domain::{DomainName, FragmentStatus};
+use crate::http::Response;
 use crate::ids::FragmentId;
 use crate::ops;
+use crate::ops::Caller;
 use askama::Template;
 
 #[derive(Template)]
@@ -33,29 +35,20 @@ pub struct FragmentPage {
 /// `POST /sites/{domain}/fragments`: a new fragment of the site.
 pub fn create(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
-    let caller = ctx.caller()?;
-    let result: Result<_, Failed> = (|| {
-        let sent = ctx.form.get("ref");
-        let reference = (!sent.is_empty()).then(|| FragmentRef::parse(sent));
-        let (reference, write) = match (reference.transpose(), fragment_write(&ctx.form)) {
-            (Ok(reference), Ok(write)) => (reference, write),
-            (reference, write) => {
-                let refused = reference.err().into_iter();
-                return Err(refused
-                    .chain(write.err().into_iter().flatten())
-                    .collect::<Vec<_>>()
-                    .into());
-            }
-        };
-        // The site must be this page's: creating a fragment never makes a site here.
-        ops::fragments::list_fragments(ctx.db, &caller, &domain)?;
-        ops::fragments::create_fragment(ctx.db, &caller, &domain, reference.as_ref(), write)?;
-        Ok(pages::redirect_with(
-            &site_path(&domain),
-            Notice::FragmentCreated,
-        ))
-    })();
+    let result = create_fragment(ctx, &domain);
     sites::finish(ctx, &domain, result, |page| &mut page.fragment)
+}
+
+fn create_fragment(ctx: &mut PageContext, domain: &DomainName) -> Result<Response, Failed> {
+    let (reference, write) = FragmentForm { with_ref: true }.validate(&ctx.form)?;
+    let caller = ctx.caller()?;
+    // The site must be this page's: creating a fragment never makes a site here.
+    ops::fragments::list_fragments(ctx.db, &caller, domain)?;
+    ops::fragments::create_fragment(ctx.db, &caller, domain, reference.as_ref(), write)?;
+    Ok(pages::redirect_with(
+        &site_path(domain),
+        Notice::FragmentCreated,
+    ))
 }
 
 fn fragment_page(
@@ -80,7 +73,7 @@ fn fragment_page(
 pub fn show(ctx: &mut PageContext) -> Answer {
     let id: FragmentId = ctx.captures.get()?;
     let (fragment, domain) = ops::fragments::get_fragment(ctx.db, &ctx.caller()?, &id)?;
-    let mut fields = fragment_inputs(false);
+    let mut fields = FragmentForm { with_ref: false }.inputs();
     for input in &mut fields.0 {
         input.value = match input.name {
             "name" => fragment.name.clone(),
@@ -98,23 +91,28 @@ pub fn edit(ctx: &mut PageContext) -> Answer {
     let id: FragmentId = ctx.captures.get()?;
     let caller = ctx.caller()?;
     let (fragment, domain) = ops::fragments::get_fragment(ctx.db, &caller, &id)?;
-    let result: Result<_, Failed> = (|| {
-        let write = fragment_write(&ctx.form)?;
-        ops::fragments::edit_fragment(ctx.db, &caller, &id, write)?;
-        Ok(pages::redirect_with(
-            &site_path(&domain),
-            Notice::FragmentSaved,
-        ))
-    })();
-    let refusals = match result {
-        Ok(response) => return Ok(response),
-        Err(failed) => failed.refusals()?,
-    };
-    let mut fields = fragment_inputs(false).sent(&ctx.form);
-    let alert = fields.refuse_all(refusals);
-    let mut page = fragment_page(&fragment, &domain, fields, ctx.layout());
-    page.alert = alert;
-    Ok(pages::html(422, &page))
+    let result = edit_fragment(ctx, &caller, &fragment, &domain);
+    inputs::written(result, |refusals| {
+        let mut fields = FragmentForm { with_ref: false }.inputs();
+        let alert = fields.refused(&ctx.form, refusals);
+        let mut page = fragment_page(&fragment, &domain, fields, ctx.layout());
+        page.alert = alert;
+        Ok(pages::html(422, &page))
+    })
+}
+
+fn edit_fragment(
+    ctx: &mut PageContext,
+    caller: &Caller,
+    fragment: &FragmentRow,
+    domain: &DomainName,
+) -> Result<Response, Failed> {
+    let (_, write) = FragmentForm { with_ref: false }.validate(&ctx.form)?;
+    ops::fragments::edit_fragment(ctx.db, caller, &fragment.id, write)?;
+    Ok(pages::redirect_with(
+        &site_path(domain),
+        Notice::FragmentSaved,
+    ))
 }
 
 /// `POST /fragments/{fragment}/status`: pause or activate; the site's page shows what still

@@ -5,8 +5,9 @@
 
 use super::captures::LinkSecret;
 use super::context::{Answer, PublicContext};
+use super::inputs::Input;
 use super::notice::Notice;
-use super::pages::{self, Field, Layout, LinkPage};
+use super::pages::{self, Layout, LinkPage};
 use super::refusal::PageRefusal;
 use super::session::{self, Visit};
 use super::sign_in::signed_in;
@@ -120,7 +121,7 @@ fn link_page(
         LinkPurpose::Reset { .. } => "Choose the password you will sign in with.".into(),
     };
     let password = matches!(step, Step::SetPassword { .. }).then(|| {
-        Field::new(
+        Input::line(
             "new_password",
             "New password (10 to 128 characters)",
             "password",

@@ -6,8 +6,9 @@
 use super::captures::InvitationNumber;
 use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
+use super::inputs::{Checked, Failed, Input, InputKind};
 use super::notice::Notice;
-use super::pages::{self, Creating, Field, MembersPage};
+use super::pages::{self, Creating, MembersPage};
 use super::refusal::PageRefusal;
 use super::session::console_url;
 use crate::db::people;
@@ -16,6 +17,7 @@ use crate::error::ApiError;
 use crate::ids::PersonId;
 use crate::ops::members;
 use crate::ops::once::Made;
+use crate::ops::Caller;
 
 fn page(ctx: &mut PageContext) -> Result<MembersPage, PageRefusal> {
     let org = ctx.caller()?.org.id;
@@ -31,11 +33,21 @@ fn page(ctx: &mut PageContext) -> Result<MembersPage, PageRefusal> {
             .map(|m| m.person_id.clone()),
         members,
         invitations: people::pending_invitations(ctx.db, &org)?,
-        email: Field::new("email", "Email", "email"),
-        role_error: None,
+        email: Input::line("email", "Email", "email"),
+        role: Input::alone("role", "Role")
+            .required()
+            .kind(InputKind::Choice(role_options()))
+            .value(Role::Member.as_str()),
         creating: Creating::new(ctx.once()?),
         mailed: false,
     })
+}
+
+/// The roles an invitation may give, the most usual first.
+fn role_options() -> Vec<(String, String)> {
+    [Role::Member, Role::Viewer, Role::Owner]
+        .map(|role| (role.as_str().to_string(), role.as_str().to_string()))
+        .to_vec()
 }
 
 pub fn list(ctx: &mut PageContext) -> Answer {
@@ -48,16 +60,7 @@ pub fn list(ctx: &mut PageContext) -> Answer {
 pub fn invite(ctx: &mut PageContext) -> Answer {
     let mut page = page(ctx)?;
     let caller = ctx.caller()?;
-    let url = console_url(ctx.app);
-    let sent = ctx.form.get("email").to_string();
-    let invited = Email::parse(&sent)
-        .map_err(ApiError::from)
-        .and_then(|email| Ok((email, Role::parse(ctx.form.get("role"))?)))
-        .and_then(|(email, role)| {
-            let made = ctx.made_once(|tx| members::invite(tx, &caller, url, &email, role))?;
-            Ok((email, role, made))
-        });
-    match invited {
+    match invite_person(ctx, &caller) {
         Ok((email, role, made)) => {
             if let Made::New(link) = &made {
                 let mailer = ctx.app.mailer.as_ref();
@@ -67,15 +70,34 @@ pub fn invite(ctx: &mut PageContext) -> Answer {
             page.invitations = people::pending_invitations(ctx.db, &caller.org.id)?;
             Ok(pages::html(status, &page))
         }
-        Err(error) => {
-            page.email.value = sent;
-            match pages::field_refusal(error)? {
-                (field, message) if field == "role" => page.role_error = Some(message),
-                (_, message) => page.email.error = Some(message),
+        Err(failed) => {
+            page.email.value = ctx.form.get("email").to_string();
+            for refused in failed.refusals()? {
+                match refused.field.as_str() {
+                    "role" => page.role.error = Some(refused.message),
+                    _ => page.email.error = Some(refused.message),
+                }
             }
             Ok(pages::html(422, &page))
         }
     }
+}
+
+/// The invitation the form asks for, made once.
+fn invite_person(
+    ctx: &mut PageContext,
+    caller: &Caller,
+) -> Result<(Email, Role, Made<String>), Failed> {
+    let mut checked = Checked::of(&ctx.form);
+    let email = checked.take(Email::parse(ctx.form.get("email")));
+    let role = checked.take(Role::parse(ctx.form.get("role")));
+    let (Some(email), Some(role)) = (email, role) else {
+        return Err(checked.refusals().into());
+    };
+    let (email, role) = checked.done((email, role))?;
+    let url = console_url(ctx.app);
+    let made = ctx.made_once(|tx| members::invite(tx, caller, url, &email, role))?;
+    Ok((email, role, made))
 }
 
 /// `POST /members/{person}/role`.

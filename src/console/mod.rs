@@ -103,7 +103,7 @@ fn serve(app: &App, request: &Request, page: &Page, captures: Captures) -> Answe
 
 /// What every page gets before its handler: a write (`POST`) from another origin is refused
 /// before its body is read; the form and the query are decoded (a NUL or invalid UTF-8 is
-/// `422`); then the session, and the page's access rule.
+/// `422`, on the form itself where the page refuses in place); then the session, and the page's access rule.
 fn open(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer {
     let writes = page.method == Method::Post;
     if writes && !session::from_own_origin(app, request) {
@@ -116,7 +116,11 @@ fn open(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer
     } else {
         Form::default()
     };
-    let query = Form::query(request)?;
+    let query = Form::query(request);
+    query.refusal()?;
+    if !page.refuses_in_place {
+        form.refusal()?;
+    }
     let mut connection = app.pool.get()?;
     let db = &mut *connection;
     let visit = Visit::of(db, request)?;

@@ -1,13 +1,12 @@
 //! What the console shows: one askama template per page (`templates/console/`), compiled and
 //! checked with the binary, HTML escaping on by default; and the answers that carry them.
 
-use super::form::Form;
+use super::inputs::Input;
 use super::notice::Notice;
 use super::refusal::PageRefusal;
 use super::session::Visit;
 use crate::db::people::{Member, OrgAccess, PendingInvitation};
 use crate::db::sessions::SessionListed;
-use crate::domain::Invalid;
 use crate::error::{ApiError, RETRY_AFTER_SECONDS};
 use crate::http::Response;
 use crate::ids::PersonId;
@@ -18,54 +17,6 @@ use askama::Template;
 const STYLESHEET: &str = include_str!("../../templates/console/console.css");
 const SCRIPT: &str = include_str!("../../templates/console/console.js");
 const PROOF_WORKER: &str = include_str!("../../templates/console/proof-worker.js");
-
-/// A form field: its label, its value as sent back, and the refusal shown next to it.
-#[derive(Debug, Clone)]
-pub struct Field {
-    pub name: &'static str,
-    pub label: &'static str,
-    /// The input's `type`.
-    pub kind: &'static str,
-    pub autocomplete: &'static str,
-    pub value: String,
-    pub error: Option<String>,
-}
-
-impl Field {
-    pub fn new(name: &'static str, label: &'static str, kind: &'static str) -> Field {
-        Field {
-            name,
-            label,
-            kind,
-            autocomplete: "off",
-            value: String::new(),
-            error: None,
-        }
-    }
-
-    pub fn autocomplete(mut self, autocomplete: &'static str) -> Field {
-        self.autocomplete = autocomplete;
-        self
-    }
-
-    /// The form's value of this field, parsed; `None` when refused, the field then showing the
-    /// refusal next to the value as sent.
-    pub fn parse<T>(
-        &mut self,
-        form: &Form,
-        parse: impl FnOnce(&str) -> Result<T, Invalid>,
-    ) -> Option<T> {
-        let sent = form.get(self.name);
-        match parse(sent) {
-            Ok(parsed) => Some(parsed),
-            Err(invalid) => {
-                self.value = sent.to_string();
-                self.error = Some(invalid.message);
-                None
-            }
-        }
-    }
-}
 
 /// A form that makes a secret (a token, a key, an invitation): the one-time value it carries,
 /// and on the answer to its `POST` the secret made, shown this once, or the word that the form
@@ -97,17 +48,6 @@ impl Creating {
                 409
             }
         }
-    }
-}
-
-/// A refusal a form shows next to one of its fields, as `(field, message)`; any other is the
-/// refusal of the whole request.
-pub fn field_refusal(error: ApiError) -> Result<(String, String), PageRefusal> {
-    match error {
-        ApiError::Validation { field, message } | ApiError::Conflict { field, message } => {
-            Ok((field, message))
-        }
-        other => Err(other.into()),
     }
 }
 
@@ -184,8 +124,8 @@ impl Nav {
 #[template(path = "console/sign_in.html")]
 pub struct SignIn {
     pub layout: Layout,
-    pub email: Field,
-    pub password: Field,
+    pub email: Input,
+    pub password: Input,
     /// The console's page to go to once signed in (`sign_in::return_path`); empty: home.
     pub next: String,
     /// Mail is set up: the page offers "Forgot your password?".
@@ -206,8 +146,8 @@ impl SignIn {
     pub fn empty(layout: Layout) -> SignIn {
         SignIn {
             layout,
-            email: Field::new("email", "Email", "email").autocomplete("username"),
-            password: Field::new("password", "Password", "password")
+            email: Input::line("email", "Email", "email").autocomplete("username"),
+            password: Input::line("password", "Password", "password")
                 .autocomplete("current-password"),
             next: String::new(),
             mail: false,
@@ -221,7 +161,7 @@ impl SignIn {
 #[template(path = "console/forgot_password.html")]
 pub struct ForgotPassword {
     pub layout: Layout,
-    pub email: Field,
+    pub email: Input,
     pub mail: bool,
     /// The request was taken: the same words whether the email is known or not.
     pub sent: bool,
@@ -243,9 +183,9 @@ pub struct MembersPage {
     pub last_owner: Option<PersonId>,
     pub members: Vec<Member>,
     pub invitations: Vec<PendingInvitation>,
-    /// The invite form's email field, and the refusal of its role.
-    pub email: Field,
-    pub role_error: Option<String>,
+    /// The invite form's inputs.
+    pub email: Input,
+    pub role: Input,
     /// The invite form's one-time value; an invitation's link, on the answer that made it only.
     pub creating: Creating,
     /// The invitation was also mailed to its person (`AGENTCARD_SMTP_URL` set).
@@ -263,7 +203,7 @@ pub struct LinkPage {
     pub action: String,
     pub button: &'static str,
     /// The new password's field; `None`: the link only asks to join.
-    pub password: Option<Field>,
+    pub password: Option<Input>,
     /// The form is offered (not to someone who must sign in as the invitee first).
     pub offer: bool,
     /// The session's form token, when the invitee signed in joins.
@@ -297,8 +237,8 @@ pub struct SessionsPage {
 #[template(path = "console/password.html")]
 pub struct PasswordPage {
     pub layout: Layout,
-    pub current: Field,
-    pub new: Field,
+    pub current: Input,
+    pub new: Input,
 }
 
 #[derive(Template)]

@@ -66,6 +66,10 @@ pub struct Page {
     /// Open to a person whose organisation requires a second factor they have not added: the
     /// pages that add one, and signing out.
     pub open_without_factor: bool,
+    /// Its handler takes every value of its form through `inputs::Checked`, which shows a
+    /// value that is not text (a NUL byte, bytes not UTF-8) next to its input on the same
+    /// form; any other page refuses such a value before its handler runs.
+    pub refuses_in_place: bool,
 }
 
 use Method::{Get, Post};
@@ -76,7 +80,7 @@ pub static PAGES: &[Page] = &[
     file("/console.js", Asset::Script),
     file("/proof-worker.js", Asset::ProofWorker),
     public(Get, "/sign-in", sign_in::form),
-    sign_in_attempt(Post, "/sign-in", sign_in::sign_in),
+    sign_in_attempt(Post, "/sign-in", sign_in::sign_in).in_place(),
     public(Get, "/link/{link}", links::page),
     public(Post, "/link/{link}", links::use_link),
     // Issue 34 item 7: "forgot your password", counted as sign-ins.
@@ -114,10 +118,10 @@ pub static PAGES: &[Page] = &[
     viewer(Get, "/sessions", account::sessions),
     viewer(Post, "/sessions/end-others", account::end_others),
     viewer(Get, "/password", account::password_form),
-    viewer(Post, "/password", account::change_password),
+    viewer(Post, "/password", account::change_password).in_place(),
     viewer(Post, "/org", account::choose_org),
     viewer(Get, "/members", members::list),
-    owner(Post, "/members/invite", members::invite),
+    owner(Post, "/members/invite", members::invite).in_place(),
     owner(Post, "/members/{person}/role", members::change_role),
     owner(Get, "/members/{person}/remove", members::confirm_remove),
     owner(Post, "/members/{person}/remove", members::remove),
@@ -133,22 +137,22 @@ pub static PAGES: &[Page] = &[
     ),
     viewer(Get, "/cards", cards::list),
     member(Get, "/cards/new", cards::new),
-    member(Post, "/cards/new", cards::create),
+    member(Post, "/cards/new", cards::create).in_place(),
     viewer(Get, "/cards/{card}", cards::show),
-    member(Post, "/cards/{card}", cards::edit),
+    member(Post, "/cards/{card}", cards::edit).in_place(),
     member(Post, "/cards/{card}/status", cards::set_status),
     member(Get, "/cards/{card}/delete", cards::confirm_delete),
     member(Post, "/cards/{card}/delete", cards::delete),
     viewer(Get, "/cards/{card}/eligibility", cards::eligibility),
     member(Post, "/cards/{card}/eligibility", cards::save_eligibility),
     owner(Get, "/tokens", tokens::list),
-    owner(Post, "/tokens", tokens::create),
+    owner(Post, "/tokens", tokens::create).in_place(),
     owner(Get, "/tokens/{token}/revoke", tokens::confirm_revoke),
     owner(Post, "/tokens/{token}/revoke", tokens::revoke),
     owner(Get, "/tokens/{token}/delete", tokens::confirm_delete),
     owner(Post, "/tokens/{token}/delete", tokens::delete),
     viewer(Get, "/keys", keys::list),
-    member(Post, "/keys", keys::create),
+    member(Post, "/keys", keys::create).in_place(),
     member(Get, "/keys/{key}/revoke", keys::confirm_revoke),
     member(Post, "/keys/{key}/revoke", keys::revoke),
     member(Get, "/keys/{key}/delete", keys::confirm_delete),
@@ -159,17 +163,17 @@ pub static PAGES: &[Page] = &[
     viewer(Get, "/sites/{domain}/why", why::page),
     // The site map: sites, their fragments, default and rules.
     viewer(Get, "/sites", sites::list),
-    member(Post, "/sites", sites::create),
+    member(Post, "/sites", sites::create).in_place(),
     viewer(Get, "/sites/{domain}", sites::site),
-    member(Post, "/sites/{domain}", sites::rename),
+    member(Post, "/sites/{domain}", sites::rename).in_place(),
     viewer(Get, "/sites/{domain}/icon", sites::icon),
-    member(Post, "/sites/{domain}/default", sites::set_default),
+    member(Post, "/sites/{domain}/default", sites::set_default).in_place(),
     member(Post, "/sites/{domain}/default/clear", sites::clear_default),
     owner(Get, "/sites/{domain}/delete", sites::confirm_delete),
     owner(Post, "/sites/{domain}/delete", sites::delete),
-    member(Post, "/sites/{domain}/fragments", fragments::create),
+    member(Post, "/sites/{domain}/fragments", fragments::create).in_place(),
     viewer(Get, "/fragments/{fragment}", fragments::show),
-    member(Post, "/fragments/{fragment}", fragments::edit),
+    member(Post, "/fragments/{fragment}", fragments::edit).in_place(),
     member(Post, "/fragments/{fragment}/status", fragments::set_status),
     member(
         Get,
@@ -177,9 +181,9 @@ pub static PAGES: &[Page] = &[
         fragments::confirm_delete,
     ),
     member(Post, "/fragments/{fragment}/delete", fragments::delete),
-    member(Post, "/sites/{domain}/rules", rules::add),
+    member(Post, "/sites/{domain}/rules", rules::add).in_place(),
     viewer(Get, "/sites/{domain}/rules/{route}", rules::show),
-    member(Post, "/sites/{domain}/rules/{route}", rules::edit),
+    member(Post, "/sites/{domain}/rules/{route}", rules::edit).in_place(),
     member(Post, "/sites/{domain}/rules/{route}/delete", rules::delete),
     viewer(Get, "/audit", audit::page),
     // Issue 34 item 9: the audit log as CSV.
@@ -194,6 +198,17 @@ const fn page(method: Method, path: &'static str, access: Access, handler: Handl
         handler,
         counts_refusals: false,
         open_without_factor: false,
+        refuses_in_place: false,
+    }
+}
+
+impl Page {
+    /// The same page, a value of its form that is not text refused on the form itself.
+    const fn in_place(self) -> Page {
+        Page {
+            refuses_in_place: true,
+            ..self
+        }
     }
 }
 

@@ -3,15 +3,15 @@
 //! writes are `ops::routes`'s.
 
 use super::context::{Answer, PageContext};
-use super::form::Form;
-use super::inputs::{Failed, Inputs};
+use super::inputs::{self, Failed, Inputs};
 use super::notice::Notice;
 use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
-use super::site_forms::{rule_inputs, rule_write};
+use super::site_forms::RuleForm;
 use super::sites::{self, site_path};
 use crate::domain::DomainName;
 use crate::error::ApiError;
+use crate::http::Response;
 use crate::ids::RouteId;
 use crate::ops;
 use askama::Template;
@@ -29,21 +29,21 @@ pub struct RulePage {
 /// `POST /sites/{domain}/rules`: a new rule.
 pub fn add(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
-    let caller = ctx.caller()?;
-    let result = (|| {
-        let route = rule_write(&ctx.form)?;
-        ops::routes::create_route(ctx.db, &caller, &domain, &route)?;
-        Ok(pages::redirect_with(&site_path(&domain), Notice::RuleAdded))
-    })();
+    let result = add_rule(ctx, &domain);
     sites::finish(ctx, &domain, result, |page| &mut page.rule)
 }
 
-/// The rule's page, its form holding `values` (the rule's, or what was sent).
+fn add_rule(ctx: &mut PageContext, domain: &DomainName) -> Result<Response, Failed> {
+    let route = RuleForm::validate(&ctx.form)?;
+    ops::routes::create_route(ctx.db, &ctx.caller()?, domain, &route)?;
+    Ok(pages::redirect_with(&site_path(domain), Notice::RuleAdded))
+}
+
+/// The rule's page, its form holding the rule's values.
 fn rule_page(
     ctx: &mut PageContext,
     domain: &DomainName,
     id: &RouteId,
-    values: Option<&Form>,
 ) -> Result<RulePage, PageRefusal> {
     let caller = ctx.caller()?;
     let routes = ops::routes::list_routes(ctx.db, &caller, domain)?;
@@ -63,15 +63,12 @@ fn rule_page(
         route.match_mode.as_str(),
         route.fragment_ref.as_deref().unwrap_or_default(),
     ];
-    let fields = rule_inputs("rule", options, current);
+    let fields = RuleForm::inputs(options, current);
     Ok(RulePage {
         layout: ctx.layout(),
         domain: domain.to_string(),
         id: id.to_string(),
-        fields: match values {
-            Some(form) => fields.sent(form),
-            None => fields,
-        },
+        fields,
         alert: None,
     })
 }
@@ -80,27 +77,25 @@ fn rule_page(
 pub fn show(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
     let id: RouteId = ctx.captures.get()?;
-    Ok(pages::html(200, &rule_page(ctx, &domain, &id, None)?))
+    Ok(pages::html(200, &rule_page(ctx, &domain, &id)?))
 }
 
 /// `POST /sites/{domain}/rules/{route}`: the rule changed (its id kept).
 pub fn edit(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
     let id: RouteId = ctx.captures.get()?;
-    let caller = ctx.caller()?;
-    let result: Result<_, Failed> = (|| {
-        let route = rule_write(&ctx.form)?;
-        ops::routes::update_route(ctx.db, &caller, &domain, &id, &route)?;
-        Ok(pages::redirect_with(&site_path(&domain), Notice::RuleSaved))
-    })();
-    let refusals = match result {
-        Ok(response) => return Ok(response),
-        Err(failed) => failed.refusals()?,
-    };
-    let form = std::mem::take(&mut ctx.form);
-    let mut page = rule_page(ctx, &domain, &id, Some(&form))?;
-    page.alert = page.fields.refuse_all(refusals);
-    Ok(pages::html(422, &page))
+    let result = edit_rule(ctx, &domain, &id);
+    inputs::written(result, |refusals| {
+        let mut page = rule_page(ctx, &domain, &id)?;
+        page.alert = page.fields.refused(&ctx.form, refusals);
+        Ok(pages::html(422, &page))
+    })
+}
+
+fn edit_rule(ctx: &mut PageContext, domain: &DomainName, id: &RouteId) -> Result<Response, Failed> {
+    let route = RuleForm::validate(&ctx.form)?;
+    ops::routes::update_route(ctx.db, &ctx.caller()?, domain, id, &route)?;
+    Ok(pages::redirect_with(&site_path(domain), Notice::RuleSaved))
 }
 
 /// `POST /sites/{domain}/rules/{route}/delete`.

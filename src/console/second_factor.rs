@@ -5,8 +5,9 @@
 //! ("require a second factor"). The rules are `ops::second_factors`'.
 
 use super::context::{Answer, PageContext, PublicContext};
+use super::inputs::{field_refused, Input};
 use super::notice::Notice;
-use super::pages::{self, field_refusal, Field, Layout};
+use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
 use super::session;
 use super::sign_in::{self, check_password};
@@ -34,7 +35,7 @@ pub const NOT_PROVEN: &str = "this is neither your password nor a code of your a
 #[template(path = "console/sign_in_factor.html")]
 struct StepPage {
     layout: Layout,
-    code: Field,
+    code: Input,
     /// Where the sign-in goes on to, for the passkey's form (`sign_in::return_path`).
     next: String,
 }
@@ -42,7 +43,7 @@ struct StepPage {
 fn step_page(ctx: &PublicContext, pending: &PendingSignIn) -> StepPage {
     StepPage {
         layout: ctx.layout(),
-        code: Field::new("code", "Code", "text").autocomplete("one-time-code"),
+        code: Input::line("code", "Code", "text").autocomplete("one-time-code"),
         next: pending.next.clone(),
     }
 }
@@ -102,8 +103,8 @@ pub(super) struct FactorsPage {
     /// The person's organisation requires a factor they have not added yet.
     required: bool,
     /// The password or a code, asked before the app is removed, and before a passkey is.
-    proof: Field,
-    pub(super) passkey_proof: Field,
+    proof: Input,
+    pub(super) passkey_proof: Input,
 }
 
 impl FactorsPage {
@@ -115,7 +116,7 @@ impl FactorsPage {
 pub(super) fn factors_page(ctx: &mut PageContext) -> Result<FactorsPage, PageRefusal> {
     let person = &ctx.visit.session.person;
     let proof = |name| {
-        Field::new(name, "Your password, or a code of your app", "password")
+        Input::line(name, "Your password, or a code of your app", "password")
             .autocomplete("current-password")
     };
     Ok(FactorsPage {
@@ -141,7 +142,7 @@ struct AppPage {
     /// The QR code of the app's link, as an `<svg>` drawn here (no script, no image to fetch).
     qr: String,
     secret: String,
-    code: Field,
+    code: Input,
 }
 
 fn app_page(ctx: &mut PageContext) -> Result<Option<AppPage>, PageRefusal> {
@@ -152,7 +153,7 @@ fn app_page(ctx: &mut PageContext) -> Result<Option<AppPage>, PageRefusal> {
         layout: ctx.layout(),
         qr: qr_svg(&setup)?,
         secret: setup.secret_base32,
-        code: Field::new("code", "Code shown by the app", "text").autocomplete("one-time-code"),
+        code: Input::line("code", "Code shown by the app", "text").autocomplete("one-time-code"),
     }))
 }
 
@@ -202,11 +203,11 @@ pub fn add_app(ctx: &mut PageContext) -> Answer {
         Ok(Some(codes)) => codes_page(ctx, codes),
         Ok(None) => Ok(pages::redirect_with(FACTORS_PATH, Notice::AppAdded)),
         Err(error) => {
-            let (_, message) = field_refusal(error)?;
+            let refused = field_refused(error)?;
             let Some(mut page) = app_page(ctx)? else {
                 return Ok(pages::redirect(FACTORS_PATH));
             };
-            page.code.error = Some(message);
+            page.code.error = Some(refused.message);
             Ok(pages::html(422, &page))
         }
     }

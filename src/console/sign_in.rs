@@ -5,7 +5,8 @@
 //! `unknown_browser`; "forgot your password" when mail is set up.
 
 use super::context::{Answer, PageContext, PublicContext};
-use super::pages::{self, Field, ForgotPassword, ProofAsked, SignIn};
+use super::inputs::Input;
+use super::pages::{self, ForgotPassword, ProofAsked, SignIn};
 use super::refusal::PageRefusal;
 use super::session;
 use super::unknown_browser::{self, Admission};
@@ -61,6 +62,9 @@ pub fn form(ctx: &mut PublicContext) -> Answer {
 /// budgets of hashes, and beyond the global rate gets the form again asking for a proof of
 /// work (`unknown_browser`); a known browser is held to neither.
 pub fn sign_in(ctx: &mut PublicContext) -> Answer {
+    if !ctx.form.unreadable().is_empty() {
+        return unreadable(ctx);
+    }
     let device = session::cookie_of(ctx.request, devices::COOKIE);
     let email = ctx.form.get("email").trim().to_string();
     // A browser without a device cookie is no one's known browser: its admission needs no
@@ -101,6 +105,22 @@ pub fn sign_in(ctx: &mut PublicContext) -> Answer {
     };
     let next = next.map(str::to_owned);
     after_password(ctx, &person, known, next.as_deref())
+}
+
+/// A sign-in whose email or password is not text: the form again, the refusal next to its
+/// input, nothing looked up and no hash spent; counted as a failed sign-in of the address, as
+/// every refused sign-in is (any other such value is the request's refusal, counted by the
+/// page table).
+fn unreadable(ctx: &PublicContext) -> Answer {
+    let mut page = page(ctx, return_path(ctx.form.get("next")));
+    let shown = [&mut page.email, &mut page.password].map(|input| input.unreadable(&ctx.form));
+    if !shown.contains(&true) {
+        ctx.form.refusal()?;
+    }
+    page.email.value = ctx.form.get("email").to_string();
+    let address = Limit::FailedAuth(ctx.app.client_ip(ctx.request));
+    ctx.app.limiter.charge(address);
+    Ok(pages::sign_in(422, page))
 }
 
 /// After the password matched: a person with a second factor waits for it (a cookie, and the
@@ -191,7 +211,7 @@ pub fn check_password(
 fn forgot_page(ctx: &PublicContext) -> ForgotPassword {
     ForgotPassword {
         layout: ctx.layout(),
-        email: Field::new("email", "Email", "email").autocomplete("username"),
+        email: Input::line("email", "Email", "email").autocomplete("username"),
         mail: ctx.app.mailer.is_some(),
         sent: false,
     }

@@ -6,23 +6,24 @@
 
 use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
-use super::inputs::{Failed, Input, InputKind, Inputs};
+use super::inputs::{self, Failed, Inputs};
 use super::notice::Notice;
 use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
-use super::site_forms::{fragment_inputs, key_value_list, rule_inputs};
+use super::site_forms::{key_value_list, DefaultForm, FragmentForm, RuleForm};
+use super::site_forms::{SiteForm, SiteNameForm, TestPageForm};
 use crate::db::cards::EligibleCard;
 use crate::db::fragments::FragmentRow;
 use crate::db::sites::SiteRow;
 use crate::delivery::diagnosis::{self, Step};
-use crate::domain::{DomainName, FragmentRef, Invalid, SiteName};
+use crate::delivery::page::Page;
+use crate::domain::DomainName;
 use crate::http::Response;
 use crate::ops;
 use crate::ops::site_map::{MappedFragment, SiteMap};
 use crate::ops::sites::{SiteWrite, WhatGoes};
+use crate::ops::Caller;
 use askama::Template;
-
-/// The longest page URL the "test a page" box takes.
 
 #[derive(Template)]
 #[template(path = "console/sites.html")]
@@ -91,17 +92,11 @@ pub fn site_path(domain: &DomainName) -> String {
     format!("/sites/{domain}")
 }
 
-fn create_inputs() -> Inputs {
-    Inputs(vec![Input::new("site", "domain", "Domain")
-        .required()
-        .hint("The bare domain of your pages, such as news.example: no scheme, path or port. www.news.example is another site.")])
-}
-
 fn sites_page(ctx: &mut PageContext) -> Result<SitesPage, PageRefusal> {
     Ok(SitesPage {
         layout: ctx.layout(),
         sites: ops::sites::list_sites(ctx.db, &ctx.caller()?)?,
-        create: create_inputs(),
+        create: SiteForm::inputs(),
         alert: None,
     })
 }
@@ -114,23 +109,21 @@ pub fn list(ctx: &mut PageContext) -> Answer {
 /// `POST /sites`: a new site (an existing one is opened as it is).
 pub fn create(ctx: &mut PageContext) -> Answer {
     let caller = ctx.caller()?;
-    let result: Result<_, Failed> = (|| {
-        let domain = DomainName::parse(ctx.form.get("domain"))?;
-        let saved = ops::sites::put_site(ctx.db, &caller, &domain, SiteWrite::default())?;
-        let notice = match saved.created {
-            true => Notice::SiteCreated,
-            false => Notice::SiteExists,
-        };
-        Ok(pages::redirect_with(&site_path(&domain), notice))
-    })();
-    let refusals = match result {
-        Ok(response) => return Ok(response),
-        Err(failed) => failed.refusals()?,
+    inputs::written(create_site(ctx, &caller), |refusals| {
+        let mut page = sites_page(ctx)?;
+        page.alert = page.create.refused(&ctx.form, refusals);
+        Ok(pages::html(422, &page))
+    })
+}
+
+fn create_site(ctx: &mut PageContext, caller: &Caller) -> Result<Response, Failed> {
+    let domain = SiteForm::validate(&ctx.form)?;
+    let saved = ops::sites::put_site(ctx.db, caller, &domain, SiteWrite::default())?;
+    let notice = match saved.created {
+        true => Notice::SiteCreated,
+        false => Notice::SiteExists,
     };
-    let mut page = sites_page(ctx)?;
-    page.create = page.create.sent(&ctx.form);
-    page.alert = page.create.refuse_all(refusals);
-    Ok(pages::html(422, &page))
+    Ok(pages::redirect_with(&site_path(&domain), notice))
 }
 
 fn card_view(card: &EligibleCard) -> CardView {
@@ -200,28 +193,19 @@ fn site_page_of(ctx: &PageContext, map: SiteMap) -> SitePage {
         })
         .collect();
     let site = &map.site;
-    let default_form = Inputs(vec![Input::new("default", "ref", "Default fragment")
-        .required()
-        .hint("An active fragment with a reference: it serves the pages no rule matches.")
-        .kind(InputKind::Choice(options.clone()))
-        .value(site.default_fragment_ref.clone().unwrap_or_default())]);
+    let current_default = site.default_fragment_ref.as_deref().unwrap_or_default();
+    let default_form = DefaultForm::inputs(options.clone(), current_default);
     SitePage {
         layout: ctx.layout(),
         domain: site.domain.clone(),
         name: site.name.clone(),
         icon: site.icon.is_some(),
         default: site.default_fragment_ref.clone(),
-        rename: Inputs(vec![Input::new("site", "name", "Name")
-            .hint("Seen in the console only; empty for none.")
-            .value(site.name.clone())]),
-        fragment: fragment_inputs(true),
+        rename: SiteNameForm::inputs(&site.name),
+        fragment: FragmentForm { with_ref: true }.inputs(),
         default_form,
-        rule: rule_inputs("rule", options, ["", "exact", ""]),
-        test: Inputs(vec![Input::new("test", "page_url", "Page URL")
-            .required()
-            .hint(
-                "An address of a page, such as https://news.example/sport/today.",
-            )]),
+        rule: RuleForm::inputs(options, ["", "exact", ""]),
+        test: TestPageForm::inputs(),
         tested: Vec::new(),
         alert: None,
         rules,
@@ -244,15 +228,11 @@ pub(super) fn finish(
     result: Result<Response, Failed>,
     form: fn(&mut SitePage) -> &mut Inputs,
 ) -> Answer {
-    let refusals = match result {
-        Ok(response) => return Ok(response),
-        Err(failed) => failed.refusals()?,
-    };
-    let mut page = site_page(ctx, domain)?;
-    let inputs = form(&mut page);
-    *inputs = std::mem::take(inputs).sent(&ctx.form);
-    page.alert = inputs.refuse_all(refusals);
-    Ok(pages::html(422, &page))
+    inputs::written(result, |refusals| {
+        let mut page = site_page(ctx, domain)?;
+        page.alert = form(&mut page).refused(&ctx.form, refusals);
+        Ok(pages::html(422, &page))
+    })
 }
 
 /// `GET /sites/{domain}`: the site's page; with `page_url`, what the "test a page" box found.
@@ -263,46 +243,44 @@ pub fn site(ctx: &mut PageContext) -> Answer {
     let map = ops::site_map::site_map(ctx.db, &caller, &domain)?;
     ctx.app.icons.look_up(&map.site);
     let mut page = site_page_of(ctx, map);
-    let Some(url) = ctx.query.all("page_url").next() else {
+    if ctx.query.all("page_url").next().is_none() {
         return Ok(pages::html(200, &page));
-    };
-    page.test = std::mem::take(&mut page.test).sent(&ctx.query);
-    match test_page(ctx, &caller.org.id, url, &page) {
-        Ok(found) => {
-            page.tested = found;
+    }
+    match TestPageForm::validate(&ctx.query) {
+        Ok(parsed) => {
+            page.test = std::mem::take(&mut page.test).sent(&ctx.query);
+            page.tested = test_page(ctx, &caller.org.id, parsed, &page);
             Ok(pages::html(200, &page))
         }
-        Err(invalid) => {
-            page.alert = page.test.refuse_all(vec![invalid]);
+        Err(refusals) => {
+            page.alert = page.test.refused(&ctx.query, refusals);
             Ok(pages::html(422, &page))
         }
     }
 }
 
 /// What `/fragment` resolves the page to now, by the snapshot it serves from and its own
-/// resolution (`delivery::diagnosis::resolution`); a URL it would not resolve is refused.
+/// resolution (`delivery::diagnosis::resolution`).
 fn test_page(
     ctx: &PageContext,
     org_id: &crate::ids::OrgId,
-    url: &str,
+    parsed: Page,
     page: &SitePage,
-) -> Result<Vec<String>, Invalid> {
-    let parsed = diagnosis::page(Some(url))
-        .map_err(|refused| Invalid::new(refused.field, refused.message))?;
+) -> Vec<String> {
     let Some(snapshot) = ctx.app.delivery.cache.current() else {
-        return Ok(vec![
+        return vec![
             "The service has not loaded its rules yet: try again in a few seconds.".into(),
-        ]);
+        ];
     };
     let by_request = "/fragment serves the fragment the request names (fragment_id).";
     let resolved = snapshot
         .org(org_id.as_str())
         .map(|org| diagnosis::resolution(org, &parsed));
     let (Some(domain), step) = resolved.unwrap_or((None, Step::NotASite)) else {
-        return Ok(vec![format!(
+        return vec![format!(
             "{} is not a site of this organisation: {by_request}",
             parsed.host
-        )]);
+        )];
     };
     let path = match &parsed.path {
         Some(path) => format!("The page is {path} on {domain}."),
@@ -342,7 +320,7 @@ fn test_page(
             found.push("It is paused: /fragment answers 204, no card.".into());
         }
     }
-    Ok(found)
+    found
 }
 
 /// `GET /sites/{domain}/icon`: the stored copy of the site's icon.
@@ -357,28 +335,27 @@ pub fn icon(ctx: &mut PageContext) -> Answer {
 /// `POST /sites/{domain}`: the site's name.
 pub fn rename(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
-    let caller = ctx.caller()?;
-    let result: Result<_, Failed> = (|| {
-        let name = SiteName::parse(ctx.form.get("name"))?;
-        ops::sites::rename_site(ctx.db, &caller, &domain, name)?;
-        Ok(pages::redirect_with(&site_path(&domain), Notice::SiteSaved))
-    })();
+    let result = rename_site(ctx, &domain);
     finish(ctx, &domain, result, |page| &mut page.rename)
+}
+
+fn rename_site(ctx: &mut PageContext, domain: &DomainName) -> Result<Response, Failed> {
+    let name = SiteNameForm::validate(&ctx.form)?;
+    ops::sites::rename_site(ctx.db, &ctx.caller()?, domain, name)?;
+    Ok(pages::redirect_with(&site_path(domain), Notice::SiteSaved))
 }
 
 /// `POST /sites/{domain}/default`: the default fragment, by reference.
 pub fn set_default(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
-    let caller = ctx.caller()?;
-    let result: Result<_, Failed> = (|| {
-        let fragment_ref = FragmentRef::parse(ctx.form.get("ref"))?;
-        ops::sites::put_default_fragment(ctx.db, &caller, &domain, &fragment_ref)?;
-        Ok(pages::redirect_with(
-            &site_path(&domain),
-            Notice::DefaultSet,
-        ))
-    })();
+    let result = set_default_fragment(ctx, &domain);
     finish(ctx, &domain, result, |page| &mut page.default_form)
+}
+
+fn set_default_fragment(ctx: &mut PageContext, domain: &DomainName) -> Result<Response, Failed> {
+    let fragment_ref = DefaultForm::validate(&ctx.form)?;
+    ops::sites::put_default_fragment(ctx.db, &ctx.caller()?, domain, &fragment_ref)?;
+    Ok(pages::redirect_with(&site_path(domain), Notice::DefaultSet))
 }
 
 /// `POST /sites/{domain}/default/clear`: no default fragment (the fragment is kept).

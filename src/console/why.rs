@@ -5,7 +5,8 @@
 //! served and the exact answer; the organisation's cards never looked at, and why.
 
 use super::context::{Answer, PageContext};
-use super::inputs::{Input, InputKind, Inputs};
+use super::form::Form;
+use super::inputs::{cut, language_choice, Input, InputKind, Inputs};
 use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
 use crate::db::cards::CardRow;
@@ -110,26 +111,53 @@ pub struct WhyPage {
     pub found: Option<Found>,
 }
 
-fn form() -> Inputs {
-    let languages = (Lang::ALL.iter())
-        .map(|lang| (lang.as_str().to_string(), lang.as_str().to_string()))
-        .collect();
-    Inputs(vec![
-        Input::new("why", "page_url", "Page URL")
-            .required()
-            .hint("An address of a page, such as https://news.example/sport/today."),
-        Input::new("why", "lang", "Language")
-            .required()
-            .kind(InputKind::Choice(languages))
-            .value("fr"),
-        Input::new("why", "ctx", "Key-values of ctx")
-            .kind(InputKind::Lines)
-            .hint("One key=value a line, as the page's ctx.<key> parameters."),
-        Input::new("why", "fragment_id", "fragment_id")
-            .hint("The fragment the edge names, when the page resolves to none."),
-        Input::new("why", "user_agent", "User-Agent")
-            .hint("The agent's, to see the marker and purpose it is counted under."),
-    ])
+/// The "why this card?" form: a page and what an edge would send with it.
+struct WhyForm;
+
+impl WhyForm {
+    fn inputs() -> Inputs {
+        Inputs(vec![
+            Input::new("why", "page_url", "Page URL")
+                .required()
+                .hint("An address of a page, such as https://news.example/sport/today."),
+            Input::new("why", "lang", "Language")
+                .required()
+                .kind(language_choice())
+                .value("fr"),
+            Input::new("why", "ctx", "Key-values of ctx")
+                .kind(InputKind::Lines(3))
+                .hint("One key=value a line, as the page's ctx.<key> parameters."),
+            Input::new("why", "fragment_id", "fragment_id")
+                .hint("The fragment the edge names, when the page resolves to none."),
+            Input::new("why", "user_agent", "User-Agent")
+                .hint("The agent's, to see the marker and purpose it is counted under."),
+        ])
+    }
+
+    /// The form's values as `ops::why` takes them; a `ctx` line without `=` refused.
+    fn validate(query: &Form) -> Result<Question, Invalid> {
+        let optional = |name: &str| Some(query.get(name).trim()).filter(|v| !v.is_empty());
+        let mut pairs = Vec::new();
+        for line in query
+            .get("ctx")
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+        {
+            let (key, value) = line
+                .split_once('=')
+                .ok_or_else(|| Invalid::new("ctx", format!("{}: expected key=value", cut(line))))?;
+            pairs.push((key.trim().to_string(), value.trim().to_string()));
+        }
+        Ok(Question {
+            page_url: query.get("page_url").trim().to_string(),
+            lang: query.get("lang").to_string(),
+            ctx: pairs,
+            format: None,
+            fragment_id: optional("fragment_id").map(str::to_string),
+            user_agent: optional("user_agent").map(str::to_string),
+        })
+    }
 }
 
 /// `GET /sites/{domain}/why`: the form; with `page_url`, what `/fragment` would do now.
@@ -140,14 +168,14 @@ pub fn page(ctx: &mut PageContext) -> Answer {
     let mut page = WhyPage {
         layout: ctx.layout(),
         domain: domain.as_str().to_string(),
-        form: form(),
+        form: WhyForm::inputs(),
         found: None,
     };
     if ctx.query.all("page_url").next().is_none() {
         return Ok(pages::html(200, &page));
     }
     page.form = std::mem::take(&mut page.form).sent(&ctx.query);
-    let question = match question(ctx) {
+    let question = match WhyForm::validate(&ctx.query) {
         Ok(question) => question,
         Err(invalid) => return Ok(refused(page, invalid)),
     };
@@ -170,32 +198,6 @@ fn refused(mut page: WhyPage, invalid: Invalid) -> crate::http::Response {
         page.form.refuse("page_url", alert);
     }
     pages::html(422, &page)
-}
-
-/// The form's values as `ops::why` takes them; a `ctx` line without `=` refused.
-fn question(ctx: &PageContext) -> Result<Question, Invalid> {
-    let query = &ctx.query;
-    let optional = |name: &str| Some(query.get(name).trim()).filter(|v| !v.is_empty());
-    let mut pairs = Vec::new();
-    for line in query
-        .get("ctx")
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-    {
-        let (key, value) = line
-            .split_once('=')
-            .ok_or_else(|| Invalid::new("ctx", format!("{line}: expected key=value")))?;
-        pairs.push((key.trim().to_string(), value.trim().to_string()));
-    }
-    Ok(Question {
-        page_url: query.get("page_url").trim().to_string(),
-        lang: query.get("lang").to_string(),
-        ctx: pairs,
-        format: None,
-        fragment_id: optional("fragment_id").map(str::to_string),
-        user_agent: optional("user_agent").map(str::to_string),
-    })
 }
 
 fn card_named(cards: &[CardRow], id: &str) -> Named {

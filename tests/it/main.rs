@@ -53,6 +53,8 @@
 //!   visitor not signed in, a viewer on members' and owners' pages and on every read, a member
 //!   on owners' pages), NUL and invalid UTF-8 in forms and queries, the audit of a password
 //!   change.
+//! - `console_forms`: a refusal answered in place: a NUL or invalid UTF-8 in a value, a long
+//!   refused value cut in its message, each on the same form with nothing written.
 //! - `console_factors`: second factors: an authenticator app (codes computed from the secret on
 //!   the page), each code once, a wrong one counted, recovery codes, removal, the owner's
 //!   "require a second factor", the operator's reset.
@@ -91,6 +93,7 @@
 //!   drives every `/v1` operation.
 
 mod console_fixtures;
+mod console_forms;
 mod edge_fixtures;
 mod fixtures;
 mod harness;
