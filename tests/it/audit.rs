@@ -8,9 +8,10 @@ use crate::console_admin::shown_secret;
 use crate::console_fixtures::{person_in, Browser};
 use crate::console_wiring::parse_csv;
 use crate::fixtures::{admin, card, put_fragment, CARD_FLAGS};
-use crate::harness::{db, next_client_ip, own_server, tenant};
+use crate::harness::{db, next_client_ip, server, tenant, TestServer};
 use agentcard::domain::{CardStatus, Role};
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 /// The organisation's entries as `admin audit` prints them: (actor, operation, object kind,
 /// object), newest first.
@@ -150,10 +151,10 @@ fn platform_card_writes_are_the_platforms_and_another_orgs_log_stays_apart() {
     assert_eq!(platform_rows, 1, "the card's creation, of no organisation");
 }
 
-/// An organisation on a server of its own: a `/v1` token, its owner signed in to the console,
+/// An organisation on the test's server: a `/v1` token, its owner signed in to the console,
 /// and the log read back as the console's CSV.
 struct Journal {
-    server: crate::harness::TestServer,
+    server: Arc<TestServer>,
     api: crate::harness::Tenant,
     owner: Browser,
     owner_email: String,
@@ -161,7 +162,7 @@ struct Journal {
 
 impl Journal {
     fn new() -> Journal {
-        let server = own_server();
+        let server = server();
         let api = server.tenant();
         let owner_email = person_in(&mut server.db(), Some(&api.org_id), Role::Owner);
         let owner = Browser::signed_in_to(&server, &owner_email);

@@ -148,7 +148,7 @@ pub struct Browser {
 
 impl Browser {
     pub fn new() -> Browser {
-        Browser::of(server())
+        Browser::of(&server())
     }
 
     /// A browser of the console of `server`.
@@ -174,7 +174,7 @@ impl Browser {
 
     /// A browser of this person, signed in.
     pub fn signed_in(email: &str) -> Browser {
-        Browser::signed_in_to(server(), email)
+        Browser::signed_in_to(&server(), email)
     }
 
     /// A browser of this person, signed in to the console of `server`.
