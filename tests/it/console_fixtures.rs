@@ -50,7 +50,7 @@ pub fn assert_secured(resp: &Resp, what: &str) {
     );
 }
 
-/// The console's origin on the shared test server (made from its console host).
+/// The console's origin on the tests' servers (made from their console host).
 pub const ORIGIN: &str = "https://console.test";
 pub const PASSWORD: &str = "correct horse battery";
 
@@ -349,7 +349,7 @@ pub fn assert_labelled(page: &str, what: &str) {
     }
 }
 
-/// `agentcard admin ARGS…` with the shared server's console host, so its links point there.
+/// `agentcard admin ARGS…` with the tests' servers' console host, so its links point there.
 pub fn admin_people(args: &[&str]) -> (bool, serde_json::Value, String) {
     let (ok, stdout, stderr) = crate::fixtures::agentcard(
         &[&["admin"], args].concat(),

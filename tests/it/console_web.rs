@@ -365,7 +365,7 @@ fn the_cookie_is_not_secure_on_a_plain_http_localhost_console_only() {
 
 #[test]
 fn an_https_console_keeps_browsers_to_https_a_plain_http_one_does_not() {
-    // The shared server's console is https://console.test.
+    // The test's server's console is https://console.test.
     for path in ["/sign-in", "/console.css", "/nothing/here"] {
         let resp = console().get(path);
         assert_eq!(
@@ -592,7 +592,13 @@ fn an_invitation_for_a_person_who_has_a_password_is_not_accepted_by_whoever_hold
     let path = format!("/link/{}", link_secret(&link));
     let visitor = Browser::new();
     let refused = visitor.post(&path, &[]);
-    assert!(refused.status >= 400, "{}", refused.status);
+    assert_eq!(refused.status, 422, "{}", refused.text());
+    let invited = email.to_uppercase();
+    let said = format!(
+        "<h1>Not done: a value was refused</h1>\n<p role=\"alert\">this invitation is for \
+         {invited}, who has a password: sign in as {invited}, then open the link again</p>"
+    );
+    assert!(refused.text().contains(&said), "{}", refused.text());
     assert_eq!(role_of(&second, &email), None, "nobody joined");
     // The link stays live for its invitee, who accepts it signed in (ops::members::join).
     assert_eq!(visitor.get(&path).status, 200);
