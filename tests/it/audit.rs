@@ -251,7 +251,12 @@ fn names_of(log: &[Vec<String>], object: &str) -> Vec<String> {
 #[test]
 fn every_entry_reads_the_same_after_its_object_is_renamed_or_deleted() {
     let j = Journal::new();
-    j.api("PUT", "/v1/sites/kept.example", &json!({"name": "Alpha"}), 201);
+    j.api(
+        "PUT",
+        "/v1/sites/kept.example",
+        &json!({"name": "Alpha"}),
+        201,
+    );
     j.write("/sites/kept.example", &[("name", "Alpha news")]);
     let home = j.api(
         "PUT",

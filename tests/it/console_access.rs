@@ -161,7 +161,11 @@ fn a_stranger_is_answered_not_found_on_every_page_naming_the_organisations_objec
         };
         assert_secured(&resp, &what);
         assert_eq!(resp.status, 404, "{what}: {}", resp.text());
-        assert!(resp.text().contains("<h1>Not found</h1>"), "{what}: {}", resp.text());
+        assert!(
+            resp.text().contains("<h1>Not found</h1>"),
+            "{what}: {}",
+            resp.text()
+        );
     }
     assert_eq!(place.state(), before, "nothing was written");
 }

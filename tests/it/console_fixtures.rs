@@ -50,6 +50,26 @@ pub fn assert_secured(resp: &Resp, what: &str) {
     );
 }
 
+/// Asserts a refusal page of the console: `status`, the heading said for it, and `sentence`
+/// (as the page escapes it) as what went wrong; secured as every answer.
+#[track_caller]
+pub fn assert_refusal(resp: &Resp, status: u16, sentence: &str) {
+    let heading = match status {
+        403 => "Not allowed",
+        404 => "Not found",
+        409 => "Not done: it conflicts with what is there",
+        410 => "Link not valid",
+        422 => "Not done: a value was refused",
+        429 => "Too many attempts",
+        _ => panic!("no refusal page of the console is expected with {status}"),
+    };
+    let text = resp.text();
+    assert_eq!(resp.status, status, "{text}");
+    let said = format!("<h1>{heading}</h1>\n<p role=\"alert\">{sentence}</p>");
+    assert!(text.contains(&said), "{said}: {text}");
+    assert_secured(resp, sentence);
+}
+
 /// The console's origin on the tests' servers (made from their console host).
 pub const ORIGIN: &str = "https://console.test";
 pub const PASSWORD: &str = "correct horse battery";

@@ -18,12 +18,12 @@ use agentcard::domain::{OrgName, TokenName};
 use agentcard::ids::OrgId;
 use agentcard::{auth, db};
 use serde_json::Value;
+use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::cell::RefCell;
 use std::sync::{Arc, Mutex, Once, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -48,8 +48,9 @@ pub struct TestServer {
 }
 
 /// The server of the test that calls it: started on the test's first call, on a database of
-/// its own cloned from the template (about a tenth of a second, and as much to stop and drop),
-/// and stopped, its database dropped, when the test ends. Tests get their own rather than one
+/// its own cloned from the template, its first snapshot loaded (about a tenth of a second on a
+/// quiet machine), and stopped, its database dropped, when the test ends (as long again, off
+/// the tests' way: `DROP DATABASE` waits for a checkpoint). Tests get their own rather than one
 /// server for the run, so that none depends on what the others wrote; a test that wants many
 /// organisations on one server makes many tenants on its own.
 ///
@@ -77,10 +78,10 @@ struct ThisTest(RefCell<Option<Arc<TestServer>>>);
 impl Drop for ThisTest {
     /// At the end of the test's thread, whose other thread-locals (the database client's among
     /// them) may be gone already: the server stops and its database is dropped on a thread of
-    /// their own, before the test counts as done (libtest joins the test's thread).
+    /// their own, while the next test runs (what is left at exit, `drop_made_databases` drops).
     fn drop(&mut self) {
         if let Some(server) = self.0.take() {
-            let _ = std::thread::spawn(move || drop(server)).join();
+            std::thread::spawn(move || drop(server));
         }
     }
 }
@@ -108,13 +109,16 @@ impl TestServer {
                 ("AGENTCARD_TRUSTED_PROXIES", "127.0.0.0/8"),
             ],
         );
-        TestServer {
+        let server = TestServer {
             addr: running.server.local_addr(),
             database_url,
             app: std::sync::Arc::clone(&running.app),
             _running: running,
             _database: database,
-        }
+        };
+        // Ready, as `/ready` says it: its first snapshot loaded.
+        server.sync_cache();
+        server
     }
 
     /// A client of this server, with no address, token or host of its own yet.
