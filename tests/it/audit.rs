@@ -8,9 +8,10 @@ use crate::console_admin::shown_secret;
 use crate::console_fixtures::{person_in, Browser};
 use crate::console_wiring::parse_csv;
 use crate::fixtures::{admin, card, put_fragment, CARD_FLAGS};
-use crate::harness::{db, next_client_ip, own_server, tenant};
+use crate::harness::{db, next_client_ip, server, tenant, TestServer};
 use agentcard::domain::{CardStatus, Role};
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 /// The organisation's entries as `admin audit` prints them: (actor, operation, object kind,
 /// object), newest first.
@@ -150,10 +151,10 @@ fn platform_card_writes_are_the_platforms_and_another_orgs_log_stays_apart() {
     assert_eq!(platform_rows, 1, "the card's creation, of no organisation");
 }
 
-/// An organisation on a server of its own: a `/v1` token, its owner signed in to the console,
+/// An organisation on the test's server: a `/v1` token, its owner signed in to the console,
 /// and the log read back as the console's CSV.
 struct Journal {
-    server: crate::harness::TestServer,
+    server: Arc<TestServer>,
     api: crate::harness::Tenant,
     owner: Browser,
     owner_email: String,
@@ -161,7 +162,7 @@ struct Journal {
 
 impl Journal {
     fn new() -> Journal {
-        let server = own_server();
+        let server = server();
         let api = server.tenant();
         let owner_email = person_in(&mut server.db(), Some(&api.org_id), Role::Owner);
         let owner = Browser::signed_in_to(&server, &owner_email);
@@ -173,11 +174,12 @@ impl Journal {
         }
     }
 
-    /// A console form sent with the session's form token; it must succeed (`303` or `200`).
+    /// A console form sent with the session's form token; it must succeed: `303`, the
+    /// redirect after a write.
     #[track_caller]
     fn write(&self, path: &str, fields: &[(&str, &str)]) {
         let resp = self.owner.write(path, fields);
-        assert!([200, 303].contains(&resp.status), "{path}: {}", resp.text());
+        assert_eq!(resp.status, 303, "{path}: {}", resp.text());
     }
 
     /// A key or a token named `name`, made through its console page `page`: the secret shown.
@@ -199,11 +201,11 @@ impl Journal {
         out["items"].as_array().unwrap().clone()
     }
 
-    /// A `/v1` call; it must succeed.
+    /// A `/v1` call; it must answer `status`.
     #[track_caller]
-    fn api(&self, method: &str, path: &str, body: &Value) -> Value {
+    fn api(&self, method: &str, path: &str, body: &Value, status: u16) -> Value {
         let resp = self.api.client.send_json(method, path, body);
-        assert!(resp.status < 300, "{method} {path}: {}", resp.text());
+        assert_eq!(resp.status, status, "{method} {path}: {}", resp.text());
         resp.json()
     }
 
@@ -249,24 +251,32 @@ fn names_of(log: &[Vec<String>], object: &str) -> Vec<String> {
 #[test]
 fn every_entry_reads_the_same_after_its_object_is_renamed_or_deleted() {
     let j = Journal::new();
-    j.api("PUT", "/v1/sites/kept.example", &json!({"name": "Alpha"}));
+    j.api(
+        "PUT",
+        "/v1/sites/kept.example",
+        &json!({"name": "Alpha"}),
+        201,
+    );
     j.write("/sites/kept.example", &[("name", "Alpha news")]);
     let home = j.api(
         "PUT",
         "/v1/sites/kept.example/fragments/%2Fhome",
         &json!({"name": "Home"}),
+        201,
     );
     let home = home["id"].as_str().unwrap().to_owned();
     j.api(
         "PUT",
         "/v1/sites/kept.example/fragments/%2Fside",
         &json!({"name": "Side", "lang": "fr"}),
+        201,
     );
     j.write("/sites/kept.example/default", &[("ref", "/home")]);
     let rule = j.api(
         "POST",
         "/v1/sites/kept.example/routes",
         &json!({"path_prefix": "/news/", "match": "prefix", "ref": "/home"}),
+        201,
     );
     let rule = rule["id"].as_str().unwrap().to_owned();
     let edit = [
@@ -287,7 +297,7 @@ fn every_entry_reads_the_same_after_its_object_is_renamed_or_deleted() {
     j.write(&format!("/cards/{card}"), &card_form("Summer card"));
     j.write(&format!("/cards/{card}/status"), &[("status", "active")]);
     let list = json!({"fragments": [{"domain": "kept.example", "ref": "/home"}]});
-    j.api("PUT", &format!("/v1/cards/{card}/eligibility"), &list);
+    j.api("PUT", &format!("/v1/cards/{card}/eligibility"), &list, 200);
 
     j.create("/keys", "CDN staging");
     let key = j.one("SELECT id FROM delivery_keys WHERE org_id = $1");
@@ -541,7 +551,7 @@ fn the_filter_by_actor_ignores_case() {
     assert_eq!(csv.len(), 1, "{csv:?}");
     assert_eq!(csv[0][1..4], [j.owner_email.as_str(), "key created", "key"]);
     let prefix = j.api.token[..12].to_uppercase();
-    j.api("PUT", "/v1/sites/case.example", &json!({}));
+    j.api("PUT", "/v1/sites/case.example", &json!({}), 201);
     let by_token = j.log(&format!("actor={prefix}"));
     assert_eq!(by_token.len(), 1, "{by_token:?}");
     assert_eq!(by_token[0][2], "site saved");

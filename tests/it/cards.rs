@@ -5,7 +5,7 @@
 //! console would make them.
 
 use crate::fixtures::{assert_error, card, card_in, fragment};
-use crate::harness::{db, own_server, tenant, Resp, Tenant};
+use crate::harness::{db, server, tenant, Resp, Tenant};
 use agentcard::db::cards;
 use agentcard::domain::CardStatus;
 use agentcard::ids::{CardId, FragmentId, OrgId};
@@ -55,8 +55,7 @@ fn stored_rows(card_id: &str) -> i64 {
 
 #[test]
 fn card_list_holds_own_and_platform_cards_in_id_order_and_never_another_orgs() {
-    // A server of its own: platform cards other tests make would be listed too.
-    let server = own_server();
+    let server = server();
     let (a, b) = (server.tenant(), server.tenant());
     let mut db = server.db();
     let draft = card_in(&mut db, Some(&a.org_id), CardStatus::Draft);

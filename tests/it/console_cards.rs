@@ -3,31 +3,24 @@
 //! origin checks on every card form, the audit log, and the same rules and messages as `/v1`.
 
 use crate::console_fixtures::{assert_labelled, assert_secured, person_in, Browser};
-use crate::harness::{own_server, Resp, Tenant, TestServer};
+use crate::harness::{server, Resp, Tenant, TestServer};
 use agentcard::domain::Role;
 use serde_json::{json, Value};
-use std::sync::OnceLock;
-
-/// This module's server, shared by its tests: `/v1/cards` lists every platform card, other
-/// modules' tests make some, and none is made here.
-fn server() -> &'static TestServer {
-    static SERVER: OnceLock<TestServer> = OnceLock::new();
-    SERVER.get_or_init(own_server)
-}
+use std::sync::Arc;
 
 /// An organisation with a `/v1` token to read back with, and a member signed in to it.
 struct Desk {
     api: Tenant,
     email: String,
     member: Browser,
-    server: &'static TestServer,
+    server: Arc<TestServer>,
 }
 
 fn desk() -> Desk {
     let server = server();
     let api = server.tenant();
     let email = person_in(&mut server.db(), Some(&api.org_id), Role::Member);
-    let member = Browser::signed_in_to(server, &email);
+    let member = Browser::signed_in_to(&server, &email);
     Desk {
         api,
         email,
@@ -60,7 +53,7 @@ fn card_form<'a>(changes: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
 }
 
 impl Desk {
-    /// The cards as `/v1/cards` lists them (every one the organisation's: this module's server
+    /// The cards as `/v1/cards` lists them (every one the organisation's: the test's server
     /// has no platform card).
     fn cards(&self) -> Vec<Value> {
         let resp = self.api.client.get("/v1/cards");
@@ -372,7 +365,7 @@ fn fragment_id(desk: &Desk, reference: &str) -> String {
 fn another_organisation_cannot_reach_the_cards() {
     let desk = desk();
     let id = desk.create(&[]);
-    let stranger = desk_of_another_organisation(desk.server);
+    let stranger = desk_of_another_organisation(&desk.server);
     for path in [
         format!("/cards/{id}"),
         format!("/cards/{id}/delete"),

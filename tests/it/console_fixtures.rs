@@ -50,7 +50,27 @@ pub fn assert_secured(resp: &Resp, what: &str) {
     );
 }
 
-/// The console's origin on the shared test server (made from its console host).
+/// Asserts a refusal page of the console: `status`, the heading said for it, and `sentence`
+/// (as the page escapes it) as what went wrong; secured as every answer.
+#[track_caller]
+pub fn assert_refusal(resp: &Resp, status: u16, sentence: &str) {
+    let heading = match status {
+        403 => "Not allowed",
+        404 => "Not found",
+        409 => "Not done: it conflicts with what is there",
+        410 => "Link not valid",
+        422 => "Not done: a value was refused",
+        429 => "Too many attempts",
+        _ => panic!("no refusal page of the console is expected with {status}"),
+    };
+    let text = resp.text();
+    assert_eq!(resp.status, status, "{text}");
+    let said = format!("<h1>{heading}</h1>\n<p role=\"alert\">{sentence}</p>");
+    assert!(text.contains(&said), "{said}: {text}");
+    assert_secured(resp, sentence);
+}
+
+/// The console's origin on the tests' servers (made from their console host).
 pub const ORIGIN: &str = "https://console.test";
 pub const PASSWORD: &str = "correct horse battery";
 
@@ -148,7 +168,7 @@ pub struct Browser {
 
 impl Browser {
     pub fn new() -> Browser {
-        Browser::of(server())
+        Browser::of(&server())
     }
 
     /// A browser of the console of `server`.
@@ -174,7 +194,7 @@ impl Browser {
 
     /// A browser of this person, signed in.
     pub fn signed_in(email: &str) -> Browser {
-        Browser::signed_in_to(server(), email)
+        Browser::signed_in_to(&server(), email)
     }
 
     /// A browser of this person, signed in to the console of `server`.
@@ -349,7 +369,7 @@ pub fn assert_labelled(page: &str, what: &str) {
     }
 }
 
-/// `agentcard admin ARGS…` with the shared server's console host, so its links point there.
+/// `agentcard admin ARGS…` with the tests' servers' console host, so its links point there.
 pub fn admin_people(args: &[&str]) -> (bool, serde_json::Value, String) {
     let (ok, stdout, stderr) = crate::fixtures::agentcard(
         &[&["admin"], args].concat(),

@@ -276,7 +276,11 @@ fn an_invitation_for_a_person_with_a_password_is_accepted_only_by_them_signed_in
     );
     // Signed in as someone else: refused too.
     let other = members::join(&mut harness::db(), &link, &id_of(&stranger).id);
-    assert!(other.is_err());
+    let other = other.expect_err("refused to anyone but the invitee");
+    assert_eq!(
+        (other.field(), other.message()),
+        (refused.field(), refused.message())
+    );
     assert_eq!(role_in(&org, &invitee), None);
     assert_eq!(role_in(&org, &stranger), None);
 
@@ -339,7 +343,8 @@ fn a_creating_form_posted_twice_makes_one_secret_and_then_says_it_was_shown() {
         create(tx)?;
         Err::<(), _>(ApiError::validation("name", "refused after the write"))
     });
-    assert!(refused.is_err());
+    let refused = refused.expect_err("the write's refusal");
+    assert_eq!(refused.field(), Some("name"));
     assert_eq!(keys_made(), 0, "the refused creation rolled back");
     let foreign = made_once(&mut harness::db(), other_session, &nonce, create).unwrap();
     assert_eq!(foreign, Made::ShownAlready);

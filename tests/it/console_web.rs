@@ -2,8 +2,8 @@
 //! token and origin checks, one-time links, members and their owners-only rules.
 
 use crate::console_fixtures::{
-    admin_people, assert_labelled, assert_secured, console, new_org, org_id, person, role_of,
-    session_cookie, support_person, Browser, COOKIE, ORIGIN, PASSWORD,
+    admin_people, assert_labelled, assert_refusal, assert_secured, console, new_org, org_id,
+    person, role_of, session_cookie, support_person, Browser, COOKIE, ORIGIN, PASSWORD,
 };
 use crate::harness::{db, server, start_server, tenant, Client, Resp, LEGACY_HOST};
 use agentcard::db::people;
@@ -14,6 +14,29 @@ use agentcard::{auth, ids};
 /// The limits on failed sign-ins: per email, and per address (shared with `/v1`).
 const FAILED_SIGN_IN_PER_EMAIL: usize = 10;
 const FAILED_AUTH_PER_IP: usize = 30;
+/// The refusal of a form without the session's form token.
+const STALE_FORM: &str = "this form is out of date or not from your session: reload the page \
+                          and send it again (nothing was changed)";
+/// The refusal of a form sent from another origin.
+const FOREIGN_FORM: &str =
+    "this form was not sent from the console&#39;s own pages: nothing was changed";
+/// The refusal of a one-time link unknown, used or expired.
+const DEAD_LINK: &str = "this link is unknown, used or expired: ask for a new one";
+/// The refusal of the sign-ins beyond the failures of an address or an email.
+const TOO_MANY: &str = "Too many failed attempts came from your address, or for this email, in \
+                        the last minute: nothing was done. Wait a minute, then try again.";
+/// The refusal of an object absent or of another organisation.
+const NOT_FOUND: &str = "not found";
+/// The refusal a member meets on an owners' page.
+const OWNERS_ONLY: &str = "this is for the organisation&#39;s owners only: ask an owner";
+
+/// Asserts the sign-in page's answer to a wrong email or password: `422`, said at the password.
+#[track_caller]
+fn assert_wrong_password(resp: &Resp) {
+    assert_eq!(resp.status, 422, "{}", resp.text());
+    let said = "<span class=\"error\" id=\"password-error\">wrong email or password</span>";
+    assert!(resp.text().contains(said), "{}", resp.text());
+}
 
 /// The CLI acting in an organisation the tests hold as text.
 fn cli_in(org: &str) -> Caller {
@@ -30,7 +53,11 @@ fn the_console_is_served_on_the_console_host_only() {
     for host in ["api.test", LEGACY_HOST] {
         for path in ["/sign-in", "/", "/console.css", "/members"] {
             let other = Client::new(server().addr).host(host).get(path);
-            assert_eq!(other.status, 404, "{host}{path}");
+            assert_eq!(
+                (other.status, other.code()),
+                (404, "not_found".to_string()),
+                "{host}{path}"
+            );
             assert!(
                 other.header("Content-Security-Policy").is_none(),
                 "{host}{path}"
@@ -39,7 +66,11 @@ fn the_console_is_served_on_the_console_host_only() {
     }
     // The console host still refuses the management API and the fragment endpoint.
     assert_eq!(console().get("/v1/me").code(), "not_found");
-    assert_eq!(console().get("/fragment").status, 404);
+    let fragment = console().get("/fragment");
+    assert_eq!(
+        (fragment.status, fragment.code()),
+        (404, "not_found".to_string())
+    );
 }
 
 #[test]
@@ -69,8 +100,7 @@ fn every_console_answer_is_secured() {
         Some("text/javascript; charset=utf-8")
     );
     assert!(script.text().contains("data-copy"));
-    assert_eq!(unknown.status, 404);
-    assert!(unknown.text().contains("<h1>"));
+    assert_refusal(&unknown, 404, NOT_FOUND);
     assert_eq!(
         (wrong.status, wrong.header("Allow")),
         (405, Some("GET, HEAD, POST"))
@@ -170,7 +200,7 @@ fn a_wrong_password_and_an_unknown_email_get_the_same_answer() {
             .replace(&email, "EMAIL")
             .replace("nobody@example.org", "EMAIL")
     };
-    assert_eq!(answers[0].status, 422);
+    assert_wrong_password(&answers[0]);
     assert_eq!(answers[0].status, answers[1].status);
     assert_eq!(shown(&answers[0]), shown(&answers[1]));
     let page = answers[0].text();
@@ -186,10 +216,7 @@ fn a_wrong_password_and_an_unknown_email_get_the_same_answer() {
 fn failed_sign_ins_are_limited_per_email_from_any_address() {
     let email = person(None, Role::Member);
     for _ in 0..FAILED_SIGN_IN_PER_EMAIL {
-        assert_eq!(
-            Browser::new().sign_in(&email, "wrong password!").status,
-            422
-        );
+        assert_wrong_password(&Browser::new().sign_in(&email, "wrong password!"));
     }
     // From yet another address, even with the right password: refused without a check.
     let refused = Browser::new().sign_in(&email.to_uppercase(), PASSWORD);
@@ -197,7 +224,7 @@ fn failed_sign_ins_are_limited_per_email_from_any_address() {
         (refused.status, refused.header("Retry-After")),
         (429, Some("60"))
     );
-    assert_secured(&refused, "429");
+    assert_refusal(&refused, 429, TOO_MANY);
     let other = person(None, Role::Member);
     assert_eq!(Browser::new().sign_in(&other, PASSWORD).status, 303);
 }
@@ -207,9 +234,13 @@ fn failed_sign_ins_count_toward_the_address_failed_authentications_of_v1() {
     let mut browser = Browser::new();
     for n in 0..FAILED_AUTH_PER_IP {
         let resp = browser.sign_in(&format!("nobody{n}@example.org"), "wrong password!");
-        assert_eq!(resp.status, 422);
+        assert_wrong_password(&resp);
     }
-    assert_eq!(browser.sign_in("else@example.org", PASSWORD).status, 429);
+    assert_refusal(
+        &browser.sign_in("else@example.org", PASSWORD),
+        429,
+        TOO_MANY,
+    );
     // The same address on /v1, with a token of the right form, is refused as well.
     let api = browser
         .client
@@ -305,7 +336,7 @@ fn a_password_change_ends_every_session() {
     assert!(here.is_signed_in());
     assert!(!elsewhere.is_signed_in());
     assert_eq!(sessions_of(&email).len(), 1);
-    assert_eq!(Browser::new().sign_in(&email, PASSWORD).status, 422);
+    assert_wrong_password(&Browser::new().sign_in(&email, PASSWORD));
     assert_eq!(Browser::new().sign_in(&email, new).status, 303);
 }
 
@@ -361,7 +392,7 @@ fn the_cookie_is_not_secure_on_a_plain_http_localhost_console_only() {
 
 #[test]
 fn an_https_console_keeps_browsers_to_https_a_plain_http_one_does_not() {
-    // The shared server's console is https://console.test.
+    // The test's server's console is https://console.test.
     for path in ["/sign-in", "/console.css", "/nothing/here"] {
         let resp = console().get(path);
         assert_eq!(
@@ -405,20 +436,19 @@ fn a_write_without_this_session_form_token_is_refused_and_changes_nothing() {
     ];
     for (what, fields) in cases {
         let resp = here.post("/sessions/end-others", &fields);
-        assert_eq!(resp.status, 403, "{what}");
-        assert_secured(&resp, what);
+        assert_refusal(&resp, 403, STALE_FORM);
         assert!(still_signed_in(&[&here, &elsewhere]), "{what}");
     }
     // Even the own session's token of another browser of the same person.
     let resp = here.post("/sessions/end-others", &[("csrf", &elsewhere.token())]);
-    assert_eq!(resp.status, 403);
+    assert_refusal(&resp, 403, STALE_FORM);
     assert!(still_signed_in(&[&here, &elsewhere]));
     // A password change, refused likewise, leaves the password as it was.
     let fields = [
         ("current_password", PASSWORD),
         ("new_password", "another new password"),
     ];
-    assert_eq!(here.post("/password", &fields).status, 403);
+    assert_refusal(&here.post("/password", &fields), 403, STALE_FORM);
     assert_eq!(Browser::new().sign_in(&email, PASSWORD).status, 303);
 }
 
@@ -444,7 +474,7 @@ fn a_write_from_another_origin_is_refused_and_changes_nothing() {
     ];
     for headers in refused {
         let resp = here.post_with("/sessions/end-others", &fields, headers);
-        assert_eq!(resp.status, 403, "{headers:?}");
+        assert_refusal(&resp, 403, FOREIGN_FORM);
         assert!(still_signed_in(&[&here, &elsewhere]), "{headers:?}");
     }
     // A foreign origin cannot sign anyone in either (login CSRF).
@@ -563,7 +593,7 @@ fn an_owner_invites_and_the_link_works_once_for_a_new_person() {
         visitor.get(&path),
         visitor.post(&path, &[("new_password", "another password!")]),
     ] {
-        assert_eq!(resp.status, 410, "used twice");
+        assert_refusal(&resp, 410, DEAD_LINK);
     }
     assert_eq!(
         Browser::new()
@@ -588,7 +618,13 @@ fn an_invitation_for_a_person_who_has_a_password_is_not_accepted_by_whoever_hold
     let path = format!("/link/{}", link_secret(&link));
     let visitor = Browser::new();
     let refused = visitor.post(&path, &[]);
-    assert!(refused.status >= 400, "{}", refused.status);
+    assert_eq!(refused.status, 422, "{}", refused.text());
+    let invited = email.to_uppercase();
+    let said = format!(
+        "<h1>Not done: a value was refused</h1>\n<p role=\"alert\">this invitation is for \
+         {invited}, who has a password: sign in as {invited}, then open the link again</p>"
+    );
+    assert!(refused.text().contains(&said), "{}", refused.text());
     assert_eq!(role_of(&second, &email), None, "nobody joined");
     // The link stays live for its invitee, who accepts it signed in (ops::members::join).
     assert_eq!(visitor.get(&path).status, 200);
@@ -636,18 +672,14 @@ fn a_reset_link_sets_a_new_password_and_ends_every_session() {
     let used = Browser::new().post(&path, &[("new_password", "the reset password")]);
     assert_eq!(used.header("Location"), Some("/?notice=password-set"));
     assert!(!before.is_signed_in());
-    assert_eq!(Browser::new().sign_in(&email, PASSWORD).status, 422);
+    assert_wrong_password(&Browser::new().sign_in(&email, PASSWORD));
     assert_eq!(
         Browser::new().sign_in(&email, "the reset password").status,
         303
     );
-    assert_eq!(
-        Browser::new()
-            .post(&path, &[("new_password", "x1234567890")])
-            .status,
-        410
-    );
-    assert_eq!(Browser::new().get("/link/not-a-secret").status, 410);
+    let again = Browser::new().post(&path, &[("new_password", "x1234567890")]);
+    assert_refusal(&again, 410, DEAD_LINK);
+    assert_refusal(&Browser::new().get("/link/not-a-secret"), 410, DEAD_LINK);
 }
 
 #[test]
@@ -667,10 +699,8 @@ fn members_manage_nothing_of_the_members_even_by_direct_post() {
         .unwrap()
         .get(0);
     let owner_id = person_id(&owner_email);
-    assert_eq!(
-        member.get(&format!("/members/{owner_id}/remove")).status,
-        403
-    );
+    let page = member.get(&format!("/members/{owner_id}/remove"));
+    assert_refusal(&page, 403, OWNERS_ONLY);
     let refused = [
         (
             "/members/invite".to_string(),
@@ -684,9 +714,7 @@ fn members_manage_nothing_of_the_members_even_by_direct_post() {
         (format!("/invitations/{invitation}/revoke"), vec![]),
     ];
     for (path, fields) in &refused {
-        let resp = member.write(path, fields);
-        assert_eq!(resp.status, 403, "{path}");
-        assert_secured(&resp, path);
+        assert_refusal(&member.write(path, fields), 403, OWNERS_ONLY);
     }
     assert_eq!(role_of(&org, &owner_email).as_deref(), Some("owner"));
     let links: i64 = db()
@@ -762,18 +790,16 @@ fn an_owner_changes_roles_removes_members_and_revokes_invitations() {
     assert_eq!(role_of(&org, &member_email).as_deref(), Some("owner"));
     assert_eq!(member.get("/members").status, 200, "an owner now");
     let bad_role = owner.write(&format!("/members/{member_id}/role"), &[("role", "admin")]);
-    assert_eq!(bad_role.status, 422);
+    let roles = "role must be &#34;owner&#34;, &#34;member&#34; or &#34;viewer&#34;";
+    assert_refusal(&bad_role, 422, roles);
 
     let removed = owner.write(&format!("/members/{member_id}/remove"), &[]);
     assert_eq!(removed.header("Location"), Some("/members?notice=removed"));
     assert_eq!(role_of(&org, &member_email), None);
-    assert_eq!(
-        member.get("/members").status,
-        403,
-        "no organisation left to them"
-    );
+    let no_organisation = "you belong to no organisation: ask an owner for an invitation";
+    assert_refusal(&member.get("/members"), 403, no_organisation);
     let again = owner.write(&format!("/members/{member_id}/remove"), &[]);
-    assert_eq!(again.status, 404);
+    assert_refusal(&again, 404, NOT_FOUND);
 
     let made = owner.create(
         "/members",
@@ -812,13 +838,13 @@ fn an_owner_changes_roles_removes_members_and_revokes_invitations() {
         revoked.header("Location"),
         Some("/members?notice=invitation-revoked")
     );
-    assert_eq!(Browser::new().get(&format!("/link/{secret}")).status, 410);
-    assert_eq!(
-        owner
-            .write(&format!("/invitations/{id}/revoke"), &[])
-            .status,
-        404
+    assert_refusal(
+        &Browser::new().get(&format!("/link/{secret}")),
+        410,
+        DEAD_LINK,
     );
+    let again = owner.write(&format!("/invitations/{id}/revoke"), &[]);
+    assert_refusal(&again, 404, NOT_FOUND);
 }
 
 #[test]
@@ -881,7 +907,8 @@ fn a_person_in_several_organisations_switches_between_them() {
     assert_eq!(chosen.header("Location"), Some("/"));
     let home = browser.get("/").text();
     assert!(home.contains(&format!("<code>{second}</code>")) && home.contains("Your role: owner"));
-    assert_eq!(browser.write("/org", &[("org", &foreign)]).status, 404);
+    let refused = browser.write("/org", &[("org", &foreign)]);
+    assert_refusal(&refused, 404, NOT_FOUND);
     assert!(browser.get("/").text().contains(&second));
 }
 

@@ -104,7 +104,7 @@ fn unmatched_agents(org_id: &str) -> Vec<(String, i64)> {
         .collect()
 }
 
-/// A site with one fragment and one card on it, in the shared server's cache.
+/// A site with one fragment and one card on it, in the test's server's cache.
 fn counted_world(domain: &str) -> (World, String, String) {
     let mut w = World::new();
     let site = w.site(domain);

@@ -8,7 +8,7 @@
 //!   service's db functions (`card`);
 //! - with SQL, for the rest of the serving side (`GET /fragment`): `World` and its `CardSpec`;
 //! - through the real binary: `admin` (its JSON), `admin_output` (its text); `ServeProcess`
-//!   runs `agentcard serve` beside the shared in-process server, and `scrape` reads its
+//!   runs `agentcard serve` beside the test's in-process server, and `scrape` reads its
 //!   `/metrics` with Prometheus's parsers.
 
 use crate::harness::{self, db, server, Client, Resp, Tenant};
@@ -215,7 +215,7 @@ pub struct World {
 }
 
 impl World {
-    /// A world in the shared test database, fetched from the shared server.
+    /// A world in the test's database, fetched from the test's server.
     pub fn new() -> World {
         World::on(&server().database_url, server().addr)
     }
@@ -429,7 +429,7 @@ pub fn agentcard(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) 
 
 // ---- the real server binary ----
 
-/// `agentcard serve` as a separate process on the shared test database, its standard error
+/// `agentcard serve` as a separate process on the test's database, its standard error
 /// kept in a file that `log` reads. Stopped (killed) when dropped.
 pub struct ServeProcess {
     child: Child,

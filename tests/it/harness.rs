@@ -3,10 +3,14 @@
 //! organisation with its own token and its own client address, so that per-IP limits of one
 //! test never touch another).
 //!
-//! Most tests share one server and its database ([`server`], [`tenant`], [`db`]): they make
-//! organisations of their own and never see each other's. A test whose assertions cover what is
-//! not an organisation's own (platform cards, every row of a table, a lock of the database)
-//! takes a server and database of its own, [`own_server`], dropped when the test ends.
+//! Every test has a server and a database of its own: [`server`], [`tenant`], [`db`] and
+//! [`sync_cache`] (and the fixtures built on them) reach the server of the test that calls them,
+//! started on its first call on a database cloned from the template, stopped and dropped when
+//! the test ends. No test sees another's data, so a test may assert on every row of a table,
+//! on platform cards or on the whole report. Nothing is shared between tests but the template;
+//! `tests/it/conventions.rs` keeps it so (no server held in a `static` outside this file). A
+//! test that needs a second server, or one reaching its database through a proxy, takes
+//! [`own_server`] or [`own_server_via`] beside its own.
 
 use agentcard::config::Config;
 use agentcard::db::orgs::Creator;
@@ -14,16 +18,17 @@ use agentcard::domain::{OrgName, TokenName};
 use agentcard::ids::OrgId;
 use agentcard::{auth, db};
 use serde_json::Value;
+use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Mutex, Once, OnceLock};
+use std::sync::{Arc, Mutex, Once, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The header through which tests tell the server which client they are (loopback is a
-/// trusted proxy of the shared test server).
+/// trusted proxy of the tests' servers).
 pub const CLIENT_IP_HEADER: &str = "X-Test-Client-IP";
 pub const CONSOLE_HOST: &str = "console.test";
 pub const LEGACY_HOST: &str = "legacy.test";
@@ -42,17 +47,48 @@ pub struct TestServer {
     _database: Option<TestDatabase>,
 }
 
-/// The shared server of this test run, started on first use. It serves every test of the
-/// binary, so it runs until the process ends; a server a test starts for itself
-/// ([`own_server`], [`start_server`]) stops when that test drops it.
-pub fn server() -> &'static TestServer {
-    static SERVER: OnceLock<TestServer> = OnceLock::new();
-    SERVER.get_or_init(|| TestServer::start(fresh_database(), None))
+/// The server of the test that calls it: started on the test's first call, on a database of
+/// its own cloned from the template, its first snapshot loaded (about a tenth of a second on a
+/// quiet machine), and stopped, its database dropped, when the test ends (as long again, off
+/// the tests' way: `DROP DATABASE` waits for a checkpoint). Tests get their own rather than one
+/// server for the run, so that none depends on what the others wrote; a test that wants many
+/// organisations on one server makes many tenants on its own.
+///
+/// "The test" is the thread the test runs on (libtest names it after the test): a thread the
+/// test spawns is not its test, and calling this there panics rather than start another
+/// server; hand that thread the server (or a [`Client`]) instead.
+pub fn server() -> Arc<TestServer> {
+    assert!(
+        std::thread::current().name().is_some(),
+        "harness::server() called on a thread a test spawned: pass it the test's server"
+    );
+    THIS_TEST.with(|this| {
+        let mut this = this.0.borrow_mut();
+        Arc::clone(this.get_or_insert_with(|| Arc::new(own_server())))
+    })
 }
 
-/// A server with the shared server's settings on a database of its own, cloned from the
-/// template: the test that holds it starts from the migrated, empty state, and nothing another
-/// test does shows in it. The server stops and its database is dropped when it is dropped.
+thread_local! {
+    static THIS_TEST: ThisTest = const { ThisTest(RefCell::new(None)) };
+}
+
+/// The server of the test running on this thread, once it asked for one.
+struct ThisTest(RefCell<Option<Arc<TestServer>>>);
+
+impl Drop for ThisTest {
+    /// At the end of the test's thread, whose other thread-locals (the database client's among
+    /// them) may be gone already: the server stops and its database is dropped on a thread of
+    /// their own, while the next test runs (what is left at exit, `drop_made_databases` drops).
+    fn drop(&mut self) {
+        if let Some(server) = self.0.take() {
+            std::thread::spawn(move || drop(server));
+        }
+    }
+}
+
+/// Another server with the settings of the tests' servers, on a database of its own cloned from
+/// the template (the test's [`server`] is one): it starts from the migrated, empty state. The
+/// server stops and its database is dropped when it is dropped.
 pub fn own_server() -> TestServer {
     own_server_via(str::to_string)
 }
@@ -73,13 +109,16 @@ impl TestServer {
                 ("AGENTCARD_TRUSTED_PROXIES", "127.0.0.0/8"),
             ],
         );
-        TestServer {
+        let server = TestServer {
             addr: running.server.local_addr(),
             database_url,
             app: std::sync::Arc::clone(&running.app),
             _running: running,
             _database: database,
-        }
+        };
+        // Ready, as `/ready` says it: its first snapshot loaded.
+        server.sync_cache();
+        server
     }
 
     /// A client of this server, with no address, token or host of its own yet.
@@ -189,7 +228,7 @@ fn start_running(database_url: &str, extra: &[(&str, &str)]) -> agentcard::Runni
     agentcard::start(config).expect("start test server")
 }
 
-/// Brings the shared server's fragment cache up to date with the database now (instead of
+/// Brings the test's server's fragment cache up to date with the database now (instead of
 /// waiting for its notification or refresh period).
 pub fn sync_cache() {
     server().sync_cache();
@@ -205,7 +244,7 @@ fn admin_url() -> String {
 /// The databases this process made and has not dropped yet, dropped when it exits.
 static MADE: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-/// A database cloned from the template, for a server of the shared server's kind, dropped
+/// A database cloned from the template, for a server the test starts itself, dropped
 /// when the process exits (`cargo test` alone included).
 pub fn fresh_database() -> String {
     let mut admin = admin();
@@ -389,7 +428,7 @@ fn with_database(admin_url: &str, name: &str) -> String {
     }
 }
 
-/// A direct connection to the shared server's database, for setting and reading state.
+/// A direct connection to the test's database, for setting and reading state.
 pub fn db() -> postgres::Client {
     server().db()
 }
@@ -409,7 +448,7 @@ pub struct Tenant {
     pub client: Client,
 }
 
-/// A new organisation on the shared server.
+/// A new organisation on the test's server.
 pub fn tenant() -> Tenant {
     server().tenant()
 }

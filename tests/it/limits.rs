@@ -106,7 +106,7 @@ fn the_client_header_counts_only_from_a_trusted_proxy() {
 
 #[test]
 fn forwarded_for_takes_the_right_most_untrusted_address() {
-    // Through the shared server (loopback trusted): failures spread over the first address of
+    // Through the test's server (loopback trusted): failures spread over the first address of
     // X-Forwarded-For would be spoofable; the right-most untrusted one is what counts.
     let own = harness::start_server(
         &server().database_url,

@@ -4,13 +4,14 @@
 //! `external-tools` is on (`scripts/test.sh` turns it on).
 //!
 //! Index:
-//! - `harness`: the template database and its clones, the shared in-process server and
-//!   `own_server` (a server on a database of its own), the raw HTTP client, tenants.
+//! - `harness`: the template database and its clones, each test's own in-process server on a
+//!   clone (`server()`, and `own_server` for a second one), the raw HTTP client, tenants.
 //! - `fixtures`: what the test modules share: data builders, `assert_error`, the `admin` runner.
 //! - `edge_fixtures`: what the edge's test modules share: `agentcard edge` as a child process.
 //! - `console_fixtures`: what the console's test modules share: a browser of the console, people.
 //!   Test modules import from these four, never from each other.
-//! - `architecture`: the lines of ARCHITECTURE.md checked against the code (the console's files).
+//! - `architecture`: the lines of ARCHITECTURE.md checked against the code (the console's files,
+//!   no server kept beyond its test).
 //! - `http_layer`: hostile input (headers, lengths, chunked bodies, timeouts, close, panics).
 //! - `auth`: bearer tokens, `401`s, `GET /v1/me`, hosts.
 //! - `conventions`: headers on every response, 404/405, body checks in their order.
@@ -51,7 +52,7 @@
 //!   and origins, one-time links, members and the owners-only rules.
 //! - `console_access`: the console's access rules walked from its page table (every page, a
 //!   visitor not signed in, a viewer on members' and owners' pages and on every read, a member
-//!   on owners' pages), NUL and invalid UTF-8 in forms and queries, the audit of a password
+//!   on owners' pages, an owner on every read, someone of another organisation), NUL and invalid UTF-8 in forms and queries, the audit of a password
 //!   change.
 //! - `console_forms`: a refusal answered in place: a NUL or invalid UTF-8 in a value, a long
 //!   refused value cut in its message, each on the same form with nothing written.

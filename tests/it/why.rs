@@ -1,4 +1,4 @@
-//! "Why this card?" (`ops::why`) on the shared server's own snapshot, against what its
+//! "Why this card?" (`ops::why`) on the test's server's own snapshot, against what its
 //! `/fragment` answers over HTTP for the same page: a page resolved by a rule, by the site
 //! default and by none; the cards left out and why; refusals on their field. And the
 //! console's short views of the report (`ops::reports::glance`, `card_week`) against the
