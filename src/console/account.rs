@@ -8,12 +8,11 @@ use super::pages::{self, Home, PasswordPage, SessionsPage};
 use super::reports;
 use super::session;
 use super::sign_in::{check_password, signed_in};
-use crate::db::{people, sessions};
 use crate::domain::NewPassword;
 use crate::error::ApiError;
 use crate::ids::OrgId;
 use crate::limits;
-use crate::ops::{self, members};
+use crate::ops::{self, members, sessions};
 use crate::password::Caller;
 
 pub fn home(ctx: &mut PageContext) -> Answer {
@@ -36,7 +35,7 @@ pub fn home(ctx: &mut PageContext) -> Answer {
 }
 
 pub fn sessions(ctx: &mut PageContext) -> Answer {
-    let listed = sessions::sessions_of(ctx.db, &ctx.visit.session.person)?;
+    let listed = sessions::of_person(ctx.db, &ctx.visit.session.person)?;
     let page = SessionsPage {
         layout: ctx.layout(),
         current: ctx.visit.session.id,
@@ -78,7 +77,7 @@ pub fn change_password(ctx: &mut PageContext) -> Answer {
         }
         return Ok(pages::html(422, &page));
     }
-    let person = people::find_person(ctx.db, &ctx.visit.session.person)?;
+    let person = members::find_person(ctx.db, &ctx.visit.session.person)?;
     let person = person.ok_or(ApiError::NotFound)?;
     let new = NewPassword::for_person(ctx.form.get("new_password"), &person.email);
     let stored = person.password_hash.as_deref();

@@ -11,7 +11,7 @@ use super::inputs::{field_refused, Inputs};
 use super::notice::Notice;
 use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
-use crate::db::cards::{self as stored, CardRow};
+use crate::db::cards::CardRow;
 use crate::domain::{CardStatus, Invalid, Lang};
 use crate::error::ApiError;
 use crate::ids::{CardId, FragmentId};
@@ -95,7 +95,7 @@ const MOVES: &[(CardStatus, &str)] = &[
 
 /// One of the organisation's own cards (a platform card is the operator's: not found).
 fn own_card(ctx: &mut PageContext, caller: &Caller, id: &CardId) -> Result<CardRow, PageRefusal> {
-    let card = stored::find_visible_card(ctx.db, &caller.org.id, id)?;
+    let card = card_ops::find_card(ctx.db, caller, id)?;
     Ok(card
         .filter(|card| !card.is_platform())
         .ok_or(ApiError::NotFound)?)
@@ -165,7 +165,7 @@ fn editor(ctx: &PageContext, card: Option<&CardRow>, fields: Inputs) -> CardEdit
 /// `GET /cards/new`: in the language the organisation uses most (English when it has no
 /// fragment or card yet).
 pub fn new(ctx: &mut PageContext) -> Answer {
-    let used = stored::most_used_lang(ctx.db, &ctx.caller()?.org.id)?;
+    let used = card_ops::most_used_lang(ctx.db, &ctx.caller()?)?;
     let fields = CardForm::blank(used.unwrap_or(Lang::En));
     Ok(pages::html(200, &editor(ctx, None, fields)))
 }

@@ -11,7 +11,6 @@ use super::notice::Notice;
 use super::pages::{self, Creating, MembersPage};
 use super::refusal::PageRefusal;
 use super::session::console_url;
-use crate::db::people;
 use crate::domain::{Email, Role};
 use crate::error::ApiError;
 use crate::ids::PersonId;
@@ -20,8 +19,8 @@ use crate::ops::once::Made;
 use crate::ops::Caller;
 
 fn page(ctx: &mut PageContext) -> Result<MembersPage, PageRefusal> {
-    let org = ctx.caller()?.org.id;
-    let members = people::members(ctx.db, &org)?;
+    let caller = ctx.caller()?;
+    let members = members::members(ctx.db, &caller)?;
     let owners = members.iter().filter(|m| m.role == Role::Owner).count();
     Ok(MembersPage {
         layout: ctx.layout(),
@@ -32,7 +31,7 @@ fn page(ctx: &mut PageContext) -> Result<MembersPage, PageRefusal> {
             .flatten()
             .map(|m| m.person_id.clone()),
         members,
-        invitations: people::pending_invitations(ctx.db, &org)?,
+        invitations: members::pending_invitations(ctx.db, &caller)?,
         email: Input::line("email", "Email", "email"),
         role: Input::alone("role", "Role")
             .required()
@@ -67,7 +66,7 @@ pub fn invite(ctx: &mut PageContext) -> Answer {
                 page.mailed = members::mail_invitation(mailer, &caller, &email, role, link);
             }
             let status = page.creating.made(made);
-            page.invitations = people::pending_invitations(ctx.db, &caller.org.id)?;
+            page.invitations = members::pending_invitations(ctx.db, &caller)?;
             Ok(pages::html(status, &page))
         }
         Err(failed) => {
@@ -111,8 +110,9 @@ pub fn change_role(ctx: &mut PageContext) -> Answer {
 /// `GET /members/{person}/remove`: who leaves, and the button that removes them.
 pub fn confirm_remove(ctx: &mut PageContext) -> Answer {
     let person: PersonId = ctx.captures.get()?;
-    let org = ctx.caller()?.org;
-    let member = people::members(ctx.db, &org.id)?
+    let caller = ctx.caller()?;
+    let org = &caller.org;
+    let member = members::members(ctx.db, &caller)?
         .into_iter()
         .find(|m| m.person_id == person)
         .ok_or(ApiError::NotFound)?;
@@ -151,8 +151,9 @@ pub fn remove(ctx: &mut PageContext) -> Answer {
 /// organisation does, before it is done.
 pub fn confirm_revoke_invitation(ctx: &mut PageContext) -> Answer {
     let InvitationNumber(id) = ctx.captures.get()?;
-    let org = ctx.caller()?.org;
-    let invitation = people::pending_invitations(ctx.db, &org.id)?
+    let caller = ctx.caller()?;
+    let org = &caller.org;
+    let invitation = members::pending_invitations(ctx.db, &caller)?
         .into_iter()
         .find(|i| i.id == id)
         .ok_or(ApiError::NotFound)?;

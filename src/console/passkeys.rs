@@ -12,12 +12,11 @@ use super::second_factor::{self, codes_page, proven, FACTORS_PATH};
 use super::session;
 use super::sign_in;
 use super::unknown_browser;
-use crate::db::people;
 use crate::error::ApiError;
 use crate::http::Response;
 use crate::limits::Limit;
-use crate::ops::passkeys;
 use crate::ops::second_factors::{self, PENDING_COOKIE};
+use crate::ops::{members, passkeys};
 
 fn json(body: String) -> Response {
     Response::new(200)
@@ -60,7 +59,7 @@ pub fn sign_in(ctx: &mut PublicContext) -> Answer {
     if let Some(waiting) = session::cookie_of(ctx.request, PENDING_COOKIE) {
         second_factors::end_pending(ctx.db, waiting)?;
     }
-    let person = people::find_person(ctx.db, &person)?.ok_or(ApiError::NotFound)?;
+    let person = members::find_person(ctx.db, &person)?.ok_or(ApiError::NotFound)?;
     let next = sign_in::return_path(ctx.form.get("next")).map(str::to_owned);
     let answer = sign_in::start_session(ctx, &person, next.as_deref())?;
     Ok(answer.header("Set-Cookie", session::pending_cookie(ctx.app, "")))

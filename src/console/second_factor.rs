@@ -13,12 +13,11 @@ use super::session;
 use super::sign_in::{self, check_password};
 use crate::app::App;
 use crate::db::passkeys::PasskeyListed;
-use crate::db::people;
 use crate::db::second_factors::PendingSignIn;
 use crate::error::ApiError;
 use crate::limits::{self, Limit};
-use crate::ops::passkeys;
 use crate::ops::second_factors::{self, AppSetup, PENDING_COOKIE};
+use crate::ops::{members, passkeys};
 use crate::password::Caller;
 use askama::Template;
 use qrcode::render::svg;
@@ -74,7 +73,7 @@ pub fn give_factor(ctx: &mut PublicContext) -> Answer {
     if !ctx.app.limiter.has_room(&limits) {
         return Err(ApiError::RateLimited.into());
     }
-    let person = people::find_person(ctx.db, &pending.person)?.ok_or_else(ended)?;
+    let person = members::find_person(ctx.db, &pending.person)?.ok_or_else(ended)?;
     if !second_factors::check_factor(ctx.db, &person, ctx.form.get("code"))? {
         charge(ctx.app, limits);
         let mut page = step_page(ctx, &pending);
@@ -216,7 +215,7 @@ pub fn add_app(ctx: &mut PageContext) -> Answer {
 /// Whether what the person typed proves them: a code of their app, or their password. A
 /// failure counts as a failed sign-in, as at the sign-in.
 pub(super) fn proven(ctx: &mut PageContext, typed: &str) -> Result<bool, PageRefusal> {
-    let person = people::find_person(ctx.db, &ctx.visit.session.person)?;
+    let person = members::find_person(ctx.db, &ctx.visit.session.person)?;
     let person = person.ok_or(ApiError::NotFound)?;
     let client = ctx.app.client_ip(ctx.request);
     let limits = limits::sign_in_limits(client, &person.email, false);
