@@ -103,7 +103,7 @@ fn own_card(ctx: &mut PageContext, caller: &Caller, id: &CardId) -> Result<CardR
 
 /// The card of the path, with the caller.
 fn card_of_path(ctx: &mut PageContext) -> Result<(Caller, CardRow), PageRefusal> {
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     let id = ctx.captures.get()?;
     let card = own_card(ctx, &caller, &id)?;
     Ok((caller, card))
@@ -111,7 +111,7 @@ fn card_of_path(ctx: &mut PageContext) -> Result<(Caller, CardRow), PageRefusal>
 
 /// `GET /cards`: the organisation's own cards, by status.
 pub fn list(ctx: &mut PageContext) -> Answer {
-    let cards = card_ops::list_cards(ctx.db, &ctx.caller()?)?;
+    let cards = card_ops::list_cards(ctx.db, &ctx.caller)?;
     let groups = [
         (CardStatus::Draft, "Drafts"),
         (CardStatus::Active, "Active"),
@@ -165,7 +165,7 @@ fn editor(ctx: &PageContext, card: Option<&CardRow>, fields: Inputs) -> CardEdit
 /// `GET /cards/new`: in the language the organisation uses most (English when it has no
 /// fragment or card yet).
 pub fn new(ctx: &mut PageContext) -> Answer {
-    let used = card_ops::most_used_lang(ctx.db, &ctx.caller()?)?;
+    let used = card_ops::most_used_lang(ctx.db, &ctx.caller)?;
     let fields = CardForm::blank(used.unwrap_or(Lang::En));
     Ok(pages::html(200, &editor(ctx, None, fields)))
 }
@@ -180,7 +180,7 @@ pub fn show(ctx: &mut PageContext) -> Answer {
 
 /// `POST /cards/new`.
 pub fn create(ctx: &mut PageContext) -> Answer {
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     save(ctx, &caller, None)
 }
 
@@ -310,7 +310,7 @@ fn eligibility_page(
 
 /// `POST /cards/{card}/eligibility`: the list replaced by the fragments ticked.
 pub fn save_eligibility(ctx: &mut PageContext) -> Answer {
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     let id: CardId = ctx.captures.get()?;
     let wanted = ctx
         .form

@@ -19,7 +19,7 @@ use crate::ops::once::Made;
 use crate::ops::Caller;
 
 fn page(ctx: &mut PageContext) -> Result<MembersPage, PageRefusal> {
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     let members = members::members(ctx.db, &caller)?;
     let owners = members.iter().filter(|m| m.role == Role::Owner).count();
     Ok(MembersPage {
@@ -58,7 +58,7 @@ pub fn list(ctx: &mut PageContext) -> Answer {
 /// sent again makes none.
 pub fn invite(ctx: &mut PageContext) -> Answer {
     let mut page = page(ctx)?;
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     match invite_person(ctx, &caller) {
         Ok((email, role, made)) => {
             if let Made::New(link) = &made {
@@ -103,14 +103,14 @@ fn invite_person(
 pub fn change_role(ctx: &mut PageContext) -> Answer {
     let person: PersonId = ctx.captures.get()?;
     let role = Role::parse(ctx.form.get("role"))?;
-    members::change_role(ctx.db, &ctx.caller()?, &person, role)?;
+    members::change_role(ctx.db, &ctx.caller, &person, role)?;
     Ok(pages::redirect_with("/members", Notice::RoleChanged))
 }
 
 /// `GET /members/{person}/remove`: who leaves, and the button that removes them.
 pub fn confirm_remove(ctx: &mut PageContext) -> Answer {
     let person: PersonId = ctx.captures.get()?;
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     let org = &caller.org;
     let member = members::members(ctx.db, &caller)?
         .into_iter()
@@ -140,7 +140,7 @@ pub fn confirm_remove(ctx: &mut PageContext) -> Answer {
 /// `POST /members/{person}/remove`: an owner who removes themselves goes home.
 pub fn remove(ctx: &mut PageContext) -> Answer {
     let person: PersonId = ctx.captures.get()?;
-    members::remove_member(ctx.db, &ctx.caller()?, &person)?;
+    members::remove_member(ctx.db, &ctx.caller, &person)?;
     Ok(match person == ctx.visit.session.person {
         true => pages::redirect("/"),
         false => pages::redirect_with("/members", Notice::MemberRemoved),
@@ -151,7 +151,7 @@ pub fn remove(ctx: &mut PageContext) -> Answer {
 /// organisation does, before it is done.
 pub fn confirm_revoke_invitation(ctx: &mut PageContext) -> Answer {
     let InvitationNumber(id) = ctx.captures.get()?;
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     let org = &caller.org;
     let invitation = members::pending_invitations(ctx.db, &caller)?
         .into_iter()
@@ -178,6 +178,6 @@ pub fn confirm_revoke_invitation(ctx: &mut PageContext) -> Answer {
 /// deleted.
 pub fn revoke_invitation(ctx: &mut PageContext) -> Answer {
     let InvitationNumber(id) = ctx.captures.get()?;
-    members::revoke_invitation(ctx.db, &ctx.caller()?, id)?;
+    members::revoke_invitation(ctx.db, &ctx.caller, id)?;
     Ok(pages::redirect_with("/members", Notice::InvitationRevoked))
 }

@@ -3,7 +3,7 @@
 //! passkey alone (from the sign-in page, or as the factor after a password), a passkey removed.
 //! The rules are `ops::passkeys`'; the browser's side is `console.js`'s passkeys part.
 
-use super::context::{Answer, PageContext, PublicContext};
+use super::context::{Answer, PersonContext, PublicContext};
 use super::form::Form;
 use super::notice::Notice;
 use super::pages;
@@ -66,7 +66,7 @@ pub fn sign_in(ctx: &mut PublicContext) -> Answer {
 }
 
 /// `POST /second-factors/passkey/options`: a registration ceremony's options.
-pub fn registration_options(ctx: &mut PageContext) -> Answer {
+pub fn registration_options(ctx: &mut PersonContext) -> Answer {
     let url = session::console_url(ctx.app);
     let person = ctx.visit.person();
     let key = unknown_browser::fleet_key(ctx.db, ctx.app)?;
@@ -77,7 +77,7 @@ pub fn registration_options(ctx: &mut PageContext) -> Answer {
 
 /// `POST /second-factors/passkey`: the new passkey's answer registers it; the first factor's
 /// answer shows the ten recovery codes, once.
-pub fn add(ctx: &mut PageContext) -> Answer {
+pub fn add(ctx: &mut PersonContext) -> Answer {
     let url = session::console_url(ctx.app);
     let person = ctx.visit.person();
     let key = unknown_browser::fleet_key(ctx.db, ctx.app)?;
@@ -89,7 +89,7 @@ pub fn add(ctx: &mut PageContext) -> Answer {
 
 /// `POST /second-factors/passkey/remove`: with the password or a code of the app, the passkey
 /// named is removed.
-pub fn remove(ctx: &mut PageContext) -> Answer {
+pub fn remove(ctx: &mut PersonContext) -> Answer {
     let id = hex::decode(ctx.form.get("passkey")).map_err(|_| ApiError::NotFound)?;
     let typed = ctx.form.get("passkey_proof").to_string();
     if !proven(ctx, &typed)? {

@@ -4,10 +4,11 @@
 //! `console::serve` applies before any handler runs. A `GET` page answers `HEAD` too.
 //!
 //! A new page is one line here and a handler `fn(&mut PageContext) -> Answer` in the file of
-//! its concern (`PublicContext` for a public page).
+//! its concern: `PageContext` on a page of the organisation looked at (its `caller` checked
+//! here), `PersonContext` on a person's own page, `PublicContext` on a public page.
 
 use super::captures::{self, Captures};
-use super::context::{Answer, PageContext, PublicContext};
+use super::context::{Answer, PageContext, PersonContext, PublicContext};
 use super::pages::Asset;
 use super::passkeys;
 use super::refusal::PageRefusal;
@@ -30,8 +31,8 @@ pub enum Method {
 pub enum Access {
     /// Anyone, signed in or not.
     Public,
-    /// Every signed-in person: the organisation's pages a viewer reads, and the person's own
-    /// account (a page that needs an organisation asks `ctx.caller()`).
+    /// Every signed-in person: the organisation's pages a viewer reads (refused to a person
+    /// in no organisation), and the person's own account.
     Viewer,
     /// A member or an owner: the pages that change the organisation's sites, cards and keys,
     /// and their forms.
@@ -40,21 +41,34 @@ pub enum Access {
     Owner,
 }
 
-/// The handler of a public page, and of a signed-in person's page.
+/// The handler of a public page, of a signed-in person's own page, and of a page of the
+/// organisation looked at.
 pub type PublicHandler = fn(&mut PublicContext) -> Answer;
-pub type SignedInHandler = fn(&mut PageContext) -> Answer;
+pub type PersonHandler = fn(&mut PersonContext) -> Answer;
+pub type OrgHandler = fn(&mut PageContext) -> Answer;
 
 /// What answers a page.
 #[derive(Clone, Copy)]
 pub enum Handler {
     Public(PublicHandler),
-    SignedIn(SignedInHandler),
+    SignedIn(SignedIn),
     /// One of the console's own files, answered at once, without the database.
     File(Asset),
 }
 
-/// One page of the console. Made by [`public`], [`viewer`], [`member`], [`own`], [`owner`], [`file`] and
-/// [`sign_in_attempt`], so that the access and the kind of handler always agree.
+/// The handler of a signed-in person's page.
+#[derive(Clone, Copy)]
+pub enum SignedIn {
+    /// Their own page: their account, their second factors.
+    Person(PersonHandler),
+    /// A page of the organisation looked at: the table gives it the caller, and refuses a
+    /// person who has no organisation.
+    Org(OrgHandler),
+}
+
+/// One page of the console. Made by [`public`], [`person`], [`own`], [`viewer`], [`member`],
+/// [`owner`], [`file`] and [`sign_in_attempt`], so that the access and the kind of handler
+/// always agree.
 pub struct Page {
     pub method: Method,
     /// Literal segments and `{kind}` captures, as `captures::KINDS` names them.
@@ -113,13 +127,13 @@ pub static PAGES: &[Page] = &[
     own(Post, "/second-factors/passkey/remove", passkeys::remove),
     owner(Get, "/org/security", second_factor::security),
     owner(Post, "/org/security", second_factor::save_security),
-    viewer(Get, "/", account::home),
+    person(Get, "/", account::home),
     own(Post, "/sign-out", sign_in::sign_out),
-    viewer(Get, "/sessions", account::sessions),
-    viewer(Post, "/sessions/end-others", account::end_others),
-    viewer(Get, "/password", account::password_form),
-    viewer(Post, "/password", account::change_password).in_place(),
-    viewer(Post, "/org", account::choose_org),
+    person(Get, "/sessions", account::sessions),
+    person(Post, "/sessions/end-others", account::end_others),
+    person(Get, "/password", account::password_form),
+    person(Post, "/password", account::change_password).in_place(),
+    person(Post, "/org", account::choose_org),
     viewer(Get, "/members", members::list),
     owner(Post, "/members/invite", members::invite).in_place(),
     owner(Post, "/members/{person}/role", members::change_role),
@@ -216,25 +230,45 @@ const fn public(method: Method, path: &'static str, handle: PublicHandler) -> Pa
     page(method, path, Access::Public, Handler::Public(handle))
 }
 
-const fn viewer(method: Method, path: &'static str, handle: SignedInHandler) -> Page {
-    page(method, path, Access::Viewer, Handler::SignedIn(handle))
+/// A signed-in person's own page (their account): open to everyone signed in, in an
+/// organisation or not.
+const fn person(method: Method, path: &'static str, handle: PersonHandler) -> Page {
+    page(
+        method,
+        path,
+        Access::Viewer,
+        Handler::SignedIn(SignedIn::Person(handle)),
+    )
 }
 
-const fn member(method: Method, path: &'static str, handle: SignedInHandler) -> Page {
-    page(method, path, Access::Member, Handler::SignedIn(handle))
-}
-
-/// A signed-in person's page about their own second factors (and signing out): open to
-/// everyone signed in, also while their organisation requires a factor they lack.
-const fn own(method: Method, path: &'static str, handle: SignedInHandler) -> Page {
+/// A signed-in person's page about their own second factors (and signing out): a [`person`]'s
+/// page, also while their organisation requires a factor they lack.
+const fn own(method: Method, path: &'static str, handle: PersonHandler) -> Page {
     Page {
         open_without_factor: true,
-        ..viewer(method, path, handle)
+        ..person(method, path, handle)
     }
 }
 
-const fn owner(method: Method, path: &'static str, handle: SignedInHandler) -> Page {
-    page(method, path, Access::Owner, Handler::SignedIn(handle))
+const fn viewer(method: Method, path: &'static str, handle: OrgHandler) -> Page {
+    in_org(method, path, Access::Viewer, handle)
+}
+
+const fn member(method: Method, path: &'static str, handle: OrgHandler) -> Page {
+    in_org(method, path, Access::Member, handle)
+}
+
+const fn owner(method: Method, path: &'static str, handle: OrgHandler) -> Page {
+    in_org(method, path, Access::Owner, handle)
+}
+
+const fn in_org(method: Method, path: &'static str, access: Access, handle: OrgHandler) -> Page {
+    page(
+        method,
+        path,
+        access,
+        Handler::SignedIn(SignedIn::Org(handle)),
+    )
 }
 
 const fn file(path: &'static str, asset: Asset) -> Page {

@@ -4,7 +4,7 @@
 //! and for a browser unknown to the person, the budgets of hashes and the proof of work of
 //! `unknown_browser`; "forgot your password" when mail is set up.
 
-use super::context::{Answer, PageContext, PublicContext};
+use super::context::{Answer, PersonContext, PublicContext};
 use super::inputs::Input;
 use super::pages::{self, ForgotPassword, ProofAsked, SignIn};
 use super::refusal::PageRefusal;
@@ -180,7 +180,7 @@ pub fn signed_in(
 }
 
 /// `POST /sign-out`: the session ends and its cookie is removed.
-pub fn sign_out(ctx: &mut PageContext) -> Answer {
+pub fn sign_out(ctx: &mut PersonContext) -> Answer {
     sessions::end(ctx.db, ctx.visit.session.id)?;
     Ok(pages::redirect("/sign-in").header("Set-Cookie", session::removed_cookie(ctx.app)))
 }
