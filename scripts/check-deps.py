@@ -12,8 +12,10 @@ top-level modules (a file `src/X.rs` or a folder `src/X/`). Fails, naming the mo
     `mod.rs` itself counts in ROOT_IN_CYCLES only), or
 Fails, naming file:line, when
   - a file of WRITES_THROUGH_OPS (console/, admin/) calls a function of db that writes (one
-    whose SQL, or a function of its file it calls, inserts, updates or deletes) other than in
-    DB_WRITES_ALLOWED: their writes go through ops, which checks and audits them, or
+    whose SQL, or a function of its file it calls, inserts, updates or deletes): their writes
+    go through ops, which checks and audits them, or
+  - a file of READS_THROUGH_OPS (console/) calls any function of db, or brings a db module or
+    function into scope with `use` (db's row types it may name): its reads go through ops too, or
   - a file outside src/db/ calls a PostgreSQL client's query methods (SQL_CALL) or holds a
     string literal that reads as SQL (SQL_TEXT), or
   - a module names a part of `may` that MAY_ALLOWED does not give it (crate roots: none), or
@@ -52,14 +54,16 @@ SQL_TEXT = re.compile(
     r"|(CREATE|DROP|ALTER)\s+(TABLE|INDEX|DATABASE|TRIGGER|FUNCTION|SCHEMA)\b|TRUNCATE\s"
     r"|(UN)?LISTEN\s+[\w{]|NOTIFY\s+[\w{]|SET\s+(TIME\s+ZONE|statement_timeout|search_path|LOCAL)\b)"
 )
-# The modules whose writes go through `ops` (checked, and recorded in the audit log); the
-# db modules they may still write with directly: the console's own sessions, which are no
-# organisation's data.
+# The modules whose writes go through `ops` (checked, and recorded in the audit log).
 WRITES_THROUGH_OPS = ("console", "admin")
 # The folders whose mod.rs takes part in the check of cycles inside a module: nothing of
 # console/ uses its mod.rs (the runner of the page table), which uses every page.
 ROOT_IN_CYCLES = {"console"}
-DB_WRITES_ALLOWED = {"sessions"}
+# The modules that read through `ops` as well: they call no function of db at all, and name
+# only db's row types (the values ops hands them).
+READS_THROUGH_OPS = ("console",)
+DB_USE = re.compile(r"\buse\s+crate::db::([^;]*);")
+DB_CALL = re.compile(r"(?<![\w:])(?:crate::)?db::([a-z_][a-z0-9_]*)::([a-z_][a-z0-9_]*)\s*(?:::<[^>]*>)?\(")
 SQL_WRITE = re.compile(r"\b(INSERT\s+INTO|UPDATE\s+\w+(\s+\w+)?\s+SET|DELETE\s+FROM|TRUNCATE)\b")
 FN_HEAD = re.compile(r"^(?:pub(?:\([a-z]+\))?\s+)?fn\s+([a-z_][a-z0-9_]*)", re.M)
 CALL = re.compile(r"(?<![\w:])([a-z_][a-z0-9_]*)\s*(?:::<[^>]*>)?\(")
@@ -230,6 +234,8 @@ def placement_problems():
         problems += may_problems(name, None if crate_root else module, text)
         if module in WRITES_THROUGH_OPS:
             problems += write_problems(name, text, writes)
+        if module in READS_THROUGH_OPS:
+            problems += read_problems(name, text)
         problems += absence_problems(str(relative), text)
         if module == "ops":
             problems += audit_problems(str(relative.relative_to("ops")), text)
@@ -295,12 +301,26 @@ def write_problems(name, text, writes):
     call = re.compile(r"(?<![\w:])(?:crate::)?(db::)?([a-z_][a-z0-9_]*)::([a-z_][a-z0-9_]*)\s*\(")
     for match in call.finditer(code):
         module = match.group(2) if match.group(1) else aliases.get(match.group(2))
-        if module in writes and module not in DB_WRITES_ALLOWED \
-                and match.group(3) in writes[module]:
+        if module in writes and match.group(3) in writes[module]:
             problems.append(
                 f"{name}:{line_of(text, match.start())}: calls db::{module}::{match.group(3)}, "
                 "which writes: console/ and admin/ write through ops (checked and audited)")
     return problems
+
+
+def read_problems(name, text):
+    """Where a file calls a db function, or brings a db module or function into scope (any
+    name `use crate::db::…` brings but a type's: a row type starts with a capital)."""
+    code, _ = lexed(without_tests(text))
+    found = [(m.start(), f"calls db::{m.group(1)}::{m.group(2)}") for m in DB_CALL.finditer(code)]
+    for use in DB_USE.finditer(code):
+        leaves = [item.split()[0] for item in re.split(r"[{},]", use.group(1))
+                  if item.strip() and not item.strip().endswith("::")]
+        names = [leaf.split("::")[-1] for leaf in leaves]
+        found += [(use.start(), f"brings db's `{n}` into scope") for n in names
+                  if not n[:1].isupper()]
+    return [f"{name}:{line_of(text, at)}: {what}: console/ reads through ops as it writes "
+            "(it names only db's row types)" for at, what in sorted(found)]
 
 
 def db_writes():
@@ -450,6 +470,14 @@ def self_test():
         "stored::both(db)?; sessions::end(db)?;",
         "crate::db::people::gone(db)?; ops::people::set(db)?;",
     ])
+    reads = "\n".join([
+        "use crate::db::{people, sessions::Session};",
+        "use crate::db::people::{self as stored, Person};",
+        "use crate::db::orgs::{Creator, TokenRow}; use crate::db::cards::CardRow;",
+        "let org = crate::db::orgs::find_org(db, id)?; ops::people::find(db)?;",
+        "let t: db::cards::CardRow = db::cards::card::<X>(db)?; // db::x::y(db)",
+        "use crate::db::people::find_person;",
+    ])
     inner = cycles({"mod": {"a", "b"}, "a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"mod"}})
     absent = "\n".join([
         "async fn f() { x.await; } // async fn in a comment",
@@ -474,7 +502,8 @@ def self_test():
     code_map = "## Code map\n| `db/` | x |\n| `gone` | y |\n## Next\n| `http/` | z |\n"
     expected = {
         "db writes": (sorted(writes["people"]), ["both", "gone", "set"]),
-        "writes outside ops": (lines(write_problems("s.rs", console_file, writes)), [3, 4, 5]),
+        "writes outside ops": (lines(write_problems("s.rs", console_file, writes)), [3, 4, 4, 5]),
+        "reads outside ops": (lines(read_problems("s.rs", reads)), [1, 2, 4, 5, 6]),
         "cycle inside a module": (inner, [["a", "b", "c"]]),
         "SQL": (lines(sql_problems("s.rs", sample)), [2, 2, 3, 3, 5]),
         "may in edge": (lines(may_problems("s.rs", "edge", sample)), [6]),
@@ -588,7 +617,7 @@ def main():
         print(f"check-deps: {problem}", file=sys.stderr)
     if not problems:
         print(f"check-deps: {len(graph)} top-level modules, no cycle (nor inside one); db uses only "
-              + ", ".join(sorted(DB_MAY_USE)) + "; SQL only in src/db/; console/ and admin/ write through ops; may only where allowed; "
+              + ", ".join(sorted(DB_MAY_USE)) + "; SQL only in src/db/; console/ and admin/ write through ops, console/ reads through ops; may only where allowed; "
               "no async, no database on delivery's request path, no cookie on /v1, threads only where "
               "allowed; every transaction of ops audited; "
               "ARCHITECTURE.md's layers and code map match")

@@ -1,30 +1,29 @@
 //! A signed-in person's own pages: home, their sessions ("sign out the others"), their
 //! password, and the organisation they look at.
 
-use super::context::{Answer, PageContext};
+use super::context::{Answer, PersonContext};
 use super::inputs::Input;
 use super::notice::Notice;
 use super::pages::{self, Home, PasswordPage, SessionsPage};
 use super::reports;
 use super::session;
 use super::sign_in::{check_password, signed_in};
-use crate::db::{people, sessions};
 use crate::domain::NewPassword;
 use crate::error::ApiError;
 use crate::ids::OrgId;
 use crate::limits;
-use crate::ops::{self, members};
+use crate::ops::{self, members, sessions};
 use crate::password::Caller;
 
-pub fn home(ctx: &mut PageContext) -> Answer {
+pub fn home(ctx: &mut PersonContext) -> Answer {
     // An organisation with no site sees its first steps.
-    let first_steps = match &ctx.visit.org {
-        Some(_) => ops::sites::list_sites(ctx.db, &ctx.caller()?)?.is_empty(),
-        None => false,
-    };
-    let glance = match &ctx.visit.org {
-        Some(_) => Some(reports::glance(ctx)?),
-        None => None,
+    let (first_steps, glance) = match &ctx.visit.org {
+        Some(_) => {
+            let caller = ctx.visit.caller()?;
+            let sites = ops::sites::list_sites(ctx.db, &caller)?;
+            (sites.is_empty(), Some(reports::glance(ctx.db, &caller)?))
+        }
+        None => (false, None),
     };
     let page = Home {
         layout: ctx.layout(),
@@ -35,8 +34,8 @@ pub fn home(ctx: &mut PageContext) -> Answer {
     Ok(pages::html(200, &page))
 }
 
-pub fn sessions(ctx: &mut PageContext) -> Answer {
-    let listed = sessions::sessions_of(ctx.db, &ctx.visit.session.person)?;
+pub fn sessions(ctx: &mut PersonContext) -> Answer {
+    let listed = sessions::of_person(ctx.db, &ctx.visit.session.person)?;
     let page = SessionsPage {
         layout: ctx.layout(),
         current: ctx.visit.session.id,
@@ -46,17 +45,17 @@ pub fn sessions(ctx: &mut PageContext) -> Answer {
 }
 
 /// `POST /sessions/end-others`: every other session of the person ends.
-pub fn end_others(ctx: &mut PageContext) -> Answer {
+pub fn end_others(ctx: &mut PersonContext) -> Answer {
     let session = &ctx.visit.session;
     sessions::end_others(ctx.db, &session.person, session.id)?;
     Ok(pages::redirect_with("/sessions", Notice::OthersEnded))
 }
 
-pub fn password_form(ctx: &mut PageContext) -> Answer {
+pub fn password_form(ctx: &mut PersonContext) -> Answer {
     Ok(pages::html(200, &password_page(ctx)))
 }
 
-fn password_page(ctx: &PageContext) -> PasswordPage {
+fn password_page(ctx: &PersonContext) -> PasswordPage {
     PasswordPage {
         layout: ctx.layout(),
         current: Input::line("current_password", "Current password", "password")
@@ -68,7 +67,7 @@ fn password_page(ctx: &PageContext) -> PasswordPage {
 /// `POST /password`: the current password checked (a failure counts as a failed sign-in), the
 /// new one set through `ops` (audited); every session of the person ends, and this browser
 /// gets a new one.
-pub fn change_password(ctx: &mut PageContext) -> Answer {
+pub fn change_password(ctx: &mut PersonContext) -> Answer {
     let mut page = password_page(ctx);
     if !ctx.form.unreadable().is_empty() {
         // Refused next to its input before any hash is spent.
@@ -78,7 +77,7 @@ pub fn change_password(ctx: &mut PageContext) -> Answer {
         }
         return Ok(pages::html(422, &page));
     }
-    let person = people::find_person(ctx.db, &ctx.visit.session.person)?;
+    let person = members::find_person(ctx.db, &ctx.visit.session.person)?;
     let person = person.ok_or(ApiError::NotFound)?;
     let new = NewPassword::for_person(ctx.form.get("new_password"), &person.email);
     let stored = person.password_hash.as_deref();
@@ -104,7 +103,7 @@ pub fn change_password(ctx: &mut PageContext) -> Answer {
 
 /// `POST /org`: an organisation not open to the person is not found (`404`), as everywhere, so
 /// the answer does not tell whether it exists.
-pub fn choose_org(ctx: &mut PageContext) -> Answer {
+pub fn choose_org(ctx: &mut PersonContext) -> Answer {
     let chosen = OrgId::parse(ctx.form.get("org")).ok_or(ApiError::NotFound)?;
     if !ctx.visit.orgs.iter().any(|o| o.org_id == chosen) {
         return Err(ApiError::NotFound.into());

@@ -182,7 +182,7 @@ fn read(ctx: &mut PageContext, filter: &Filter) -> Result<Option<Page>, PageRefu
     let Some(query) = filter.query() else {
         return Ok(None);
     };
-    Ok(Some(audit::page(ctx.db, &ctx.caller()?, &query)?))
+    Ok(Some(audit::page(ctx.db, &ctx.caller, &query)?))
 }
 
 /// `GET /audit?actor=…&from=…&to=…&limit=…&before=…`: an unknown limit counts as the
@@ -223,7 +223,7 @@ pub fn csv(ctx: &mut PageContext) -> Answer {
         });
         return Err(refused.unwrap_or(ApiError::NotFound).into());
     };
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     let body = audit::csv(ctx.db, &caller, &query)?;
     let org = caller.org.id;
     Ok(Response::new(200)

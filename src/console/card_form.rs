@@ -4,7 +4,7 @@
 
 use super::form::Form;
 use super::inputs::{cut, language_choice, Checked, Input, InputKind, Inputs};
-use crate::db::cards::{self as stored, CardRow};
+use crate::db::cards::{CardContent, CardRow};
 use crate::delivery::render;
 use crate::domain::{Invalid, Lang};
 use crate::ids::CardId;
@@ -80,7 +80,7 @@ impl CardForm {
     }
 
     /// The content of the card, checked as the CLI's flags are, or every refusal at once.
-    pub fn validate(form: &Form) -> Result<stored::CardContent, Vec<Invalid>> {
+    pub fn validate(form: &Form) -> Result<CardContent, Vec<Invalid>> {
         let mut checked = Checked::of(form);
         let pairs = checked
             .take(key_value_pairs(form.get("key_values")))
@@ -144,7 +144,7 @@ pub(super) fn key_value_lines(key_values: &Value) -> String {
 
 /// The page an agent reads, as the preview frame shows it: the card, rendered by the code that
 /// renders it for `/fragment`, placed before a sample article.
-pub fn sample_page(id: Option<&CardId>, content: &stored::CardContent) -> String {
+pub fn sample_page(id: Option<&CardId>, content: &CardContent) -> String {
     let link = content.link.as_ref();
     let rendered = render::render(&render::CardContent {
         id: id.map_or("preview", |id| id.as_str()),

@@ -11,7 +11,7 @@ use super::inputs::{field_refused, Inputs};
 use super::notice::Notice;
 use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
-use crate::db::cards::{self as stored, CardRow};
+use crate::db::cards::CardRow;
 use crate::domain::{CardStatus, Invalid, Lang};
 use crate::error::ApiError;
 use crate::ids::{CardId, FragmentId};
@@ -95,7 +95,7 @@ const MOVES: &[(CardStatus, &str)] = &[
 
 /// One of the organisation's own cards (a platform card is the operator's: not found).
 fn own_card(ctx: &mut PageContext, caller: &Caller, id: &CardId) -> Result<CardRow, PageRefusal> {
-    let card = stored::find_visible_card(ctx.db, &caller.org.id, id)?;
+    let card = card_ops::find_card(ctx.db, caller, id)?;
     Ok(card
         .filter(|card| !card.is_platform())
         .ok_or(ApiError::NotFound)?)
@@ -103,7 +103,7 @@ fn own_card(ctx: &mut PageContext, caller: &Caller, id: &CardId) -> Result<CardR
 
 /// The card of the path, with the caller.
 fn card_of_path(ctx: &mut PageContext) -> Result<(Caller, CardRow), PageRefusal> {
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     let id = ctx.captures.get()?;
     let card = own_card(ctx, &caller, &id)?;
     Ok((caller, card))
@@ -111,7 +111,7 @@ fn card_of_path(ctx: &mut PageContext) -> Result<(Caller, CardRow), PageRefusal>
 
 /// `GET /cards`: the organisation's own cards, by status.
 pub fn list(ctx: &mut PageContext) -> Answer {
-    let cards = card_ops::list_cards(ctx.db, &ctx.caller()?)?;
+    let cards = card_ops::list_cards(ctx.db, &ctx.caller)?;
     let groups = [
         (CardStatus::Draft, "Drafts"),
         (CardStatus::Active, "Active"),
@@ -165,7 +165,7 @@ fn editor(ctx: &PageContext, card: Option<&CardRow>, fields: Inputs) -> CardEdit
 /// `GET /cards/new`: in the language the organisation uses most (English when it has no
 /// fragment or card yet).
 pub fn new(ctx: &mut PageContext) -> Answer {
-    let used = stored::most_used_lang(ctx.db, &ctx.caller()?.org.id)?;
+    let used = card_ops::most_used_lang(ctx.db, &ctx.caller)?;
     let fields = CardForm::blank(used.unwrap_or(Lang::En));
     Ok(pages::html(200, &editor(ctx, None, fields)))
 }
@@ -180,7 +180,7 @@ pub fn show(ctx: &mut PageContext) -> Answer {
 
 /// `POST /cards/new`.
 pub fn create(ctx: &mut PageContext) -> Answer {
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     save(ctx, &caller, None)
 }
 
@@ -310,7 +310,7 @@ fn eligibility_page(
 
 /// `POST /cards/{card}/eligibility`: the list replaced by the fragments ticked.
 pub fn save_eligibility(ctx: &mut PageContext) -> Answer {
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     let id: CardId = ctx.captures.get()?;
     let wanted = ctx
         .form

@@ -2,7 +2,8 @@
 //! database connection, the request with its decoded form and query, the typed captures of
 //! its path, and who is asking: a [`Visit`] on the pages of a signed-in person (the table has
 //! checked the session, the form token of a `POST` and the access rule), `Option<Visit>` on
-//! public pages.
+//! public pages; and on the pages of an organisation the [`Caller`] of `ops`, this person in
+//! the organisation looked at (the table has refused a person who has none).
 
 use super::captures::Captures;
 use super::form::Form;
@@ -16,7 +17,9 @@ use crate::http::{Request, Response};
 use crate::ops::{self, once::Made, Caller};
 use postgres::{Client, Transaction};
 
-pub struct PageContext<'a, V = Visit> {
+/// The context of a page of the organisation looked at (`PersonContext`, `PublicContext`:
+/// the other pages).
+pub struct PageContext<'a, V = Visit, C = Caller> {
     pub app: &'a App,
     pub db: &'a mut Client,
     pub request: &'a Request,
@@ -25,23 +28,30 @@ pub struct PageContext<'a, V = Visit> {
     pub query: Form,
     pub captures: Captures,
     pub visit: V,
+    /// Who acts through `ops` on an organisation's page; `()` on the others.
+    pub caller: C,
 }
 
+/// The context of a signed-in person's own page (their account, their second factors), which
+/// needs no organisation.
+pub type PersonContext<'a> = PageContext<'a, Visit, ()>;
+
 /// The context of a public page (sign-in, one-time links): a visit if there is one.
-pub type PublicContext<'a> = PageContext<'a, Option<Visit>>;
+pub type PublicContext<'a> = PageContext<'a, Option<Visit>, ()>;
 
 /// What a handler answers: a page or a redirect, or a refusal the table renders.
 pub type Answer = Result<Response, PageRefusal>;
 
-impl<'a, V> PageContext<'a, V> {
+impl<'a, V, C> PageContext<'a, V, C> {
     /// The notice the query names (after a write's redirect).
     fn notice(&self) -> Option<Notice> {
         Notice::named(self.query.get("notice"))
     }
 
-    /// The same context for a signed-in person: the table's step from a public context once
-    /// the session is known.
-    pub(super) fn with_visit<W>(self, visit: W) -> PageContext<'a, W> {
+    /// The same context with its visit made over and another caller: the table's steps from
+    /// a public context once the session is known, and into an organisation's page once its
+    /// caller is.
+    pub(super) fn with<W, D>(self, visit: impl FnOnce(V) -> W, caller: D) -> PageContext<'a, W, D> {
         PageContext {
             app: self.app,
             db: self.db,
@@ -49,18 +59,13 @@ impl<'a, V> PageContext<'a, V> {
             form: self.form,
             query: self.query,
             captures: self.captures,
-            visit,
+            visit: visit(self.visit),
+            caller,
         }
     }
 }
 
-impl PageContext<'_> {
-    /// The caller of the operations layer: this person in the organisation looked at (a
-    /// person who has none is refused, `403`).
-    pub fn caller(&self) -> Result<Caller, PageRefusal> {
-        self.visit.caller()
-    }
-
+impl<C> PageContext<'_, Visit, C> {
     /// The layout of this person's pages, with the notice of the query.
     pub fn layout(&self) -> Layout {
         Layout::of(Some(&self.visit), self.notice())

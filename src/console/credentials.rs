@@ -77,7 +77,7 @@ pub struct Listing<C> {
 }
 
 fn listing<C: Credential>(ctx: &mut PageContext) -> Result<(Layout, Listing<C>), PageRefusal> {
-    let rows = C::list(ctx.db, &ctx.caller()?)?;
+    let rows = C::list(ctx.db, &ctx.caller)?;
     let mut layout = ctx.layout();
     let about = ctx.query.get("about");
     layout.about = (rows.iter())
@@ -98,7 +98,7 @@ fn render<C: Credential>(status: u16, layout: Layout, list: Listing<C>) -> Answe
 /// The one of the path, of this organisation.
 fn of_path<C: Credential>(ctx: &mut PageContext) -> Result<C, PageRefusal> {
     let id: C::Id = ctx.captures.get()?;
-    let rows = C::list(ctx.db, &ctx.caller()?)?;
+    let rows = C::list(ctx.db, &ctx.caller)?;
     Ok(rows
         .into_iter()
         .find(|row| *row.id() == id)
@@ -112,7 +112,7 @@ pub fn list<C: Credential>(ctx: &mut PageContext) -> Answer {
 
 /// The same form sent again makes none.
 pub fn create<C: Credential>(ctx: &mut PageContext) -> Answer {
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     let (layout, mut list) = listing::<C>(ctx)?;
     let Some(name) = list.name.parse(&ctx.form, C::parse_name) else {
         return render(422, layout, list);
@@ -167,7 +167,7 @@ fn confirmation<C: Credential>(ctx: &PageContext, row: &C, step: Step) -> Answer
 /// The notice names the one revoked.
 pub fn revoke<C: Credential>(ctx: &mut PageContext) -> Answer {
     let id: C::Id = ctx.captures.get()?;
-    C::revoke(ctx.db, &ctx.caller()?, &id)?;
+    C::revoke(ctx.db, &ctx.caller, &id)?;
     let words = C::WORDS;
     let about = id.to_string();
     Ok(pages::redirect_about(words.path, words.revoked, &about))
@@ -187,7 +187,7 @@ pub fn confirm_delete<C: Credential>(ctx: &mut PageContext) -> Answer {
 
 pub fn delete<C: Credential>(ctx: &mut PageContext) -> Answer {
     let id: C::Id = ctx.captures.get()?;
-    C::delete(ctx.db, &ctx.caller()?, &id)?;
+    C::delete(ctx.db, &ctx.caller, &id)?;
     let words = C::WORDS;
     Ok(pages::redirect_with(words.path, words.deleted))
 }

@@ -41,7 +41,7 @@ pub fn create(ctx: &mut PageContext) -> Answer {
 
 fn create_fragment(ctx: &mut PageContext, domain: &DomainName) -> Result<Response, Failed> {
     let (reference, write) = FragmentForm { with_ref: true }.validate(&ctx.form)?;
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     // The site must be this page's: creating a fragment never makes a site here.
     ops::fragments::list_fragments(ctx.db, &caller, domain)?;
     ops::fragments::create_fragment(ctx.db, &caller, domain, reference.as_ref(), write)?;
@@ -72,7 +72,7 @@ fn fragment_page(
 /// `GET /fragments/{fragment}`: its form.
 pub fn show(ctx: &mut PageContext) -> Answer {
     let id: FragmentId = ctx.captures.get()?;
-    let (fragment, domain) = ops::fragments::get_fragment(ctx.db, &ctx.caller()?, &id)?;
+    let (fragment, domain) = ops::fragments::get_fragment(ctx.db, &ctx.caller, &id)?;
     let mut fields = FragmentForm { with_ref: false }.inputs();
     for input in &mut fields.0 {
         input.value = match input.name {
@@ -89,7 +89,7 @@ pub fn show(ctx: &mut PageContext) -> Answer {
 /// `POST /fragments/{fragment}`: its name, language, description and key-values.
 pub fn edit(ctx: &mut PageContext) -> Answer {
     let id: FragmentId = ctx.captures.get()?;
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     let (fragment, domain) = ops::fragments::get_fragment(ctx.db, &caller, &id)?;
     let result = edit_fragment(ctx, &caller, &fragment, &domain);
     inputs::written(result, |refusals| {
@@ -120,7 +120,7 @@ fn edit_fragment(
 pub fn set_status(ctx: &mut PageContext) -> Answer {
     let id: FragmentId = ctx.captures.get()?;
     let status = FragmentStatus::parse(ctx.form.get("status"))?;
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     let (_, domain) = ops::fragments::get_fragment(ctx.db, &caller, &id)?;
     ops::fragments::set_fragment_status(ctx.db, &caller, &id, status)?;
     let notice = match status {
@@ -133,7 +133,7 @@ pub fn set_status(ctx: &mut PageContext) -> Answer {
 /// `GET /fragments/{fragment}/delete`.
 pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
     let id: FragmentId = ctx.captures.get()?;
-    let goes = ops::fragments::fragment_deletion(ctx.db, &ctx.caller()?, &id)?;
+    let goes = ops::fragments::fragment_deletion(ctx.db, &ctx.caller, &id)?;
     let page = Confirm {
         layout: ctx.layout(),
         title: format!(
@@ -152,7 +152,7 @@ pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
 /// `POST /fragments/{fragment}/delete`.
 pub fn delete(ctx: &mut PageContext) -> Answer {
     let id: FragmentId = ctx.captures.get()?;
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     let (_, domain) = ops::fragments::get_fragment(ctx.db, &caller, &id)?;
     ops::fragments::delete_fragment(ctx.db, &caller, &id)?;
     Ok(pages::redirect_with(

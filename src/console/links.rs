@@ -11,12 +11,10 @@ use super::pages::{self, Layout, LinkPage};
 use super::refusal::PageRefusal;
 use super::session::{self, Visit};
 use super::sign_in::signed_in;
-use crate::db::people::{self, LinkPurpose, OneTimeLink, Person};
-use crate::db::sessions;
+use crate::db::people::{LinkPurpose, OneTimeLink, Person};
 use crate::domain::NewPassword;
-use crate::error::ApiError;
 use crate::ops::members::{self, live_link, LINK_PATH};
-use crate::ops::second_factors;
+use crate::ops::{orgs, second_factors, sessions};
 use postgres::Client;
 
 /// What the holder of a live link is asked for.
@@ -29,8 +27,8 @@ enum Step {
 
 fn step(db: &mut Client, link: &OneTimeLink) -> Result<Step, PageRefusal> {
     let person = match &link.purpose {
-        LinkPurpose::Reset { person } => people::find_person(db, person)?,
-        LinkPurpose::Invitation { email, .. } => people::find_by_email(db, email)?,
+        LinkPurpose::Reset { person } => members::find_person(db, person)?,
+        LinkPurpose::Invitation { email, .. } => members::find_by_email(db, email)?,
     };
     Ok(match person {
         Some(person) if person.password_hash.is_some() && is_invitation(link) => {
@@ -115,7 +113,7 @@ fn link_page(
             org_id,
             role,
         } => {
-            let org = crate::db::orgs::find_org(db, org_id)?.ok_or(ApiError::NotFound)?;
+            let org = orgs::find_org(db, org_id)?;
             format!("{email} is invited to join {} as {role}.", org.name)
         }
         LinkPurpose::Reset { .. } => "Choose the password you will sign in with.".into(),

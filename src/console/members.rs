@@ -11,7 +11,6 @@ use super::notice::Notice;
 use super::pages::{self, Creating, MembersPage};
 use super::refusal::PageRefusal;
 use super::session::console_url;
-use crate::db::people;
 use crate::domain::{Email, Role};
 use crate::error::ApiError;
 use crate::ids::PersonId;
@@ -20,8 +19,8 @@ use crate::ops::once::Made;
 use crate::ops::Caller;
 
 fn page(ctx: &mut PageContext) -> Result<MembersPage, PageRefusal> {
-    let org = ctx.caller()?.org.id;
-    let members = people::members(ctx.db, &org)?;
+    let caller = ctx.caller.clone();
+    let members = members::members(ctx.db, &caller)?;
     let owners = members.iter().filter(|m| m.role == Role::Owner).count();
     Ok(MembersPage {
         layout: ctx.layout(),
@@ -32,7 +31,7 @@ fn page(ctx: &mut PageContext) -> Result<MembersPage, PageRefusal> {
             .flatten()
             .map(|m| m.person_id.clone()),
         members,
-        invitations: people::pending_invitations(ctx.db, &org)?,
+        invitations: members::pending_invitations(ctx.db, &caller)?,
         email: Input::line("email", "Email", "email"),
         role: Input::alone("role", "Role")
             .required()
@@ -59,7 +58,7 @@ pub fn list(ctx: &mut PageContext) -> Answer {
 /// sent again makes none.
 pub fn invite(ctx: &mut PageContext) -> Answer {
     let mut page = page(ctx)?;
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     match invite_person(ctx, &caller) {
         Ok((email, role, made)) => {
             if let Made::New(link) = &made {
@@ -67,7 +66,7 @@ pub fn invite(ctx: &mut PageContext) -> Answer {
                 page.mailed = members::mail_invitation(mailer, &caller, &email, role, link);
             }
             let status = page.creating.made(made);
-            page.invitations = people::pending_invitations(ctx.db, &caller.org.id)?;
+            page.invitations = members::pending_invitations(ctx.db, &caller)?;
             Ok(pages::html(status, &page))
         }
         Err(failed) => {
@@ -104,15 +103,16 @@ fn invite_person(
 pub fn change_role(ctx: &mut PageContext) -> Answer {
     let person: PersonId = ctx.captures.get()?;
     let role = Role::parse(ctx.form.get("role"))?;
-    members::change_role(ctx.db, &ctx.caller()?, &person, role)?;
+    members::change_role(ctx.db, &ctx.caller, &person, role)?;
     Ok(pages::redirect_with("/members", Notice::RoleChanged))
 }
 
 /// `GET /members/{person}/remove`: who leaves, and the button that removes them.
 pub fn confirm_remove(ctx: &mut PageContext) -> Answer {
     let person: PersonId = ctx.captures.get()?;
-    let org = ctx.caller()?.org;
-    let member = people::members(ctx.db, &org.id)?
+    let caller = ctx.caller.clone();
+    let org = &caller.org;
+    let member = members::members(ctx.db, &caller)?
         .into_iter()
         .find(|m| m.person_id == person)
         .ok_or(ApiError::NotFound)?;
@@ -140,7 +140,7 @@ pub fn confirm_remove(ctx: &mut PageContext) -> Answer {
 /// `POST /members/{person}/remove`: an owner who removes themselves goes home.
 pub fn remove(ctx: &mut PageContext) -> Answer {
     let person: PersonId = ctx.captures.get()?;
-    members::remove_member(ctx.db, &ctx.caller()?, &person)?;
+    members::remove_member(ctx.db, &ctx.caller, &person)?;
     Ok(match person == ctx.visit.session.person {
         true => pages::redirect("/"),
         false => pages::redirect_with("/members", Notice::MemberRemoved),
@@ -151,8 +151,9 @@ pub fn remove(ctx: &mut PageContext) -> Answer {
 /// organisation does, before it is done.
 pub fn confirm_revoke_invitation(ctx: &mut PageContext) -> Answer {
     let InvitationNumber(id) = ctx.captures.get()?;
-    let org = ctx.caller()?.org;
-    let invitation = people::pending_invitations(ctx.db, &org.id)?
+    let caller = ctx.caller.clone();
+    let org = &caller.org;
+    let invitation = members::pending_invitations(ctx.db, &caller)?
         .into_iter()
         .find(|i| i.id == id)
         .ok_or(ApiError::NotFound)?;
@@ -177,6 +178,6 @@ pub fn confirm_revoke_invitation(ctx: &mut PageContext) -> Answer {
 /// deleted.
 pub fn revoke_invitation(ctx: &mut PageContext) -> Answer {
     let InvitationNumber(id) = ctx.captures.get()?;
-    members::revoke_invitation(ctx.db, &ctx.caller()?, id)?;
+    members::revoke_invitation(ctx.db, &ctx.caller, id)?;
     Ok(pages::redirect_with("/members", Notice::InvitationRevoked))
 }

@@ -48,12 +48,12 @@ use crate::error::ApiError;
 use crate::http::{Request, Response};
 use crate::limits::Limit;
 use captures::Captures;
-use context::{Answer, PageContext, PublicContext};
+use context::{Answer, PersonContext, PublicContext};
 use form::Form;
 use notice::Notice;
 use postgres::Client;
 use refusal::PageRefusal;
-use routes::{Handler, Method, Page, SignedInHandler};
+use routes::{Handler, Method, Page, SignedIn};
 use session::Visit;
 use std::sync::Arc;
 
@@ -132,11 +132,12 @@ fn open(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer
         query,
         captures,
         visit,
+        caller: (),
     };
     match page.handler {
         Handler::Public(handle) => handle(&mut ctx),
         Handler::SignedIn(handle) => match ctx.visit.take() {
-            Some(visit) => Ok(signed_in(ctx.with_visit(visit), page, handle)),
+            Some(visit) => Ok(signed_in(ctx.with(|_| visit, ()), page, handle)),
             None if writes => Err(PageRefusal::Forbidden(
                 "your session has ended: sign in again (nothing was changed)",
             )),
@@ -147,14 +148,17 @@ fn open(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer
 }
 
 /// A page of a signed-in person: every write carries the session's form token, a page for
-/// members or owners refuses everyone else, before the handler runs; a refusal is shown with the person's
-/// header.
-fn signed_in(mut ctx: PageContext, page: &Page, handle: SignedInHandler) -> Response {
+/// members or owners refuses everyone else, a page of the organisation a person who has none,
+/// before the handler runs; a refusal is shown with the person's header.
+fn signed_in(ctx: PersonContext, page: &Page, handle: SignedIn) -> Response {
     let writes = page.method == Method::Post;
     if ctx.visit.lacks_required_factor() && !page.open_without_factor {
         return without_factor(&ctx.visit, writes);
     }
-    let answer = allowed(&ctx, page).and_then(|()| handle(&mut ctx));
+    let (answer, ctx) = match allowed(&ctx, page) {
+        Ok(()) => run(ctx, handle),
+        Err(refusal) => (Err(refusal), ctx),
+    };
     if writes && answer.is_ok() {
         reload_after_write(ctx.app, ctx.db, &ctx.visit);
     }
@@ -175,7 +179,22 @@ fn without_factor(visit: &Visit, writes: bool) -> Response {
     }
 }
 
-fn allowed(ctx: &PageContext, page: &Page) -> Result<(), PageRefusal> {
+/// Runs the handler; an organisation's page gets its caller, or refuses a person who has no
+/// organisation (`403`). The context comes back for what follows the answer.
+fn run(mut ctx: PersonContext, handle: SignedIn) -> (Answer, PersonContext) {
+    match handle {
+        SignedIn::Person(handle) => (handle(&mut ctx), ctx),
+        SignedIn::Org(handle) => match ctx.visit.caller() {
+            Ok(caller) => {
+                let mut ctx = ctx.with(|visit| visit, caller);
+                (handle(&mut ctx), ctx.with(|visit| visit, ()))
+            }
+            Err(refusal) => (Err(refusal), ctx),
+        },
+    }
+}
+
+fn allowed(ctx: &PersonContext, page: &Page) -> Result<(), PageRefusal> {
     if page.method == Method::Post {
         ctx.visit.require_token(ctx.form.get("csrf"))?;
     }

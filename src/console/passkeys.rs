@@ -3,7 +3,7 @@
 //! passkey alone (from the sign-in page, or as the factor after a password), a passkey removed.
 //! The rules are `ops::passkeys`'; the browser's side is `console.js`'s passkeys part.
 
-use super::context::{Answer, PageContext, PublicContext};
+use super::context::{Answer, PersonContext, PublicContext};
 use super::form::Form;
 use super::notice::Notice;
 use super::pages;
@@ -12,12 +12,11 @@ use super::second_factor::{self, codes_page, proven, FACTORS_PATH};
 use super::session;
 use super::sign_in;
 use super::unknown_browser;
-use crate::db::people;
 use crate::error::ApiError;
 use crate::http::Response;
 use crate::limits::Limit;
-use crate::ops::passkeys;
 use crate::ops::second_factors::{self, PENDING_COOKIE};
+use crate::ops::{members, passkeys};
 
 fn json(body: String) -> Response {
     Response::new(200)
@@ -60,14 +59,14 @@ pub fn sign_in(ctx: &mut PublicContext) -> Answer {
     if let Some(waiting) = session::cookie_of(ctx.request, PENDING_COOKIE) {
         second_factors::end_pending(ctx.db, waiting)?;
     }
-    let person = people::find_person(ctx.db, &person)?.ok_or(ApiError::NotFound)?;
+    let person = members::find_person(ctx.db, &person)?.ok_or(ApiError::NotFound)?;
     let next = sign_in::return_path(ctx.form.get("next")).map(str::to_owned);
     let answer = sign_in::start_session(ctx, &person, next.as_deref())?;
     Ok(answer.header("Set-Cookie", session::pending_cookie(ctx.app, "")))
 }
 
 /// `POST /second-factors/passkey/options`: a registration ceremony's options.
-pub fn registration_options(ctx: &mut PageContext) -> Answer {
+pub fn registration_options(ctx: &mut PersonContext) -> Answer {
     let url = session::console_url(ctx.app);
     let person = ctx.visit.person();
     let key = unknown_browser::fleet_key(ctx.db, ctx.app)?;
@@ -78,7 +77,7 @@ pub fn registration_options(ctx: &mut PageContext) -> Answer {
 
 /// `POST /second-factors/passkey`: the new passkey's answer registers it; the first factor's
 /// answer shows the ten recovery codes, once.
-pub fn add(ctx: &mut PageContext) -> Answer {
+pub fn add(ctx: &mut PersonContext) -> Answer {
     let url = session::console_url(ctx.app);
     let person = ctx.visit.person();
     let key = unknown_browser::fleet_key(ctx.db, ctx.app)?;
@@ -90,7 +89,7 @@ pub fn add(ctx: &mut PageContext) -> Answer {
 
 /// `POST /second-factors/passkey/remove`: with the password or a code of the app, the passkey
 /// named is removed.
-pub fn remove(ctx: &mut PageContext) -> Answer {
+pub fn remove(ctx: &mut PersonContext) -> Answer {
     let id = hex::decode(ctx.form.get("passkey")).map_err(|_| ApiError::NotFound)?;
     let typed = ctx.form.get("passkey_proof").to_string();
     if !proven(ctx, &typed)? {

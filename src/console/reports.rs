@@ -17,9 +17,11 @@ use crate::ops::reports::{
     self, csv::csv, series, Bounds, By, ConsoleWindow, Counts, Key, Report, ALL_OTHERS,
     NOT_YET_WRITTEN,
 };
+use crate::ops::Caller;
 use askama::Template;
 use jiff::civil::Date;
 use jiff::Timestamp;
+use postgres::Client;
 use std::cmp::Reverse;
 
 /// The windows of the picker: the query's value, its label, the window.
@@ -232,7 +234,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
         return download(ctx, &asked);
     }
     let now = Timestamp::now();
-    let org = ctx.caller()?.org;
+    let org = ctx.caller.org.clone();
     let bounds = asked.window.bounds(now);
     let view = reports::view(
         ctx.db,
@@ -288,7 +290,7 @@ pub fn csv_file(ctx: &mut PageContext) -> Answer {
 
 fn download(ctx: &mut PageContext, asked: &Asked) -> Answer {
     let now = Timestamp::now();
-    let org = ctx.caller()?.org;
+    let org = ctx.caller.org.clone();
     let bounds = asked.window.bounds(now);
     let view = asked.by.unwrap_or(asked.window.by());
     let report = reports::report(&mut reports::snapshot(ctx.db)?, &org, bounds, Some(view))?;
@@ -427,9 +429,8 @@ fn refusals(total: &Counts) -> Vec<(Refused, i64)> {
 }
 
 /// The organisation's last 24 hours (`ops::reports::glance`).
-pub(super) fn glance(ctx: &mut PageContext) -> Result<Glance, PageRefusal> {
-    let org = ctx.caller()?.org;
-    let glance = reports::glance(ctx.db, &org, Timestamp::now())?;
+pub(super) fn glance(db: &mut Client, caller: &Caller) -> Result<Glance, PageRefusal> {
+    let glance = reports::glance(db, &caller.org, Timestamp::now())?;
     let total = &glance.by_hour.total;
     let title = "Requests and served, last 24 hours".to_string();
     let rows = |groups: &[reports::Group]| groups.iter().map(|g| row(&g.key, &g.counts)).collect();
@@ -445,7 +446,7 @@ pub(super) fn glance(ctx: &mut PageContext) -> Result<Glance, PageRefusal> {
 
 /// The card's last 7 days (`ops::reports::card_week`).
 pub(super) fn week(ctx: &mut PageContext, card: &CardRow) -> Result<Week, PageRefusal> {
-    let org = ctx.caller()?.org;
+    let org = ctx.caller.org.clone();
     let week = reports::card_week(ctx.db, &org, &card.id, Timestamp::now())?;
     let page = |page: reports::CardPage| WeekPage {
         why: (page.site.as_ref()).map(|site| why_link(site, &page.page, card)),

@@ -4,10 +4,11 @@
 //! `console::serve` applies before any handler runs. A `GET` page answers `HEAD` too.
 //!
 //! A new page is one line here and a handler `fn(&mut PageContext) -> Answer` in the file of
-//! its concern (`PublicContext` for a public page).
+//! its concern: `PageContext` on a page of the organisation looked at (its `caller` checked
+//! here), `PersonContext` on a person's own page, `PublicContext` on a public page.
 
 use super::captures::{self, Captures};
-use super::context::{Answer, PageContext, PublicContext};
+use super::context::{Answer, PageContext, PersonContext, PublicContext};
 use super::pages::Asset;
 use super::passkeys;
 use super::refusal::PageRefusal;
@@ -30,8 +31,8 @@ pub enum Method {
 pub enum Access {
     /// Anyone, signed in or not.
     Public,
-    /// Every signed-in person: the organisation's pages a viewer reads, and the person's own
-    /// account (a page that needs an organisation asks `ctx.caller()`).
+    /// Every signed-in person: the organisation's pages a viewer reads (refused to a person
+    /// in no organisation), and the person's own account.
     Viewer,
     /// A member or an owner: the pages that change the organisation's sites, cards and keys,
     /// and their forms.
@@ -40,21 +41,34 @@ pub enum Access {
     Owner,
 }
 
-/// The handler of a public page, and of a signed-in person's page.
+/// The handler of a public page, of a signed-in person's own page, and of a page of the
+/// organisation looked at.
 pub type PublicHandler = fn(&mut PublicContext) -> Answer;
-pub type SignedInHandler = fn(&mut PageContext) -> Answer;
+pub type PersonHandler = fn(&mut PersonContext) -> Answer;
+pub type OrgHandler = fn(&mut PageContext) -> Answer;
 
 /// What answers a page.
 #[derive(Clone, Copy)]
 pub enum Handler {
     Public(PublicHandler),
-    SignedIn(SignedInHandler),
+    SignedIn(SignedIn),
     /// One of the console's own files, answered at once, without the database.
     File(Asset),
 }
 
-/// One page of the console. Made by [`public`], [`viewer`], [`member`], [`own`], [`owner`], [`file`] and
-/// [`sign_in_attempt`], so that the access and the kind of handler always agree.
+/// The handler of a signed-in person's page.
+#[derive(Clone, Copy)]
+pub enum SignedIn {
+    /// Their own page: their account, their second factors.
+    Person(PersonHandler),
+    /// A page of the organisation looked at: the table gives it the caller, and refuses a
+    /// person who has no organisation.
+    Org(OrgHandler),
+}
+
+/// One page of the console. Made by [`public`], [`person`], [`own`], [`viewer`], [`member`],
+/// [`owner`], [`file`] and [`sign_in_attempt`], so that the access and the kind of handler
+/// always agree.
 pub struct Page {
     pub method: Method,
     /// Literal segments and `{kind}` captures, as `captures::KINDS` names them.
@@ -72,125 +86,122 @@ pub struct Page {
     pub refuses_in_place: bool,
 }
 
-use Method::{Get, Post};
+/// How a row of [`PAGES`] is sent: a read, or a write whose values that are not text are
+/// refused before its handler runs, or on its form itself ([`Page::refuses_in_place`]).
+#[derive(Clone, Copy)]
+enum Sent {
+    Get,
+    Post,
+    PostInPlace,
+}
 
-/// Every page of the console.
+use Sent::{Get, Post, PostInPlace};
+
+/// Every page of the console, one a line, by concern.
+#[rustfmt::skip]
 pub static PAGES: &[Page] = &[
+    // The console's own files.
     file("/console.css", Asset::Stylesheet),
     file("/console.js", Asset::Script),
     file("/proof-worker.js", Asset::ProofWorker),
+    // Signing in, the one-time links (invitations, new passwords) and "forgot your password".
     public(Get, "/sign-in", sign_in::form),
-    sign_in_attempt(Post, "/sign-in", sign_in::sign_in).in_place(),
+    sign_in_attempt(PostInPlace, "/sign-in", sign_in::sign_in),
     public(Get, "/link/{link}", links::page),
     public(Post, "/link/{link}", links::use_link),
-    // Issue 34 item 7: "forgot your password", counted as sign-ins.
     public(Get, "/forgot-password", sign_in::forgot_form),
     sign_in_attempt(Post, "/forgot-password", sign_in::forgot),
-    // Issue 41 item 1: second factors.
+    // Second factors: the sign-in's step (a code or a passkey), a person's own factors (an
+    // app, recovery codes, passkeys), the organisation's rule.
     public(Get, "/sign-in/second-factor", second_factor::step_form),
     sign_in_attempt(Post, "/sign-in/second-factor", second_factor::give_factor),
     own(Get, "/second-factors", second_factor::page),
     own(Get, "/second-factors/app", second_factor::app_form),
     own(Post, "/second-factors/app", second_factor::add_app),
-    own(
-        Post,
-        "/second-factors/app/remove",
-        second_factor::remove_app,
-    ),
-    own(
-        Post,
-        "/second-factors/recovery-codes",
-        second_factor::new_codes,
-    ),
+    own(Post, "/second-factors/app/remove", second_factor::remove_app),
+    own(Post, "/second-factors/recovery-codes", second_factor::new_codes),
     sign_in_attempt(Post, "/sign-in/passkey/options", passkeys::sign_in_options),
     sign_in_attempt(Post, "/sign-in/passkey", passkeys::sign_in),
-    own(
-        Post,
-        "/second-factors/passkey/options",
-        passkeys::registration_options,
-    ),
+    own(Post, "/second-factors/passkey/options", passkeys::registration_options),
     own(Post, "/second-factors/passkey", passkeys::add),
     own(Post, "/second-factors/passkey/remove", passkeys::remove),
     owner(Get, "/org/security", second_factor::security),
     owner(Post, "/org/security", second_factor::save_security),
-    viewer(Get, "/", account::home),
+    // The person's home, signing out, their sessions, password and organisation looked at.
+    person(Get, "/", account::home),
     own(Post, "/sign-out", sign_in::sign_out),
-    viewer(Get, "/sessions", account::sessions),
-    viewer(Post, "/sessions/end-others", account::end_others),
-    viewer(Get, "/password", account::password_form),
-    viewer(Post, "/password", account::change_password).in_place(),
-    viewer(Post, "/org", account::choose_org),
+    person(Get, "/sessions", account::sessions),
+    person(Post, "/sessions/end-others", account::end_others),
+    person(Get, "/password", account::password_form),
+    person(PostInPlace, "/password", account::change_password),
+    person(Post, "/org", account::choose_org),
+    // Members and invitations.
     viewer(Get, "/members", members::list),
-    owner(Post, "/members/invite", members::invite).in_place(),
+    owner(PostInPlace, "/members/invite", members::invite),
     owner(Post, "/members/{person}/role", members::change_role),
     owner(Get, "/members/{person}/remove", members::confirm_remove),
     owner(Post, "/members/{person}/remove", members::remove),
-    owner(
-        Get,
-        "/invitations/{invitation}/revoke",
-        members::confirm_revoke_invitation,
-    ),
-    owner(
-        Post,
-        "/invitations/{invitation}/revoke",
-        members::revoke_invitation,
-    ),
+    owner(Get, "/invitations/{invitation}/revoke", members::confirm_revoke_invitation),
+    owner(Post, "/invitations/{invitation}/revoke", members::revoke_invitation),
+    // Cards and their eligibility lists.
     viewer(Get, "/cards", cards::list),
     member(Get, "/cards/new", cards::new),
-    member(Post, "/cards/new", cards::create).in_place(),
+    member(PostInPlace, "/cards/new", cards::create),
     viewer(Get, "/cards/{card}", cards::show),
-    member(Post, "/cards/{card}", cards::edit).in_place(),
+    member(PostInPlace, "/cards/{card}", cards::edit),
     member(Post, "/cards/{card}/status", cards::set_status),
     member(Get, "/cards/{card}/delete", cards::confirm_delete),
     member(Post, "/cards/{card}/delete", cards::delete),
     viewer(Get, "/cards/{card}/eligibility", cards::eligibility),
     member(Post, "/cards/{card}/eligibility", cards::save_eligibility),
+    // The secrets: API tokens and delivery keys.
     owner(Get, "/tokens", tokens::list),
-    owner(Post, "/tokens", tokens::create).in_place(),
+    owner(PostInPlace, "/tokens", tokens::create),
     owner(Get, "/tokens/{token}/revoke", tokens::confirm_revoke),
     owner(Post, "/tokens/{token}/revoke", tokens::revoke),
     owner(Get, "/tokens/{token}/delete", tokens::confirm_delete),
     owner(Post, "/tokens/{token}/delete", tokens::delete),
     viewer(Get, "/keys", keys::list),
-    member(Post, "/keys", keys::create).in_place(),
+    member(PostInPlace, "/keys", keys::create),
     member(Get, "/keys/{key}/revoke", keys::confirm_revoke),
     member(Post, "/keys/{key}/revoke", keys::revoke),
     member(Get, "/keys/{key}/delete", keys::confirm_delete),
     member(Post, "/keys/{key}/delete", keys::delete),
-    // The publisher's numbers.
+    // The publisher's numbers: reports and "why this card?".
     viewer(Get, "/reports", reports::page),
     viewer(Get, "/reports.csv", reports::csv_file),
     viewer(Get, "/sites/{domain}/why", why::page),
     // The site map: sites, their fragments, default and rules.
     viewer(Get, "/sites", sites::list),
-    member(Post, "/sites", sites::create).in_place(),
+    member(PostInPlace, "/sites", sites::create),
     viewer(Get, "/sites/{domain}", sites::site),
-    member(Post, "/sites/{domain}", sites::rename).in_place(),
+    member(PostInPlace, "/sites/{domain}", sites::rename),
     viewer(Get, "/sites/{domain}/icon", sites::icon),
-    member(Post, "/sites/{domain}/default", sites::set_default).in_place(),
+    member(PostInPlace, "/sites/{domain}/default", sites::set_default),
     member(Post, "/sites/{domain}/default/clear", sites::clear_default),
     owner(Get, "/sites/{domain}/delete", sites::confirm_delete),
     owner(Post, "/sites/{domain}/delete", sites::delete),
-    member(Post, "/sites/{domain}/fragments", fragments::create).in_place(),
+    member(PostInPlace, "/sites/{domain}/fragments", fragments::create),
     viewer(Get, "/fragments/{fragment}", fragments::show),
-    member(Post, "/fragments/{fragment}", fragments::edit).in_place(),
+    member(PostInPlace, "/fragments/{fragment}", fragments::edit),
     member(Post, "/fragments/{fragment}/status", fragments::set_status),
-    member(
-        Get,
-        "/fragments/{fragment}/delete",
-        fragments::confirm_delete,
-    ),
+    member(Get, "/fragments/{fragment}/delete", fragments::confirm_delete),
     member(Post, "/fragments/{fragment}/delete", fragments::delete),
-    member(Post, "/sites/{domain}/rules", rules::add).in_place(),
+    member(PostInPlace, "/sites/{domain}/rules", rules::add),
     viewer(Get, "/sites/{domain}/rules/{route}", rules::show),
-    member(Post, "/sites/{domain}/rules/{route}", rules::edit).in_place(),
+    member(PostInPlace, "/sites/{domain}/rules/{route}", rules::edit),
     member(Post, "/sites/{domain}/rules/{route}/delete", rules::delete),
+    // The audit log, as a page and as CSV.
     viewer(Get, "/audit", audit::page),
-    // Issue 34 item 9: the audit log as CSV.
     viewer(Get, "/audit.csv", audit::csv),
 ];
 
-const fn page(method: Method, path: &'static str, access: Access, handler: Handler) -> Page {
+const fn page(sent: Sent, path: &'static str, access: Access, handler: Handler) -> Page {
+    let (method, refuses_in_place) = match sent {
+        Get => (Method::Get, false),
+        Post => (Method::Post, false),
+        PostInPlace => (Method::Post, true),
+    };
     Page {
         method,
         path,
@@ -198,43 +209,48 @@ const fn page(method: Method, path: &'static str, access: Access, handler: Handl
         handler,
         counts_refusals: false,
         open_without_factor: false,
-        refuses_in_place: false,
+        refuses_in_place,
     }
 }
 
-impl Page {
-    /// The same page, a value of its form that is not text refused on the form itself.
-    const fn in_place(self) -> Page {
-        Page {
-            refuses_in_place: true,
-            ..self
-        }
-    }
+const fn public(sent: Sent, path: &'static str, handle: PublicHandler) -> Page {
+    page(sent, path, Access::Public, Handler::Public(handle))
 }
 
-const fn public(method: Method, path: &'static str, handle: PublicHandler) -> Page {
-    page(method, path, Access::Public, Handler::Public(handle))
+/// A signed-in person's own page (their account): open to everyone signed in, in an
+/// organisation or not.
+const fn person(sent: Sent, path: &'static str, handle: PersonHandler) -> Page {
+    page(
+        sent,
+        path,
+        Access::Viewer,
+        Handler::SignedIn(SignedIn::Person(handle)),
+    )
 }
 
-const fn viewer(method: Method, path: &'static str, handle: SignedInHandler) -> Page {
-    page(method, path, Access::Viewer, Handler::SignedIn(handle))
-}
-
-const fn member(method: Method, path: &'static str, handle: SignedInHandler) -> Page {
-    page(method, path, Access::Member, Handler::SignedIn(handle))
-}
-
-/// A signed-in person's page about their own second factors (and signing out): open to
-/// everyone signed in, also while their organisation requires a factor they lack.
-const fn own(method: Method, path: &'static str, handle: SignedInHandler) -> Page {
+/// A signed-in person's page about their own second factors (and signing out): a [`person`]'s
+/// page, also while their organisation requires a factor they lack.
+const fn own(sent: Sent, path: &'static str, handle: PersonHandler) -> Page {
     Page {
         open_without_factor: true,
-        ..viewer(method, path, handle)
+        ..person(sent, path, handle)
     }
 }
 
-const fn owner(method: Method, path: &'static str, handle: SignedInHandler) -> Page {
-    page(method, path, Access::Owner, Handler::SignedIn(handle))
+const fn viewer(sent: Sent, path: &'static str, handle: OrgHandler) -> Page {
+    in_org(sent, path, Access::Viewer, handle)
+}
+
+const fn member(sent: Sent, path: &'static str, handle: OrgHandler) -> Page {
+    in_org(sent, path, Access::Member, handle)
+}
+
+const fn owner(sent: Sent, path: &'static str, handle: OrgHandler) -> Page {
+    in_org(sent, path, Access::Owner, handle)
+}
+
+const fn in_org(sent: Sent, path: &'static str, access: Access, handle: OrgHandler) -> Page {
+    page(sent, path, access, Handler::SignedIn(SignedIn::Org(handle)))
 }
 
 const fn file(path: &'static str, asset: Asset) -> Page {
@@ -242,10 +258,10 @@ const fn file(path: &'static str, asset: Asset) -> Page {
 }
 
 /// A public page whose every refusal counts as a failed sign-in.
-const fn sign_in_attempt(method: Method, path: &'static str, handle: PublicHandler) -> Page {
+const fn sign_in_attempt(sent: Sent, path: &'static str, handle: PublicHandler) -> Page {
     Page {
         counts_refusals: true,
-        ..public(method, path, handle)
+        ..public(sent, path, handle)
     }
 }
 
@@ -254,8 +270,8 @@ const fn sign_in_attempt(method: Method, path: &'static str, handle: PublicHandl
 pub fn find(method: &str, path: &str) -> Result<(&'static Page, Captures), PageRefusal> {
     let segments: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
     let wanted = match method {
-        "GET" | "HEAD" => Some(Get),
-        "POST" => Some(Post),
+        "GET" | "HEAD" => Some(Method::Get),
+        "POST" => Some(Method::Post),
         _ => None,
     };
     let mut allowed = Vec::new();
@@ -268,7 +284,10 @@ pub fn find(method: &str, path: &str) -> Result<(&'static Page, Captures), PageR
         }
         allowed.push(page.method);
     }
-    let allow = match (allowed.contains(&Get), allowed.contains(&Post)) {
+    let allow = match (
+        allowed.contains(&Method::Get),
+        allowed.contains(&Method::Post),
+    ) {
         (false, false) => return Err(ApiError::NotFound.into()),
         (true, true) => "GET, HEAD, POST",
         (true, false) => "GET, HEAD",
@@ -317,8 +336,8 @@ pub fn page_table() -> Vec<PageSample> {
         .iter()
         .map(|page| PageSample {
             method: match page.method {
-                Get => "GET",
-                Post => "POST",
+                Method::Get => "GET",
+                Method::Post => "POST",
             },
             pattern: page.path,
             path: sample_path(page.path),
@@ -402,7 +421,11 @@ mod tests {
                 "{}: a capture kind no KINDS has",
                 page.path
             );
-            let method = if page.method == Get { "GET" } else { "POST" };
+            let method = if page.method == Method::Get {
+                "GET"
+            } else {
+                "POST"
+            };
             let (found, _) = find(method, &sample).unwrap_or_else(|_| panic!("{sample}"));
             assert!(
                 std::ptr::eq(found, page),

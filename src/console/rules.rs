@@ -35,7 +35,7 @@ pub fn add(ctx: &mut PageContext) -> Answer {
 
 fn add_rule(ctx: &mut PageContext, domain: &DomainName) -> Result<Response, Failed> {
     let route = RuleForm::validate(&ctx.form)?;
-    ops::routes::create_route(ctx.db, &ctx.caller()?, domain, &route)?;
+    ops::routes::create_route(ctx.db, &ctx.caller, domain, &route)?;
     Ok(pages::redirect_with(&site_path(domain), Notice::RuleAdded))
 }
 
@@ -45,7 +45,7 @@ fn rule_page(
     domain: &DomainName,
     id: &RouteId,
 ) -> Result<RulePage, PageRefusal> {
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     let routes = ops::routes::list_routes(ctx.db, &caller, domain)?;
     let route = routes
         .iter()
@@ -94,7 +94,7 @@ pub fn edit(ctx: &mut PageContext) -> Answer {
 
 fn edit_rule(ctx: &mut PageContext, domain: &DomainName, id: &RouteId) -> Result<Response, Failed> {
     let route = RuleForm::validate(&ctx.form)?;
-    ops::routes::update_route(ctx.db, &ctx.caller()?, domain, id, &route)?;
+    ops::routes::update_route(ctx.db, &ctx.caller, domain, id, &route)?;
     Ok(pages::redirect_with(&site_path(domain), Notice::RuleSaved))
 }
 
@@ -102,7 +102,7 @@ fn edit_rule(ctx: &mut PageContext, domain: &DomainName, id: &RouteId) -> Result
 pub fn delete(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
     let id: RouteId = ctx.captures.get()?;
-    ops::routes::delete_route(ctx.db, &ctx.caller()?, &domain, &id)?;
+    ops::routes::delete_route(ctx.db, &ctx.caller, &domain, &id)?;
     Ok(pages::redirect_with(
         &site_path(&domain),
         Notice::RuleDeleted,

@@ -4,7 +4,7 @@
 //! passkeys listed, new recovery codes), and the owners' security settings of the organisation
 //! ("require a second factor"). The rules are `ops::second_factors`'.
 
-use super::context::{Answer, PageContext, PublicContext};
+use super::context::{Answer, PageContext, PersonContext, PublicContext};
 use super::inputs::{field_refused, Input};
 use super::notice::Notice;
 use super::pages::{self, Layout};
@@ -13,12 +13,11 @@ use super::session;
 use super::sign_in::{self, check_password};
 use crate::app::App;
 use crate::db::passkeys::PasskeyListed;
-use crate::db::people;
 use crate::db::second_factors::PendingSignIn;
 use crate::error::ApiError;
 use crate::limits::{self, Limit};
-use crate::ops::passkeys;
 use crate::ops::second_factors::{self, AppSetup, PENDING_COOKIE};
+use crate::ops::{members, passkeys};
 use crate::password::Caller;
 use askama::Template;
 use qrcode::render::svg;
@@ -74,7 +73,7 @@ pub fn give_factor(ctx: &mut PublicContext) -> Answer {
     if !ctx.app.limiter.has_room(&limits) {
         return Err(ApiError::RateLimited.into());
     }
-    let person = people::find_person(ctx.db, &pending.person)?.ok_or_else(ended)?;
+    let person = members::find_person(ctx.db, &pending.person)?.ok_or_else(ended)?;
     if !second_factors::check_factor(ctx.db, &person, ctx.form.get("code"))? {
         charge(ctx.app, limits);
         let mut page = step_page(ctx, &pending);
@@ -113,7 +112,7 @@ impl FactorsPage {
     }
 }
 
-pub(super) fn factors_page(ctx: &mut PageContext) -> Result<FactorsPage, PageRefusal> {
+pub(super) fn factors_page(ctx: &mut PersonContext) -> Result<FactorsPage, PageRefusal> {
     let person = &ctx.visit.session.person;
     let proof = |name| {
         Input::line(name, "Your password, or a code of your app", "password")
@@ -131,7 +130,7 @@ pub(super) fn factors_page(ctx: &mut PageContext) -> Result<FactorsPage, PageRef
 }
 
 /// `GET /second-factors`: the person's factors, what to add, what to remove.
-pub fn page(ctx: &mut PageContext) -> Answer {
+pub fn page(ctx: &mut PersonContext) -> Answer {
     Ok(pages::html(200, &factors_page(ctx)?))
 }
 
@@ -145,7 +144,7 @@ struct AppPage {
     code: Input,
 }
 
-fn app_page(ctx: &mut PageContext) -> Result<Option<AppPage>, PageRefusal> {
+fn app_page(ctx: &mut PersonContext) -> Result<Option<AppPage>, PageRefusal> {
     let Some(setup) = second_factors::start_app(ctx.db, &ctx.visit.person())? else {
         return Ok(None);
     };
@@ -173,7 +172,7 @@ fn qr_svg(setup: &AppSetup) -> Result<String, ApiError> {
 
 /// `GET /second-factors/app`: the QR code and secret of a new app to set up (the same one on a
 /// reload until it is confirmed); a person who has one goes back to their factors.
-pub fn app_form(ctx: &mut PageContext) -> Answer {
+pub fn app_form(ctx: &mut PersonContext) -> Answer {
     match app_page(ctx)? {
         Some(page) => Ok(pages::html(200, &page)),
         None => Ok(pages::redirect(FACTORS_PATH)),
@@ -187,7 +186,7 @@ struct CodesPage {
     codes: Vec<String>,
 }
 
-pub(super) fn codes_page(ctx: &PageContext, codes: Vec<String>) -> Answer {
+pub(super) fn codes_page(ctx: &PersonContext, codes: Vec<String>) -> Answer {
     let page = CodesPage {
         layout: ctx.layout(),
         codes,
@@ -197,7 +196,7 @@ pub(super) fn codes_page(ctx: &PageContext, codes: Vec<String>) -> Answer {
 
 /// `POST /second-factors/app`: a code the app shows confirms it; the first factor's answer
 /// shows the ten recovery codes, once.
-pub fn add_app(ctx: &mut PageContext) -> Answer {
+pub fn add_app(ctx: &mut PersonContext) -> Answer {
     let person = ctx.visit.person();
     match second_factors::confirm_app(ctx.db, &person, ctx.form.get("code")) {
         Ok(Some(codes)) => codes_page(ctx, codes),
@@ -215,8 +214,8 @@ pub fn add_app(ctx: &mut PageContext) -> Answer {
 
 /// Whether what the person typed proves them: a code of their app, or their password. A
 /// failure counts as a failed sign-in, as at the sign-in.
-pub(super) fn proven(ctx: &mut PageContext, typed: &str) -> Result<bool, PageRefusal> {
-    let person = people::find_person(ctx.db, &ctx.visit.session.person)?;
+pub(super) fn proven(ctx: &mut PersonContext, typed: &str) -> Result<bool, PageRefusal> {
+    let person = members::find_person(ctx.db, &ctx.visit.session.person)?;
     let person = person.ok_or(ApiError::NotFound)?;
     let client = ctx.app.client_ip(ctx.request);
     let limits = limits::sign_in_limits(client, &person.email, false);
@@ -243,7 +242,7 @@ fn charge(app: &App, limits: Vec<Limit>) {
 
 /// `POST /second-factors/app/remove`: with the password or a code of the app, the app is
 /// removed.
-pub fn remove_app(ctx: &mut PageContext) -> Answer {
+pub fn remove_app(ctx: &mut PersonContext) -> Answer {
     let typed = ctx.form.get("proof").to_string();
     if !proven(ctx, &typed)? {
         let mut page = factors_page(ctx)?;
@@ -256,7 +255,7 @@ pub fn remove_app(ctx: &mut PageContext) -> Answer {
 
 /// `POST /second-factors/recovery-codes`: ten new codes, shown once; the earlier ones stop
 /// working.
-pub fn new_codes(ctx: &mut PageContext) -> Answer {
+pub fn new_codes(ctx: &mut PersonContext) -> Answer {
     let codes = second_factors::new_recovery_codes(ctx.db, &ctx.visit.person())?;
     codes_page(ctx, codes)
 }
@@ -288,6 +287,6 @@ pub fn save_security(ctx: &mut PageContext) -> Answer {
             ))
         }
     };
-    second_factors::set_required(ctx.db, &ctx.caller()?, required)?;
+    second_factors::set_required(ctx.db, &ctx.caller, required)?;
     Ok(pages::redirect_with("/org/security", Notice::SecuritySaved))
 }

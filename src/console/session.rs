@@ -7,12 +7,12 @@ use crate::app::App;
 use crate::auth;
 use crate::config::ConsoleUrl;
 use crate::db::orgs::Org;
-use crate::db::people::{self, OrgAccess, Person};
-use crate::db::sessions::{self, Session};
+use crate::db::people::{OrgAccess, Person};
+use crate::db::sessions::Session;
 use crate::domain::Role;
 use crate::http::Request;
 use crate::ids::OrgId;
-use crate::ops::{devices, second_factors, Actor, Caller};
+use crate::ops::{devices, members, second_factors, sessions, Actor, Caller};
 use postgres::Client;
 use sha2::{Digest, Sha256};
 
@@ -135,8 +135,7 @@ pub fn start(
         .filter(|c| !c.is_control())
         .take(USER_AGENT_CHARS)
         .collect();
-    sessions::delete_expired(db, &person.id)?;
-    sessions::create_session(db, &secret.hash(), &person.id, org, &user_agent)?;
+    sessions::start(db, &secret.hash(), &person.id, org, &user_agent)?;
     Ok(secret)
 }
 
@@ -155,10 +154,10 @@ impl Visit {
         let Some(secret) = Secret::of(request) else {
             return Ok(None);
         };
-        let Some(session) = sessions::live_session(db, &secret.hash())? else {
+        let Some(session) = sessions::live(db, &secret.hash())? else {
             return Ok(None);
         };
-        let orgs = people::orgs_open_to(db, &person_of(&session))?;
+        let orgs = members::orgs_open_to(db, &person_of(&session))?;
         let org = orgs
             .iter()
             .find(|o| Some(&o.org_id) == session.org_id.as_ref())

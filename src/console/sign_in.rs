@@ -4,21 +4,20 @@
 //! and for a browser unknown to the person, the budgets of hashes and the proof of work of
 //! `unknown_browser`; "forgot your password" when mail is set up.
 
-use super::context::{Answer, PageContext, PublicContext};
+use super::context::{Answer, PersonContext, PublicContext};
 use super::inputs::Input;
 use super::pages::{self, ForgotPassword, ProofAsked, SignIn};
 use super::refusal::PageRefusal;
 use super::session;
 use super::unknown_browser::{self, Admission};
 use crate::app::App;
-use crate::db::people::{self, Person};
+use crate::db::people::Person;
 use crate::db::second_factors::PendingSignIn;
-use crate::db::sessions;
 use crate::domain::Email;
 use crate::error::ApiError;
 use crate::http::Response;
 use crate::limits::{self, Limit};
-use crate::ops::{devices, members, second_factors};
+use crate::ops::{devices, members, second_factors, sessions};
 use crate::password::Caller;
 
 /// Where a sign-in whose password matched asks for the second factor.
@@ -70,7 +69,7 @@ pub fn sign_in(ctx: &mut PublicContext) -> Answer {
     // A browser without a device cookie is no one's known browser: its admission needs no
     // query, so a flood of new browsers costs the database nothing before a hash is allowed.
     let found = match device {
-        Some(_) => Some(people::find_by_email(ctx.db, &email)?),
+        Some(_) => Some(members::find_by_email(ctx.db, &email)?),
         None => None,
     };
     let found_id = found.as_ref().and_then(Option::as_ref).map(|p| &p.id);
@@ -85,7 +84,7 @@ pub fn sign_in(ctx: &mut PublicContext) -> Answer {
     };
     let person = match found {
         Some(found) => found,
-        None => people::find_by_email(ctx.db, &email)?,
+        None => members::find_by_email(ctx.db, &email)?,
     };
     let stored = person.as_ref().and_then(|p| p.password_hash.as_deref());
     let password = ctx.form.get("password");
@@ -148,7 +147,7 @@ fn after_password(
 /// A new session of `person` in this browser (the one it had ends), going to `next` (home).
 pub fn start_session(ctx: &mut PublicContext, person: &Person, next: Option<&str>) -> Answer {
     if let Some(visit) = &ctx.visit {
-        sessions::end_session(ctx.db, visit.session.id)?;
+        sessions::end(ctx.db, visit.session.id)?;
     }
     let secret = session::start(ctx.db, person, None, ctx.request)?;
     signed_in(ctx.db, ctx.app, person, &secret, next.unwrap_or("/"))
@@ -181,8 +180,8 @@ pub fn signed_in(
 }
 
 /// `POST /sign-out`: the session ends and its cookie is removed.
-pub fn sign_out(ctx: &mut PageContext) -> Answer {
-    sessions::end_session(ctx.db, ctx.visit.session.id)?;
+pub fn sign_out(ctx: &mut PersonContext) -> Answer {
+    sessions::end(ctx.db, ctx.visit.session.id)?;
     Ok(pages::redirect("/sign-in").header("Set-Cookie", session::removed_cookie(ctx.app)))
 }
 

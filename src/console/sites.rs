@@ -95,7 +95,7 @@ pub fn site_path(domain: &DomainName) -> String {
 fn sites_page(ctx: &mut PageContext) -> Result<SitesPage, PageRefusal> {
     Ok(SitesPage {
         layout: ctx.layout(),
-        sites: ops::sites::list_sites(ctx.db, &ctx.caller()?)?,
+        sites: ops::sites::list_sites(ctx.db, &ctx.caller)?,
         create: SiteForm::inputs(),
         alert: None,
     })
@@ -108,7 +108,7 @@ pub fn list(ctx: &mut PageContext) -> Answer {
 
 /// `POST /sites`: a new site (an existing one is opened as it is).
 pub fn create(ctx: &mut PageContext) -> Answer {
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     inputs::written(create_site(ctx, &caller), |refusals| {
         let mut page = sites_page(ctx)?;
         page.alert = page.create.refused(&ctx.form, refusals);
@@ -216,7 +216,7 @@ fn site_page_of(ctx: &PageContext, map: SiteMap) -> SitePage {
 
 /// The site's page, every form empty.
 fn site_page(ctx: &mut PageContext, domain: &DomainName) -> Result<SitePage, PageRefusal> {
-    let map = ops::site_map::site_map(ctx.db, &ctx.caller()?, domain)?;
+    let map = ops::site_map::site_map(ctx.db, &ctx.caller, domain)?;
     Ok(site_page_of(ctx, map))
 }
 
@@ -239,7 +239,7 @@ pub(super) fn finish(
 /// Opening it looks for the site's icon in the background (once).
 pub fn site(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     let map = ops::site_map::site_map(ctx.db, &caller, &domain)?;
     ctx.app.icons.look_up(&map.site);
     let mut page = site_page_of(ctx, map);
@@ -326,7 +326,7 @@ fn test_page(
 /// `GET /sites/{domain}/icon`: the stored copy of the site's icon.
 pub fn icon(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
-    let icon = ops::sites::site_icon(ctx.db, &ctx.caller()?, &domain)?;
+    let icon = ops::sites::site_icon(ctx.db, &ctx.caller, &domain)?;
     Ok(Response::new(200)
         .header("Content-Type", icon.content_type)
         .body(icon.bytes))
@@ -341,7 +341,7 @@ pub fn rename(ctx: &mut PageContext) -> Answer {
 
 fn rename_site(ctx: &mut PageContext, domain: &DomainName) -> Result<Response, Failed> {
     let name = SiteNameForm::validate(&ctx.form)?;
-    ops::sites::rename_site(ctx.db, &ctx.caller()?, domain, name)?;
+    ops::sites::rename_site(ctx.db, &ctx.caller, domain, name)?;
     Ok(pages::redirect_with(&site_path(domain), Notice::SiteSaved))
 }
 
@@ -354,14 +354,14 @@ pub fn set_default(ctx: &mut PageContext) -> Answer {
 
 fn set_default_fragment(ctx: &mut PageContext, domain: &DomainName) -> Result<Response, Failed> {
     let fragment_ref = DefaultForm::validate(&ctx.form)?;
-    ops::sites::put_default_fragment(ctx.db, &ctx.caller()?, domain, &fragment_ref)?;
+    ops::sites::put_default_fragment(ctx.db, &ctx.caller, domain, &fragment_ref)?;
     Ok(pages::redirect_with(&site_path(domain), Notice::DefaultSet))
 }
 
 /// `POST /sites/{domain}/default/clear`: no default fragment (the fragment is kept).
 pub fn clear_default(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
-    ops::sites::delete_default_fragment(ctx.db, &ctx.caller()?, &domain)?;
+    ops::sites::delete_default_fragment(ctx.db, &ctx.caller, &domain)?;
     Ok(pages::redirect_with(
         &site_path(&domain),
         Notice::DefaultCleared,
@@ -371,7 +371,7 @@ pub fn clear_default(ctx: &mut PageContext) -> Answer {
 /// `GET /sites/{domain}/delete`.
 pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
-    let goes = ops::sites::site_deletion(ctx.db, &ctx.caller()?, &domain)?;
+    let goes = ops::sites::site_deletion(ctx.db, &ctx.caller, &domain)?;
     let page = Confirm {
         layout: ctx.layout(),
         title: format!("Delete the site {domain}"),
@@ -386,7 +386,7 @@ pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
 /// `POST /sites/{domain}/delete`.
 pub fn delete(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
-    ops::sites::delete_site(ctx.db, &ctx.caller()?, &domain)?;
+    ops::sites::delete_site(ctx.db, &ctx.caller, &domain)?;
     Ok(pages::redirect_with("/sites", Notice::SiteDeleted))
 }
 

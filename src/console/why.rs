@@ -163,7 +163,7 @@ impl WhyForm {
 /// `GET /sites/{domain}/why`: the form; with `page_url`, what `/fragment` would do now.
 pub fn page(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
-    let caller = ctx.caller()?;
+    let caller = ctx.caller.clone();
     let map = ops::site_map::site_map(ctx.db, &caller, &domain)?;
     let mut page = WhyPage {
         layout: ctx.layout(),

@@ -126,6 +126,23 @@ pub fn list_cards(db: &mut impl GenericClient, caller: &Caller) -> Result<Vec<Ca
     Ok(cards::list_visible_cards(db, &caller.org.id)?)
 }
 
+/// A card the caller sees (its own or a platform card), if any.
+pub fn find_card(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    id: &CardId,
+) -> Result<Option<CardRow>, ApiError> {
+    Ok(cards::find_visible_card(db, &caller.org.id, id)?)
+}
+
+/// The language most of the caller's fragments and cards are in; `None` without any.
+pub fn most_used_lang(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+) -> Result<Option<Lang>, ApiError> {
+    Ok(cards::most_used_lang(db, &caller.org.id)?)
+}
+
 /// The caller's list of a card it sees (its own or a platform card).
 pub fn get_eligibility(
     db: &mut impl GenericClient,

@@ -8,7 +8,9 @@ use super::audit::{self, AuditEntry, Operation, NONE};
 use super::{Actor, Caller};
 use crate::auth;
 use crate::config::ConsoleUrl;
-use crate::db::people::{self, LinkPurpose, MembershipChange, OneTimeLink, Person};
+use crate::db::people::{
+    self, LinkPurpose, Member, MembershipChange, OneTimeLink, OrgAccess, PendingInvitation, Person,
+};
 use crate::domain::{Email, Role};
 use crate::error::ApiError;
 use crate::ids::{OrgId, PersonId};
@@ -279,6 +281,37 @@ pub fn change_password(
     audit::record_about_person(&mut tx, person, &actor, Operation::ChangePassword)?;
     tx.commit()?;
     Ok(())
+}
+
+/// The person of this id, if any.
+pub fn find_person(db: &mut impl GenericClient, id: &PersonId) -> Result<Option<Person>, ApiError> {
+    Ok(people::find_person(db, id)?)
+}
+
+/// The person of this email (in any case), if any.
+pub fn find_by_email(db: &mut impl GenericClient, email: &str) -> Result<Option<Person>, ApiError> {
+    Ok(people::find_by_email(db, email)?)
+}
+
+/// The organisations `person` may open, by name (every one for support staff).
+pub fn orgs_open_to(
+    db: &mut impl GenericClient,
+    person: &Person,
+) -> Result<Vec<OrgAccess>, ApiError> {
+    Ok(people::orgs_open_to(db, person)?)
+}
+
+/// The members of the caller's organisation.
+pub fn members(db: &mut impl GenericClient, caller: &Caller) -> Result<Vec<Member>, ApiError> {
+    Ok(people::members(db, &caller.org.id)?)
+}
+
+/// The invitations of the caller's organisation not used yet and not expired.
+pub fn pending_invitations(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+) -> Result<Vec<PendingInvitation>, ApiError> {
+    Ok(people::pending_invitations(db, &caller.org.id)?)
 }
 
 /// The live link whose secret is `secret`; `None` when it is unknown, used or expired (or not

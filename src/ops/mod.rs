@@ -20,6 +20,7 @@ pub mod passkeys;
 pub mod reports;
 pub mod routes;
 pub mod second_factors;
+pub mod sessions;
 pub mod site_map;
 pub mod sites;
 pub mod tokens;

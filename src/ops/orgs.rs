@@ -29,9 +29,14 @@ pub fn get_me(caller: &Caller) -> Result<Me<'_>, ApiError> {
     }
 }
 
+/// The organisation `id`; it must exist.
+pub fn find_org(db: &mut impl GenericClient, id: &OrgId) -> Result<Org, ApiError> {
+    orgs::find_org(db, id)?.ok_or(ApiError::NotFound)
+}
+
 /// The organisation `id` as `actor` works in it; it must exist.
 pub fn open(db: &mut impl GenericClient, id: &OrgId, actor: Actor) -> Result<Caller, ApiError> {
-    let org = orgs::find_org(db, id)?.ok_or(ApiError::NotFound)?;
+    let org = find_org(db, id)?;
     Ok(Caller { org, actor })
 }
 
