@@ -184,6 +184,11 @@ pub static PAGES: &[Page] = &[
     member(Post, "/sites/{domain}/rules", rules::add).in_place(),
     viewer(Get, "/sites/{domain}/rules/{route}", rules::show),
     member(Post, "/sites/{domain}/rules/{route}", rules::edit).in_place(),
+    member(
+        Get,
+        "/sites/{domain}/rules/{route}/delete",
+        rules::confirm_delete,
+    ),
     member(Post, "/sites/{domain}/rules/{route}/delete", rules::delete),
     viewer(Get, "/audit", audit::page),
     // Issue 34 item 9: the audit log as CSV.

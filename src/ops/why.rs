@@ -1,15 +1,19 @@
 //! "Why this card?" for the console: the question of its form read as `/fragment` reads its
 //! query (`Params::parse`), answered by `delivery::diagnosis` on the organisation's part of
 //! the snapshot this instance serves from now, with the organisation's cards that never
-//! reached the pick and why (their status, or no eligibility on the fragment).
+//! reached the pick and why (their status, or no eligibility on the fragment). Also where a
+//! rule's pages would go once it is deleted, by the same resolution.
 
 use super::Caller;
 use crate::db::cards::CardRow;
+use crate::db::routes::RouteRow;
+use crate::db::snapshot::{self as rows, Scope};
 use crate::delivery::cache::FragmentCache;
-use crate::delivery::diagnosis::{diagnose, Diagnosis, Refused};
+use crate::delivery::diagnosis::{diagnose, resolution, Diagnosis, Refused, Step};
+use crate::delivery::page::Page;
 use crate::delivery::params::Params;
 use crate::delivery::snapshot::Snapshot;
-use crate::domain::CardStatus;
+use crate::domain::{CardStatus, DomainName, MatchMode};
 use crate::error::ApiError;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -115,4 +119,69 @@ pub fn left_out<'c>(cards: &'c [CardRow], diagnosis: &Diagnosis) -> Vec<(&'c Car
             (card, why)
         })
         .collect()
+}
+
+/// Where the pages of a rule would go once it is deleted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Instead {
+    /// Another rule of the site: its canonical path, match mode and fragment id.
+    Rule {
+        path: String,
+        exact: bool,
+        fragment_id: String,
+        active: bool,
+    },
+    /// No other rule: the site default (its fragment id).
+    SiteDefault { fragment_id: String, active: bool },
+    /// No other rule and no default.
+    Nothing,
+}
+
+/// Where the pages of `rule` (a rule of `domain`, `ops::routes::list_routes`) would go without
+/// it: `/fragment`'s own resolution (`diagnosis::resolution`) on the organisation's rows as
+/// they are now, the rule left out. An exact rule's page is its path; a prefix rule's pages are
+/// those below its path that no longer rule takes, which never meet the exact rule of the same
+/// path: that one is left out too.
+pub fn without_rule(
+    db: &mut postgres::Client,
+    caller: &Caller,
+    domain: &DomainName,
+    rule: &RouteRow,
+) -> Result<Instead, ApiError> {
+    let org_id = caller.org.id.as_str();
+    let (mut rows, versions) = rows::load(db, Scope::Org(org_id))?;
+    let site_id = (rows.sites.iter())
+        .find(|site| site.domain == domain.as_str())
+        .map(|site| site.id)
+        .ok_or(ApiError::NotFound)?;
+    let exact = rule.match_mode == MatchMode::Exact;
+    let left_out = |other: &rows::RouteRow| {
+        other.site_id == site_id && other.path == rule.path && (other.exact || !exact)
+    };
+    rows.routes.retain(|other| !left_out(other));
+    let snapshot = Snapshot::build(rows, &versions);
+    let org = snapshot
+        .org(org_id)
+        .ok_or_else(|| ApiError::internal("the organisation has no rows"))?;
+    let page = Page {
+        host: domain.to_string(),
+        path: Some(rule.path.clone()),
+    };
+    Ok(match resolution(org, &page).1 {
+        Step::Rule {
+            path,
+            exact,
+            fragment,
+        } => Instead::Rule {
+            path,
+            exact,
+            fragment_id: fragment.id.to_string(),
+            active: fragment.active,
+        },
+        Step::SiteDefault(fragment) => Instead::SiteDefault {
+            fragment_id: fragment.id.to_string(),
+            active: fragment.active,
+        },
+        Step::Nothing | Step::NotASite => Instead::Nothing,
+    })
 }
