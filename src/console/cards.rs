@@ -5,7 +5,7 @@
 //! the messages and the audit log are the ones `/v1` and the CLI have.
 
 use super::card_form::{sample_page, CardForm};
-use super::confirm::Confirm;
+use super::confirm::{self, Confirm};
 use super::context::{Answer, PageContext};
 use super::inputs::{field_refused, Inputs};
 use super::notice::Notice;
@@ -16,6 +16,7 @@ use crate::domain::{CardStatus, Invalid, Lang};
 use crate::error::ApiError;
 use crate::ids::{CardId, FragmentId};
 use crate::ops::cards as card_ops;
+use crate::ops::reports::Touched;
 use crate::ops::{sites, Caller, Scope};
 use askama::Template;
 
@@ -246,6 +247,7 @@ pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
         .into_iter()
         .collect();
     let page = Confirm {
+        traffic: confirm::traffic(ctx, Some(Touched::Card(id.as_str())))?,
         layout: ctx.layout(),
         title: format!("Delete the card {} ({})", card.name, card.status.as_str()),
         goes,
