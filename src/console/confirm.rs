@@ -41,7 +41,9 @@ pub fn traffic(ctx: &mut PageContext, touched: Option<Touched>) -> Result<String
     };
     Ok(match touched {
         Touched::Site(_) => format!("Live traffic: {count} to its pages in the last 24 hours."),
-        Touched::Fragment(_) => format!("Live traffic: {count} resolved to it in the last 24 hours."),
+        Touched::Fragment(_) => {
+            format!("Live traffic: {count} resolved to it in the last 24 hours.")
+        }
         Touched::Card(_) => format!("Live traffic: it was served on {count} in the last 24 hours."),
         Touched::Key(_) => format!("Live traffic: {count} sent with it in the last 24 hours."),
     })

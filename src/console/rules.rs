@@ -11,12 +11,12 @@ use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
 use super::site_forms::RuleForm;
 use super::sites::{self, site_path};
+use crate::db::fragments::FragmentRow;
+use crate::db::routes::RouteRow;
 use crate::domain::DomainName;
 use crate::error::ApiError;
 use crate::http::Response;
 use crate::ids::RouteId;
-use crate::db::fragments::FragmentRow;
-use crate::db::routes::RouteRow;
 use crate::ops;
 use crate::ops::why::Instead;
 use askama::Template;
@@ -142,7 +142,11 @@ fn where_pages_go(rule: &RouteRow, instead: &Instead, fragments: &[FragmentRow])
             .iter()
             .find(|f| f.id.as_str() == id)
             .map_or(id.to_string(), sites::fragment_label);
-        let paused = if active { "" } else { ", which is paused: no card" };
+        let paused = if active {
+            ""
+        } else {
+            ", which is paused: no card"
+        };
         format!("the fragment {label}{paused}")
     };
     match instead {

@@ -18,8 +18,8 @@ mod view;
 mod window;
 
 pub use crate::db::reports::snapshot;
-pub use touched::{last_day, Touched};
 pub use glance::{card_week, glance, series, CardPage, CardWeek, Glance};
+pub use touched::{last_day, Touched};
 pub use view::{view, View};
 pub use window::{parse_time, Bounds, ConsoleWindow, TimeArg};
 
