@@ -1,6 +1,6 @@
 //! A site's routing rules, for every member: added on the site's page, each one's page to
 //! change it, and its removal after a confirmation page that says where its pages go instead
-//! (`ops::why::without_rule`). Each value is checked as `/v1` checks a `RouteWrite`, and the
+//! (`ops::why::rule_deletion`). Each value is checked as `/v1` checks a `RouteWrite`, and the
 //! writes are `ops::routes`'s.
 
 use super::confirm::{self, Confirm};
@@ -104,17 +104,12 @@ fn edit_rule(ctx: &mut PageContext, domain: &DomainName, id: &RouteId) -> Result
 }
 
 /// `GET /sites/{domain}/rules/{route}/delete`: the rule, where its pages will go instead, and
-/// the button that deletes it.
+/// the button that deletes it (`ops::why::rule_deletion`).
 pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
     let id: RouteId = ctx.captures.get()?;
-    let caller = ctx.caller()?;
-    let rule = ops::routes::list_routes(ctx.db, &caller, &domain)?
-        .into_iter()
-        .find(|route| route.id == id)
-        .ok_or(ApiError::NotFound)?;
-    let instead = ops::why::without_rule(ctx.db, &caller, &domain, &rule)?;
-    let fragments = ops::fragments::list_fragments(ctx.db, &caller, &domain)?;
+    let deletion = ops::why::rule_deletion(ctx.db, &ctx.caller()?, &domain, &id)?;
+    let (rule, fragments) = (&deletion.rule, &deletion.fragments);
     let page = Confirm {
         traffic: confirm::traffic(ctx, None)?,
         layout: ctx.layout(),
@@ -123,7 +118,7 @@ pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
             rule.match_mode.as_str(),
             rule.path
         ),
-        goes: vec![where_pages_go(&rule, &instead, &fragments)],
+        goes: vec![where_pages_go(rule, &deletion.instead, fragments)],
         action: format!("/sites/{domain}/rules/{id}/delete"),
         button: "Delete the rule",
         back: format!("/sites/{domain}/rules/{id}"),
