@@ -324,7 +324,10 @@ fn eligibility_is_chosen_among_the_organisation_fragments() {
         json!([{"domain": "elig.example", "ref": "/world", "fragment_id": world}])
     );
     let page = desk.member.get(&format!("/cards/{id}/eligibility")).text();
-    assert!(page.contains("<li>elig.example /world (A fragment)</li>"), "{page}");
+    assert!(
+        page.contains("<li>elig.example /world (A fragment)</li>"),
+        "{page}"
+    );
     // A fragment of another organisation, or no fragment id at all: refused, list unchanged.
     let foreign = desk.server.tenant();
     assert_eq!(
