@@ -5,7 +5,7 @@
 //! the messages and the audit log are the ones `/v1` and the CLI have.
 
 use super::card_form::{sample_page, CardForm};
-use super::confirm::Confirm;
+use super::confirm::{self, Confirm};
 use super::context::{Answer, PageContext};
 use super::inputs::{field_refused, Inputs};
 use super::notice::Notice;
@@ -16,6 +16,7 @@ use crate::domain::{CardStatus, Invalid, Lang};
 use crate::error::ApiError;
 use crate::ids::{CardId, FragmentId};
 use crate::ops::cards as card_ops;
+use crate::ops::reports::Touched;
 use crate::ops::{sites, Caller, Scope};
 use askama::Template;
 
@@ -69,9 +70,15 @@ pub struct CardEditor {
 /// A fragment the card may be shown on.
 pub struct Choice {
     pub id: String,
-    /// `<domain> <ref>`, or `<domain> <name>` for a fragment without a reference.
+    /// Its reference and name, or its name for a fragment without a reference.
     pub label: String,
     pub checked: bool,
+}
+
+/// A site's fragments on the eligibility page: those ticked first, then by label.
+pub struct SiteChoices {
+    pub domain: String,
+    pub choices: Vec<Choice>,
 }
 
 #[derive(Template)]
@@ -82,7 +89,15 @@ pub struct EligibilityPage {
     pub name: String,
     /// The saved list, as labels.
     pub chosen: Vec<String>,
-    pub choices: Vec<Choice>,
+    /// The sites with a fragment the filter keeps: those with a fragment ticked first.
+    pub groups: Vec<SiteChoices>,
+    /// The fragments ticked that the filter hides: sent again as they are.
+    pub hidden: Vec<String>,
+    /// The filter (`q`): a part of a site's domain, or of a fragment's reference or name,
+    /// whatever the case.
+    pub filter: String,
+    /// Whether the organisation has any fragment.
+    pub any: bool,
     pub alert: Option<String>,
 }
 
@@ -246,6 +261,7 @@ pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
         .into_iter()
         .collect();
     let page = Confirm {
+        traffic: confirm::traffic(ctx, Some(Touched::Card(id.as_str())))?,
         layout: ctx.layout(),
         title: format!("Delete the card {} ({})", card.name, card.status.as_str()),
         goes,
@@ -278,32 +294,51 @@ fn eligibility_page(
 ) -> Result<EligibilityPage, PageRefusal> {
     let listed = card_ops::get_eligibility(ctx.db, caller, &card.id)?;
     let saved: Vec<&FragmentId> = listed.iter().map(|row| &row.fragment_id).collect();
-    let mut choices = Vec::new();
+    let filter = ctx.query.get("q").trim().to_string();
+    let needle = filter.to_lowercase();
+    let (mut chosen, mut groups, mut hidden, mut any) = (Vec::new(), Vec::new(), Vec::new(), false);
     for (site, fragments) in sites::list_sites_with_fragments(ctx.db, caller)? {
+        let site_matches = site.domain.to_lowercase().contains(&needle);
+        let mut choices = Vec::new();
         for fragment in fragments {
+            any = true;
             let checked = match wanted {
                 Some(wanted) => wanted.contains(&fragment.id),
                 None => saved.contains(&&fragment.id),
             };
-            let named = fragment.fragment_ref.unwrap_or(fragment.name);
-            choices.push(Choice {
-                id: fragment.id.to_string(),
-                label: format!("{} {named}", site.domain),
-                checked,
+            let label = match &fragment.fragment_ref {
+                Some(reference) => format!("{reference} ({})", fragment.name),
+                None => fragment.name.clone(),
+            };
+            if saved.contains(&&fragment.id) {
+                chosen.push(format!("{} {label}", site.domain));
+            }
+            let id = fragment.id.to_string();
+            if site_matches || label.to_lowercase().contains(&needle) {
+                choices.push(Choice { id, label, checked });
+            } else if checked {
+                hidden.push(id);
+            }
+        }
+        choices.sort_by(|a, b| (!a.checked, &a.label).cmp(&(!b.checked, &b.label)));
+        if !choices.is_empty() {
+            groups.push(SiteChoices {
+                domain: site.domain.to_string(),
+                choices,
             });
         }
     }
-    let chosen = choices
-        .iter()
-        .filter(|choice| saved.iter().any(|id| id.as_str() == choice.id))
-        .map(|choice| choice.label.clone())
-        .collect();
+    // Stable: the sites keep their order among those with a fragment ticked, and the others.
+    groups.sort_by_key(|group| !group.choices.iter().any(|choice| choice.checked));
     Ok(EligibilityPage {
         layout: ctx.layout(),
         id: card.id.to_string(),
         name: card.name,
         chosen,
-        choices,
+        groups,
+        hidden,
+        filter,
+        any,
         alert: None,
     })
 }

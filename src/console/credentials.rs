@@ -4,7 +4,7 @@
 //! page files implement it and name their handlers with [`credential_pages!`].
 
 use super::captures::Captured;
-use super::confirm::Confirm;
+use super::confirm::{self, Confirm};
 use super::context::{Answer, PageContext};
 use super::inputs::Input;
 use super::notice::Notice;
@@ -12,6 +12,7 @@ use super::pages::{self, Creating, Layout};
 use super::refusal::PageRefusal;
 use crate::domain::Invalid;
 use crate::error::ApiError;
+use crate::ops::reports::Touched;
 use crate::ops::Caller;
 use askama::Template;
 use postgres::{Client, Transaction};
@@ -36,6 +37,9 @@ pub struct Words {
     pub deleted: Notice,
     /// Whether a live one may be deleted; if not, it is refused until revoked.
     pub live_deletable: bool,
+    /// Whether requests to `/fragment` are sent with it (a delivery key): its confirmations
+    /// count them.
+    pub delivers: bool,
 }
 
 /// Who makes a secret, and the service prefix it carries.
@@ -142,7 +146,7 @@ enum Step {
 }
 
 /// The confirmation page of `step` of `row`: its title, what goes with it, its button.
-fn confirmation<C: Credential>(ctx: &PageContext, row: &C, step: Step) -> Answer {
+fn confirmation<C: Credential>(ctx: &mut PageContext, row: &C, step: Step) -> Answer {
     let words = C::WORDS;
     let (segment, title, goes, button) = match step {
         Step::Revoke => ("revoke", words.revoke, words.revoke_goes, words.revoke),
@@ -153,11 +157,14 @@ fn confirmation<C: Credential>(ctx: &PageContext, row: &C, step: Step) -> Answer
             words.delete,
         ),
     };
+    let id = row.id().to_string();
+    let touched = words.delivers.then_some(Touched::Key(&id));
     let page = Confirm {
+        traffic: confirm::traffic(ctx, touched)?,
         layout: ctx.layout(),
         title: format!("{title} {}", row.label()),
         goes: vec![goes.into()],
-        action: format!("{}/{}/{segment}", words.path, row.id()),
+        action: format!("{}/{id}/{segment}", words.path),
         button,
         back: words.path.into(),
     };

@@ -4,7 +4,7 @@
 //! that names what goes with it (`ops::fragments::fragment_deletion`).
 
 use super::card_form::key_value_lines;
-use super::confirm::Confirm;
+use super::confirm::{self, Confirm};
 use super::context::{Answer, PageContext};
 use super::inputs::{self, Failed, Inputs};
 use super::notice::Notice;
@@ -16,6 +16,7 @@ use crate::domain::{DomainName, FragmentStatus};
 use crate::http::Response;
 use crate::ids::FragmentId;
 use crate::ops;
+use crate::ops::reports::Touched;
 use crate::ops::Caller;
 use askama::Template;
 
@@ -28,6 +29,7 @@ pub struct FragmentPage {
     pub label: String,
     pub reference: Option<String>,
     pub status: &'static str,
+    pub active: bool,
     pub fields: Inputs,
     pub alert: Option<String>,
 }
@@ -64,6 +66,7 @@ fn fragment_page(
         label: fragment_label(fragment),
         reference: fragment.fragment_ref.clone(),
         status: fragment.status.as_str(),
+        active: fragment.status == FragmentStatus::Active,
         fields,
         alert: None,
     }
@@ -115,8 +118,9 @@ fn edit_fragment(
     ))
 }
 
-/// `POST /fragments/{fragment}/status`: pause or activate; the site's page shows what still
-/// points at a paused fragment.
+/// `POST /fragments/{fragment}/status`: pause or activate, from the site's page (which shows
+/// what still points at a paused fragment) or from the fragment's own, which it goes back to
+/// (`back=fragment`: a name, never an address, so no form can redirect elsewhere).
 pub fn set_status(ctx: &mut PageContext) -> Answer {
     let id: FragmentId = ctx.captures.get()?;
     let status = FragmentStatus::parse(ctx.form.get("status"))?;
@@ -127,7 +131,11 @@ pub fn set_status(ctx: &mut PageContext) -> Answer {
         FragmentStatus::Active => Notice::FragmentActive,
         FragmentStatus::Paused => Notice::FragmentPaused,
     };
-    Ok(pages::redirect_with(&site_path(&domain), notice))
+    let back = match ctx.form.get("back") {
+        "fragment" => format!("/fragments/{id}"),
+        _ => site_path(&domain),
+    };
+    Ok(pages::redirect_with(&back, notice))
 }
 
 /// `GET /fragments/{fragment}/delete`.
@@ -135,6 +143,7 @@ pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
     let id: FragmentId = ctx.captures.get()?;
     let goes = ops::fragments::fragment_deletion(ctx.db, &ctx.caller, &id)?;
     let page = Confirm {
+        traffic: confirm::traffic(ctx, Some(Touched::Fragment(id.as_str())))?,
         layout: ctx.layout(),
         title: format!(
             "Delete the fragment {} of {}",

@@ -37,6 +37,7 @@ impl Credential for KeyRow {
         delete_goes: "It leaves the list for good; the audit log keeps what was done with it.",
         deleted: Notice::KeyDeleted,
         live_deletable: false,
+        delivers: true,
     };
 
     fn page(layout: Layout, list: Listing<KeyRow>) -> KeysPage {

@@ -4,7 +4,7 @@
 //! confirmation. The writes are `ops::members`'s.
 
 use super::captures::InvitationNumber;
-use super::confirm::Confirm;
+use super::confirm::{self, Confirm};
 use super::context::{Answer, PageContext};
 use super::inputs::{Checked, Failed, Input, InputKind};
 use super::notice::Notice;
@@ -124,6 +124,7 @@ pub fn confirm_remove(ctx: &mut PageContext) -> Answer {
         ),
     };
     let page = Confirm {
+        traffic: confirm::traffic(ctx, None)?,
         layout: ctx.layout(),
         title: format!(
             "Remove {} ({}) from {}",
@@ -158,6 +159,7 @@ pub fn confirm_revoke_invitation(ctx: &mut PageContext) -> Answer {
         .find(|i| i.id == id)
         .ok_or(ApiError::NotFound)?;
     let page = Confirm {
+        traffic: confirm::traffic(ctx, None)?,
         layout: ctx.layout(),
         title: format!(
             "Revoke the invitation of {} ({}) to {}",

@@ -190,6 +190,7 @@ pub static PAGES: &[Page] = &[
     member(PostInPlace, "/sites/{domain}/rules", rules::add),
     viewer(Get, "/sites/{domain}/rules/{route}", rules::show),
     member(PostInPlace, "/sites/{domain}/rules/{route}", rules::edit),
+    member(Get, "/sites/{domain}/rules/{route}/delete", rules::confirm_delete),
     member(Post, "/sites/{domain}/rules/{route}/delete", rules::delete),
     // The audit log, as a page and as CSV.
     viewer(Get, "/audit", audit::page),

@@ -1,7 +1,9 @@
 //! A site's routing rules, for every member: added on the site's page, each one's page to
-//! change it, and its removal. Each value is checked as `/v1` checks a `RouteWrite`, and the
+//! change it, and its removal after a confirmation page that says where its pages go instead
+//! (`ops::why::rule_deletion`). Each value is checked as `/v1` checks a `RouteWrite`, and the
 //! writes are `ops::routes`'s.
 
+use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
 use super::inputs::{self, Failed, Inputs};
 use super::notice::Notice;
@@ -9,11 +11,14 @@ use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
 use super::site_forms::RuleForm;
 use super::sites::{self, site_path};
+use crate::db::fragments::FragmentRow;
+use crate::db::routes::RouteRow;
 use crate::domain::DomainName;
 use crate::error::ApiError;
 use crate::http::Response;
 use crate::ids::RouteId;
 use crate::ops;
+use crate::ops::why::Instead;
 use askama::Template;
 
 #[derive(Template)]
@@ -96,6 +101,77 @@ fn edit_rule(ctx: &mut PageContext, domain: &DomainName, id: &RouteId) -> Result
     let route = RuleForm::validate(&ctx.form)?;
     ops::routes::update_route(ctx.db, &ctx.caller, domain, id, &route)?;
     Ok(pages::redirect_with(&site_path(domain), Notice::RuleSaved))
+}
+
+/// What a rule's confirmation says of its traffic: the report counts requests by site,
+/// fragment, card and key, not by the rule that resolved them.
+const NOT_COUNTED_BY_RULE: &str =
+    "The report counts requests by site and fragment, not by rule: the site's and its fragments' numbers are on Reports.";
+
+/// `GET /sites/{domain}/rules/{route}/delete`: the rule, where its pages will go instead, and
+/// the button that deletes it (`ops::why::rule_deletion`).
+pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
+    let domain: DomainName = ctx.captures.get()?;
+    let id: RouteId = ctx.captures.get()?;
+    let deletion = ops::why::rule_deletion(ctx.db, &ctx.caller, &domain, &id)?;
+    let (rule, fragments) = (&deletion.rule, &deletion.fragments);
+    let page = Confirm {
+        traffic: NOT_COUNTED_BY_RULE.into(),
+        layout: ctx.layout(),
+        title: format!(
+            "Delete the {} rule {} of {domain}",
+            rule.match_mode.as_str(),
+            rule.path
+        ),
+        goes: vec![where_pages_go(rule, &deletion.instead, fragments)],
+        action: format!("/sites/{domain}/rules/{id}/delete"),
+        button: "Delete the rule",
+        back: format!("/sites/{domain}/rules/{id}"),
+    };
+    Ok(pages::html(200, &page))
+}
+
+/// The sentence of where `rule`'s pages go once it is deleted.
+fn where_pages_go(rule: &RouteRow, instead: &Instead, fragments: &[FragmentRow]) -> String {
+    let pages = match rule.match_mode {
+        crate::domain::MatchMode::Exact => format!("The page {}", rule.path),
+        crate::domain::MatchMode::Prefix => format!("The pages under {}", rule.path),
+    };
+    let fragment = |id: &str, active: bool| {
+        let label = fragments
+            .iter()
+            .find(|f| f.id.as_str() == id)
+            .map_or(id.to_string(), sites::fragment_label);
+        let paused = if active {
+            ""
+        } else {
+            ", which is paused: no card"
+        };
+        format!("the fragment {label}{paused}")
+    };
+    match instead {
+        Instead::Rule {
+            path,
+            exact,
+            fragment_id,
+            active,
+        } => {
+            let mode = if *exact { "exact" } else { "prefix" };
+            let to = fragment(fragment_id, *active);
+            format!("{pages} will go to the {mode} rule {path} instead: {to}.")
+        }
+        Instead::SiteDefault {
+            fragment_id,
+            active,
+        } => {
+            let to = fragment(fragment_id, *active);
+            format!("{pages} will go to the site default instead: {to}.")
+        }
+        Instead::Nothing => format!(
+            "{pages} will go to no fragment: no other rule matches and the site has no default, \
+             so /fragment serves only the fragment a request names (fragment_id)."
+        ),
+    }
 }
 
 /// `POST /sites/{domain}/rules/{route}/delete`.

@@ -4,7 +4,7 @@
 //! a confirmation page that names what goes with it (`ops::sites::site_deletion`). Every write
 //! goes through `ops` with `/v1`'s rules and messages; a refusal is shown next to its field.
 
-use super::confirm::Confirm;
+use super::confirm::{self, Confirm};
 use super::context::{Answer, PageContext};
 use super::inputs::{self, Failed, Inputs};
 use super::notice::Notice;
@@ -20,6 +20,7 @@ use crate::delivery::page::Page;
 use crate::domain::DomainName;
 use crate::http::Response;
 use crate::ops;
+use crate::ops::reports::Touched;
 use crate::ops::site_map::{MappedFragment, SiteMap};
 use crate::ops::sites::{SiteWrite, WhatGoes};
 use crate::ops::Caller;
@@ -373,6 +374,7 @@ pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
     let goes = ops::sites::site_deletion(ctx.db, &ctx.caller, &domain)?;
     let page = Confirm {
+        traffic: confirm::traffic(ctx, Some(Touched::Site(domain.as_str())))?,
         layout: ctx.layout(),
         title: format!("Delete the site {domain}"),
         goes: what_goes(&goes),

@@ -39,6 +39,7 @@ impl Credential for TokenRow {
                       keeps what it did.",
         deleted: Notice::TokenDeleted,
         live_deletable: true,
+        delivers: false,
     };
 
     fn page(layout: Layout, list: Listing<TokenRow>) -> TokensPage {

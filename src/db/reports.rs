@@ -65,7 +65,7 @@ impl Window {
     /// hour (the days hold no hours).
     fn params(self, org_id: &str, by: Option<Dimension>) -> Params<'_> {
         let (days_since, days_until) = match by {
-            Some(Dimension::Hour) => (self.until, self.until),
+            Some(Dimension::Hour | Dimension::Key) => (self.until, self.until),
             _ => self.whole_days(),
         };
         Params {
@@ -97,6 +97,9 @@ pub enum Dimension {
     /// The resolved fragment, else the requested one.
     Fragment,
     Card,
+    /// The delivery key (the days hold none: a window by key is read from the hours and
+    /// minutes only).
+    Key,
     /// The agent marker, or `none`.
     Agent,
     /// The UTC hour a bucket starts in.
@@ -327,6 +330,9 @@ fn labels_sql(by: Option<Dimension>) -> &'static str {
             "(SELECT NULL::text, c.name FROM cards c
                WHERE c.id = g.name AND (c.org_id = $1 OR c.org_id IS NULL))"
         }
+        Some(Dimension::Key) => {
+            "(SELECT NULL::text, k.name FROM delivery_keys k WHERE k.id = g.name AND k.org_id = $1)"
+        }
         None | Some(Dimension::Agent | Dimension::Hour | Dimension::Day) => {
             "(SELECT NULL::text, NULL::text)"
         }
@@ -354,7 +360,9 @@ fn request_count(row: &Row, by: Option<Dimension>) -> Result<RequestCount, postg
     let key = match by {
         None => GroupKey::Total,
         Some(Dimension::Agent) => GroupKey::Name(group_name(row)?),
-        Some(Dimension::Site | Dimension::Fragment | Dimension::Card) => item_key(row)?,
+        Some(Dimension::Site | Dimension::Fragment | Dimension::Card | Dimension::Key) => {
+            item_key(row)?
+        }
         Some(Dimension::Hour | Dimension::Day) => GroupKey::Start(row.try_get("start")?),
     };
     let reason: Reason = row.try_get("reason")?;
@@ -380,7 +388,9 @@ impl Days {
     fn of(by: Option<Dimension>) -> Days {
         match by {
             Some(Dimension::Site | Dimension::Fragment | Dimension::Card) => Days::Keyed,
-            None | Some(Dimension::Agent | Dimension::Hour | Dimension::Day) => Days::Totals,
+            None | Some(Dimension::Agent | Dimension::Hour | Dimension::Day | Dimension::Key) => {
+                Days::Totals
+            }
         }
     }
 
@@ -411,6 +421,9 @@ fn key_sql(by: Option<Dimension>, table: Table) -> (&'static str, &'static str) 
             NO_START,
         ),
         Some(Dimension::Card) => ("card_id", NO_START),
+        // Never read: a window by key reads no day (`Window::params`).
+        Some(Dimension::Key) if table == Table::Days => ("''", NO_START),
+        Some(Dimension::Key) => ("key_id", NO_START),
         Some(Dimension::Agent) => ("agent", NO_START),
         Some(Dimension::Hour) => (
             "''",

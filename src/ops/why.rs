@@ -1,16 +1,26 @@
 //! "Why this card?" for the console: the question of its form read as `/fragment` reads its
 //! query (`Params::parse`), answered by `delivery::diagnosis` on the organisation's part of
 //! the snapshot this instance serves from now, with the organisation's cards that never
-//! reached the pick and why (their status, or no eligibility on the fragment).
+//! reached the pick and why (their status, or no eligibility on the fragment). Also where a
+//! rule's pages would go once it is deleted, by the same resolution.
 
+use super::sites::site;
 use super::Caller;
+use crate::db;
 use crate::db::cards::CardRow;
+use crate::db::fragments::FragmentRow;
+use crate::db::routes::RouteRow;
+use crate::db::snapshot::{self as rows, Rows, Versions};
 use crate::delivery::cache::FragmentCache;
-use crate::delivery::diagnosis::{diagnose, Diagnosis, Refused};
+use crate::delivery::diagnosis::{diagnose, resolution, Diagnosis, Refused, Step};
+use crate::delivery::page::Page;
 use crate::delivery::params::Params;
 use crate::delivery::snapshot::Snapshot;
-use crate::domain::CardStatus;
+use crate::domain::{CardStatus, DomainName, FragmentStatus, MatchMode};
 use crate::error::ApiError;
+use crate::ids::RouteId;
+use postgres::GenericClient;
+use std::collections::HashMap;
 use std::collections::HashSet;
 use std::sync::Arc;
 use url::form_urlencoded;
@@ -115,4 +125,115 @@ pub fn left_out<'c>(cards: &'c [CardRow], diagnosis: &Diagnosis) -> Vec<(&'c Car
             (card, why)
         })
         .collect()
+}
+
+/// Where the pages of a rule would go once it is deleted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Instead {
+    /// Another rule of the site: its canonical path, match mode and fragment id.
+    Rule {
+        path: String,
+        exact: bool,
+        fragment_id: String,
+        active: bool,
+    },
+    /// No other rule: the site default (its fragment id).
+    SiteDefault { fragment_id: String, active: bool },
+    /// No other rule and no default.
+    Nothing,
+}
+
+/// A rule's deletion as its confirmation shows it: the rule, where its pages would go
+/// instead, and the site's fragments (to name them).
+pub struct RuleDeletion {
+    pub rule: RouteRow,
+    pub instead: Instead,
+    pub fragments: Vec<FragmentRow>,
+}
+
+/// The deletion of the rule `id` of the caller's site `domain`: where its pages would go without
+/// it, by `/fragment`'s own resolution (`diagnosis::resolution`) on the site as it is now (its
+/// default, fragments and rules), the rule left out. An exact rule's page is its path; a prefix
+/// rule's pages are those below its path that no longer rule takes, which never meet the exact
+/// rule of the same path: that one is left out too.
+pub fn rule_deletion(
+    db: &mut impl GenericClient,
+    caller: &Caller,
+    domain: &DomainName,
+    id: &RouteId,
+) -> Result<RuleDeletion, ApiError> {
+    let site = site(db, caller, domain)?;
+    let routes = db::routes::list_routes(db, site.id)?;
+    let fragments = db::fragments::list_fragments(db, site.id)?;
+    let rule = (routes.iter())
+        .find(|route| &route.id == id)
+        .cloned()
+        .ok_or(ApiError::NotFound)?;
+    let exact = rule.match_mode == MatchMode::Exact;
+    let left_out = |other: &RouteRow| {
+        other.path == rule.path && (!exact || other.match_mode == MatchMode::Exact)
+    };
+    let org_id = caller.org.id.as_str();
+    let rows = Rows {
+        org_ids: vec![org_id.to_string()],
+        keys: Vec::new(),
+        sites: vec![rows::SiteRow {
+            id: site.id.0,
+            org_id: org_id.to_string(),
+            domain: site.domain.clone(),
+            default_fragment_id: site.default_fragment_id.as_ref().map(ToString::to_string),
+        }],
+        fragments: (fragments.iter())
+            .map(|fragment| rows::FragmentRow {
+                id: fragment.id.to_string(),
+                site_id: site.id.0,
+                active: fragment.status == FragmentStatus::Active,
+            })
+            .collect(),
+        routes: (routes.iter())
+            .filter(|other| !left_out(other))
+            .map(|other| rows::RouteRow {
+                site_id: site.id.0,
+                path: other.path.clone(),
+                exact: other.match_mode == MatchMode::Exact,
+                fragment_id: other.fragment_id.to_string(),
+            })
+            .collect(),
+        cards: Vec::new(),
+        eligibility: Vec::new(),
+    };
+    let versions = Versions {
+        orgs: HashMap::new(),
+        platform: 0,
+    };
+    let snapshot = Snapshot::build(rows, &versions);
+    let org = snapshot
+        .org(org_id)
+        .ok_or_else(|| ApiError::internal("the organisation has no rows"))?;
+    let page = Page {
+        host: site.domain.clone(),
+        path: Some(rule.path.clone()),
+    };
+    let instead = match resolution(org, &page).1 {
+        Step::Rule {
+            path,
+            exact,
+            fragment,
+        } => Instead::Rule {
+            path,
+            exact,
+            fragment_id: fragment.id.to_string(),
+            active: fragment.active,
+        },
+        Step::SiteDefault(fragment) => Instead::SiteDefault {
+            fragment_id: fragment.id.to_string(),
+            active: fragment.active,
+        },
+        Step::Nothing | Step::NotASite => Instead::Nothing,
+    };
+    Ok(RuleDeletion {
+        rule,
+        instead,
+        fragments,
+    })
 }

@@ -303,8 +303,10 @@ fn eligibility_is_chosen_among_the_organisation_fragments() {
     let page = desk.member.get(&format!("/cards/{id}/eligibility"));
     assert_eq!(page.status, 200);
     let text = page.text();
-    assert!(text.contains(">elig.example /world</label>"), "{text}");
-    assert!(text.contains(">elig.example Sidebar</label>"), "{text}");
+    // Grouped by site: each fragment by its reference and name, or its name alone.
+    assert!(text.contains("<legend>elig.example</legend>"), "{text}");
+    assert!(text.contains(">/world (A fragment)</label>"), "{text}");
+    assert!(text.contains(">Sidebar</label>"), "{text}");
     assert!(text.contains("every fragment of the organisation"));
     assert_labelled(&text, "eligibility");
     let world = fragment_id(&desk, "/world");
@@ -322,7 +324,10 @@ fn eligibility_is_chosen_among_the_organisation_fragments() {
         json!([{"domain": "elig.example", "ref": "/world", "fragment_id": world}])
     );
     let page = desk.member.get(&format!("/cards/{id}/eligibility")).text();
-    assert!(page.contains("<li>elig.example /world</li>"), "{page}");
+    assert!(
+        page.contains("<li>elig.example /world (A fragment)</li>"),
+        "{page}"
+    );
     // A fragment of another organisation, or no fragment id at all: refused, list unchanged.
     let foreign = desk.server.tenant();
     assert_eq!(

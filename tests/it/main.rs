@@ -54,6 +54,9 @@
 //!   visitor not signed in, a viewer on members' and owners' pages and on every read, a member
 //!   on owners' pages, an owner on every read, someone of another organisation), NUL and invalid UTF-8 in forms and queries, the audit of a password
 //!   change.
+//! - `console_acting`: acting where one reads: a fragment's own page (pause, activate, edit,
+//!   delete), a rule's deletion confirmed with where its pages go, the last 24 hours' requests
+//!   on every confirmation, eligibility grouped by site with a filter.
 //! - `console_forms`: a refusal answered in place: a NUL or invalid UTF-8 in a value, a long
 //!   refused value cut in its message, each on the same form with nothing written.
 //! - `console_factors`: second factors: an authenticator app (codes computed from the secret on
@@ -108,6 +111,7 @@ mod cards;
 mod client;
 mod console;
 mod console_access;
+mod console_acting;
 mod console_admin;
 mod console_cards;
 mod console_factors;

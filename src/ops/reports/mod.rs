@@ -13,11 +13,13 @@
 pub mod csv;
 mod glance;
 pub mod live;
+mod touched;
 mod view;
 mod window;
 
 pub use crate::db::reports::snapshot;
 pub use glance::{card_week, glance, series, CardPage, CardWeek, Glance};
+pub use touched::{last_day, Touched};
 pub use view::{view, View};
 pub use window::{parse_time, Bounds, ConsoleWindow, TimeArg};
 
