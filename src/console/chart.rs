@@ -6,6 +6,7 @@
 //! as many hours or days on the horizontal one as fit, a key, and each point's numbers in its
 //! `<title>` (shown on hover) and beside it while it has the focus (CSS, no script).
 
+use super::pages::counted;
 use crate::ops::reports::{By, Counts};
 use jiff::Timestamp;
 
@@ -44,8 +45,11 @@ impl Bucket {
     /// What its point says on hover and focus.
     pub fn value(&self) -> String {
         format!(
-            "{}: {} requests, {} served ({} fill)",
-            self.label, self.requests, self.served, self.fill
+            "{}: {}, {} served ({} fill)",
+            self.label,
+            counted(self.requests, "request"),
+            self.served,
+            self.fill
         )
     }
 }
@@ -255,10 +259,11 @@ fn describe(buckets: &[Bucket], word: &str) -> String {
     let served: i64 = buckets.iter().map(|b| b.served).sum();
     let busiest = buckets.iter().max_by_key(|b| b.requests);
     let mut desc = format!(
-        "{} {word}s (UTC) from {} to {}: {requests} requests, {served} served.",
-        buckets.len(),
+        "{} (UTC) from {} to {}: {}, {served} served.",
+        counted(buckets.len(), word),
         buckets.first().map_or("", |b| &b.label),
         buckets.last().map_or("", |b| &b.label),
+        counted(requests, "request"),
     );
     if let Some(busiest) = busiest.filter(|b| b.requests > 0) {
         let most = format!(

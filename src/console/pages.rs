@@ -262,6 +262,12 @@ pub fn refusal(refusal: &PageRefusal, visit: Option<&Visit>) -> Response {
              minute: nothing was done. Wait a minute, then try again."
                 .into(),
         ),
+        PageRefusal::Api(ApiError::NotFound) => (
+            404,
+            "There is no such page, or it is not open to you: check the address, or start again \
+             from the console."
+                .into(),
+        ),
         PageRefusal::Api(error) => (error.status(), error.message()),
         PageRefusal::BadRequest(message) => (400, message.to_string()),
         PageRefusal::Forbidden(message) => (403, message.to_string()),
@@ -354,6 +360,14 @@ pub fn redirect_about(location: &str, notice: Notice, about: &str) -> Response {
     ))
 }
 
+/// A count and its noun, the noun singular for one (`1 request`, `0 requests`, `2 requests`):
+/// every count the console writes in a sentence.
+pub fn counted(n: impl std::fmt::Display, noun: &str) -> String {
+    let n = n.to_string();
+    let plural = if n == "1" { "" } else { "s" };
+    format!("{n} {noun}{plural}")
+}
+
 /// A moment as a person reads it, `27 Nov 2026, 20:41 UTC`: every time a page shows, through
 /// `time.html`, which keeps its exact value in `<time datetime>`. A text that is not a moment
 /// is shown as it is.
@@ -401,5 +415,24 @@ pub fn html(status: u16, page: &impl Template) -> Response {
                 .header("Content-Type", "text/plain; charset=utf-8")
                 .body(b"internal error\n".to_vec())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_count_of_one_takes_the_singular() {
+        let cases = [
+            (0, "0 requests"),
+            (1, "1 request"),
+            (2, "2 requests"),
+            (11, "11 requests"),
+        ];
+        for (n, said) in cases {
+            assert_eq!(counted(n, "request"), said);
+        }
+        assert_eq!(counted(1_usize, "day"), "1 day");
     }
 }

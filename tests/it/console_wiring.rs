@@ -213,6 +213,11 @@ fn a_sign_in_returns_only_to_a_path_of_the_console() {
         ("/\\evil.example", "/"),
         ("/x?y=https://evil.example", "/"),
         ("javascript:alert(1)", "/"),
+        ("%2F%2Fevil.example", "/"),
+        ("/%2F%2Fevil.example", "/"),
+        ("/%5Cevil.example", "/"),
+        ("///evil.example", "/"),
+        ("/\tevil.example", "/"),
         ("", "/"),
     ] {
         let mut browser = Browser::new();
@@ -235,6 +240,32 @@ fn a_sign_in_returns_only_to_a_path_of_the_console() {
         let again = browser.get(&format!("/sign-in?next={}", urlencode(next)));
         assert_eq!(again.header("Location"), Some(location), "{next}");
     }
+}
+
+#[test]
+fn a_page_asked_for_before_signing_in_is_where_the_sign_in_returns() {
+    let email = person(None, Role::Member);
+    let mut browser = Browser::new();
+    for (asked, sign_in) in [
+        ("/sessions", "/sign-in?next=/sessions"),
+        ("/", "/sign-in"),
+        // A path the sign-in would not return to is not carried.
+        ("//evil.example/", "/sign-in"),
+        ("/%2F%2Fevil.example", "/sign-in"),
+    ] {
+        let resp = browser.get(asked);
+        assert_eq!(resp.status, 303, "{asked}");
+        assert_eq!(resp.header("Location"), Some(sign_in), "{asked}");
+    }
+    let form = browser.get("/sign-in?next=/sessions").text();
+    assert!(form.contains("name=\"next\""), "{form}");
+    let resp = browser.post(
+        "/sign-in",
+        &[("email", &email), ("password", PASSWORD), ("next", "/sessions")],
+    );
+    assert_eq!(resp.header("Location"), Some("/sessions"));
+    browser.cookie = crate::console_fixtures::session_cookie(&resp);
+    assert_eq!(browser.get("/sessions").status, 200);
 }
 
 fn urlencode(text: &str) -> String {
