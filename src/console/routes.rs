@@ -119,6 +119,8 @@ pub static PAGES: &[Page] = &[
     viewer(Post, "/sessions/end-others", account::end_others),
     viewer(Get, "/password", account::password_form),
     viewer(Post, "/password", account::change_password).in_place(),
+    viewer(Get, "/time-zone", account::time_zone_form),
+    viewer(Post, "/time-zone", account::set_time_zone),
     viewer(Post, "/org", account::choose_org),
     viewer(Get, "/members", members::list),
     owner(Post, "/members/invite", members::invite).in_place(),
