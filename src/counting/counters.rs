@@ -8,8 +8,8 @@
 
 use crate::agents::Marker;
 use crate::db::counting::{
-    CardPageCount, Flush, PageCount, PageReasonCount, RequestCount, Sample, UnmatchedAgentCount, OTHER_PAGES,
-    OTHER_USER_AGENTS, SAMPLES_KEPT,
+    CardPageCount, Flush, PageCount, PageReasonCount, RequestCount, Sample, UnmatchedAgentCount,
+    OTHER_PAGES, OTHER_USER_AGENTS, SAMPLES_KEPT,
 };
 use crate::domain::{Ending, Format, Lang, Purpose, Reason, Refused};
 use hashbrown::{Equivalent, HashMap};
@@ -376,9 +376,8 @@ impl Counts {
 }
 
 fn add_entry(entries: &mut Vec<PageEntry>, of: PageOf, n: u64) {
-    let entry = (entries.iter_mut()).find(|e| {
-        (e.purpose, &*e.card_id, e.unserved) == (of.purpose, of.card_id, of.unserved)
-    });
+    let entry = (entries.iter_mut())
+        .find(|e| (e.purpose, &*e.card_id, e.unserved) == (of.purpose, of.card_id, of.unserved));
     match entry {
         Some(entry) => entry.requests += n,
         None => entries.push(PageEntry {

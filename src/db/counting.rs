@@ -393,10 +393,7 @@ fn add_card_pages(tx: &mut Transaction, rows: &[CardPageCount]) -> Result<(), po
     Ok(())
 }
 
-fn add_page_reasons(
-    tx: &mut Transaction,
-    rows: &[PageReasonCount],
-) -> Result<(), postgres::Error> {
+fn add_page_reasons(tx: &mut Transaction, rows: &[PageReasonCount]) -> Result<(), postgres::Error> {
     let hours: Vec<SystemTime> = rows.iter().map(|r| r.hour).collect();
     let orgs: Vec<&str> = rows.iter().map(|r| r.org_id.as_str()).collect();
     let pages: Vec<&str> = rows.iter().map(|r| r.page.as_str()).collect();
@@ -751,7 +748,10 @@ pub fn roll_up(db: &mut Client, retention: Retention) -> Result<bool, postgres::
     }
     tx.execute("DELETE FROM report_pages WHERE hour < $1", &[&cutoff])?;
     tx.execute("DELETE FROM report_card_pages WHERE hour < $1", &[&cutoff])?;
-    tx.execute("DELETE FROM report_page_reasons WHERE hour < $1", &[&cutoff])?;
+    tx.execute(
+        "DELETE FROM report_page_reasons WHERE hour < $1",
+        &[&cutoff],
+    )?;
     tx.execute(
         "DELETE FROM report_unmatched_agents WHERE day < ($1::timestamptz AT TIME ZONE 'UTC')::date",
         &[&cutoff],

@@ -396,12 +396,18 @@ fn a_person_reads_times_in_the_time_zone_they_chose_and_the_reports_stay_in_utc(
     }
     let reports = times_of(&member.get("/reports").text());
     assert!(!reports.is_empty());
-    assert!(reports.iter().all(|(_, shown)| shown.ends_with(" UTC")), "{reports:?}");
+    assert!(
+        reports.iter().all(|(_, shown)| shown.ends_with(" UTC")),
+        "{reports:?}"
+    );
     // Empty: UTC again.
     assert_eq!(member.write("/time-zone", &[("time_zone", "")]).status, 303);
     assert_eq!(time_zone_of(&email), None);
     let sessions = times_of(&member.get("/sessions").text());
-    assert!(sessions.iter().all(|(_, shown)| in_words(shown)), "{sessions:?}");
+    assert!(
+        sessions.iter().all(|(_, shown)| in_words(shown)),
+        "{sessions:?}"
+    );
 }
 
 #[test]

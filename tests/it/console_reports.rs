@@ -5,10 +5,10 @@
 //! and another organisation's numbers never shown.
 
 use crate::console_fixtures::{person, Browser};
+use crate::console_wiring::parse_csv;
 use crate::fixtures::{admin_output, CardSpec, World};
 use crate::harness::{self, Resp};
 use agentcard::domain::Role;
-use crate::console_wiring::parse_csv;
 use agentcard::ops::reports::{ConsoleWindow, NOT_YET_WRITTEN};
 use jiff::Timestamp;
 use serde_json::Value;
@@ -884,7 +884,9 @@ fn every_csv_has_every_count_of_every_line() {
 fn counts_of(header: &[String], line: &[String]) -> Vec<(String, String)> {
     let first = header.iter().position(|c| c == "requests").unwrap();
     let cells = header.iter().zip(line).skip(first);
-    cells.map(|(name, cell)| (name.clone(), cell.clone())).collect()
+    cells
+        .map(|(name, cell)| (name.clone(), cell.clone()))
+        .collect()
 }
 
 #[test]
@@ -893,7 +895,8 @@ fn the_csv_by_page_counts_refused_and_no_fill_reasons_per_page_adding_up_to_the_
     let s = scene();
     let refused = format!("{}&format=nope", page("home"));
     for _ in 0..REFUSED {
-        let resp = s.w.fetch_with(&s.home, &refused, &[("User-Agent", "GPTBot/1.1")]);
+        let resp =
+            s.w.fetch_with(&s.home, &refused, &[("User-Agent", "GPTBot/1.1")]);
         assert_eq!(resp.status, 400, "{}", resp.text());
     }
     let all = SERVED + PAUSED + REFUSED;
@@ -924,11 +927,20 @@ fn the_csv_by_page_counts_refused_and_no_fill_reasons_per_page_adding_up_to_the_
     }
     let cell = |page: &str, name: &str| {
         let line = (pages[1..].iter()).find(|line| line[0].ends_with(page));
-        let line = counts_of(&pages[0], line.unwrap_or_else(|| panic!("{page}: {pages:?}")));
+        let line = counts_of(
+            &pages[0],
+            line.unwrap_or_else(|| panic!("{page}: {pages:?}")),
+        );
         (line.into_iter()).find(|(n, _)| n == name).unwrap().1
     };
-    assert_eq!(cell("/off", "no_fill_reasons.fragment_paused"), PAUSED.to_string());
+    assert_eq!(
+        cell("/off", "no_fill_reasons.fragment_paused"),
+        PAUSED.to_string()
+    );
     assert_eq!(cell("/off", "refused"), "0");
     assert_eq!(cell("/home", "refused"), REFUSED.to_string());
-    assert_eq!(cell("/home", "refused_reasons.format_invalid"), REFUSED.to_string());
+    assert_eq!(
+        cell("/home", "refused_reasons.format_invalid"),
+        REFUSED.to_string()
+    );
 }

@@ -261,7 +261,11 @@ fn a_page_asked_for_before_signing_in_is_where_the_sign_in_returns() {
     assert!(form.contains("name=\"next\""), "{form}");
     let resp = browser.post(
         "/sign-in",
-        &[("email", &email), ("password", PASSWORD), ("next", "/sessions")],
+        &[
+            ("email", &email),
+            ("password", PASSWORD),
+            ("next", "/sessions"),
+        ],
     );
     assert_eq!(resp.header("Location"), Some("/sessions"));
     browser.cookie = crate::console_fixtures::session_cookie(&resp);

@@ -278,7 +278,11 @@ impl Counts {
                     add(self.refused_reasons.get_or_insert_default(), refused, n);
                 }
             }
-            Outcome::NoFill => add(self.no_fill_reasons.get_or_insert_default(), reason.ending, n),
+            Outcome::NoFill => add(
+                self.no_fill_reasons.get_or_insert_default(),
+                reason.ending,
+                n,
+            ),
         }
     }
 
