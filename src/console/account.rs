@@ -89,7 +89,7 @@ pub fn set_time_zone(ctx: &mut PageContext) -> Answer {
     let Some(zone) = page.zone.parse(&ctx.form, time_zone_named) else {
         return Ok(pages::html(422, &page));
     };
-    people::set_time_zone(ctx.db, &ctx.visit.session.person, zone.as_deref())?;
+    members::set_time_zone(ctx.db, &ctx.visit.session.person, zone.as_deref())?;
     Ok(pages::redirect_with("/time-zone", Notice::TimeZoneSaved))
 }
 

@@ -6,7 +6,6 @@
 //! as many hours or days on the horizontal one as fit, a key, and each point's numbers in its
 //! `<title>` (shown on hover) and beside it while it has the focus (CSS, no script).
 
-use super::pages::counted;
 use crate::ops::reports::{By, Counts};
 use jiff::Timestamp;
 
@@ -39,6 +38,14 @@ pub struct Bucket {
     pub x: String,
     pub y_requests: String,
     pub y_served: String,
+}
+
+/// A count and its noun, the noun singular for one (`1 request`, `0 requests`, `2 requests`):
+/// every count the console writes in a sentence.
+pub fn counted(n: impl std::fmt::Display, noun: &str) -> String {
+    let n = n.to_string();
+    let plural = if n == "1" { "" } else { "s" };
+    format!("{n} {noun}{plural}")
 }
 
 impl Bucket {
@@ -315,6 +322,20 @@ pub struct WeekPage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_of_one_takes_the_singular() {
+        let cases = [
+            (0, "0 requests"),
+            (1, "1 request"),
+            (2, "2 requests"),
+            (11, "11 requests"),
+        ];
+        for (n, said) in cases {
+            assert_eq!(counted(n, "request"), said);
+        }
+        assert_eq!(counted(1_usize, "day"), "1 day");
+    }
 
     #[test]
     fn the_vertical_axis_steps_by_round_values_to_a_top_at_or_above_the_most() {

@@ -388,14 +388,6 @@ pub fn redirect_about(location: &str, notice: Notice, about: &str) -> Response {
     ))
 }
 
-/// A count and its noun, the noun singular for one (`1 request`, `0 requests`, `2 requests`):
-/// every count the console writes in a sentence.
-pub fn counted(n: impl std::fmt::Display, noun: &str) -> String {
-    let n = n.to_string();
-    let plural = if n == "1" { "" } else { "s" };
-    format!("{n} {noun}{plural}")
-}
-
 /// A moment as a person reads it in `zone`, `27 Nov 2026, 20:41 UTC` (`21:41 CET` in
 /// Europe/Paris): every time a page shows, through `time.html` ([`Layout::when`]), which keeps
 /// its exact value in `<time datetime>`. A text that is not a moment is shown as it is.
@@ -456,24 +448,5 @@ pub fn html(status: u16, page: &impl Template) -> Response {
                 .header("Content-Type", "text/plain; charset=utf-8")
                 .body(b"internal error\n".to_vec())
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_count_of_one_takes_the_singular() {
-        let cases = [
-            (0, "0 requests"),
-            (1, "1 request"),
-            (2, "2 requests"),
-            (11, "11 requests"),
-        ];
-        for (n, said) in cases {
-            assert_eq!(counted(n, "request"), said);
-        }
-        assert_eq!(counted(1_usize, "day"), "1 day");
     }
 }
