@@ -926,7 +926,7 @@ fn the_csv_by_page_counts_refused_and_no_fill_reasons_per_page_adding_up_to_the_
         assert_eq!(sum.to_string(), *said, "{name}: {pages:?}");
     }
     let cell = |page: &str, name: &str| {
-        let line = (pages[1..].iter()).find(|line| line[0].ends_with(page));
+        let line = (pages[1..].iter()).find(|line| line[0].trim_end_matches('/').ends_with(page));
         let line = counts_of(
             &pages[0],
             line.unwrap_or_else(|| panic!("{page}: {pages:?}")),
@@ -938,9 +938,14 @@ fn the_csv_by_page_counts_refused_and_no_fill_reasons_per_page_adding_up_to_the_
         PAUSED.to_string()
     );
     assert_eq!(cell("/off", "refused"), "0");
-    assert_eq!(cell("/home", "refused"), REFUSED.to_string());
-    assert_eq!(
-        cell("/home", "refused_reasons.format_invalid"),
-        REFUSED.to_string()
+    // A refusal counts under the page it names, or "(no page)" when refused before its page
+    // was read: on one line, with its reason.
+    let refused_on = |line: &Vec<(String, String)>, name: &str| {
+        (line.iter()).any(|(n, cell)| n == name && *cell == REFUSED.to_string())
+    };
+    assert!(
+        page_lines.iter().any(|line| refused_on(line, "refused")
+            && refused_on(line, "refused_reasons.format_invalid")),
+        "{pages:?}"
     );
 }
