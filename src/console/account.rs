@@ -1,14 +1,14 @@
 //! A signed-in person's own pages: home, their sessions ("sign out the others"), their
-//! password, and the organisation they look at.
+//! password, the time zone they read times in, and the organisation they look at.
 
 use super::context::{Answer, PersonContext};
 use super::inputs::Input;
 use super::notice::Notice;
-use super::pages::{self, Home, PasswordPage, SessionsPage};
+use super::pages::{self, Home, PasswordPage, SessionsPage, TimeZonePage};
 use super::reports;
 use super::session;
 use super::sign_in::{check_password, signed_in};
-use crate::domain::NewPassword;
+use crate::domain::{Invalid, NewPassword};
 use crate::error::ApiError;
 use crate::ids::OrgId;
 use crate::limits;
@@ -49,6 +49,47 @@ pub fn end_others(ctx: &mut PersonContext) -> Answer {
     let session = &ctx.visit.session;
     sessions::end_others(ctx.db, &session.person, session.id)?;
     Ok(pages::redirect_with("/sessions", Notice::OthersEnded))
+}
+
+pub fn time_zone_form(ctx: &mut PersonContext) -> Answer {
+    let chosen = ctx.visit.session.time_zone.clone().unwrap_or_default();
+    Ok(pages::html(200, &time_zone_page(ctx, chosen)))
+}
+
+fn time_zone_page(ctx: &PersonContext, chosen: String) -> TimeZonePage {
+    TimeZonePage {
+        layout: ctx.layout(),
+        now: jiff::Timestamp::now().to_string(),
+        zone: Input::line("time_zone", "Time zone", "text")
+            .hint("Its IANA name, such as Europe/Paris or America/New_York; empty: UTC.")
+            .value(chosen),
+    }
+}
+
+/// A time zone as a person names it: `None` (UTC) when empty.
+fn time_zone_named(sent: &str) -> Result<Option<String>, Invalid> {
+    let name = sent.trim();
+    if name.is_empty() {
+        return Ok(None);
+    }
+    match pages::time_zone(name) {
+        Some(_) => Ok(Some(name.to_string())),
+        None => Err(Invalid::new(
+            "time_zone",
+            "not a time zone's IANA name, such as Europe/Paris or America/New_York",
+        )),
+    }
+}
+
+/// `POST /time-zone`: the person's time zone for the times the console shows them; a name
+/// the time zone database does not know is refused next to the field, nothing stored.
+pub fn set_time_zone(ctx: &mut PersonContext) -> Answer {
+    let mut page = time_zone_page(ctx, String::new());
+    let Some(zone) = page.zone.parse(&ctx.form, time_zone_named) else {
+        return Ok(pages::html(422, &page));
+    };
+    members::set_time_zone(ctx.db, &ctx.visit.session.person, zone.as_deref())?;
+    Ok(pages::redirect_with("/time-zone", Notice::TimeZoneSaved))
 }
 
 pub fn password_form(ctx: &mut PersonContext) -> Answer {

@@ -32,6 +32,8 @@ pub struct Listed {
 /// The cards of one status.
 pub struct StatusGroup {
     pub heading: &'static str,
+    /// The table's caption: the cards of the status (`Draft cards`).
+    pub caption: &'static str,
     pub cards: Vec<Listed>,
 }
 
@@ -128,13 +130,14 @@ fn card_of_path(ctx: &mut PageContext) -> Result<(Caller, CardRow), PageRefusal>
 pub fn list(ctx: &mut PageContext) -> Answer {
     let cards = card_ops::list_cards(ctx.db, &ctx.caller)?;
     let groups = [
-        (CardStatus::Draft, "Drafts"),
-        (CardStatus::Active, "Active"),
-        (CardStatus::Archived, "Archived"),
+        (CardStatus::Draft, "Drafts", "Draft cards"),
+        (CardStatus::Active, "Active", "Active cards"),
+        (CardStatus::Archived, "Archived", "Archived cards"),
     ]
     .into_iter()
-    .map(|(status, heading)| StatusGroup {
+    .map(|(status, heading, caption)| StatusGroup {
         heading,
+        caption,
         cards: cards
             .iter()
             .filter(|card| card.status == status && !card.is_platform())

@@ -40,12 +40,23 @@ pub struct Bucket {
     pub y_served: String,
 }
 
+/// A count and its noun, the noun singular for one (`1 request`, `0 requests`, `2 requests`):
+/// every count the console writes in a sentence.
+pub fn counted(n: impl std::fmt::Display, noun: &str) -> String {
+    let n = n.to_string();
+    let plural = if n == "1" { "" } else { "s" };
+    format!("{n} {noun}{plural}")
+}
+
 impl Bucket {
     /// What its point says on hover and focus.
     pub fn value(&self) -> String {
         format!(
-            "{}: {} requests, {} served ({} fill)",
-            self.label, self.requests, self.served, self.fill
+            "{}: {}, {} served ({} fill)",
+            self.label,
+            counted(self.requests, "request"),
+            self.served,
+            self.fill
         )
     }
 }
@@ -255,10 +266,11 @@ fn describe(buckets: &[Bucket], word: &str) -> String {
     let served: i64 = buckets.iter().map(|b| b.served).sum();
     let busiest = buckets.iter().max_by_key(|b| b.requests);
     let mut desc = format!(
-        "{} {word}s (UTC) from {} to {}: {requests} requests, {served} served.",
-        buckets.len(),
+        "{} (UTC) from {} to {}: {}, {served} served.",
+        counted(buckets.len(), word),
         buckets.first().map_or("", |b| &b.label),
         buckets.last().map_or("", |b| &b.label),
+        counted(requests, "request"),
     );
     if let Some(busiest) = busiest.filter(|b| b.requests > 0) {
         let most = format!(
@@ -310,6 +322,20 @@ pub struct WeekPage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_of_one_takes_the_singular() {
+        let cases = [
+            (0, "0 requests"),
+            (1, "1 request"),
+            (2, "2 requests"),
+            (11, "11 requests"),
+        ];
+        for (n, said) in cases {
+            assert_eq!(counted(n, "request"), said);
+        }
+        assert_eq!(counted(1_usize, "day"), "1 day");
+    }
 
     #[test]
     fn the_vertical_axis_steps_by_round_values_to_a_top_at_or_above_the_most() {

@@ -141,7 +141,7 @@ fn open(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer
             None if writes => Err(PageRefusal::Forbidden(
                 "your session has ended: sign in again (nothing was changed)",
             )),
-            None => Ok(pages::redirect("/sign-in")),
+            None => Ok(sign_in::asking_for(ctx.request.path())),
         },
         Handler::File(asset) => Ok(pages::asset(asset)),
     }

@@ -83,6 +83,8 @@ notices! {
     AppRemoved = "app-removed", "Your authenticator app was removed.";
     SecondFactorRequired = "second-factor-required", "Your organisation requires a second factor: add one here to use the console.";
     SecuritySaved = "security-saved", "The organisation's security settings were saved.";
+    TimeZoneSaved = "time-zone-saved", "Your time zone was saved: the console shows times in it (the reports stay in UTC).";
+    SignedOut = "signed-out", "You are signed out. Sign in again to use the console.";
     PasswordSetSignIn = "password-set-sign-in", "Your password is set: sign in with it and your second factor.";
     PasskeyAdded = "passkey-added", "Your passkey was added: sign in with it alone, or after your password.";
     PasskeyRemoved = "passkey-removed", "The passkey was removed.";

@@ -13,6 +13,7 @@ use crate::ids::PersonId;
 use crate::ops::once::{Made, SHOWN_ALREADY};
 use crate::password::Caller;
 use askama::Template;
+use jiff::tz::TimeZone;
 
 const STYLESHEET: &str = include_str!("../../templates/console/console.css");
 const SCRIPT: &str = include_str!("../../templates/console/console.js");
@@ -60,14 +61,32 @@ pub struct Layout {
     pub notice: Option<Notice>,
     /// What the write was about, by name, where the page found it (`redirect_about`).
     pub about: Option<String>,
+    /// The time zone the page shows times in, the person's; `None`: UTC.
+    pub zone: Option<TimeZone>,
 }
 
 impl Layout {
     pub fn of(visit: Option<&Visit>, notice: Option<Notice>) -> Layout {
+        let zone = visit.and_then(|visit| visit.session.time_zone.as_deref());
         Layout {
             nav: visit.map(Nav::of),
             notice,
             about: None,
+            zone: zone.and_then(time_zone),
+        }
+    }
+
+    /// The same page, its times in UTC whatever the person chose: the reports', whose windows
+    /// and days are UTC's.
+    pub fn in_utc(self) -> Layout {
+        Layout { zone: None, ..self }
+    }
+
+    /// A moment in the page's time zone ([`when`]).
+    pub fn when(&self, at: &str) -> String {
+        match &self.zone {
+            Some(zone) => when(at, zone),
+            None => when(at, &TimeZone::UTC),
         }
     }
 
@@ -234,6 +253,15 @@ pub struct SessionsPage {
 }
 
 #[derive(Template)]
+#[template(path = "console/time_zone.html")]
+pub struct TimeZonePage {
+    pub layout: Layout,
+    /// The moment the page was made (RFC 3339), shown in the person's time zone.
+    pub now: String,
+    pub zone: Input,
+}
+
+#[derive(Template)]
 #[template(path = "console/password.html")]
 pub struct PasswordPage {
     pub layout: Layout,
@@ -260,6 +288,12 @@ pub fn refusal(refusal: &PageRefusal, visit: Option<&Visit>) -> Response {
             429,
             "Too many failed attempts came from your address, or for this email, in the last \
              minute: nothing was done. Wait a minute, then try again."
+                .into(),
+        ),
+        PageRefusal::Api(ApiError::NotFound) => (
+            404,
+            "There is no such page, or it is not open to you: check the address, or start again \
+             from the console."
                 .into(),
         ),
         PageRefusal::Api(error) => (error.status(), error.message()),
@@ -354,17 +388,30 @@ pub fn redirect_about(location: &str, notice: Notice, about: &str) -> Response {
     ))
 }
 
-/// A moment as a person reads it, `27 Nov 2026, 20:41 UTC`: every time a page shows, through
-/// `time.html`, which keeps its exact value in `<time datetime>`. A text that is not a moment
-/// is shown as it is.
-pub fn when(at: &str) -> String {
+/// A moment as a person reads it in `zone`, `27 Nov 2026, 20:41 UTC` (`21:41 CET` in
+/// Europe/Paris): every time a page shows, through `time.html` ([`Layout::when`]), which keeps
+/// its exact value in `<time datetime>`. A text that is not a moment is shown as it is.
+pub fn when(at: &str, zone: &TimeZone) -> String {
     match at.parse::<jiff::Timestamp>() {
         Ok(moment) => moment
-            .to_zoned(jiff::tz::TimeZone::UTC)
-            .strftime("%-d %b %Y, %H:%M UTC")
+            .to_zoned(zone.clone())
+            .strftime("%-d %b %Y, %H:%M %Z")
             .to_string(),
         Err(_) => at.to_string(),
     }
+}
+
+/// The time zone of an IANA name (`Europe/Paris`, `UTC`), from the system's time zone database;
+/// `None` for a name it does not know.
+pub fn time_zone(name: &str) -> Option<TimeZone> {
+    let plain = (name.bytes()).all(|b| b.is_ascii_alphanumeric() || b"/_-+".contains(&b));
+    if !plain || name.is_empty() || name.len() > 64 {
+        return None;
+    }
+    if name == "UTC" {
+        return Some(TimeZone::UTC);
+    }
+    jiff::tz::db().get(name).ok()
 }
 
 /// The console's own files, served to anyone (they hold nothing of an organisation), at once

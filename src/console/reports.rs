@@ -222,7 +222,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
         Err(refusals) => {
             form.refuse_all(refusals);
             let page = ReportsPage {
-                layout: ctx.layout(),
+                layout: ctx.layout().in_utc(),
                 form,
                 window: None,
                 numbers: None,
@@ -257,7 +257,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
     let unmatched = view.unmatched;
     let csv = csv_link(&form);
     let page = ReportsPage {
-        layout: ctx.layout(),
+        layout: ctx.layout().in_utc(),
         form,
         window: Some(Period::of(bounds)),
         numbers: Some(Numbers {

@@ -134,6 +134,8 @@ pub static PAGES: &[Page] = &[
     person(Post, "/sessions/end-others", account::end_others),
     person(Get, "/password", account::password_form),
     person(PostInPlace, "/password", account::change_password),
+    person(Get, "/time-zone", account::time_zone_form),
+    person(PostInPlace, "/time-zone", account::set_time_zone),
     person(Post, "/org", account::choose_org),
     // Members and invitations.
     viewer(Get, "/members", members::list),

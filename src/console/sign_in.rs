@@ -6,6 +6,7 @@
 
 use super::context::{Answer, PersonContext, PublicContext};
 use super::inputs::Input;
+use super::notice::Notice;
 use super::pages::{self, ForgotPassword, ProofAsked, SignIn};
 use super::refusal::PageRefusal;
 use super::session;
@@ -34,6 +35,15 @@ pub fn return_path(sent: &str) -> Option<&str> {
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b"/-_.".contains(&b));
     (sent.starts_with('/') && !sent.starts_with("//") && path_only).then_some(sent)
+}
+
+/// The sign-in page for a person not signed in who asked for `path`: it returns there once
+/// signed in when `path` is a [`return_path`], home otherwise.
+pub fn asking_for(path: &str) -> Response {
+    match return_path(path) {
+        Some(path) if path != "/" => pages::redirect(&format!("/sign-in?next={path}")),
+        _ => pages::redirect("/sign-in"),
+    }
 }
 
 fn page(ctx: &PublicContext, next: Option<&str>) -> SignIn {
@@ -179,10 +189,11 @@ pub fn signed_in(
         .header("Set-Cookie", session::device_cookie(app, &device)))
 }
 
-/// `POST /sign-out`: the session ends and its cookie is removed.
+/// `POST /sign-out`: the session ends and its cookie is removed; the sign-in page says so.
 pub fn sign_out(ctx: &mut PersonContext) -> Answer {
     sessions::end(ctx.db, ctx.visit.session.id)?;
-    Ok(pages::redirect("/sign-in").header("Set-Cookie", session::removed_cookie(ctx.app)))
+    let redirect = pages::redirect_with("/sign-in", Notice::SignedOut);
+    Ok(redirect.header("Set-Cookie", session::removed_cookie(ctx.app)))
 }
 
 /// Whether `candidate` is the password of `stored` (`None`: unknown email or no password yet,

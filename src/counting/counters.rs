@@ -8,8 +8,8 @@
 
 use crate::agents::Marker;
 use crate::db::counting::{
-    CardPageCount, Flush, PageCount, RequestCount, Sample, UnmatchedAgentCount, OTHER_PAGES,
-    OTHER_USER_AGENTS, SAMPLES_KEPT,
+    CardPageCount, Flush, PageCount, PageReasonCount, RequestCount, Sample, UnmatchedAgentCount,
+    OTHER_PAGES, OTHER_USER_AGENTS, SAMPLES_KEPT,
 };
 use crate::domain::{Ending, Format, Lang, Purpose, Reason, Refused};
 use hashbrown::{Equivalent, HashMap};
@@ -79,14 +79,25 @@ pub struct PageKey<S> {
     pub path: S,
 }
 
-/// A page's requests of one agent purpose and one card served (`""`: none served). A page
-/// holds a few of them (the purposes, the cards its fragments serve), scanned in order: the
-/// page is the only key hashed, and a page is what the bound counts.
+/// A page's requests of one agent purpose, one card served (`""`: none served) and, unless
+/// served, one reason. A page holds a few of them (the purposes, the cards its fragments
+/// serve, the reasons), scanned in order: the page is the only key hashed, and a page is what
+/// the bound counts.
 #[derive(Debug)]
 struct PageEntry {
     purpose: Purpose,
     card_id: Box<str>,
+    unserved: Option<Reason>,
     requests: u64,
+}
+
+/// What a page's requests are counted by beside the page: the agents' purpose, the card served
+/// (`""`: none) and the reason of those not served (`None`: served).
+#[derive(Debug, Clone, Copy)]
+pub struct PageOf<'a> {
+    pub purpose: Purpose,
+    pub card_id: &'a str,
+    pub unserved: Option<Reason>,
 }
 
 /// A User-Agent that matched no marker, of an organisation, in one day.
@@ -239,18 +250,11 @@ impl Counts {
         }
     }
 
-    /// Counts `n` requests of a page by agents of `purpose`, served `card_id` (`""`: none);
-    /// past the bound of its organisation's hour, under `(other pages)`, card and all.
-    pub fn add_page(
-        &mut self,
-        key: &PageKey<&str>,
-        purpose: Purpose,
-        card_id: &str,
-        n: u64,
-        bounds: MemoryBounds,
-    ) {
+    /// Counts `n` requests of a page, by what `of` says; past the bound of its organisation's
+    /// hour, under `(other pages)`, card, reason and all.
+    pub fn add_page(&mut self, key: &PageKey<&str>, of: PageOf, n: u64, bounds: MemoryBounds) {
         if let Some(entries) = self.pages.get_mut(key) {
-            return add_entry(entries, purpose, card_id, n);
+            return add_entry(entries, of, n);
         }
         let key = if key.host == OTHER_PAGES {
             // The entry that stands for the others takes no place of the bound.
@@ -266,7 +270,7 @@ impl Counts {
             }
         };
         let entries = self.pages.entry(key.map(owned)).or_default();
-        add_entry(entries, purpose, card_id, n);
+        add_entry(entries, of, n);
     }
 
     /// Counts an unmatched User-Agent; past the bound of its day, under `(other user agents)`.
@@ -324,8 +328,12 @@ impl Counts {
         for (key, entries) in other.pages {
             for entry in entries {
                 let key = key.map(|text| &**text);
-                let (purpose, card_id) = (entry.purpose, &*entry.card_id);
-                self.add_page(&key, purpose, card_id, entry.requests, bounds);
+                let of = PageOf {
+                    purpose: entry.purpose,
+                    card_id: &entry.card_id,
+                    unserved: entry.unserved,
+                };
+                self.add_page(&key, of, entry.requests, bounds);
             }
         }
         for (key, n) in other.agents {
@@ -367,13 +375,15 @@ impl Counts {
     }
 }
 
-fn add_entry(entries: &mut Vec<PageEntry>, purpose: Purpose, card_id: &str, n: u64) {
-    let entry = (entries.iter_mut()).find(|e| e.purpose == purpose && &*e.card_id == card_id);
+fn add_entry(entries: &mut Vec<PageEntry>, of: PageOf, n: u64) {
+    let entry = (entries.iter_mut())
+        .find(|e| (e.purpose, &*e.card_id, e.unserved) == (of.purpose, of.card_id, of.unserved));
     match entry {
         Some(entry) => entry.requests += n,
         None => entries.push(PageEntry {
-            purpose,
-            card_id: Box::from(card_id),
+            purpose: of.purpose,
+            card_id: Box::from(of.card_id),
+            unserved: of.unserved,
             requests: n,
         }),
     }
@@ -399,14 +409,28 @@ fn request_count((key, n): (&RequestKey<Box<str>>, &u64)) -> RequestCount {
 }
 
 /// A page's rows as the database takes them: requests and served per purpose
-/// (`report_pages`), served per card (`report_card_pages`).
+/// (`report_pages`), served per card (`report_card_pages`), not served per reason
+/// (`report_page_reasons`).
 fn page_counts(key: &PageKey<Box<str>>, entries: &[PageEntry], flush: &mut Flush) {
     let hour = time_of(key.hour, 3600);
     let page = format!("{}{}", key.host, key.path);
     let mut purposes: Vec<PageCount> = Vec::new();
     let mut cards: Vec<CardPageCount> = Vec::new();
+    let mut reasons: Vec<PageReasonCount> = Vec::new();
     for entry in entries {
         let requests = entry.requests as i64;
+        if let Some(reason) = entry.unserved {
+            match reasons.iter_mut().find(|r| r.reason == reason) {
+                Some(count) => count.requests += requests,
+                None => reasons.push(PageReasonCount {
+                    org_id: key.org_id.to_string(),
+                    hour,
+                    page: page.clone(),
+                    reason,
+                    requests,
+                }),
+            }
+        }
         let served = if entry.card_id.is_empty() {
             0
         } else {
@@ -442,6 +466,7 @@ fn page_counts(key: &PageKey<Box<str>>, entries: &[PageEntry], flush: &mut Flush
     }
     flush.pages.extend(purposes);
     flush.card_pages.extend(cards);
+    flush.page_reasons.extend(reasons);
 }
 
 fn sample_row(org_id: &str, sample: &SampleOf<Box<str>>) -> Sample {
@@ -479,6 +504,19 @@ mod tests {
         unmatched_agents_per_day: 1,
     };
 
+    /// A page's requests by agents of `purpose`, served `card` (`""`: none, no eligible card).
+    fn of(purpose: Purpose, card: &str) -> PageOf<'_> {
+        let no_fill = Reason {
+            ending: Ending::NoEligibleCard,
+            refused: None,
+        };
+        PageOf {
+            purpose,
+            card_id: card,
+            unserved: card.is_empty().then_some(no_fill),
+        }
+    }
+
     fn page(path: &str) -> PageKey<&str> {
         PageKey {
             hour: 7,
@@ -510,7 +548,7 @@ mod tests {
     fn pages_past_the_bound_count_under_other_pages_and_nothing_is_lost() {
         let mut counts = Counts::default();
         for path in ["/a/", "/b/", "/c/", "/a/", "/d/"] {
-            counts.add_page(&page(path), Purpose::Training, "crd_1", 1, BOUNDS);
+            counts.add_page(&page(path), of(Purpose::Training, "crd_1"), 1, BOUNDS);
         }
         let flush = counts.take_flush(true);
         assert_eq!(
@@ -540,7 +578,7 @@ mod tests {
             ("/d/", Purpose::Search, ""),
         ];
         for (path, purpose, card) in served {
-            counts.add_page(&page(path), purpose, card, 1, BOUNDS);
+            counts.add_page(&page(path), of(purpose, card), 1, BOUNDS);
         }
         let flush = counts.take_flush(true);
         assert_eq!(
@@ -569,12 +607,12 @@ mod tests {
     fn the_entry_for_other_pages_takes_no_place_of_the_bound_when_merged() {
         let mut full = Counts::default();
         for path in ["/a/", "/b/", "/c/"] {
-            full.add_page(&page(path), Purpose::Training, "", 1, BOUNDS);
+            full.add_page(&page(path), of(Purpose::Training, ""), 1, BOUNDS);
         }
         let mut merged = Counts::default();
         merged.merge(full, BOUNDS);
         let mut other = Counts::default();
-        other.add_page(&page("/d/"), Purpose::Training, "", 1, BOUNDS);
+        other.add_page(&page("/d/"), of(Purpose::Training, ""), 1, BOUNDS);
         merged.merge(other, BOUNDS);
         let mut names: Vec<String> = merged
             .take_flush(true)
@@ -589,11 +627,11 @@ mod tests {
     #[test]
     fn merged_slots_keep_the_bound_for_cards_too() {
         let mut one = Counts::default();
-        one.add_page(&page("/a/"), Purpose::Training, "crd_x", 2, BOUNDS);
-        one.add_page(&page("/b/"), Purpose::Training, "crd_x", 1, BOUNDS);
+        one.add_page(&page("/a/"), of(Purpose::Training, "crd_x"), 2, BOUNDS);
+        one.add_page(&page("/b/"), of(Purpose::Training, "crd_x"), 1, BOUNDS);
         let mut two = Counts::default();
-        two.add_page(&page("/c/"), Purpose::Training, "crd_y", 1, BOUNDS);
-        two.add_page(&page("/a/"), Purpose::Search, "crd_y", 1, BOUNDS);
+        two.add_page(&page("/c/"), of(Purpose::Training, "crd_y"), 1, BOUNDS);
+        two.add_page(&page("/a/"), of(Purpose::Search, "crd_y"), 1, BOUNDS);
         one.merge(two, BOUNDS);
         let flush = one.take_flush(true);
         assert_eq!(

@@ -255,6 +255,7 @@ impl Flusher {
         self.refused.requests.extend(refused.requests);
         self.refused.pages.extend(refused.pages);
         self.refused.card_pages.extend(refused.card_pages);
+        self.refused.page_reasons.extend(refused.page_reasons);
         self.refused
             .unmatched_agents
             .extend(refused.unmatched_agents);

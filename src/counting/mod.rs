@@ -15,7 +15,7 @@ pub use counters::NO_PAGE;
 use crate::agents;
 use crate::config::Config;
 use crate::domain::{Ending, Format, Lang, Outcome, Purpose, Reason, Refused};
-use counters::{Agent, AgentKey, Counts, MemoryBounds, PageKey, RequestKey, SampleOf};
+use counters::{Agent, AgentKey, Counts, MemoryBounds, PageKey, PageOf, RequestKey, SampleOf};
 use crossbeam::utils::CachePadded;
 use flusher::{Flusher, FlusherHandle};
 use parking_lot::Mutex;
@@ -179,18 +179,23 @@ impl Reporter {
             host,
             path,
         };
-        let card_id = or_empty(facts.card_id);
-        counts.add_page(&page, purpose, card_id, 1, self.bounds);
         let reason = Reason {
             ending: facts.ending,
             refused: facts.refused,
         };
+        let unserved = (facts.ending.outcome() != Outcome::Served).then_some(reason);
+        let of = PageOf {
+            purpose,
+            card_id: or_empty(facts.card_id),
+            unserved,
+        };
+        counts.add_page(&page, of, 1, self.bounds);
         let sample = SampleOf {
             second,
             agent: Agent(marker),
             page: (host, path),
             status: facts.ending.status(),
-            reason: (facts.ending.outcome() != Outcome::Served).then_some(reason),
+            reason: unserved,
         };
         counts.add_sample(org_id, &sample);
         if let (None, Some(user_agent)) = (marker, facts.agent_ua) {

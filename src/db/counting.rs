@@ -1,5 +1,5 @@
 //! The report's counters in PostgreSQL (`sql/005_report_aggregates.sql`,
-//! `sql/010_report_card_pages.sql`): one flush of an instance's counters added by upserts that
+//! `sql/010_report_card_pages.sql`, `sql/018_page_reasons_time_zones.sql`): one flush of an instance's counters added by upserts that
 //! add, exactly once, and the roll-up that keeps the tables' size independent of the request
 //! rate. `crate::db::reports` reads them. Also the live check's sample of each
 //! organisation's last requests (`sql/017_report_samples.sql`), written with the flush.
@@ -57,6 +57,17 @@ pub struct CardPageCount {
     pub served: i64,
 }
 
+/// Requests of one page (host + canonical path) not served, of one reason, in one hour.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageReasonCount {
+    pub org_id: String,
+    pub hour: SystemTime,
+    pub page: String,
+    /// A refusal's or a no-fill's.
+    pub reason: Reason,
+    pub requests: i64,
+}
+
 /// Requests of a User-Agent that matched no marker, in one day (its midnight, UTC).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnmatchedAgentCount {
@@ -90,6 +101,8 @@ pub struct Flush {
     pub pages: Vec<PageCount>,
     /// The served requests of `pages`, per card (the pages named as in `pages`).
     pub card_pages: Vec<CardPageCount>,
+    /// The requests of `pages` not served, per reason (the pages named as in `pages`).
+    pub page_reasons: Vec<PageReasonCount>,
     pub unmatched_agents: Vec<UnmatchedAgentCount>,
     /// At most one per second and organisation.
     pub samples: Vec<Sample>,
@@ -114,6 +127,7 @@ impl Flush {
         self.requests.len()
             + self.pages.len()
             + self.card_pages.len()
+            + self.page_reasons.len()
             + self.unmatched_agents.len()
             + self.samples.len()
     }
@@ -172,12 +186,15 @@ pub fn apply_flush(
     )?;
     let requests = isolating(&mut tx, &flush.requests, add_requests)?;
     let refused_pages = isolating(&mut tx, &pages, add_pages)?;
-    // After the pages: a card's page not in this flush is looked up among those written.
+    // After the pages: a card's or a reason's page not in this flush is looked up among those
+    // written.
     let card_pages = named_as_pages(&mut tx, &flush.card_pages, &flush.pages, &pages)?;
+    let page_reasons = named_as_pages(&mut tx, &flush.page_reasons, &flush.pages, &pages)?;
     let refused = Flush {
         requests,
         pages: refused_pages,
         card_pages: isolating(&mut tx, &card_pages, add_card_pages)?,
+        page_reasons: isolating(&mut tx, &page_reasons, add_page_reasons)?,
         unmatched_agents: isolating(&mut tx, &agents, add_unmatched_agents)?,
         samples: isolating(
             &mut tx,
@@ -376,6 +393,23 @@ fn add_card_pages(tx: &mut Transaction, rows: &[CardPageCount]) -> Result<(), po
     Ok(())
 }
 
+fn add_page_reasons(tx: &mut Transaction, rows: &[PageReasonCount]) -> Result<(), postgres::Error> {
+    let hours: Vec<SystemTime> = rows.iter().map(|r| r.hour).collect();
+    let orgs: Vec<&str> = rows.iter().map(|r| r.org_id.as_str()).collect();
+    let pages: Vec<&str> = rows.iter().map(|r| r.page.as_str()).collect();
+    let reasons: Vec<&str> = rows.iter().map(|r| r.reason.as_str()).collect();
+    let requests: Vec<i64> = rows.iter().map(|r| r.requests).collect();
+    tx.execute(
+        "INSERT INTO report_page_reasons (hour, org_id, page, reason, requests)
+         SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[],
+                $5::bigint[])
+         ON CONFLICT (org_id, hour, page, reason) DO UPDATE
+            SET requests = report_page_reasons.requests + excluded.requests",
+        &[&hours, &orgs, &pages, &reasons, &requests],
+    )?;
+    Ok(())
+}
+
 fn add_unmatched_agents(
     tx: &mut Transaction,
     rows: &[UnmatchedAgentCount],
@@ -539,41 +573,83 @@ fn merged<T: Named>(counters: Vec<T>) -> Vec<T> {
     merged
 }
 
-/// The card rows, each page named as [`bounded`] named its page row (`sent` before, `kept`
-/// after): past the bound of its hour, a page is `(other pages)` for its card too. A page no
-/// row of `sent` names (a refused card row tried again alone) keeps its name when
-/// `report_pages` holds it, else is `(other pages)`.
-fn named_as_pages(
+/// A counter of a page that `report_pages` names, kept beside it (a card's, a reason's).
+trait OfPage: Clone {
+    /// Its organisation, hour and page.
+    fn page(&self) -> (&str, SystemTime, &str);
+    fn rename_other(&mut self);
+    /// Its key: its organisation, what it counts (a card, a reason), hour and page.
+    fn key(&self) -> (&str, &str, SystemTime, &str);
+    /// Adds `other`'s count, of the same key.
+    fn absorb(&mut self, other: &Self);
+}
+
+impl OfPage for CardPageCount {
+    fn page(&self) -> (&str, SystemTime, &str) {
+        (&self.org_id, self.hour, &self.page)
+    }
+    fn rename_other(&mut self) {
+        self.page = OTHER_PAGES.to_string();
+    }
+    fn key(&self) -> (&str, &str, SystemTime, &str) {
+        (&self.org_id, &self.card_id, self.hour, &self.page)
+    }
+    fn absorb(&mut self, other: &Self) {
+        self.served += other.served;
+    }
+}
+
+impl OfPage for PageReasonCount {
+    fn page(&self) -> (&str, SystemTime, &str) {
+        (&self.org_id, self.hour, &self.page)
+    }
+    fn rename_other(&mut self) {
+        self.page = OTHER_PAGES.to_string();
+    }
+    fn key(&self) -> (&str, &str, SystemTime, &str) {
+        (&self.org_id, self.reason.as_str(), self.hour, &self.page)
+    }
+    fn absorb(&mut self, other: &Self) {
+        self.requests += other.requests;
+    }
+}
+
+/// The rows of `of_pages` (a card's, a reason's), each page named as [`bounded`] named its
+/// page row (`sent` before, `kept` after): past the bound of its hour, a page is `(other
+/// pages)` for them too. A page no row of `sent` names (a refused row tried again alone) keeps
+/// its name when `report_pages` holds it, else is `(other pages)`.
+fn named_as_pages<T: OfPage>(
     tx: &mut Transaction,
-    card_pages: &[CardPageCount],
+    of_pages: &[T],
     sent: &[PageCount],
     kept: &[PageCount],
-) -> Result<Vec<CardPageCount>, postgres::Error> {
+) -> Result<Vec<T>, postgres::Error> {
     let (sent, kept) = (page_names(sent), page_names(kept));
-    let mut out = card_pages.to_vec();
+    let mut out = of_pages.to_vec();
     for row in &mut out {
-        let name = (row.org_id.as_str(), row.hour, row.page.as_str());
-        let renamed = if row.page == OTHER_PAGES || kept.contains(&name) {
+        let name = row.page();
+        let renamed = if name.2 == OTHER_PAGES || kept.contains(&name) {
             false
         } else if sent.contains(&name) {
             true
         } else {
+            let (org_id, hour, page) = name;
             let stored = tx.query_opt(
                 "SELECT 1 FROM report_pages WHERE org_id = $1 AND hour = $2 AND page = $3 LIMIT 1",
-                &[&row.org_id, &row.hour, &row.page],
+                &[&org_id, &hour, &page],
             )?;
             stored.is_none()
         };
         if renamed {
-            row.page = OTHER_PAGES.to_string();
+            row.rename_other();
         }
     }
     // Pages renamed alike add into one row: an upsert may not touch a row twice.
-    out.sort_by(|a, b| card_page_key(a).cmp(&card_page_key(b)));
+    out.sort_by(|a, b| a.key().cmp(&b.key()));
     out.dedup_by(|later, first| {
-        let same = card_page_key(later) == card_page_key(first);
+        let same = later.key() == first.key();
         if same {
-            first.served += later.served;
+            first.absorb(later);
         }
         same
     });
@@ -584,10 +660,6 @@ fn page_names(pages: &[PageCount]) -> HashSet<(&str, SystemTime, &str)> {
     (pages.iter())
         .map(|p| (p.org_id.as_str(), p.hour, p.page.as_str()))
         .collect()
-}
-
-fn card_page_key(row: &CardPageCount) -> (&str, &str, SystemTime, &str) {
-    (&row.org_id, &row.card_id, row.hour, &row.page)
 }
 
 /// Serialises the writers of one organisation's bucket until the transaction ends.
@@ -676,6 +748,10 @@ pub fn roll_up(db: &mut Client, retention: Retention) -> Result<bool, postgres::
     }
     tx.execute("DELETE FROM report_pages WHERE hour < $1", &[&cutoff])?;
     tx.execute("DELETE FROM report_card_pages WHERE hour < $1", &[&cutoff])?;
+    tx.execute(
+        "DELETE FROM report_page_reasons WHERE hour < $1",
+        &[&cutoff],
+    )?;
     tx.execute(
         "DELETE FROM report_unmatched_agents WHERE day < ($1::timestamptz AT TIME ZONE 'UTC')::date",
         &[&cutoff],

@@ -85,6 +85,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "017_report_samples.sql",
         include_str!("../../sql/017_report_samples.sql"),
     ),
+    (
+        18,
+        "018_page_reasons_time_zones.sql",
+        include_str!("../../sql/018_page_reasons_time_zones.sql"),
+    ),
 ];
 
 /// Arbitrary constant naming our advisory lock.

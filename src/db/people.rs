@@ -56,6 +56,19 @@ pub fn find_person(
     Ok(db.query_opt(&sql, &[id])?.as_ref().map(person))
 }
 
+/// Sets the time zone a person reads the console's times in (`None`: UTC).
+pub fn set_time_zone(
+    db: &mut impl GenericClient,
+    id: &PersonId,
+    time_zone: Option<&str>,
+) -> Result<(), postgres::Error> {
+    db.execute(
+        "UPDATE persons SET time_zone = $2 WHERE id = $1",
+        &[id, &time_zone],
+    )?;
+    Ok(())
+}
+
 /// Sets a person's password and ends every session they have: a changed password signs out
 /// everywhere, whoever changed it. Both in one statement, so neither happens alone.
 pub fn set_password(

@@ -454,6 +454,41 @@ pub fn page_counts(
     rows.iter().map(page_count).collect()
 }
 
+/// The requests of one page not served, of one reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageReason {
+    /// Host and canonical path, `(other pages)` or `(no page)`.
+    pub page: String,
+    /// A refusal's or a no-fill's.
+    pub reason: Reason,
+    pub requests: i64,
+}
+
+/// The organisation's requests not served in the hours that start in `window`, by page (in
+/// byte order) and reason (`sql/018_page_reasons_time_zones.sql`).
+pub fn page_reasons(
+    db: &mut impl GenericClient,
+    org_id: &str,
+    window: Window,
+) -> Result<Vec<PageReason>, postgres::Error> {
+    let rows = db.query(
+        "SELECT page, reason, sum(requests)::int8 AS requests
+           FROM report_page_reasons
+          WHERE org_id = $1 AND hour >= $2 AND hour < $3
+          GROUP BY page, reason
+          ORDER BY page COLLATE \"C\", reason",
+        &[&org_id, &window.since, &window.until],
+    )?;
+    let page_reason = |row: &Row| {
+        Ok(PageReason {
+            page: row.try_get("page")?,
+            reason: row.try_get("reason")?,
+            requests: row.try_get("requests")?,
+        })
+    };
+    rows.iter().map(page_reason).collect()
+}
+
 /// A page's requests and served requests.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageTally {

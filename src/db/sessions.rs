@@ -22,6 +22,8 @@ pub struct Session {
     pub org_id: Option<OrgId>,
     /// The person has a second factor set up.
     pub second_factor: bool,
+    /// The IANA name of the time zone the person reads times in; `None`: UTC.
+    pub time_zone: Option<String>,
 }
 
 pub fn create_session(
@@ -52,7 +54,7 @@ pub fn live_session(
          seen AS (
              UPDATE sessions SET last_seen_at = now()
               WHERE id IN (SELECT id FROM found) AND last_seen_at < now() - {SEEN_GRANULARITY})
-         SELECT s.id, p.id, p.email, p.support, s.org_id, {has_factor}
+         SELECT s.id, p.id, p.email, p.support, s.org_id, {has_factor}, p.time_zone
            FROM sessions s JOIN persons p ON p.id = s.person_id
           WHERE s.id IN (SELECT id FROM found)"
     );
@@ -64,6 +66,7 @@ pub fn live_session(
         support: r.get(3),
         org_id: r.get(4),
         second_factor: r.get(5),
+        time_zone: r.get(6),
     }))
 }
 

@@ -268,6 +268,17 @@ pub fn make_owner(
 
 /// A person's new password (its hash), which ends every session of theirs; recorded in each
 /// of their organisations as the person's own write.
+/// Sets the time zone (an IANA name the caller checked; `None`: UTC) a person reads the
+/// console's times in: a preference of their own, not audited.
+pub fn set_time_zone(
+    db: &mut impl GenericClient,
+    person: &PersonId,
+    time_zone: Option<&str>,
+) -> Result<(), ApiError> {
+    people::set_time_zone(db, person, time_zone)?;
+    Ok(())
+}
+
 pub fn change_password(
     db: &mut impl GenericClient,
     person: &Person,

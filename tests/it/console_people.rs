@@ -341,6 +341,75 @@ fn times_are_in_words_whole_with_their_exact_value() {
     assert!(css.contains("time { white-space: nowrap; }"), "{css}");
 }
 
+/// The times a page shows, `(exact, shown)`.
+fn times_of(page: &str) -> Vec<(String, String)> {
+    let times = page.split("<time datetime=\"").skip(1);
+    times
+        .map(|time| {
+            let (exact, rest) = time.split_once("\">").unwrap();
+            let shown = &rest[..rest.find("</time>").unwrap()];
+            (exact.to_string(), shown.to_string())
+        })
+        .collect()
+}
+
+fn time_zone_of(email: &str) -> Option<String> {
+    db().query_one(
+        "SELECT time_zone FROM persons WHERE lower(email) = lower($1)",
+        &[&email],
+    )
+    .unwrap()
+    .get(0)
+}
+
+#[test]
+fn a_person_reads_times_in_the_time_zone_they_chose_and_the_reports_stay_in_utc() {
+    let org = new_org();
+    let email = person(Some(&org), Role::Member);
+    let member = Browser::signed_in(&email);
+    for name in ["Mars/Olympus", "../../etc/passwd", "Europe/Paris/", "UTC+2"] {
+        let resp = member.write("/time-zone", &[("time_zone", name)]);
+        let page = resp.text();
+        assert_eq!(resp.status, 422, "{name}: {page}");
+        assert!(
+            page.contains("id=\"time_zone-error\">not a time zone&#x27;s IANA name")
+                || page.contains("id=\"time_zone-error\">not a time zone&#39;s IANA name"),
+            "{name}: {page}"
+        );
+        assert!(page.contains("aria-invalid=\"true\""), "{name}");
+        assert_eq!(time_zone_of(&email), None, "{name}: nothing stored");
+    }
+    let saved = member.write("/time-zone", &[("time_zone", "Asia/Tokyo")]);
+    assert_eq!(saved.status, 303, "{}", saved.text());
+    assert_eq!(
+        saved.header("Location"),
+        Some("/time-zone?notice=time-zone-saved")
+    );
+    assert_eq!(time_zone_of(&email).as_deref(), Some("Asia/Tokyo"));
+    let tokyo = jiff::tz::TimeZone::get("Asia/Tokyo").unwrap();
+    let sessions = times_of(&member.get("/sessions").text());
+    assert!(!sessions.is_empty());
+    for (exact, shown) in sessions {
+        let at: jiff::Timestamp = exact.parse().unwrap();
+        let expected = at.to_zoned(tokyo.clone()).strftime("%-d %b %Y, %H:%M JST");
+        assert_eq!(shown, expected.to_string());
+    }
+    let reports = times_of(&member.get("/reports").text());
+    assert!(!reports.is_empty());
+    assert!(
+        reports.iter().all(|(_, shown)| shown.ends_with(" UTC")),
+        "{reports:?}"
+    );
+    // Empty: UTC again.
+    assert_eq!(member.write("/time-zone", &[("time_zone", "")]).status, 303);
+    assert_eq!(time_zone_of(&email), None);
+    let sessions = times_of(&member.get("/sessions").text());
+    assert!(
+        sessions.iter().all(|(_, shown)| in_words(shown)),
+        "{sessions:?}"
+    );
+}
+
 #[test]
 fn notices_errors_and_tables_say_and_look_what_they_are() {
     let org = new_org();

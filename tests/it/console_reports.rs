@@ -5,10 +5,11 @@
 //! and another organisation's numbers never shown.
 
 use crate::console_fixtures::{person, Browser};
+use crate::console_wiring::parse_csv;
 use crate::fixtures::{admin_output, CardSpec, World};
 use crate::harness::{self, Resp};
 use agentcard::domain::Role;
-use agentcard::ops::reports::ConsoleWindow;
+use agentcard::ops::reports::{ConsoleWindow, NOT_YET_WRITTEN};
 use jiff::Timestamp;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -859,9 +860,9 @@ fn each_total_shows_its_change_against_the_window_before() {
 }
 
 #[test]
-fn every_csv_but_the_pages_has_every_count_of_every_line() {
+fn every_csv_has_every_count_of_every_line() {
     let s = scene();
-    for by in ["", "agent", "site", "fragment", "card"] {
+    for by in ["", "agent", "site", "fragment", "card", "page"] {
         let csv = s
             .member
             .get(&format!("/reports.csv?window=7d&by={by}"))
@@ -877,4 +878,74 @@ fn every_csv_but_the_pages_has_every_count_of_every_line() {
             }
         }
     }
+}
+
+/// The cells of a CSV line by their header, from `requests` on (the counts).
+fn counts_of(header: &[String], line: &[String]) -> Vec<(String, String)> {
+    let first = header.iter().position(|c| c == "requests").unwrap();
+    let cells = header.iter().zip(line).skip(first);
+    cells
+        .map(|(name, cell)| (name.clone(), cell.clone()))
+        .collect()
+}
+
+#[test]
+fn the_csv_by_page_counts_refused_and_no_fill_reasons_per_page_adding_up_to_the_totals() {
+    const REFUSED: i64 = 2;
+    let s = scene();
+    let refused = format!("{}&format=nope", page("home"));
+    for _ in 0..REFUSED {
+        let resp =
+            s.w.fetch_with(&s.home, &refused, &[("User-Agent", "GPTBot/1.1")]);
+        assert_eq!(resp.status, 400, "{}", resp.text());
+    }
+    let all = SERVED + PAUSED + REFUSED;
+    // Page rows are written less often than the totals: wait until they hold every request.
+    let started = Instant::now();
+    let (total, pages) = loop {
+        let total = parse_csv(&s.member.get("/reports.csv?window=7d").text());
+        let pages = parse_csv(&s.member.get("/reports.csv?window=7d&by=page").text());
+        let counted = |csv: &[Vec<String>]| counts_of(&csv[0], &csv[1])[0].1.clone();
+        let written = !pages.iter().any(|line| line[0] == NOT_YET_WRITTEN);
+        if written && counted(&total) == all.to_string() {
+            break (total, pages);
+        }
+        assert!(started.elapsed().as_secs() < 60, "never written: {pages:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let totals = counts_of(&total[0], &total[1]);
+    let page_lines: Vec<Vec<(String, String)>> = (pages[1..].iter())
+        .map(|line| counts_of(&pages[0], line))
+        .collect();
+    for (column, (name, said)) in totals.iter().enumerate() {
+        if name == "fill_rate" {
+            continue;
+        }
+        let cells = page_lines.iter().map(|line| &line[column].1);
+        let sum: i64 = cells.map(|cell| cell.parse::<i64>().unwrap()).sum();
+        assert_eq!(sum.to_string(), *said, "{name}: {pages:?}");
+    }
+    let cell = |page: &str, name: &str| {
+        let line = (pages[1..].iter()).find(|line| line[0].trim_end_matches('/').ends_with(page));
+        let line = counts_of(
+            &pages[0],
+            line.unwrap_or_else(|| panic!("{page}: {pages:?}")),
+        );
+        (line.into_iter()).find(|(n, _)| n == name).unwrap().1
+    };
+    assert_eq!(
+        cell("/off", "no_fill_reasons.fragment_paused"),
+        PAUSED.to_string()
+    );
+    assert_eq!(cell("/off", "refused"), "0");
+    // A refusal counts under the page it names, or "(no page)" when refused before its page
+    // was read: on one line, with its reason.
+    let refused_on = |line: &Vec<(String, String)>, name: &str| {
+        (line.iter()).any(|(n, cell)| n == name && *cell == REFUSED.to_string())
+    };
+    assert!(
+        page_lines.iter().any(|line| refused_on(line, "refused")
+            && refused_on(line, "refused_reasons.format_invalid")),
+        "{pages:?}"
+    );
 }

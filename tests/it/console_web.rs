@@ -26,7 +26,9 @@ const DEAD_LINK: &str = "this link is unknown, used or expired: ask for a new on
 const TOO_MANY: &str = "Too many failed attempts came from your address, or for this email, in \
                         the last minute: nothing was done. Wait a minute, then try again.";
 /// The refusal of an object absent or of another organisation.
-const NOT_FOUND: &str = "not found";
+/// The 404 page's sentence (its heading is "Not found": the sentence says more).
+const NOT_FOUND: &str =
+    "There is no such page, or it is not open to you: check the address, or start again from the console.";
 /// The refusal a member meets on an owners' page.
 const OWNERS_ONLY: &str = "this is for the organisation&#39;s owners only: ask an owner";
 
@@ -173,10 +175,12 @@ fn sign_in_sets_a_safe_cookie_stored_as_a_hash_and_sign_out_ends_it() {
     let out = browser.write("/sign-out", &[]);
     assert_eq!(
         (out.status, out.header("Location")),
-        (303, Some("/sign-in"))
+        (303, Some("/sign-in?notice=signed-out"))
     );
     assert!(out.header("Set-Cookie").unwrap().contains("Max-Age=0"));
     assert!(sessions_of(&email).is_empty());
+    let said = browser.get("/sign-in?notice=signed-out").text();
+    assert!(said.contains("You are signed out."), "{said}");
     assert_eq!(browser.get("/").header("Location"), Some("/sign-in"));
 }
 

@@ -205,7 +205,6 @@ fn an_invitation_for_a_person_with_a_password_asks_them_to_sign_in_and_return() 
 
 #[test]
 fn a_sign_in_returns_only_to_a_path_of_the_console() {
-    let email = person(None, Role::Member);
     for (next, location) in [
         ("/sessions", "/sessions"),
         ("https://evil.example/", "/"),
@@ -213,8 +212,15 @@ fn a_sign_in_returns_only_to_a_path_of_the_console() {
         ("/\\evil.example", "/"),
         ("/x?y=https://evil.example", "/"),
         ("javascript:alert(1)", "/"),
+        ("%2F%2Fevil.example", "/"),
+        ("/%2F%2Fevil.example", "/"),
+        ("/%5Cevil.example", "/"),
+        ("///evil.example", "/"),
+        ("/\tevil.example", "/"),
         ("", "/"),
     ] {
+        // A person each: the sign-ins of one email are limited per minute.
+        let email = person(None, Role::Member);
         let mut browser = Browser::new();
         let page = browser
             .get(&format!("/sign-in?next={}", urlencode(next)))
@@ -235,6 +241,34 @@ fn a_sign_in_returns_only_to_a_path_of_the_console() {
         let again = browser.get(&format!("/sign-in?next={}", urlencode(next)));
         assert_eq!(again.header("Location"), Some(location), "{next}");
     }
+}
+
+#[test]
+fn a_page_asked_for_before_signing_in_is_where_the_sign_in_returns() {
+    let email = person(None, Role::Member);
+    let mut browser = Browser::new();
+    for (asked, sign_in) in [
+        ("/sessions", "/sign-in?next=/sessions"),
+        ("/", "/sign-in"),
+        // A path the sign-in would not return to is not carried.
+    ] {
+        let resp = browser.get(asked);
+        assert_eq!(resp.status, 303, "{asked}");
+        assert_eq!(resp.header("Location"), Some(sign_in), "{asked}");
+    }
+    let form = browser.get("/sign-in?next=/sessions").text();
+    assert!(form.contains("name=\"next\""), "{form}");
+    let resp = browser.post(
+        "/sign-in",
+        &[
+            ("email", &email),
+            ("password", PASSWORD),
+            ("next", "/sessions"),
+        ],
+    );
+    assert_eq!(resp.header("Location"), Some("/sessions"));
+    browser.cookie = crate::console_fixtures::session_cookie(&resp);
+    assert_eq!(browser.get("/sessions").status, 200);
 }
 
 fn urlencode(text: &str) -> String {

@@ -1,6 +1,7 @@
 //! A report as CSV, the text of `admin report --format csv` and of the console's downloads: a
 //! header, then a line per group or one of totals; a column per reason and purpose, the same
-//! for every grouping. Page groups leave refused and reasons empty: unknown.
+//! for every grouping, every cell filled (a [`super::top`] view's groups, which count requests and
+//! served only, leave refused and the reasons empty).
 
 use super::{no_fill_reasons, purposes, refused_reasons, Counts, Report};
 use crate::domain::{Ending, Purpose, Refused};

@@ -24,9 +24,9 @@ pub use view::{view, View};
 pub use window::{parse_time, Bounds, ConsoleWindow, TimeArg};
 
 use crate::db::orgs::Org;
-use crate::db::reports::{self, Dimension, GroupKey, PageCount, RequestCount};
+use crate::db::reports::{self, Dimension, GroupKey, PageCount, PageReason, RequestCount};
 use crate::domain::closed_set::closed_set;
-use crate::domain::{Ending, Outcome, Purpose, Refused};
+use crate::domain::{Ending, Outcome, Purpose, Reason, Refused};
 use crate::error::ApiError;
 use jiff::Timestamp;
 use postgres::GenericClient;
@@ -165,7 +165,8 @@ fn timestamp(at: SystemTime) -> Option<Timestamp> {
 }
 
 /// Requests, served, refused with the reasons of the refusals, and the reasons of the requests
-/// not served (all `None` for a page's counts, which know none) and the agent purposes of all.
+/// not served (all `None` for the counts of a [`top`] view's groups, which know none) and the
+/// agent purposes of all.
 /// Every reason and purpose is a member, zeros included, in the order of their names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Counts {
@@ -238,34 +239,53 @@ impl Counts {
                 Outcome::NoFill | Outcome::Refused => 0,
             };
             sum.add(count.purpose, count.requests, served);
-            match outcome {
-                Outcome::Served => {}
-                Outcome::Refused => {
-                    *sum.refused.get_or_insert(0) += count.requests;
-                    if let Some(reason) = count.refused {
-                        add(
-                            sum.refused_reasons.get_or_insert_default(),
-                            reason,
-                            count.requests,
-                        );
-                    }
-                }
-                Outcome::NoFill => add(
-                    sum.no_fill_reasons.get_or_insert_default(),
-                    count.ending,
-                    count.requests,
-                ),
-            }
+            let reason = Reason {
+                ending: count.ending,
+                refused: count.refused,
+            };
+            sum.add_unserved(reason, count.requests);
         }
         sum
     }
 
+    /// The sums of page counts: requests, served and purposes only.
     fn of_pages<'a>(counts: impl IntoIterator<Item = &'a PageCount>) -> Counts {
         let mut sum = Counts::zero(false);
         for count in counts {
             sum.add(count.purpose, count.requests, count.served);
         }
         sum
+    }
+
+    /// The same counts with refused and the reasons of those not served, from `reasons`.
+    fn with_reasons<'a>(mut self, reasons: impl IntoIterator<Item = &'a PageReason>) -> Counts {
+        let known = Counts::zero(true);
+        self.refused = known.refused;
+        self.refused_reasons = known.refused_reasons;
+        self.no_fill_reasons = known.no_fill_reasons;
+        for reason in reasons {
+            self.add_unserved(reason.reason, reason.requests);
+        }
+        self
+    }
+
+    /// Counts `n` requests that ended for `reason` under refused or the no-fill reasons
+    /// (served requests under neither).
+    fn add_unserved(&mut self, reason: Reason, n: i64) {
+        match reason.ending.outcome() {
+            Outcome::Served => {}
+            Outcome::Refused => {
+                *self.refused.get_or_insert(0) += n;
+                if let Some(refused) = reason.refused {
+                    add(self.refused_reasons.get_or_insert_default(), refused, n);
+                }
+            }
+            Outcome::NoFill => add(
+                self.no_fill_reasons.get_or_insert_default(),
+                reason.ending,
+                n,
+            ),
+        }
     }
 
     /// Adds requests of one agent purpose, `served` of them served.
@@ -275,18 +295,26 @@ impl Counts {
         add(&mut self.agent_purposes, purpose, requests);
     }
 
-    /// What `self` holds beyond `part` (requests, served, purposes): the totals less the
-    /// page rows' sums. Never below zero.
+    /// What `self` holds beyond `part` (requests, served, purposes, and refused and the
+    /// reasons when both know them): the totals less the page rows' sums. Never below zero.
     fn beyond(&self, part: &Counts) -> Counts {
-        let mut rest = Counts::zero(false);
         let less = |a: i64, b: i64| (a - b).max(0);
-        rest.requests = less(self.requests, part.requests);
-        rest.served = less(self.served, part.served);
-        for (purpose, &n) in &self.agent_purposes {
-            let counted = part.agent_purposes.get(purpose).copied().unwrap_or(0);
-            rest.agent_purposes.insert(*purpose, less(n, counted));
+        let rest_of = |all: Option<i64>, counted: Option<i64>| Some(less(all?, counted?));
+        Counts {
+            requests: less(self.requests, part.requests),
+            served: less(self.served, part.served),
+            refused: rest_of(self.refused, part.refused),
+            refused_reasons: map_beyond(
+                self.refused_reasons.as_ref(),
+                part.refused_reasons.as_ref(),
+            ),
+            no_fill_reasons: map_beyond(
+                self.no_fill_reasons.as_ref(),
+                part.no_fill_reasons.as_ref(),
+            ),
+            agent_purposes: map_beyond(Some(&self.agent_purposes), Some(&part.agent_purposes))
+                .unwrap_or_default(),
         }
-        rest
     }
 
     /// Served over requests, rounded half up to 3 decimals in integers (in floating point,
@@ -299,6 +327,17 @@ impl Counts {
         let thousandths = (served * 2000 + requests) / (requests * 2);
         thousandths as f64 / 1000.0
     }
+}
+
+/// Each count of `all` less the same key's in `part` (never below zero); `None` unless both
+/// are known.
+fn map_beyond<K: Ord + Copy>(
+    all: Option<&BTreeMap<K, i64>>,
+    part: Option<&BTreeMap<K, i64>>,
+) -> Option<BTreeMap<K, i64>> {
+    let (all, part) = (all?, part?);
+    let less = |key: &K, n: i64| (n - part.get(key).copied().unwrap_or(0)).max(0);
+    Some(all.iter().map(|(key, &n)| (*key, less(key, n))).collect())
 }
 
 fn add<K: Ord>(counts: &mut BTreeMap<K, i64>, key: K, n: i64) {
@@ -348,7 +387,8 @@ pub fn report(
         None => None,
         Some(By::Page) => {
             let pages = reports::page_counts(db, org_id, window)?;
-            Some((By::Page, by_page(&pages, &total)))
+            let reasons = reports::page_reasons(db, org_id, window)?;
+            Some((By::Page, by_page(&pages, &reasons, &total)))
         }
         Some(by) => Some((by, by_key(&counts, by)?)),
     };
@@ -480,16 +520,26 @@ fn by_key(counts: &[RequestCount], by: By) -> Result<Vec<Group>, ApiError> {
         .collect()
 }
 
-/// The pages' groups, then what they do not hold of `total` yet, when anything.
-fn by_page(counts: &[PageCount], total: &Counts) -> Vec<Group> {
+/// The pages' groups, each with the reasons of its requests not served, then what they do not
+/// hold of `total` yet, when anything.
+fn by_page(counts: &[PageCount], reasons: &[PageReason], total: &Counts) -> Vec<Group> {
+    let mut reasons_of: BTreeMap<&str, Vec<&PageReason>> = BTreeMap::new();
+    for reason in reasons {
+        reasons_of.entry(&reason.page).or_default().push(reason);
+    }
     let mut groups: Vec<Group> = counts
         .chunk_by(|a, b| a.page == b.page)
-        .map(|chunk| Group {
-            key: Key::Page(chunk[0].page.clone().unwrap_or_default()),
-            counts: Counts::of_pages(chunk),
+        .map(|chunk| {
+            let page = chunk[0].page.clone().unwrap_or_default();
+            let reasons = reasons_of.get(page.as_str()).into_iter().flatten().copied();
+            Group {
+                counts: Counts::of_pages(chunk).with_reasons(reasons),
+                key: Key::Page(page),
+            }
         })
         .collect();
-    groups.extend(not_yet_written(total, &Counts::of_pages(counts)));
+    let written = Counts::of_pages(counts).with_reasons(reasons);
+    groups.extend(not_yet_written(total, &written));
     groups
 }
 
@@ -556,7 +606,7 @@ mod tests {
         total.add(Purpose::Training, 10, 7);
         total.add(Purpose::Search, 2, 2);
         let pages = [page("a.example/x", Purpose::Training, 6, 4)];
-        let groups = by_page(&pages, &total);
+        let groups = by_page(&pages, &[], &total);
         assert_eq!(groups.len(), 2);
         let rest = &groups[1];
         assert_eq!(rest.key, Key::Page(NOT_YET_WRITTEN.into()));
@@ -568,6 +618,6 @@ mod tests {
             page("a.example/x", Purpose::Training, 10, 7),
             page("a.example/y", Purpose::Search, 2, 2),
         ];
-        assert_eq!(by_page(&pages, &total).len(), 2);
+        assert_eq!(by_page(&pages, &[], &total).len(), 2);
     }
 }
