@@ -1,0 +1,362 @@
+#!/usr/bin/env python3
+"""Differential fuzzing of HTTP/1.1 framing: `agentcard edge` against nginx and HAProxy.
+
+    diff.py run --edge-bin PATH [--minutes N] [--streams N] [--seed S] [--lanes N] [--summary FILE] [--findings DIR]
+    diff.py replay --edge-bin PATH [--corpus DIR]
+
+Each stream (grammar.py) goes, byte for byte, through the six chains of chains.py; the echo
+origin (origin.py) records what reached it. A stream's judgement compares, per chain, the
+requests the origin saw (method, target without scheme and authority, body) and the answers
+the client read. A finding, for the chains through the edge:
+
+- `smuggled`: the origin read a request the client never sent (a `/hidden/` target, hidden in
+  a body), or more requests than the client sent, or the client read more final answers;
+- `edge-differs`: what the edge delivered is not a prefix of what nginx delivered, nor of what
+  HAProxy delivered (it forwards what both refuse, or frames a request in a way neither does);
+- `front-edge-differs`: behind nginx (or HAProxy), the edge delivered what that front alone
+  would not have (not a prefix of it).
+
+The edge refusing more than both (a prefix) is no finding: it is counted as `edge-stricter`.
+Disagreements between nginx and HAProxy, and their own smuggling by the lenient origin's
+reading, are counted, not findings. A finding is minimised (requests, then mutations, left out
+while it holds) and written to the findings folder; the corpus (corpus/*.json) replays kept
+findings, each expected to be none any more. Every line is `ok NAME` or `FAIL NAME: why`.
+"""
+
+import argparse
+import json
+import random
+import re
+import socket
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import chains as chains_module  # noqa: E402
+import grammar  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+CLIENT_TIMEOUT_S = 4
+# Silence after which the client closes its sending side (the stream is all sent by then).
+QUIET_S = 0.25
+# Time given to the origin to record what a proxy sent after the client's last answer.
+SETTLE_S = 0.02
+EDGE_CHAINS = ("edge", "nginx-edge", "haproxy-edge")
+FINAL_STATUS = re.compile(rb"(?:^|\n)HTTP/\d\.\d ([2-5]\d\d)")
+AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/]*")
+
+
+# ---------------------------------------------------------------- one stream through one chain
+
+
+def exchange(port, data):
+    """Sends `data` and reads until the server closes. When the server goes quiet first, the
+    sending side is closed: a server still waiting for bytes of the stream then ends it."""
+    got = bytearray()
+    ended = "closed"
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=CLIENT_TIMEOUT_S) as conn:
+            deadline = time.monotonic() + CLIENT_TIMEOUT_S
+            half_closed = False
+            try:
+                conn.sendall(data)
+            except OSError:
+                ended = "reset while sending"
+            while True:
+                wait = deadline - time.monotonic() if half_closed else QUIET_S
+                conn.settimeout(max(0.01, wait))
+                try:
+                    piece = conn.recv(65536)
+                except socket.timeout:
+                    if half_closed:
+                        ended = "timeout"
+                        break
+                    half_closed = True
+                    try:
+                        conn.shutdown(socket.SHUT_WR)
+                    except OSError:
+                        pass
+                    continue
+                except OSError:
+                    ended = "reset"
+                    break
+                if not piece:
+                    break
+                got += piece
+    except OSError as error:
+        ended = f"connect: {error}"
+    return bytes(got), ended
+
+
+class OriginLog:
+    """The new records of one origin port since the last look."""
+
+    def __init__(self, path):
+        self.path = path
+        self.offset = 0
+
+    def take(self):
+        try:
+            with open(self.path, "rb") as log:
+                log.seek(self.offset)
+                data = log.read()
+        except FileNotFoundError:
+            return []
+        complete = data[: data.rfind(b"\n") + 1]
+        self.offset += len(complete)
+        return [json.loads(line) for line in complete.splitlines()]
+
+
+class Lane:
+    """One lane's six chains, a stream at a time."""
+
+    def __init__(self, ports, workdir):
+        self.ports = ports
+        self.logs = {chain: OriginLog(Path(workdir) / f"origin-{origin}.jsonl") for chain, (_, origin) in ports.items()}
+        self.pool = ThreadPoolExecutor(len(ports))
+
+    def run(self, data):
+        for log in self.logs.values():
+            log.take()  # late records of an earlier stream
+        answers = dict(zip(self.ports, self.pool.map(lambda chain: exchange(self.ports[chain][0], data), self.ports)))
+        time.sleep(SETTLE_S)
+        return {chain: {"requests": self.logs[chain].take(), "answers": answers[chain][0],
+                        "ended": answers[chain][1]} for chain in self.ports}
+
+
+# ---------------------------------------------------------------- judging
+
+
+def delivered(result):
+    return [(r["method"], AUTHORITY.sub("", r["target"]), r["body"]) for r in result["requests"]]
+
+
+def is_prefix(short, long):
+    return long[: len(short)] == short
+
+
+def statuses(result):
+    return [int(s) for s in FINAL_STATUS.findall(result["answers"])]
+
+
+def smuggling(result, sent):
+    if any("/hidden/" in r["target"] for r in result["requests"]):
+        return "the origin read a request hidden in a body"
+    if len(result["requests"]) > sent:
+        return f"the origin read {len(result['requests'])} requests, the client sent {sent}"
+    if len(statuses(result)) > sent:
+        return f"the client read {len(statuses(result))} answers to {sent} requests"
+    return None
+
+
+def judge(results, sent):
+    """(findings, notes): findings as (kind, chain, why); notes are counted only."""
+    findings, notes = [], []
+    seen = {chain: delivered(result) for chain, result in results.items()}
+    for chain in EDGE_CHAINS:
+        why = smuggling(results[chain], sent)
+        if why:
+            findings.append(("smuggled", chain, why))
+    if not is_prefix(seen["edge"], seen["nginx"]) and not is_prefix(seen["edge"], seen["haproxy"]):
+        findings.append(("edge-differs", "edge", f"edge {seen['edge']!r}, nginx {seen['nginx']!r}, "
+                                                 f"haproxy {seen['haproxy']!r}"))
+    elif seen["edge"] != seen["nginx"] and seen["edge"] != seen["haproxy"]:
+        notes.append("edge-stricter")
+    for front in ("nginx", "haproxy"):
+        if not is_prefix(seen[f"{front}-edge"], seen[front]):
+            findings.append(("front-edge-differs", f"{front}-edge",
+                             f"{front}-edge {seen[front + '-edge']!r}, {front} {seen[front]!r}"))
+        if smuggling(results[front], sent):
+            notes.append(f"{front}-smuggled")
+    if seen["nginx"] != seen["haproxy"]:
+        notes.append("nginx-haproxy-differ")
+    return findings, notes
+
+
+# ---------------------------------------------------------------- minimising and the corpus
+
+
+def finding_kinds(lane, spec, tag):
+    results = lane.run(grammar.build_stream(spec, tag))
+    findings, _ = judge(results, len(spec.requests))
+    return {kind for kind, _, _ in findings}, findings, results
+
+
+def minimise(lane, spec, tag, kind):
+    """Leaves out requests, then mutations, while the finding of `kind` holds."""
+    def holds(candidate):
+        return candidate.requests and kind in finding_kinds(lane, candidate, tag)[0]
+
+    changed = True
+    while changed:
+        changed = False
+        for at in range(len(spec.requests)):
+            candidate = grammar.Spec(spec.requests[:at] + spec.requests[at + 1:])
+            if holds(candidate):
+                spec, changed = candidate, True
+                break
+        for at, request in enumerate(spec.requests):
+            for name in request.mutations:
+                fewer = grammar.RequestSpec(request.seed, [m for m in request.mutations if m != name])
+                candidate = grammar.Spec(spec.requests[:at] + [fewer] + spec.requests[at + 1:])
+                if holds(candidate):
+                    spec, changed = candidate, True
+                    break
+            if changed:
+                break
+    return spec
+
+
+def corpus_entry(name, spec, tag, findings):
+    data = grammar.build_stream(spec, tag)
+    return {"name": name, "tag": tag, "spec": spec.to_json(), "mutations": spec.mutation_names(),
+            "requests": len(spec.requests), "stream": data.decode("latin-1"),
+            "found": [{"kind": k, "chain": c, "why": w} for k, c, w in findings]}
+
+
+# ---------------------------------------------------------------- the modes
+
+
+def start(args, lanes):
+    workdir = tempfile.mkdtemp(prefix="agentcard-diff.")
+    started = chains_module.Chains(workdir, args.edge_bin, lanes)
+    return started, [Lane(ports, workdir) for ports in started.lanes]
+
+
+def replay(args):
+    entries = sorted(Path(args.corpus).glob("*.json"))
+    started, (lane,) = start(args, 1)
+    failures = 0
+    try:
+        for path in entries:
+            entry = json.loads(path.read_text())
+            data = entry["stream"].encode("latin-1")
+            findings, _ = judge(lane.run(data), entry["requests"])
+            if findings:
+                failures += 1
+                print(f"FAIL diff corpus {entry['name']}: {findings[0][1]}: {findings[0][0]}: {findings[0][2]}")
+            else:
+                print(f"ok diff corpus {entry['name']} ({', '.join(entry['mutations'])})")
+        for dead in started.dead_edges():
+            failures += 1
+            print(f"FAIL diff corpus: an agentcard edge died ({dead})")
+    finally:
+        started.stop()
+    return 1 if failures else 0
+
+
+class Campaign:
+    def __init__(self, args):
+        self.args = args
+        self.lock = threading.Lock()
+        self.streams = 0
+        self.requests = 0
+        self.mutations = Counter()
+        self.combinations = set()
+        self.notes = Counter()
+        self.disagreements = Counter()
+        self.findings = []
+        self.deadline = time.monotonic() + args.minutes * 60
+        self.findings_dir = Path(args.findings)
+
+    def next_index(self):
+        with self.lock:
+            if self.streams >= self.args.streams or time.monotonic() >= self.deadline:
+                return None
+            self.streams += 1
+            return self.streams - 1
+
+    def lane_loop(self, number, lane):
+        rng = random.Random(f"{self.args.seed}/{number}")
+        while (index := self.next_index()) is not None:
+            spec = grammar.random_spec(rng)
+            tag = f"{self.args.seed}-{number}-{index}"
+            results = lane.run(grammar.build_stream(spec, tag))
+            findings, notes = judge(results, len(spec.requests))
+            with self.lock:
+                self.requests += len(spec.requests)
+                for request in spec.requests:
+                    self.mutations.update(request.mutations)
+                    self.combinations.add(tuple(sorted(request.mutations)))
+                self.notes.update(notes)
+                if "nginx-haproxy-differ" in notes:
+                    self.disagreements.update(spec.mutation_names())
+            if findings:
+                self.record(lane, spec, tag, findings)
+
+    def record(self, lane, spec, tag, findings):
+        kind = findings[0][0]
+        kinds, _, _ = finding_kinds(lane, spec, tag)
+        if kind not in kinds:
+            with self.lock:
+                self.notes["finding-not-reproduced"] += 1
+            return
+        small = minimise(lane, spec, tag, kind)
+        _, small_findings, _ = finding_kinds(lane, small, tag)
+        name = f"{kind}-{'-'.join(small.mutation_names()) or 'none'}"
+        entry = corpus_entry(name, small, tag, small_findings or findings)
+        with self.lock:
+            self.findings.append(entry)
+            self.findings_dir.mkdir(parents=True, exist_ok=True)
+            (self.findings_dir / f"{len(self.findings):03d}-{name}.json").write_text(json.dumps(entry, indent=1) + "\n")
+        print(f"FAIL diff generation {name}: {entry['found'][0]['chain']}: {entry['found'][0]['why']}", flush=True)
+
+    def summary(self, seconds, dead):
+        return {"streams": self.streams, "requests": self.requests, "seconds": round(seconds, 1),
+                "streams_per_second": round(self.streams / max(seconds, 1e-9), 1),
+                "mutations_used": len(self.mutations), "mutations_in_grammar": len(grammar.MUTATIONS),
+                "distinct_combinations": len(self.combinations), "findings": len(self.findings),
+                "dead_edges": len(dead), "notes": dict(self.notes),
+                "nginx_haproxy_disagreements_by_mutation": dict(self.disagreements.most_common())}
+
+
+def run(args):
+    started, lanes = start(args, args.lanes)
+    campaign = Campaign(args)
+    began = time.monotonic()
+    try:
+        threads = [threading.Thread(target=campaign.lane_loop, args=(n, lane)) for n, lane in enumerate(lanes)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        dead = started.dead_edges()
+    finally:
+        started.stop()
+    summary = campaign.summary(time.monotonic() - began, dead)
+    if args.summary:
+        Path(args.summary).write_text(json.dumps(summary, indent=1) + "\n")
+    for argv in dead:
+        print(f"FAIL diff generation: an agentcard edge died ({argv})")
+    if not campaign.findings and not dead:
+        print(f"ok diff generation: {summary['streams']} streams ({summary['requests']} requests, "
+              f"{summary['streams_per_second']}/s), {summary['mutations_used']} mutations in "
+              f"{summary['distinct_combinations']} combinations, no finding")
+    print(json.dumps({k: v for k, v in summary.items() if k != "nginx_haproxy_disagreements_by_mutation"}))
+    return 1 if campaign.findings or dead else 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="mode", required=True)
+    for mode in ("run", "replay"):
+        one = sub.add_parser(mode)
+        one.add_argument("--edge-bin", required=True)
+    sub.choices["run"].add_argument("--minutes", type=float, default=1.0)
+    sub.choices["run"].add_argument("--streams", type=int, default=10**9)
+    sub.choices["run"].add_argument("--seed", default="1")
+    sub.choices["run"].add_argument("--lanes", type=int, default=3)
+    sub.choices["run"].add_argument("--summary")
+    sub.choices["run"].add_argument("--findings", default=str(HERE / "findings"))
+    sub.choices["replay"].add_argument("--corpus", default=str(HERE / "corpus"))
+    args = parser.parse_args()
+    return run(args) if args.mode == "run" else replay(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
