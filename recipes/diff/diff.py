@@ -136,46 +136,71 @@ def delivered(result):
     return [(r["method"], AUTHORITY.sub("", r["target"]), r["body"]) for r in result["requests"]]
 
 
-def is_prefix(short, long):
-    return long[: len(short)] == short
+def is_subsequence(short, long):
+    """Whether every request of `short` is in `long`, in the same order (the edge may refuse
+    a request a front passed on, never deliver one the front did not)."""
+    rest = iter(long)
+    return all(any(item == other for other in rest) for item in short)
 
 
-def statuses(result):
-    return [int(s) for s in FINAL_STATUS.findall(result["answers"])]
+def answers(result):
+    return len(FINAL_STATUS.findall(result["answers"]))
 
 
-def smuggling(result, sent):
-    if any("/hidden/" in r["target"] for r in result["requests"]):
-        return "the origin read a request hidden in a body"
-    if len(result["requests"]) > sent:
-        return f"the origin read {len(result['requests'])} requests, the client sent {sent}"
-    if len(statuses(result)) > sent:
-        return f"the client read {len(statuses(result))} answers to {sent} requests"
-    return None
+def kind_of(extra, sent, chain_count):
+    """`smuggled` when what only the edge's chain delivered is a request hidden in a body or
+    one more than the client sent; `differs` otherwise."""
+    if any("/hidden/" in target for _, target, _ in extra) or chain_count > sent:
+        return "smuggled"
+    return "differs"
 
 
 def judge(results, sent):
     """(findings, notes): findings as (kind, chain, why); notes are counted only."""
     findings, notes = [], []
     seen = {chain: delivered(result) for chain, result in results.items()}
-    for chain in EDGE_CHAINS:
-        why = smuggling(results[chain], sent)
-        if why:
-            findings.append(("smuggled", chain, why))
-    if not is_prefix(seen["edge"], seen["nginx"]) and not is_prefix(seen["edge"], seen["haproxy"]):
-        findings.append(("edge-differs", "edge", f"edge {seen['edge']!r}, nginx {seen['nginx']!r}, "
-                                                 f"haproxy {seen['haproxy']!r}"))
-    elif seen["edge"] != seen["nginx"] and seen["edge"] != seen["haproxy"]:
+    fronts = ("nginx", "haproxy")
+    edge = seen["edge"]
+    if not any(is_subsequence(edge, seen[front]) for front in fronts):
+        extra = [r for r in edge if r not in seen["nginx"] and r not in seen["haproxy"]]
+        kind = kind_of(extra, max(sent, len(seen["nginx"]), len(seen["haproxy"])), len(edge))
+        findings.append((f"edge-{kind}", "edge", f"edge {edge!r}, nginx {seen['nginx']!r}, haproxy {seen['haproxy']!r}"))
+    elif all(edge != seen[front] for front in fronts):
         notes.append("edge-stricter")
-    for front in ("nginx", "haproxy"):
-        if not is_prefix(seen[f"{front}-edge"], seen[front]):
-            findings.append(("front-edge-differs", f"{front}-edge",
-                             f"{front}-edge {seen[front + '-edge']!r}, {front} {seen[front]!r}"))
-        if smuggling(results[front], sent):
-            notes.append(f"{front}-smuggled")
+    most_answers = max([sent] + [answers(results[front]) for front in fronts])
+    if answers(results["edge"]) > most_answers:
+        findings.append(("edge-answers", "edge", f"the client read {answers(results['edge'])} answers to {sent} requests"))
+    for front in fronts:
+        chain = f"{front}-edge"
+        if not is_subsequence(seen[chain], seen[front]):
+            extra = [r for r in seen[chain] if r not in seen[front]]
+            kind = kind_of(extra, max(sent, len(seen[front])), len(seen[chain]))
+            findings.append((f"{chain}-{kind}", chain, f"{chain} {seen[chain]!r}, {front} {seen[front]!r}"))
+        elif seen[chain] != seen[front]:
+            notes.append(f"{chain}-stricter")
+        if answers(results[chain]) > max(sent, answers(results[front])):
+            findings.append((f"{chain}-answers", chain,
+                             f"the client read {answers(results[chain])} answers to {sent} requests"))
+        if len(seen[front]) > sent or any("/hidden/" in t for _, t, _ in seen[front]):
+            notes.append(f"{front}-delivers-more")
     if seen["nginx"] != seen["haproxy"]:
         notes.append("nginx-haproxy-differ")
     return findings, notes
+
+
+def show(args):
+    """One stream of the corpus or the findings, chain by chain."""
+    entry = json.loads(Path(args.file).read_text())
+    started, (lane,) = start(args, 1)
+    try:
+        results = lane.run(entry["stream"].encode("latin-1"))
+    finally:
+        started.stop()
+    print(repr(entry["stream"]))
+    for chain, result in results.items():
+        print(f"{chain}: {delivered(result)!r} answers {FINAL_STATUS.findall(result['answers'])} ({result['ended']})")
+    print(judge(results, entry["requests"]))
+    return 0
 
 
 # ---------------------------------------------------------------- minimising and the corpus
@@ -260,6 +285,7 @@ class Campaign:
         self.combinations = set()
         self.notes = Counter()
         self.disagreements = Counter()
+        self.front_refused = {"nginx-edge-stricter": Counter(), "haproxy-edge-stricter": Counter()}
         self.findings = []
         self.deadline = time.monotonic() + args.minutes * 60
         self.findings_dir = Path(args.findings)
@@ -286,6 +312,9 @@ class Campaign:
                 self.notes.update(notes)
                 if "nginx-haproxy-differ" in notes:
                     self.disagreements.update(spec.mutation_names())
+                for note in notes:
+                    if note.endswith("-stricter") and note != "edge-stricter":
+                        self.front_refused[note].update(spec.mutation_names())
             if findings:
                 self.record(lane, spec, tag, findings)
 
@@ -312,7 +341,8 @@ class Campaign:
                 "mutations_used": len(self.mutations), "mutations_in_grammar": len(grammar.MUTATIONS),
                 "distinct_combinations": len(self.combinations), "findings": len(self.findings),
                 "dead_edges": len(dead), "notes": dict(self.notes),
-                "nginx_haproxy_disagreements_by_mutation": dict(self.disagreements.most_common())}
+                "nginx_haproxy_disagreements_by_mutation": dict(self.disagreements.most_common()),
+                "refused_by_the_edge_behind_a_front_by_mutation": {k: dict(v.most_common()) for k, v in self.front_refused.items()}}
 
 
 def run(args):
@@ -337,14 +367,14 @@ def run(args):
         print(f"ok diff generation: {summary['streams']} streams ({summary['requests']} requests, "
               f"{summary['streams_per_second']}/s), {summary['mutations_used']} mutations in "
               f"{summary['distinct_combinations']} combinations, no finding")
-    print(json.dumps({k: v for k, v in summary.items() if k != "nginx_haproxy_disagreements_by_mutation"}))
+    print(json.dumps({k: v for k, v in summary.items() if not k.endswith("_by_mutation")}))
     return 1 if campaign.findings or dead else 0
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="mode", required=True)
-    for mode in ("run", "replay"):
+    for mode in ("run", "replay", "show"):
         one = sub.add_parser(mode)
         one.add_argument("--edge-bin", required=True)
     sub.choices["run"].add_argument("--minutes", type=float, default=1.0)
@@ -354,8 +384,9 @@ def main():
     sub.choices["run"].add_argument("--summary")
     sub.choices["run"].add_argument("--findings", default=str(HERE / "findings"))
     sub.choices["replay"].add_argument("--corpus", default=str(HERE / "corpus"))
+    sub.choices["show"].add_argument("file")
     args = parser.parse_args()
-    return run(args) if args.mode == "run" else replay(args)
+    return {"run": run, "replay": replay, "show": show}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -334,6 +334,8 @@ def m_body_on_get(request, rng):
 
 def m_host(request, rng):
     host = request.header(b"host")
+    if host is None:
+        return
     choice = rng.choice(["none", "two", "space", "empty", "port", "other"])
     if choice == "none":
         request.headers.remove(host)
