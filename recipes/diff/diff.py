@@ -27,6 +27,7 @@ import argparse
 import json
 import random
 import re
+import signal
 import socket
 import sys
 import tempfile
@@ -350,7 +351,8 @@ def run(args):
     campaign = Campaign(args)
     began = time.monotonic()
     try:
-        threads = [threading.Thread(target=campaign.lane_loop, args=(n, lane)) for n, lane in enumerate(lanes)]
+        threads = [threading.Thread(target=campaign.lane_loop, args=(n, lane), daemon=True)
+                   for n, lane in enumerate(lanes)]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -372,6 +374,8 @@ def run(args):
 
 
 def main():
+    # A TERM stops the chains' processes as an interrupt does (the `finally` of each mode).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="mode", required=True)
     for mode in ("run", "replay", "show"):

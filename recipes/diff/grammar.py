@@ -62,6 +62,14 @@ class Request:
                 return header
         return None
 
+    def header_or_new(self, name, value):
+        """Header `name`, added with `value` when an earlier mutation renamed or removed it."""
+        found = self.header(name)
+        if found is None:
+            found = Header(name, value)
+            self.headers.append(found)
+        return found
+
     def body(self):
         if self.body_override is not None:
             return self.body_override
@@ -179,7 +187,7 @@ TE_VALUES = [b"chunked ", b" chunked", b"\tchunked", b"Chunked", b"CHUNKED", b"c
 
 def m_te_value(request, rng):
     ensure_chunked(request, rng)
-    request.header(b"transfer-encoding").value = rng.choice(TE_VALUES)
+    request.header_or_new(b"Transfer-Encoding", b"chunked").value = rng.choice(TE_VALUES)
 
 
 def m_cl_value(request, rng):
@@ -188,7 +196,7 @@ def m_cl_value(request, rng):
     elif not request.content:
         request.content = hidden_request(request.tag)
         request.headers.append(Header(b"Content-Length", b"0"))
-    header = request.header(b"content-length")
+    header = request.header_or_new(b"Content-Length", b"0")
     n = str(len(request.content)).encode()
     header.value = rng.choice([b"+" + n, b"-" + n, n + b" ", b" " + n, b"0" + n, n + b"," + n, n + b", " + n,
                                b"0x%x" % len(request.content), n + b".0", b"18446744073709551616" , b"18446744073709551621",
