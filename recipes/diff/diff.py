@@ -46,9 +46,11 @@ CLIENT_TIMEOUT_S = 4
 # Silence after which the client closes its sending side (the stream is all sent by then).
 QUIET_S = 0.25
 # Time given to the origin to record what a proxy sent after the client's last answer.
-SETTLE_S = 0.02
+SETTLE_S = 0.03
 EDGE_CHAINS = ("edge", "nginx-edge", "haproxy-edge")
 FINAL_STATUS = re.compile(rb"(?:^|\n)HTTP/\d\.\d ([2-5]\d\d)")
+# The stream's tag in a request's target (grammar.py: `/d/<tag>.<n>`, `/hidden/<tag>.<n>`).
+STREAM_TAG = re.compile(r"/(?:d|hidden)/([0-9A-Za-z-]+)\.\d")
 AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/]*")
 
 
@@ -121,13 +123,20 @@ class Lane:
         self.logs = {chain: OriginLog(Path(workdir) / f"origin-{origin}.jsonl") for chain, (_, origin) in ports.items()}
         self.pool = ThreadPoolExecutor(len(ports))
 
-    def run(self, data):
+    def run(self, data, tag):
+        """The stream's results per chain; records of another stream's requests (tagged
+        otherwise, come late) are left out."""
         for log in self.logs.values():
-            log.take()  # late records of an earlier stream
+            log.take()
         answers = dict(zip(self.ports, self.pool.map(lambda chain: exchange(self.ports[chain][0], data), self.ports)))
         time.sleep(SETTLE_S)
-        return {chain: {"requests": self.logs[chain].take(), "answers": answers[chain][0],
-                        "ended": answers[chain][1]} for chain in self.ports}
+        return {chain: {"requests": [r for r in self.logs[chain].take() if tag_of(r["target"]) in (None, tag)],
+                        "answers": answers[chain][0], "ended": answers[chain][1]} for chain in self.ports}
+
+
+def tag_of(target):
+    found = STREAM_TAG.search(target)
+    return found.group(1) if found else None
 
 
 # ---------------------------------------------------------------- judging
@@ -173,6 +182,11 @@ def judge(results, sent):
         findings.append(("edge-answers", "edge", f"the client read {answers(results['edge'])} answers to {sent} requests"))
     for front in fronts:
         chain = f"{front}-edge"
+        if results[front]["ended"] == "timeout":
+            # The origin behind the front alone waited for bytes the front framed otherwise
+            # (HAProxy reads a Content-Length of 2^64 as 0): what it recorded is no yardstick.
+            notes.append(f"{front}-timeout")
+            continue
         if not is_subsequence(seen[chain], seen[front]):
             extra = [r for r in seen[chain] if r not in seen[front]]
             kind = kind_of(extra, max(sent, len(seen[front])), len(seen[chain]))
@@ -194,7 +208,7 @@ def show(args):
     entry = json.loads(Path(args.file).read_text())
     started, (lane,) = start(args, 1)
     try:
-        results = lane.run(entry["stream"].encode("latin-1"))
+        results = lane.run(entry["stream"].encode("latin-1"), entry["tag"])
     finally:
         started.stop()
     print(repr(entry["stream"]))
@@ -208,7 +222,7 @@ def show(args):
 
 
 def finding_kinds(lane, spec, tag):
-    results = lane.run(grammar.build_stream(spec, tag))
+    results = lane.run(grammar.build_stream(spec, tag), tag)
     findings, _ = judge(results, len(spec.requests))
     return {kind for kind, _, _ in findings}, findings, results
 
@@ -262,7 +276,7 @@ def replay(args):
         for path in entries:
             entry = json.loads(path.read_text())
             data = entry["stream"].encode("latin-1")
-            findings, _ = judge(lane.run(data), entry["requests"])
+            findings, _ = judge(lane.run(data, entry["tag"]), entry["requests"])
             if findings:
                 failures += 1
                 print(f"FAIL diff corpus {entry['name']}: {findings[0][1]}: {findings[0][0]}: {findings[0][2]}")
@@ -303,7 +317,7 @@ class Campaign:
         while (index := self.next_index()) is not None:
             spec = grammar.random_spec(rng)
             tag = f"{self.args.seed}-{number}-{index}"
-            results = lane.run(grammar.build_stream(spec, tag))
+            results = lane.run(grammar.build_stream(spec, tag), tag)
             findings, notes = judge(results, len(spec.requests))
             with self.lock:
                 self.requests += len(spec.requests)

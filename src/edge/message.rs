@@ -482,16 +482,24 @@ impl Head {
         }
     }
 
-    /// Why the request cannot be forwarded as it is, when it cannot: a method a reverse proxy
-    /// does not take (`CONNECT`, `TRACE`, HTTP/2's preface `PRI`); a target neither
-    /// origin-form nor `http(s)` absolute-form without user info (`*` for `OPTIONS` only);
+    /// Why the request cannot be forwarded as it is, when it cannot: a method of other bytes
+    /// than capitals, `_` and `-`, or one a reverse proxy does not take (`CONNECT`, `TRACE`,
+    /// HTTP/2's preface `PRI`); a target with a fragment (`#`), or neither origin-form nor
+    /// `http(s)` absolute-form without user info (`*` for `OPTIONS` only);
     /// not exactly one valid `Host` in HTTP/1.1, or more than one in HTTP/1.0; an
     /// absolute-form target whose authority is not the `Host` (the edge gates by `Host`, an
     /// origin routes by the authority, RFC 9112 §3.2.2). nginx or HAProxy refuse the same: a
     /// next hop could route such a request elsewhere than the edge did.
     pub fn request_problem(&self) -> Option<&'static str> {
-        if ["CONNECT", "TRACE", "PRI"].contains(&self.method.as_str()) {
+        let method_ok = self
+            .method
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b == b'_' || b == b'-');
+        if !method_ok || ["CONNECT", "TRACE", "PRI"].contains(&self.method.as_str()) {
             return Some("method");
+        }
+        if self.target.contains('#') {
+            return Some("request target");
         }
         let authority = match self.target.as_str() {
             "*" if self.method == "OPTIONS" => None,
@@ -539,8 +547,8 @@ impl Head {
 
     /// How the head delimits its body; `None` when two readers could disagree (RFC 9112 §6.1,
     /// §6.3): a `Transfer-Encoding` other than one `chunked` (any other coding, a list, a value
-    /// that is not text), one beside a `Content-Length` or in an HTTP/1.0 message, or
-    /// `Content-Length`s that are not one same number. nginx refuses the same.
+    /// that is not text), one beside a `Content-Length` or in an HTTP/1.0 message, or a
+    /// `Content-Length` repeated or not a number. nginx refuses the same.
     fn declared(&self) -> Option<Declared> {
         let mut codings = self.values("transfer-encoding");
         let chunked = match (codings.next(), codings.next()) {
@@ -556,22 +564,17 @@ impl Head {
         }
     }
 
-    /// `Content-Length`, when present: every value must be the same number.
+    /// `Content-Length`, when present: one header, its value a number. A repeated one is an
+    /// error even with the same value, as nginx has it (HAProxy merges equal values).
     fn content_length(&self) -> Option<Result<u64, ()>> {
-        let mut found: Option<Result<u64, ()>> = None;
-        for value in self.values("content-length") {
-            let parsed = std::str::from_utf8(value)
-                .ok()
-                .filter(|text| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
-                .and_then(|text| text.parse::<u64>().ok())
-                .ok_or(());
-            found = match (found, parsed) {
-                (None, parsed) => Some(parsed),
-                (Some(Ok(a)), Ok(b)) if a == b => Some(Ok(a)),
-                _ => Some(Err(())),
-            };
-        }
-        found
+        let mut values = self.values("content-length");
+        let value = values.next()?;
+        let parsed = std::str::from_utf8(value)
+            .ok()
+            .filter(|text| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|text| text.parse::<u64>().ok())
+            .filter(|_| values.next().is_none());
+        Some(parsed.ok_or(()))
     }
 
     /// The head again, with the headers for which `keep` is false left out and `extra` lines
@@ -903,6 +906,8 @@ mod tests {
             (&b"CONNECT news.example:443 HTTP/1.1\r\nHost: news.example\r\n\r\n"[..], "method"),
             (b"TRACE / HTTP/1.1\r\nHost: news.example\r\n\r\n", "method"),
             (b"PRI * HTTP/1.1\r\nHost: news.example\r\n\r\n", "method"),
+            (b"get / HTTP/1.1\r\nHost: news.example\r\n\r\n", "method"),
+            (b"GET /a#b HTTP/1.1\r\nHost: news.example\r\n\r\n", "request target"),
             (b"GET * HTTP/1.1\r\nHost: news.example\r\n\r\n", "request target"),
             (b"GET news.example:80 HTTP/1.1\r\nHost: news.example\r\n\r\n", "request target"),
             (b"GET ?x HTTP/1.1\r\nHost: news.example\r\n\r\n", "request target"),
@@ -926,7 +931,7 @@ mod tests {
         let framing = |head: &[u8]| Head::parse_request(head.into()).unwrap().request_framing();
         assert_eq!(framing(b"GET / HTTP/1.1\r\n\r\n"), Some(Framing::Empty));
         assert_eq!(
-            framing(b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n"),
+            framing(b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n"),
             Some(Framing::Length(5))
         );
         for chunked in [
@@ -949,6 +954,7 @@ mod tests {
             b"POST / HTTP/1.1\r\nTransfer-Encoding:\r\n\r\n",
             b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: +5\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
