@@ -5,7 +5,7 @@
 # errors; every feature), cargo test (every target, then the doctests; with the feature
 # external-tools: the tests that need the tools installed below), then the edge recipes'
 # tests, each against the shared cases of recipes/cases/ in its real runtime, and recipes/front/test.sh, nginx in
-# front of a release build of `agentcard edge`, and scripts/diff-edge.sh (the corpus of
+# front of a release build of `agentcard edge` (recipes/front-haproxy/test.sh: HAProxy), and scripts/diff-edge.sh (the corpus of
 # recipes/diff/ replayed and a minute of differential fuzzing against nginx and HAProxy).
 # Exit 0 when all passed; the last line counts what ran: `total: N passed, M failed` over the
 # three checks, cargo's tests and the recipes' cases (a step that failed without counting a
@@ -157,6 +157,8 @@ if ((run_recipes)); then
 	done
 	step "recipes/front/test.sh (nginx sending only agents to agentcard edge, against recipes/cases)"
 	counted_run recipe_counts bash recipes/front/test.sh
+	step "recipes/front-haproxy/test.sh (HAProxy sending only agents to agentcard edge, against recipes/cases)"
+	counted_run recipe_counts bash recipes/front-haproxy/test.sh
 	step "scripts/diff-edge.sh (the corpus of recipes/diff/ replayed, then 60 s of differential fuzzing against nginx and HAProxy)"
 	counted_run recipe_counts diff_edge
 fi
