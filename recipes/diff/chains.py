@@ -163,6 +163,7 @@ class Chains:
         return [p.args for p in self.edge_processes if p.poll() is not None]
 
     def stop(self):
+        """Stops every process, then removes the working folder."""
         for process in self.processes:
             if process.poll() is None:
                 process.terminate()
@@ -172,6 +173,7 @@ class Chains:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 def sys_python():

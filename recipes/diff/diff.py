@@ -47,6 +47,8 @@ CLIENT_TIMEOUT_S = 4
 QUIET_S = 0.25
 # Time given to the origin to record what a proxy sent after the client's last answer.
 SETTLE_S = 0.03
+# Seconds between two progress lines of a campaign.
+PROGRESS_S = 60
 # Runs a finding must hold in before it is minimised and kept.
 REPRODUCTIONS = 3
 EDGE_CHAINS = ("edge", "nginx-edge", "haproxy-edge")
@@ -375,8 +377,10 @@ def run(args):
                    for n, lane in enumerate(lanes)]
         for thread in threads:
             thread.start()
-        for thread in threads:
-            thread.join()
+        while any(thread.is_alive() for thread in threads):
+            threads[0].join(timeout=PROGRESS_S)
+            print(f"# {campaign.streams} streams, {len(campaign.findings)} findings, "
+                  f"{time.monotonic() - began:.0f} s", flush=True)
         dead = started.dead_edges()
     finally:
         started.stop()
