@@ -91,8 +91,8 @@ http {{
 
 def haproxy_conf(pairs):
     out = ["global\n    maxconn 4096\n",
-           "defaults\n    mode http\n    timeout connect 2s\n    timeout client 3s\n    timeout server 5s\n"
-           "    timeout http-request 3s\n"]
+           ("defaults\n    mode http\n    timeout connect 2s\n    timeout client 3s\n    timeout server 5s\n"
+            "    timeout http-request 3s\n")]
     for port, upstream in pairs:
         out.append(f"frontend f{port}\n    bind 127.0.0.1:{port}\n    default_backend b{port}\n"
                    f"backend b{port}\n    server s 127.0.0.1:{upstream}\n")
@@ -153,8 +153,8 @@ class Chains:
 
     def start(self, name, argv, port, env=None):
         log = self.workdir / f"{name}.log"
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=open(log, "ab"),
-                                   stderr=subprocess.STDOUT, env=env)
+        with open(log, "ab") as out:
+            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env)
         self.processes.append(process)
         wait_port(port, process, name, log)
         return process

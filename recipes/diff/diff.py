@@ -38,8 +38,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import chains as chains_module  # noqa: E402
-import grammar  # noqa: E402
+import chains as chains_module
+import grammar
 
 HERE = Path(__file__).resolve().parent
 CLIENT_TIMEOUT_S = 4
@@ -79,7 +79,7 @@ def exchange(port, data):
                 conn.settimeout(max(0.01, wait))
                 try:
                     piece = conn.recv(65536)
-                except socket.timeout:
+                except TimeoutError:
                     if half_closed:
                         ended = "timeout"
                         break

@@ -132,11 +132,11 @@ def serve_connection(conn, out, lock):
 
 
 def accept(listener, port, directory):
-    out = open(Path(directory) / f"origin-{port}.jsonl", "a", encoding="utf-8")
     lock = threading.Lock()
-    while True:
-        conn, _ = listener.accept()
-        threading.Thread(target=serve_connection, args=(conn, out, lock), daemon=True).start()
+    with open(Path(directory) / f"origin-{port}.jsonl", "a", encoding="utf-8") as out:
+        while True:
+            conn, _ = listener.accept()
+            threading.Thread(target=serve_connection, args=(conn, out, lock), daemon=True).start()
 
 
 def main():
