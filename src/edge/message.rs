@@ -475,11 +475,10 @@ impl Head {
     }
 
     /// Whether the connection that carried this message may carry another.
+    /// `close` wins over `keep-alive` wherever each is said (nginx and HAProxy read it so).
     pub fn keeps_alive(&self) -> bool {
-        match self.minor_version {
-            0 => self.has_token("connection", "keep-alive"),
-            _ => !self.has_token("connection", "close"),
-        }
+        !self.has_token("connection", "close")
+            && (self.minor_version == 1 || self.has_token("connection", "keep-alive"))
     }
 
     /// Why the request cannot be forwarded as it is, when it cannot: a method of other bytes
@@ -903,27 +902,72 @@ mod tests {
             assert_eq!(problem(forwarded), None, "{}", forwarded.escape_ascii());
         }
         for (refused, why) in [
-            (&b"CONNECT news.example:443 HTTP/1.1\r\nHost: news.example\r\n\r\n"[..], "method"),
+            (
+                &b"CONNECT news.example:443 HTTP/1.1\r\nHost: news.example\r\n\r\n"[..],
+                "method",
+            ),
             (b"TRACE / HTTP/1.1\r\nHost: news.example\r\n\r\n", "method"),
             (b"PRI * HTTP/1.1\r\nHost: news.example\r\n\r\n", "method"),
             (b"get / HTTP/1.1\r\nHost: news.example\r\n\r\n", "method"),
-            (b"GET /a#b HTTP/1.1\r\nHost: news.example\r\n\r\n", "request target"),
-            (b"GET * HTTP/1.1\r\nHost: news.example\r\n\r\n", "request target"),
-            (b"GET news.example:80 HTTP/1.1\r\nHost: news.example\r\n\r\n", "request target"),
-            (b"GET ?x HTTP/1.1\r\nHost: news.example\r\n\r\n", "request target"),
-            (b"GET \\a HTTP/1.1\r\nHost: news.example\r\n\r\n", "request target"),
-            (b"GET ftp://news.example/a HTTP/1.1\r\nHost: news.example\r\n\r\n", "request target"),
-            (b"GET http://u@news.example/a HTTP/1.1\r\nHost: news.example\r\n\r\n", "request target"),
-            (b"GET http://other.example/a HTTP/1.1\r\nHost: news.example\r\n\r\n", "host"),
+            (
+                b"GET /a#b HTTP/1.1\r\nHost: news.example\r\n\r\n",
+                "request target",
+            ),
+            (
+                b"GET * HTTP/1.1\r\nHost: news.example\r\n\r\n",
+                "request target",
+            ),
+            (
+                b"GET news.example:80 HTTP/1.1\r\nHost: news.example\r\n\r\n",
+                "request target",
+            ),
+            (
+                b"GET ?x HTTP/1.1\r\nHost: news.example\r\n\r\n",
+                "request target",
+            ),
+            (
+                b"GET \\a HTTP/1.1\r\nHost: news.example\r\n\r\n",
+                "request target",
+            ),
+            (
+                b"GET ftp://news.example/a HTTP/1.1\r\nHost: news.example\r\n\r\n",
+                "request target",
+            ),
+            (
+                b"GET http://u@news.example/a HTTP/1.1\r\nHost: news.example\r\n\r\n",
+                "request target",
+            ),
+            (
+                b"GET http://other.example/a HTTP/1.1\r\nHost: news.example\r\n\r\n",
+                "host",
+            ),
             (b"GET /a HTTP/1.1\r\n\r\n", "host"),
-            (b"GET /a HTTP/1.1\r\nHost: news.example\r\nHost: news.example\r\n\r\n", "host"),
-            (b"GET /a HTTP/1.0\r\nHost: a.example\r\nHost: b.example\r\n\r\n", "host"),
+            (
+                b"GET /a HTTP/1.1\r\nHost: news.example\r\nHost: news.example\r\n\r\n",
+                "host",
+            ),
+            (
+                b"GET /a HTTP/1.0\r\nHost: a.example\r\nHost: b.example\r\n\r\n",
+                "host",
+            ),
             (b"GET /a HTTP/1.1\r\nHost: \r\n\r\n", "host"),
             (b"GET /a HTTP/1.1\r\nHost: news.example x\r\n\r\n", "host"),
             (b"GET /a HTTP/1.1\r\nHost: news.example:abc\r\n\r\n", "host"),
         ] {
             assert_eq!(problem(refused), Some(why), "{}", refused.escape_ascii());
         }
+    }
+
+    #[test]
+    fn close_wins_over_keep_alive() {
+        let keeps = |head: &[u8]| Head::parse_request(head.into()).unwrap().keeps_alive();
+        assert!(keeps(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+        assert!(keeps(b"GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n"));
+        assert!(!keeps(b"GET / HTTP/1.0\r\n\r\n"));
+        assert!(!keeps(b"GET / HTTP/1.1\r\nConnection: x, close\r\n\r\n"));
+        assert!(!keeps(
+            b"GET / HTTP/1.0\r\nConnection: keep-alive\r\nConnection: close\r\n\r\n"
+        ));
     }
 
     #[test]
