@@ -377,8 +377,10 @@ def run(args):
                    for n, lane in enumerate(lanes)]
         for thread in threads:
             thread.start()
-        while any(thread.is_alive() for thread in threads):
-            threads[0].join(timeout=PROGRESS_S)
+        while alive := [thread for thread in threads if thread.is_alive()]:
+            alive[0].join(timeout=PROGRESS_S)
+            if not any(thread.is_alive() for thread in threads):
+                break
             print(f"# {campaign.streams} streams, {len(campaign.findings)} findings, "
                   f"{time.monotonic() - began:.0f} s", flush=True)
         dead = started.dead_edges()
