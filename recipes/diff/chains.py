@@ -20,6 +20,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -131,7 +132,7 @@ class Chains:
             self.lanes.append(lane)
         self.edge_processes = []
         try:
-            self.start("origin", [sys_python(), str(HERE / "origin.py"), "--dir", str(self.workdir),
+            self.start("origin", [sys.executable, str(HERE / "origin.py"), "--dir", str(self.workdir),
                                   *map(str, origin_ports)], origin_ports[0])
             for port, origin in edges:
                 env = {**{k: v for k, v in os.environ.items() if not k.startswith(("AGENTCARD_", "RUST_LOG"))},
@@ -174,11 +175,6 @@ class Chains:
                 process.kill()
                 process.wait()
         shutil.rmtree(self.workdir, ignore_errors=True)
-
-
-def sys_python():
-    import sys
-    return sys.executable
 
 
 def nginx_binary():
