@@ -563,16 +563,21 @@ impl Head {
         }
     }
 
-    /// `Content-Length`, when present: one header, its value a number. A repeated one is an
-    /// error even with the same value, as nginx has it (HAProxy merges equal values).
+    /// `Content-Length`, when present: one header, its value a number, no tab around it. A
+    /// repeated one is an error even with the same value, and so is a tab, as nginx has them
+    /// (HAProxy merges equal values; nginx reads a tab as part of the value).
     fn content_length(&self) -> Option<Result<u64, ()>> {
-        let mut values = self.values("content-length");
-        let value = values.next()?;
-        let parsed = std::str::from_utf8(value)
+        let mut lines = self
+            .headers
+            .iter()
+            .filter(|at| self.name(at).eq_ignore_ascii_case("content-length"));
+        let at = lines.next()?;
+        let parsed = std::str::from_utf8(&self.raw[at.value.clone()])
             .ok()
             .filter(|text| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
             .and_then(|text| text.parse::<u64>().ok())
-            .filter(|_| values.next().is_none());
+            .filter(|_| !self.raw[at.name.end..at.line_end].contains(&b'\t'))
+            .filter(|_| lines.next().is_none());
         Some(parsed.ok_or(()))
     }
 
@@ -999,6 +1004,8 @@ mod tests {
             b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length:\t5\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: 5\t\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: +5\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
