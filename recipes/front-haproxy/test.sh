@@ -12,7 +12,9 @@
 #   1. the recipe's marker list is data/agent-markers-v0.1.txt's;
 #   2 to 4. the checks of recipes/cases/front.sh: every shared case through HAProxy, fail
 #      open (the edge stopped, the edge gone), no connection to the edge's address for the
-#      cases without a marker.
+#      cases without a marker;
+#   5. a Content-Length of 2^64, which HAProxy 2.6 reads as 0, is refused whole: one 400 and
+#      the connection closed, the body never read as a request.
 # Exit 0 when everything passed. --keep leaves the directory (configuration, logs) for inspection.
 set -euo pipefail
 
@@ -61,6 +63,24 @@ fi
 haproxy_pid=$!
 STARTED_PIDS+=("$haproxy_pid")
 wait_http HAProxy "$haproxy_pid" "$front/human-chrome" "$WORKDIR/haproxy.log"
+status=0
+
+# --- 5. HAProxy's misread length: one answer, a 400, then the connection closed ----------------
+python3 - "$front_port" <<'PY' || status=1
+import socket, sys
+hidden = b"GET /human-chrome HTTP/1.1\r\nHost: news.example\r\n\r\n"
+with socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10) as conn:
+    conn.sendall(b"POST /human-chrome HTTP/1.1\r\nHost: news.example\r\n"
+                 b"Content-Length: 18446744073709551616\r\n\r\n" + hidden)
+    answers = b""
+    while piece := conn.recv(65536):
+        answers += piece
+statuses = [line.split()[1] for line in answers.split(b"\r\n") if line.startswith(b"HTTP/1.1 ")]
+if statuses != [b"400"]:
+    sys.exit(f"FAIL a Content-Length of 2^64: answers {statuses}, not one 400")
+print("ok a Content-Length of 2^64 is refused whole (one 400, the connection closed)")
+PY
 
 # --- 2 to 4: the cases, fail open, humans never at the edge (recipes/cases/front.sh) -----------
-front_checks haproxy-front "$haproxy_pid" "${check_args[@]}"
+front_checks haproxy-front "$haproxy_pid" "${check_args[@]}" || status=1
+exit "$status"
