@@ -109,12 +109,16 @@ class Chains:
         self.lanes = []
         (self.workdir / "tmp").mkdir(parents=True, exist_ok=True)
         (self.workdir / "sites.toml").write_text(SITES)
-        card_port, = free_ports(1)  # nothing listens there: agents' cards fail open, `unreachable`
+        # Every port picked at once: ports released between two picks could be picked twice.
+        fronted = ("nginx", "haproxy", "nginx-edge", "haproxy-edge")
+        through_edge = ("edge", "nginx-edge", "haproxy-edge")
+        ports = iter(free_ports(1 + lanes * (len(CHAINS) + len(fronted) + len(through_edge))))
+        card_port = next(ports)  # nothing listens there: agents' cards fail open, `unreachable`
         nginx_servers, haproxy_pairs, edges, origin_ports = [], [], [], []
         for _ in range(lanes):
-            origins = dict(zip(CHAINS, free_ports(len(CHAINS))))
-            fronts = dict(zip(CHAINS[1:], free_ports(len(CHAINS) - 1)))
-            edge_ports = dict(zip(["edge", "nginx-edge", "haproxy-edge"], free_ports(3)))
+            origins = {chain: next(ports) for chain in CHAINS}
+            fronts = {chain: next(ports) for chain in fronted}
+            edge_ports = {chain: next(ports) for chain in through_edge}
             lane = {"origin": (origins["origin"], origins["origin"])}
             for chain in ("nginx", "haproxy"):
                 lane[chain] = (fronts[chain], origins[chain])
