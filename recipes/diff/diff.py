@@ -47,6 +47,8 @@ CLIENT_TIMEOUT_S = 4
 QUIET_S = 0.25
 # Time given to the origin to record what a proxy sent after the client's last answer.
 SETTLE_S = 0.03
+# Starts of the chains tried before giving up (a port taken meanwhile by another process).
+START_ATTEMPTS = 3
 # Seconds between two progress lines of a campaign.
 PROGRESS_S = 60
 # Runs a finding must hold in before it is minimised and kept.
@@ -272,6 +274,16 @@ def corpus_entry(name, spec, tag, findings):
 
 
 def start(args, lanes):
+    """The chains, started on fresh ports again when another process took one first."""
+    for _ in range(START_ATTEMPTS - 1):
+        try:
+            return start_once(args, lanes)
+        except RuntimeError as error:
+            print(f"# the chains did not start ({str(error).splitlines()[0]}); again", flush=True)
+    return start_once(args, lanes)
+
+
+def start_once(args, lanes):
     workdir = tempfile.mkdtemp(prefix="agentcard-diff.")
     started = chains_module.Chains(workdir, args.edge_bin, lanes)
     return started, [Lane(ports, workdir) for ports in started.lanes]
