@@ -57,7 +57,7 @@ EDGE_CHAINS = ("edge", "nginx-edge", "haproxy-edge")
 FINAL_STATUS = re.compile(rb"(?:^|\n)HTTP/\d\.\d ([2-5]\d\d)")
 # The stream's tag in a request's target (grammar.py: `/d/<tag>.<n>`, `/hidden/<tag>.<n>`).
 STREAM_TAG = re.compile(r"/(?:d|hidden)/([0-9A-Za-z-]+)\.\d")
-AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/]*")
+AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?]*")
 
 
 # ---------------------------------------------------------------- one stream through one chain
@@ -148,8 +148,17 @@ def tag_of(target):
 # ---------------------------------------------------------------- judging
 
 
+def origin_form(target):
+    """An absolute-form target as origin-form (`http://host?x` is `/?x`), as nginx passes it on."""
+    found = AUTHORITY.match(target)
+    if not found:
+        return target
+    rest = target[found.end():]
+    return rest if rest.startswith("/") else "/" + rest
+
+
 def delivered(result):
-    return [(r["method"], AUTHORITY.sub("", r["target"]), r["body"]) for r in result["requests"]]
+    return [(r["method"], origin_form(r["target"]), r["body"]) for r in result["requests"]]
 
 
 def is_subsequence(short, long):
