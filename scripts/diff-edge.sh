@@ -43,7 +43,9 @@ if ((${#missing[@]} > 0)); then
 	agentcard_apt_install "${missing[@]}" || die "the harness needs ${missing[*]} (Debian's packages)"
 fi
 if [[ -z ${AGENTCARD_BIN:-} ]]; then
-	cargo build --bin agentcard
+	locked=()
+	[[ -f Cargo.lock ]] && locked=(--locked)
+	cargo build "${locked[@]}" --bin agentcard
 	AGENTCARD_BIN=${CARGO_TARGET_DIR:-target}/debug/agentcard
 fi
 [[ -x $AGENTCARD_BIN ]] || die "no agentcard binary at $AGENTCARD_BIN"
