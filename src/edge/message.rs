@@ -546,9 +546,13 @@ impl Head {
 
     /// How the head delimits its body; `None` when two readers could disagree (RFC 9112 §6.1,
     /// §6.3): a `Transfer-Encoding` other than one `chunked` (any other coding, a list, a value
-    /// that is not text), one beside a `Content-Length` or in an HTTP/1.0 message, or a
-    /// `Content-Length` repeated or not a number. nginx refuses the same.
+    /// that is not text), one beside a `Content-Length` or in an HTTP/1.0 message, a
+    /// `Content-Length` repeated or not a number, or a tab in either header. nginx refuses the
+    /// same.
     fn declared(&self) -> Option<Declared> {
+        if self.framing_has_tab() {
+            return None;
+        }
         let mut codings = self.values("transfer-encoding");
         let chunked = match (codings.next(), codings.next()) {
             (None, _) => false,
@@ -563,22 +567,29 @@ impl Head {
         }
     }
 
-    /// `Content-Length`, when present: one header, its value a number, no tab around it. A
-    /// repeated one is an error even with the same value, and so is a tab, as nginx has them
-    /// (HAProxy merges equal values; nginx reads a tab as part of the value).
+    /// `Content-Length`, when present: one header, its value a number. A repeated one is an
+    /// error even with the same value, as nginx has it (HAProxy merges equal values).
     fn content_length(&self) -> Option<Result<u64, ()>> {
-        let mut lines = self
-            .headers
-            .iter()
-            .filter(|at| self.name(at).eq_ignore_ascii_case("content-length"));
-        let at = lines.next()?;
-        let parsed = std::str::from_utf8(&self.raw[at.value.clone()])
+        let mut values = self.values("content-length");
+        let value = values.next()?;
+        let parsed = std::str::from_utf8(value)
             .ok()
             .filter(|text| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
             .and_then(|text| text.parse::<u64>().ok())
-            .filter(|_| !self.raw[at.name.end..at.line_end].contains(&b'\t'))
-            .filter(|_| lines.next().is_none());
+            .filter(|_| values.next().is_none());
         Some(parsed.ok_or(()))
+    }
+
+    /// Whether a `Content-Length` or `Transfer-Encoding` line holds a tab: nginx reads a tab
+    /// around the value as part of it (`\tchunked` is no coding it knows), HAProxy and
+    /// httparse as whitespace.
+    fn framing_has_tab(&self) -> bool {
+        self.headers.iter().any(|at| {
+            let name = self.name(at);
+            (name.eq_ignore_ascii_case("content-length")
+                || name.eq_ignore_ascii_case("transfer-encoding"))
+                && self.raw[at.name.end..at.line_end].contains(&b'\t')
+        })
     }
 
     /// The head again, with the headers for which `keep` is false left out and `extra` lines
@@ -985,7 +996,7 @@ mod tests {
         );
         for chunked in [
             &b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"[..],
-            b"POST / HTTP/1.1\r\nTransfer-Encoding:\tChunked \r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding:  Chunked \r\n\r\n",
         ] {
             assert_eq!(framing(chunked), Some(Framing::Chunked));
         }
@@ -1005,6 +1016,8 @@ mod tests {
             b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length:\t5\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding:\tchunked\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\t\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: 5\t\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: +5\r\n\r\n",
