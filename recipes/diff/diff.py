@@ -180,18 +180,23 @@ def kind_of(extra, sent, chain_count):
     return "differs"
 
 
-def is_yardstick(result):
+def is_yardstick(result, sent):
     """Whether a front alone framed the stream by itself: not when the client waited out its
     time-out (the origin behind it waited for bytes the front framed otherwise: HAProxy reads
-    a Content-Length of 2^64 as 0), nor when the front answered that its upstream failed."""
-    return result["ended"] != "timeout" and not re.search(rb"(?:^|\n)HTTP/\d\.\d 50[234]", result["answers"])
+    a Content-Length of 2^64 as 0), nor when the front answered that its upstream failed, nor
+    when the lenient origin read more requests from it than the client sent (the front and
+    that origin out of step: what it recorded is not the front's framing)."""
+    requests = result["requests"]
+    out_of_step = len(requests) > sent or any("/hidden/" in r["target"] for r in requests)
+    return (result["ended"] != "timeout" and not out_of_step
+            and not re.search(rb"(?:^|\n)HTTP/\d\.\d 50[234]", result["answers"]))
 
 
 def judge(results, sent):
     """(findings, notes): findings as (kind, chain, why); notes are counted only."""
     findings, notes = [], []
     seen = {chain: delivered(result) for chain, result in results.items()}
-    fronts = [front for front in ("nginx", "haproxy") if is_yardstick(results[front])]
+    fronts = [front for front in ("nginx", "haproxy") if is_yardstick(results[front], sent)]
     notes += [f"{front}-no-yardstick" for front in ("nginx", "haproxy") if front not in fronts]
     edge = seen["edge"]
     if not fronts:

@@ -483,7 +483,8 @@ impl Head {
 
     /// Why the request cannot be forwarded as it is, when it cannot: a method of other bytes
     /// than capitals, `_` and `-`, or one a reverse proxy does not take (`CONNECT`, `TRACE`,
-    /// HTTP/2's preface `PRI`); a target with a fragment (`#`), or neither origin-form nor
+    /// HTTP/2's preface `PRI`); a target with a fragment (`#`) or a NUL in its path (`%00`,
+    /// which a C origin may cut the path at), or neither origin-form nor
     /// `http(s)` absolute-form without user info (`*` for `OPTIONS` only);
     /// not exactly one valid `Host` in HTTP/1.1, or more than one in HTTP/1.0; an
     /// absolute-form target whose authority is not the `Host` (the edge gates by `Host`, an
@@ -497,7 +498,8 @@ impl Head {
         if !method_ok || ["CONNECT", "TRACE", "PRI"].contains(&self.method.as_str()) {
             return Some("method");
         }
-        if self.target.contains('#') {
+        let path = self.target.split('?').next().unwrap_or_default();
+        if self.target.contains('#') || path.contains("%00") {
             return Some("request target");
         }
         let authority = match self.target.as_str() {
@@ -908,7 +910,7 @@ mod tests {
     fn requests_a_next_hop_could_route_otherwise_are_refused() {
         let problem = |head: &[u8]| Head::parse_request(head.into()).unwrap().request_problem();
         for forwarded in [
-            &b"GET /a?b HTTP/1.1\r\nHost: news.example\r\n\r\n"[..],
+            &b"GET /a?b=%00 HTTP/1.1\r\nHost: news.example\r\n\r\n"[..],
             b"GET /a HTTP/1.1\r\nHost: news.example:8080\r\n\r\n",
             b"GET /a HTTP/1.1\r\nHost: [::1]:80\r\n\r\n",
             b"GET /a HTTP/1.0\r\n\r\n",
@@ -927,6 +929,10 @@ mod tests {
             (b"get / HTTP/1.1\r\nHost: news.example\r\n\r\n", "method"),
             (
                 b"GET /a#b HTTP/1.1\r\nHost: news.example\r\n\r\n",
+                "request target",
+            ),
+            (
+                b"GET /a%00b HTTP/1.1\r\nHost: news.example\r\n\r\n",
                 "request target",
             ),
             (

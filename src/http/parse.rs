@@ -242,7 +242,6 @@ fn require_single_host(headers: &[httparse::Header], minor: u8) -> Result<(), Re
     }
 }
 
-
 /// An absolute-form target (`http://host:port/path?query`, RFC 9112 section 3.2.2): its
 /// authority, path (`/` when empty) and query. `None`: not an `http(s)` absolute URI; an
 /// authority that is no host (empty, user info) is refused.
