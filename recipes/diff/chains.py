@@ -112,8 +112,12 @@ class Chains:
         # Every port picked at once: ports released between two picks could be picked twice.
         fronted = ("nginx", "haproxy", "nginx-edge", "haproxy-edge")
         through_edge = ("edge", "nginx-edge", "haproxy-edge")
-        ports = iter(free_ports(1 + lanes * (len(CHAINS) + len(fronted) + len(through_edge))))
-        card_port = next(ports)  # nothing listens there: agents' cards fail open, `unreachable`
+        ports = iter(free_ports(lanes * (len(CHAINS) + len(fronted) + len(through_edge))))
+        # The card service's port: bound and held, never listening, so that a card call is
+        # refused (agents' pages fail open, `unreachable`) and no other process takes the port.
+        self.card_socket = socket.socket()
+        self.card_socket.bind(("127.0.0.1", 0))
+        card_port = self.card_socket.getsockname()[1]
         nginx_servers, haproxy_pairs, edges, origin_ports = [], [], [], []
         for _ in range(lanes):
             origins = {chain: next(ports) for chain in CHAINS}
@@ -178,6 +182,7 @@ class Chains:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        self.card_socket.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
