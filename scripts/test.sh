@@ -5,7 +5,8 @@
 # errors; every feature), cargo test (every target, then the doctests; with the feature
 # external-tools: the tests that need the tools installed below), then the edge recipes'
 # tests, each against the shared cases of recipes/cases/ in its real runtime, and recipes/front/test.sh, nginx in
-# front of a release build of `agentcard edge`.
+# front of a release build of `agentcard edge` (recipes/front-haproxy/test.sh: HAProxy), and scripts/diff-edge.sh (the corpus of
+# recipes/diff/ replayed and a minute of differential fuzzing against nginx and HAProxy).
 # Exit 0 when all passed; the last line counts what ran: `total: N passed, M failed` over the
 # three checks, cargo's tests and the recipes' cases (a step that failed without counting a
 # failure counts one). Extra arguments go to `cargo test` (e.g. `scripts/test.sh fragment`),
@@ -13,7 +14,7 @@
 #
 # What it may install, each said before it is: with apt-get (scripts/lib/apt.sh), PostgreSQL
 # when no server is found and its server programs (the outage tests start clusters of their
-# own), python3-venv, and for the recipes nginx, varnish, nodejs, npm and curl; from PyPI, into
+# own), python3-venv, and for the recipes nginx, haproxy, varnish, nodejs, npm and curl; from PyPI, into
 # the project's .venv/ (scripts/lib/venv.sh), the Python packages tests run: schemathesis,
 # jsonschema, prometheus_client, openapi-python-client and selenium; from npm, into
 # recipes/cloudflare/node_modules/, the packages of recipes/cloudflare/package-lock.json (workerd), and
@@ -107,6 +108,15 @@ recipe_counts() {
 	     END { print p + 0, f + 0 }' "$1"
 }
 
+# The differential harness's step: the corpus replayed, then a minute of generated streams.
+# shellcheck disable=SC2317 # called by counted_run
+diff_edge() {
+	local rc=0
+	bash scripts/diff-edge.sh --replay || rc=1
+	bash scripts/diff-edge.sh --minutes 1 || rc=1
+	return "$rc"
+}
+
 # counted_run COUNTER COMMAND...: runs COMMAND, its output shown, and adds the counts that
 # COUNTER (cargo_counts or recipe_counts) reads in it.
 counted_run() {
@@ -147,6 +157,10 @@ if ((run_recipes)); then
 	done
 	step "recipes/front/test.sh (nginx sending only agents to agentcard edge, against recipes/cases)"
 	counted_run recipe_counts bash recipes/front/test.sh
+	step "recipes/front-haproxy/test.sh (HAProxy sending only agents to agentcard edge, against recipes/cases)"
+	counted_run recipe_counts bash recipes/front-haproxy/test.sh
+	step "scripts/diff-edge.sh (the corpus of recipes/diff/ replayed, then 60 s of differential fuzzing against nginx and HAProxy)"
+	counted_run recipe_counts diff_edge
 fi
 
 echo "total: $passed passed, $failed failed"

@@ -82,6 +82,8 @@ RUNTIMES = {
     "nginx": Runtime("ssi", False, owned("date", "server"), True, False, r".+"),
     # agentcard edge behind nginx (recipes/front/): nginx's own Date and Server, the edge's card.
     "nginx-front": Runtime("none", True, owned("date", "server"), True, False, r"agentcard-edge/\S+"),
+    # agentcard edge behind HAProxy (recipes/front-haproxy/): header names lowercased.
+    "haproxy-front": Runtime("none", True, owned("date"), False, True, r"agentcard-edge/\S+"),
 }
 
 

@@ -256,6 +256,9 @@ impl<S: Read> Conn<S> {
     fn walk_trailers(&mut self, visit: &mut Visit) -> Result<(), MessageError> {
         loop {
             let line = self.read_line(visit)?;
+            if line != b"\r\n" && !is_field_line(&line) {
+                return Err(MessageError::Malformed("bad trailer line"));
+            }
             give(visit, Piece::Framing(&line))?;
             if line == b"\r\n" {
                 return Ok(());
@@ -328,19 +331,71 @@ fn head_end(bytes: &[u8]) -> Option<usize> {
     })
 }
 
-/// The size of a chunk-size line (`1a;ext=1\r\n`).
+/// The size of a chunk-size line (`1a;ext=1\r\n`): hex digits only (no sign, prefix or
+/// whitespace, which lenient readers skip or stop at), then extensions of RFC 9112 §7.1.1's
+/// grammar without whitespace. What nginx and HAProxy refuse is refused.
 fn chunk_size(line: &[u8]) -> Result<u64, MessageError> {
-    let digits = line[..line.len() - 2]
-        .split(|&b| b == b';')
-        .next()
-        .unwrap_or_default();
-    let digits = std::str::from_utf8(digits)
+    let line = &line[..line.len() - 2];
+    let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    let (size, extensions) = line.split_at(digits);
+    std::str::from_utf8(size)
         .ok()
-        .map(|text| text.trim_matches([' ', '\t']))
-        .filter(|text| !text.is_empty() && text.len() <= 15);
-    digits
-        .and_then(|text| u64::from_str_radix(text, 16).ok())
+        .filter(|size| (1..=15).contains(&size.len()) && is_chunk_ext(extensions))
+        .and_then(|size| u64::from_str_radix(size, 16).ok())
         .ok_or(MessageError::Malformed("bad chunk size"))
+}
+
+/// `*( ";" token [ "=" ( token / quoted-string ) ] )`, nothing else.
+fn is_chunk_ext(mut rest: &[u8]) -> bool {
+    while let [b';', after @ ..] = rest {
+        let name = after.iter().take_while(|&&b| is_tchar(b)).count();
+        if name == 0 {
+            return false;
+        }
+        rest = &after[name..];
+        if let [b'=', value @ ..] = rest {
+            let Some(length) = token_or_quoted(value) else {
+                return false;
+            };
+            rest = &value[length..];
+        }
+    }
+    rest.is_empty()
+}
+
+/// The length of the token or quoted-string at the start of `bytes`.
+fn token_or_quoted(bytes: &[u8]) -> Option<usize> {
+    if bytes.first() != Some(&b'"') {
+        let token = bytes.iter().take_while(|&&b| is_tchar(b)).count();
+        return (token > 0).then_some(token);
+    }
+    let mut at = 1;
+    loop {
+        match bytes.get(at)? {
+            b'"' => return Some(at + 1),
+            b'\\' if bytes.get(at + 1).is_some_and(|&b| is_field_byte(b)) => at += 2,
+            &b if is_field_byte(b) && b != b'\\' => at += 1,
+            _ => return None,
+        }
+    }
+}
+
+/// A `tchar` of RFC 9110 §5.6.2.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// A byte a field value may hold: visible ASCII, space, tab, obs-text (no CR, LF, NUL or
+/// other control).
+fn is_field_byte(b: u8) -> bool {
+    matches!(b, b'\t' | b' '..=b'~' | 0x80..=0xff)
+}
+
+/// A trailer line (with its CRLF): `name: value` as a header line would be.
+fn is_field_line(line: &[u8]) -> bool {
+    let line = &line[..line.len() - 2];
+    let name = line.iter().take_while(|&&b| is_tchar(b)).count();
+    name > 0 && line.get(name) == Some(&b':') && line[name + 1..].iter().all(|&b| is_field_byte(b))
 }
 
 impl Head {
@@ -420,10 +475,49 @@ impl Head {
     }
 
     /// Whether the connection that carried this message may carry another.
+    /// `close` wins over `keep-alive` wherever each is said (nginx and HAProxy read it so).
     pub fn keeps_alive(&self) -> bool {
-        match self.minor_version {
-            0 => self.has_token("connection", "keep-alive"),
-            _ => !self.has_token("connection", "close"),
+        !self.has_token("connection", "close")
+            && (self.minor_version == 1 || self.has_token("connection", "keep-alive"))
+    }
+
+    /// Why the request cannot be forwarded as it is, when it cannot: a method of other bytes
+    /// than capitals, `_` and `-`, or one a reverse proxy does not take (`CONNECT`, `TRACE`,
+    /// HTTP/2's preface `PRI`); a target with a fragment (`#`) or a NUL in its path (`%00`,
+    /// which a C origin may cut the path at), or neither origin-form nor
+    /// `http(s)` absolute-form without user info (`*` for `OPTIONS` only);
+    /// not exactly one valid `Host` in HTTP/1.1, or more than one in HTTP/1.0; an
+    /// absolute-form target whose authority is not the `Host` (the edge gates by `Host`, an
+    /// origin routes by the authority, RFC 9112 §3.2.2). nginx or HAProxy refuse the same: a
+    /// next hop could route such a request elsewhere than the edge did.
+    pub fn request_problem(&self) -> Option<&'static str> {
+        let method_ok = self
+            .method
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b == b'_' || b == b'-');
+        if !method_ok || ["CONNECT", "TRACE", "PRI"].contains(&self.method.as_str()) {
+            return Some("method");
+        }
+        let path = self.target.split('?').next().unwrap_or_default();
+        if self.target.contains('#') || path.contains("%00") {
+            return Some("request target");
+        }
+        let authority = match self.target.as_str() {
+            "*" if self.method == "OPTIONS" => None,
+            target if target.starts_with('/') => None,
+            target => Some(absolute_form_authority(target).ok_or("request target")),
+        };
+        let authority = match authority {
+            Some(Err(why)) => return Some(why),
+            Some(Ok(authority)) => Some(authority),
+            None => None,
+        };
+        let mut hosts = self.values("host");
+        match (hosts.next(), hosts.next(), authority) {
+            (None, _, _) if self.minor_version == 0 => None,
+            (Some(host), None, None) if is_host(host) => None,
+            (Some(host), None, Some(authority)) if host.eq_ignore_ascii_case(authority) => None,
+            _ => Some("host"),
         }
     }
 
@@ -454,9 +548,13 @@ impl Head {
 
     /// How the head delimits its body; `None` when two readers could disagree (RFC 9112 §6.1,
     /// §6.3): a `Transfer-Encoding` other than one `chunked` (any other coding, a list, a value
-    /// that is not text), one beside a `Content-Length` or in an HTTP/1.0 message, or
-    /// `Content-Length`s that are not one same number. nginx refuses the same.
+    /// that is not text), one beside a `Content-Length` or in an HTTP/1.0 message, a
+    /// `Content-Length` repeated or not a number, or a tab in either header. nginx refuses the
+    /// same.
     fn declared(&self) -> Option<Declared> {
+        if self.framing_has_tab() {
+            return None;
+        }
         let mut codings = self.values("transfer-encoding");
         let chunked = match (codings.next(), codings.next()) {
             (None, _) => false,
@@ -471,22 +569,29 @@ impl Head {
         }
     }
 
-    /// `Content-Length`, when present: every value must be the same number.
+    /// `Content-Length`, when present: one header, its value a number. A repeated one is an
+    /// error even with the same value, as nginx has it (HAProxy merges equal values).
     fn content_length(&self) -> Option<Result<u64, ()>> {
-        let mut found: Option<Result<u64, ()>> = None;
-        for value in self.values("content-length") {
-            let parsed = std::str::from_utf8(value)
-                .ok()
-                .filter(|text| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
-                .and_then(|text| text.parse::<u64>().ok())
-                .ok_or(());
-            found = match (found, parsed) {
-                (None, parsed) => Some(parsed),
-                (Some(Ok(a)), Ok(b)) if a == b => Some(Ok(a)),
-                _ => Some(Err(())),
-            };
-        }
-        found
+        let mut values = self.values("content-length");
+        let value = values.next()?;
+        let parsed = std::str::from_utf8(value)
+            .ok()
+            .filter(|text| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|text| text.parse::<u64>().ok())
+            .filter(|_| values.next().is_none());
+        Some(parsed.ok_or(()))
+    }
+
+    /// Whether a `Content-Length` or `Transfer-Encoding` line holds a tab: nginx reads a tab
+    /// around the value as part of it (`\tchunked` is no coding it knows), HAProxy and
+    /// httparse as whitespace.
+    fn framing_has_tab(&self) -> bool {
+        self.headers.iter().any(|at| {
+            let name = self.name(at);
+            (name.eq_ignore_ascii_case("content-length")
+                || name.eq_ignore_ascii_case("transfer-encoding"))
+                && self.raw[at.name.end..at.line_end].contains(&b'\t')
+        })
     }
 
     /// The head again, with the headers for which `keep` is false left out and `extra` lines
@@ -515,6 +620,30 @@ impl Head {
         out.extend_from_slice(b"\r\n");
         out
     }
+}
+
+/// The authority of `http(s)://authority[/path][?query]`, when it is a host (no user info,
+/// not empty).
+fn absolute_form_authority(target: &str) -> Option<&[u8]> {
+    let (scheme, rest) = target.split_once("://")?;
+    let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
+    let http = scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https");
+    (http && is_host(authority.as_bytes())).then_some(authority.as_bytes())
+}
+
+/// `uri-host [ ":" port ]`: not empty, the host's characters, a port of digits.
+fn is_host(value: &[u8]) -> bool {
+    let port_at = match value.first() {
+        Some(b'[') => memchr::memchr(b']', value).map(|end| end + 1),
+        _ => memchr::memchr(b':', value),
+    };
+    let port = port_at.map_or(&[][..], |at| &value[at..]);
+    let port_ok = match port {
+        [] => true,
+        [b':', digits @ ..] => digits.iter().all(u8::is_ascii_digit),
+        _ => false,
+    };
+    !value.is_empty() && port_ok && crate::http::is_host_value(value)
 }
 
 /// Whether a `Transfer-Encoding` value is `chunked` and nothing else.
@@ -644,6 +773,21 @@ mod tests {
             b"\r\n",
             b"ffffffffffffffffff\r\n",
             b"3\nabc",
+            // What lenient readers skip or stop at, and nginx and HAProxy refuse.
+            b"+3\r\nabc\r\n0\r\n\r\n",
+            b"0x3\r\nabc\r\n0\r\n\r\n",
+            b"3 \r\nabc\r\n0\r\n\r\n",
+            b" 3\r\nabc\r\n0\r\n\r\n",
+            b"3 ;x\r\nabc\r\n0\r\n\r\n",
+            b"3;\r\nabc\r\n0\r\n\r\n",
+            b"3;x=\x00\r\nabc\r\n0\r\n\r\n",
+            b"3;x\r\r\nabc\r\n0\r\n\r\n",
+            b"3;x=\"a\r\nabc\r\n0\r\n\r\n",
+            b"0000000000000003\r\nabc\r\n0\r\n\r\n",
+            // Trailers are header lines.
+            b"3\r\nabc\r\n0\r\nbad trailer: x\r\n\r\n",
+            b"3\r\nabc\r\n0\r\nX-T: a\rb\r\n\r\n",
+            b"3\r\nabc\r\n0\r\n: x\r\n\r\n",
         ] {
             let result = conn(wire).copy_body(Framing::Chunked, &mut Vec::new());
             assert!(
@@ -751,16 +895,114 @@ mod tests {
     }
 
     #[test]
+    fn chunk_extensions_and_trailers_of_the_grammar_pass_verbatim() {
+        for wire in [
+            &b"3;a=b\r\nabc\r\n0\r\n\r\n"[..],
+            b"03;a;b=\"x;\\\"y\"\r\nabc\r\n0;z\r\nX-Trailer: 1\r\n\r\n",
+        ] {
+            let mut copied = Vec::new();
+            conn(wire).copy_body(Framing::Chunked, &mut copied).unwrap();
+            assert_eq!(copied, wire, "{}", wire.escape_ascii());
+        }
+    }
+
+    #[test]
+    fn requests_a_next_hop_could_route_otherwise_are_refused() {
+        let problem = |head: &[u8]| Head::parse_request(head.into()).unwrap().request_problem();
+        for forwarded in [
+            &b"GET /a?b=%00 HTTP/1.1\r\nHost: news.example\r\n\r\n"[..],
+            b"GET /a HTTP/1.1\r\nHost: news.example:8080\r\n\r\n",
+            b"GET /a HTTP/1.1\r\nHost: [::1]:80\r\n\r\n",
+            b"GET /a HTTP/1.0\r\n\r\n",
+            b"OPTIONS * HTTP/1.1\r\nHost: news.example\r\n\r\n",
+            b"GET HTTP://News.example/a HTTP/1.1\r\nHost: news.example\r\n\r\n",
+        ] {
+            assert_eq!(problem(forwarded), None, "{}", forwarded.escape_ascii());
+        }
+        for (refused, why) in [
+            (
+                &b"CONNECT news.example:443 HTTP/1.1\r\nHost: news.example\r\n\r\n"[..],
+                "method",
+            ),
+            (b"TRACE / HTTP/1.1\r\nHost: news.example\r\n\r\n", "method"),
+            (b"PRI * HTTP/1.1\r\nHost: news.example\r\n\r\n", "method"),
+            (b"get / HTTP/1.1\r\nHost: news.example\r\n\r\n", "method"),
+            (
+                b"GET /a#b HTTP/1.1\r\nHost: news.example\r\n\r\n",
+                "request target",
+            ),
+            (
+                b"GET /a%00b HTTP/1.1\r\nHost: news.example\r\n\r\n",
+                "request target",
+            ),
+            (
+                b"GET * HTTP/1.1\r\nHost: news.example\r\n\r\n",
+                "request target",
+            ),
+            (
+                b"GET news.example:80 HTTP/1.1\r\nHost: news.example\r\n\r\n",
+                "request target",
+            ),
+            (
+                b"GET ?x HTTP/1.1\r\nHost: news.example\r\n\r\n",
+                "request target",
+            ),
+            (
+                b"GET \\a HTTP/1.1\r\nHost: news.example\r\n\r\n",
+                "request target",
+            ),
+            (
+                b"GET ftp://news.example/a HTTP/1.1\r\nHost: news.example\r\n\r\n",
+                "request target",
+            ),
+            (
+                b"GET http://u@news.example/a HTTP/1.1\r\nHost: news.example\r\n\r\n",
+                "request target",
+            ),
+            (
+                b"GET http://other.example/a HTTP/1.1\r\nHost: news.example\r\n\r\n",
+                "host",
+            ),
+            (b"GET /a HTTP/1.1\r\n\r\n", "host"),
+            (
+                b"GET /a HTTP/1.1\r\nHost: news.example\r\nHost: news.example\r\n\r\n",
+                "host",
+            ),
+            (
+                b"GET /a HTTP/1.0\r\nHost: a.example\r\nHost: b.example\r\n\r\n",
+                "host",
+            ),
+            (b"GET /a HTTP/1.1\r\nHost: \r\n\r\n", "host"),
+            (b"GET /a HTTP/1.1\r\nHost: news.example x\r\n\r\n", "host"),
+            (b"GET /a HTTP/1.1\r\nHost: news.example:abc\r\n\r\n", "host"),
+        ] {
+            assert_eq!(problem(refused), Some(why), "{}", refused.escape_ascii());
+        }
+    }
+
+    #[test]
+    fn close_wins_over_keep_alive() {
+        let keeps = |head: &[u8]| Head::parse_request(head.into()).unwrap().keeps_alive();
+        assert!(keeps(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+        assert!(keeps(b"GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n"));
+        assert!(!keeps(b"GET / HTTP/1.0\r\n\r\n"));
+        assert!(!keeps(b"GET / HTTP/1.1\r\nConnection: x, close\r\n\r\n"));
+        assert!(!keeps(
+            b"GET / HTTP/1.0\r\nConnection: keep-alive\r\nConnection: close\r\n\r\n"
+        ));
+    }
+
+    #[test]
     fn request_framing_refuses_smuggling_shapes() {
         let framing = |head: &[u8]| Head::parse_request(head.into()).unwrap().request_framing();
         assert_eq!(framing(b"GET / HTTP/1.1\r\n\r\n"), Some(Framing::Empty));
         assert_eq!(
-            framing(b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n"),
+            framing(b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n"),
             Some(Framing::Length(5))
         );
         for chunked in [
             &b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"[..],
-            b"POST / HTTP/1.1\r\nTransfer-Encoding:\tChunked \r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding:  Chunked \r\n\r\n",
         ] {
             assert_eq!(framing(chunked), Some(Framing::Chunked));
         }
@@ -778,6 +1020,11 @@ mod tests {
             b"POST / HTTP/1.1\r\nTransfer-Encoding:\r\n\r\n",
             b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length:\t5\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding:\tchunked\r\n\r\n",
+            b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\t\r\n\r\n",
+            b"POST / HTTP/1.1\r\nContent-Length: 5\t\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: +5\r\n\r\n",
             b"POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",

@@ -136,7 +136,7 @@ fn one_request(
     if let (Some(file), true) = (&edge.abc_txt, is_abc_txt(request)) {
         return Ok(serve_abc_txt(&mut client.stream, request, file)? && request.keeps_alive());
     }
-    let Some(body) = request.request_framing() else {
+    let (None, Some(body)) = (request.request_problem(), request.request_framing()) else {
         refuse(&mut client.stream, 400);
         return Ok(false);
     };

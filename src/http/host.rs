@@ -20,6 +20,13 @@ pub fn host_without_port(host: &str) -> &str {
     }
 }
 
+/// The characters of `uri-host [ ":" port ]` (RFC 3986: reg-name, IP literal, port).
+pub fn is_host_value(value: &[u8]) -> bool {
+    value
+        .iter()
+        .all(|&b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:%[]".contains(&b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,7 +22,7 @@ pub use client_address::ClientAddress;
 pub use error::{
     error_json, error_response, method_not_allowed, require_get_or_head, METHOD_NOT_ALLOWED,
 };
-pub use host::{host_without_port, normalize_host};
+pub use host::{host_without_port, is_host_value, normalize_host};
 pub use may::net::TcpListener as Listener;
 pub use parse::HttpLimits;
 pub use server::{configure_runtime, exclusive_listener, serve, start, Server, ServerOptions};

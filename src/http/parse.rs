@@ -1,6 +1,7 @@
 //! Parsing one request from the connection buffer, with every framing rule that keeps a
 //! hostile client from crashing the server or smuggling a second request.
 
+use super::host::is_host_value;
 use super::{Body, Request};
 use ipnet::IpNet;
 use std::borrow::Cow;
@@ -239,13 +240,6 @@ fn require_single_host(headers: &[httparse::Header], minor: u8) -> Result<(), Re
         (Some(host), None) if is_host_value(host.value) => Ok(()),
         _ => Err(BAD_HOST),
     }
-}
-
-/// The characters of `uri-host [ ":" port ]` (RFC 3986: reg-name, IP literal, port).
-fn is_host_value(value: &[u8]) -> bool {
-    value
-        .iter()
-        .all(|&b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:%[]".contains(&b))
 }
 
 /// An absolute-form target (`http://host:port/path?query`, RFC 9112 section 3.2.2): its
