@@ -44,6 +44,7 @@ import urllib.parse
 import urllib.request
 
 from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.common.by import By
 from selenium.webdriver.common.virtual_authenticator import (Protocol, Transport,
                                                             VirtualAuthenticatorOptions)
 
@@ -162,7 +163,7 @@ def owner_writes_a_card_for_the_sidebar(owner):
     fills_a_new_card(owner, "Sidebar card", "Map Daily", SIDEBAR_CARD_TITLE, "owner")
     owner.press("Save", "owner's card saved")
     owner.follow("Eligibility", "owner's card eligibility")
-    owner.tick(f"{MAPPED_SITE} Sidebar")
+    ticks_eligible(owner, MAPPED_SITE, "Sidebar")
     owner.press("Save eligibility", "owner's card eligible on the sidebar")
     owner.follow("Back to the card", "owner's card")
     owner.press("Activate", "owner's card active")
@@ -280,9 +281,24 @@ def member_writes_previews_and_activates_a_card(member):
     member.sees("active")
 
 
+def ticks_eligible(person, site, label_start):
+    """Ticks, on a card's eligibility page, the fragment of `site` (its group's legend) whose
+    label starts with `label_start` (a reference and its name, or a name)."""
+    for group in person.driver.find_elements(By.CSS_SELECTOR, "fieldset.site-choices"):
+        if group.find_element(By.TAG_NAME, "legend").text.strip() != site:
+            continue
+        for label in group.find_elements(By.TAG_NAME, "label"):
+            if label.text.strip().startswith(label_start):
+                box = person.driver.find_element(By.ID, label.get_attribute("for"))
+                if not box.is_selected():
+                    box.click()
+                return
+    raise JourneyFailed(f"{person.name}: no fragment {label_start!r} of {site} on {person.url()}")
+
+
 def member_makes_the_card_eligible(member):
     member.follow("Eligibility", "eligibility")
-    member.tick(f"{SITE} {FRAGMENT_REF}")
+    ticks_eligible(member, SITE, f"{FRAGMENT_REF} (")
     member.press("Save eligibility", "eligibility saved")
     member.sees(f"{SITE} {FRAGMENT_REF}")
     member.follow("Cards", "cards with the active one")

@@ -63,6 +63,7 @@ const OWN_ACCOUNT: &[&str] = &[
     "/sign-out",
     "/sessions/end-others",
     "/password",
+    "/time-zone",
     "/org",
 ];
 
@@ -91,7 +92,15 @@ fn a_visitor_not_signed_in_is_refused_every_page_but_the_public_ones() {
         match page.method {
             "GET" => {
                 assert_eq!(resp.status, 303, "{what}");
-                assert_eq!(resp.header("Location"), Some("/sign-in"), "{what}");
+                // Back to the page asked for once signed in, when it is a plain path.
+                let plain =
+                    (page.path.bytes()).all(|b| b.is_ascii_alphanumeric() || b"/-_.".contains(&b));
+                let sign_in = match page.path.as_str() {
+                    "/" => "/sign-in".to_string(),
+                    path if plain => format!("/sign-in?next={path}"),
+                    _ => "/sign-in".to_string(),
+                };
+                assert_eq!(resp.header("Location"), Some(sign_in.as_str()), "{what}");
             }
             _ => {
                 assert_eq!(resp.status, 403, "{what}");

@@ -532,8 +532,8 @@ fn every_grouping_adds_up_to_the_totals() {
     let days: Vec<(Value, i64)> = days.into_iter().map(|(d, n)| (json!(d), n)).collect();
     assert_eq!(keyed_requests(&by_day, "day"), days);
 
-    // Pages: the same totals, groups without refusals or reasons, and what the page rows do
-    // not hold yet in a group of its own, last.
+    // Pages: the same totals, groups with their refusals and reasons, and what the page rows
+    // do not hold yet in a group of its own, last.
     let by_page = p.report(&["--by", "page"]);
     assert_eq!(counts(&by_page), counts(&p.report(&[])));
     assert_eq!(
@@ -541,22 +541,27 @@ fn every_grouping_adds_up_to_the_totals() {
         json!([
             {
                 "page": "(no page)", "requests": 5, "served": 0, "fill_rate": 0.0,
+                "refused": 0, "refused_reasons": refusals(json!({})), "no_fill_reasons": reasons(json!({})),
                 "agent_purposes": purposes(json!({"none": 5})),
             },
             {
                 "page": "(other pages)", "requests": 2, "served": 2, "fill_rate": 1.0,
+                "refused": 0, "refused_reasons": refusals(json!({})), "no_fill_reasons": reasons(json!({})),
                 "agent_purposes": purposes(json!({"query": 2})),
             },
             {
                 "page": "a.example/home", "requests": 17, "served": 15, "fill_rate": 0.882,
+                "refused": 0, "refused_reasons": refusals(json!({})), "no_fill_reasons": reasons(json!({})),
                 "agent_purposes": purposes(json!({"training": 17})),
             },
             {
                 "page": "b.example/sport", "requests": 3, "served": 3, "fill_rate": 1.0,
+                "refused": 0, "refused_reasons": refusals(json!({})), "no_fill_reasons": reasons(json!({})),
                 "agent_purposes": purposes(json!({"search": 3})),
             },
             {
                 "page": "(not yet written)", "requests": 7, "served": 6, "fill_rate": 0.857,
+                "refused": 4, "refused_reasons": refusals(json!({"fragment_not_the_keys": 4})), "no_fill_reasons": reasons(json!({"fragment_paused": 1, "no_eligible_card": 2, "serving_error": 1})),
                 "agent_purposes": purposes(json!({"query": 6, "unknown": 1})),
             },
         ])
@@ -703,7 +708,7 @@ fn csv_has_a_header_then_a_line_per_group_or_one_of_totals() {
              ,4,0,0,4,0,0,0,4,0,0,0,0,0,0,0,0,0,4,0,0,0,0\n"
         )
     );
-    // Fields with a comma or a quote are quoted; pages leave refused and reasons empty.
+    // Fields with a comma or a quote are quoted.
     let org = new_org("Report Quoting");
     add_pages(&org, anchor(), "| 0h | q.example/a,b | search | 2 | 1 |");
     add_pages(
@@ -711,8 +716,8 @@ fn csv_has_a_header_then_a_line_per_group_or_one_of_totals() {
         anchor(),
         "| 0h | q.example/say-\"hi\" | query | 1 | 1 |",
     );
-    // Refused, its reasons and the no-fill reasons unknown: 14 empty cells.
-    let unknown = ",".repeat(14);
+    // Refused, its reasons and the no-fill reasons, counted by page too: 14 zeros.
+    let unknown = "0,".repeat(14);
     assert_eq!(
         report_text(&org, &["--format", "csv", "--by", "page"]),
         format!(
@@ -968,7 +973,15 @@ fn the_consoles_top_groups_and_all_others_add_up_to_the_totals() {
         let not_written = groups
             .iter()
             .position(|g| g.key == ops_report::Key::Page(ops_report::NOT_YET_WRITTEN.into()))
-            .map(|at| groups.remove(at));
+            .map(|at| groups.remove(at))
+            // The top view's groups count requests, served and a page's purposes, not its
+            // refusals and reasons (`ops::reports::top`).
+            .map(|mut group| {
+                group.counts.refused = None;
+                group.counts.refused_reasons = None;
+                group.counts.no_fill_reasons = None;
+                group
+            });
         // Most requests first; a stable sort keeps the whole view's key order among ties.
         groups.sort_by_key(|group| std::cmp::Reverse(group.counts.requests));
         assert!(groups.len() >= 3, "{by:?}: {groups:?}");
