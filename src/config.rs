@@ -3,6 +3,7 @@
 //! Every variable is listed in README.md. A bad value stops the process with a message naming
 //! the variable, rather than serving with a silently different setting.
 
+use crate::clock::Clock;
 use crate::http::{normalize_host, ClientAddress};
 use crate::password::Rates;
 use ipnet::IpNet;
@@ -72,6 +73,10 @@ pub struct Config {
     /// address block, a /24 or a /56 (`AGENTCARD_UNKNOWN_BROWSER_SIGN_INS_PER_BLOCK_PER_MINUTE`);
     /// beyond, `429`.
     pub unknown_browser_sign_ins_per_block: usize,
+    /// How often the scheduled work runs (`crate::schedule`): a minute; tests set less.
+    pub schedule_period: Duration,
+    /// The time the scheduled work sees: the system's, or a test's file.
+    pub clock: Clock,
 }
 
 /// The site icon's fetch. Its two settings exist for tests alone, which serve icons from a
@@ -195,6 +200,9 @@ impl Config {
                 "256",
             )? as usize,
             icon_fetch: IconFetch::configured(&get)?,
+            schedule_period: parse_millis(&get, "AGENTCARD_SCHEDULE_MS", "60000")?,
+            clock: get("AGENTCARD_TEST_CLOCK_FILE")
+                .map_or_else(Clock::default, |file| Clock::from_file(file.into())),
             password_rates: Rates {
                 known_per_minute: parse_positive(
                     &get,

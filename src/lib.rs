@@ -12,6 +12,7 @@ pub mod app;
 pub mod auth;
 mod background;
 mod blocking;
+pub mod clock;
 pub mod config;
 pub mod console;
 mod contact;
@@ -42,6 +43,7 @@ pub mod password;
 mod pool;
 pub mod proof_of_work;
 mod router;
+mod schedule;
 pub mod startup;
 mod token_use;
 mod wire;
@@ -65,6 +67,8 @@ pub struct Running {
     /// The operator metrics' listener (`AGENTCARD_METRICS_LISTEN`), when configured. Not part
     /// of the graceful stop: it answers scrapes until the process ends.
     pub metrics: Option<http::Server>,
+    /// The scheduled work (alerts, scheduled reports).
+    schedule: background::Background,
 }
 
 impl Running {
@@ -94,6 +98,7 @@ impl Running {
     /// the listeners close, idle connections with them (a request in flight is still
     /// answered), and the background threads end; counts the report has not flushed are lost.
     pub fn stop(&self) {
+        self.schedule.stop();
         let now = Instant::now();
         self.server.shut_down(now);
         if let Some(metrics) = &self.metrics {
@@ -189,6 +194,7 @@ fn serve(config: Config, listeners: Listeners) -> Result<Running, StartError> {
         None => None,
     };
     Ok(Running {
+        schedule: schedule::start(&app),
         app,
         server,
         metrics,
