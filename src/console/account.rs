@@ -4,10 +4,11 @@
 use super::context::{Answer, PersonContext};
 use super::inputs::Input;
 use super::notice::Notice;
-use super::pages::{self, Home, PasswordPage, SessionsPage, TimeZonePage};
+use super::pages::{Home, PasswordPage, SessionsPage, TimeZonePage};
 use super::reports;
 use super::session;
 use super::sign_in::{check_password, signed_in};
+use super::{answers, times};
 use crate::domain::{Invalid, NewPassword};
 use crate::error::ApiError;
 use crate::ids::OrgId;
@@ -31,7 +32,7 @@ pub fn home(ctx: &mut PersonContext) -> Answer {
         first_steps,
         glance,
     };
-    Ok(pages::html(200, &page))
+    Ok(answers::html(200, &page))
 }
 
 pub fn sessions(ctx: &mut PersonContext) -> Answer {
@@ -41,19 +42,19 @@ pub fn sessions(ctx: &mut PersonContext) -> Answer {
         current: ctx.visit.session.id,
         sessions: listed,
     };
-    Ok(pages::html(200, &page))
+    Ok(answers::html(200, &page))
 }
 
 /// `POST /sessions/end-others`: every other session of the person ends.
 pub fn end_others(ctx: &mut PersonContext) -> Answer {
     let session = &ctx.visit.session;
     sessions::end_others(ctx.db, &session.person, session.id)?;
-    Ok(pages::redirect_with("/sessions", Notice::OthersEnded))
+    Ok(answers::redirect_with("/sessions", Notice::OthersEnded))
 }
 
 pub fn time_zone_form(ctx: &mut PersonContext) -> Answer {
     let chosen = ctx.visit.session.time_zone.clone().unwrap_or_default();
-    Ok(pages::html(200, &time_zone_page(ctx, chosen)))
+    Ok(answers::html(200, &time_zone_page(ctx, chosen)))
 }
 
 fn time_zone_page(ctx: &PersonContext, chosen: String) -> TimeZonePage {
@@ -72,7 +73,7 @@ fn time_zone_named(sent: &str) -> Result<Option<String>, Invalid> {
     if name.is_empty() {
         return Ok(None);
     }
-    match pages::time_zone(name) {
+    match times::time_zone(name) {
         Some(_) => Ok(Some(name.to_string())),
         None => Err(Invalid::new(
             "time_zone",
@@ -86,14 +87,14 @@ fn time_zone_named(sent: &str) -> Result<Option<String>, Invalid> {
 pub fn set_time_zone(ctx: &mut PersonContext) -> Answer {
     let mut page = time_zone_page(ctx, String::new());
     let Some(zone) = page.zone.parse(&ctx.form, time_zone_named) else {
-        return Ok(pages::html(422, &page));
+        return Ok(answers::html(422, &page));
     };
     members::set_time_zone(ctx.db, &ctx.visit.session.person, zone.as_deref())?;
-    Ok(pages::redirect_with("/time-zone", Notice::TimeZoneSaved))
+    Ok(answers::redirect_with("/time-zone", Notice::TimeZoneSaved))
 }
 
 pub fn password_form(ctx: &mut PersonContext) -> Answer {
-    Ok(pages::html(200, &password_page(ctx)))
+    Ok(answers::html(200, &password_page(ctx)))
 }
 
 fn password_page(ctx: &PersonContext) -> PasswordPage {
@@ -116,7 +117,7 @@ pub fn change_password(ctx: &mut PersonContext) -> Answer {
         if !shown.contains(&true) {
             ctx.form.refusal()?;
         }
-        return Ok(pages::html(422, &page));
+        return Ok(answers::html(422, &page));
     }
     let person = members::find_person(ctx.db, &ctx.visit.session.person)?;
     let person = person.ok_or(ApiError::NotFound)?;
@@ -126,13 +127,13 @@ pub fn change_password(ctx: &mut PersonContext) -> Answer {
     let limits = limits::sign_in_limits(ctx.app.client_ip(ctx.request), &person.email, false);
     if !check_password(ctx.app, Caller::Known, &limits, stored, current)? {
         page.current.error = Some("this is not your current password".into());
-        return Ok(pages::html(422, &page));
+        return Ok(answers::html(422, &page));
     }
     let new = match new {
         Ok(new) => new,
         Err(invalid) => {
             page.new.error = Some(invalid.message);
-            return Ok(pages::html(422, &page));
+            return Ok(answers::html(422, &page));
         }
     };
     let hash = ctx.app.passwords.hash(&new)?;
@@ -150,5 +151,5 @@ pub fn choose_org(ctx: &mut PersonContext) -> Answer {
         return Err(ApiError::NotFound.into());
     }
     sessions::choose_org(ctx.db, ctx.visit.session.id, &chosen)?;
-    Ok(pages::redirect("/"))
+    Ok(answers::redirect("/"))
 }

@@ -6,9 +6,10 @@
 //! a link to the older ones back to the first; the whole range downloadable as CSV. The log
 //! holds no secret, so neither does the page.
 
+use super::answers;
 use super::context::{Answer, PageContext};
 use super::inputs::{Input, InputKind};
-use super::pages::{self, Layout};
+use super::layout::Layout;
 use super::refusal::PageRefusal;
 use crate::error::ApiError;
 use crate::http::Response;
@@ -209,7 +210,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
         limits: LIMITS,
         limit: filter.limit,
     };
-    Ok(pages::html(status, &page))
+    Ok(answers::html(status, &page))
 }
 
 /// `GET /audit.csv?actor=…&from=…&to=…`: every entry of the filter's range, as a CSV file

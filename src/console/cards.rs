@@ -4,12 +4,13 @@
 //! eligibility. Every write goes through `ops::cards` as the signed-in person, so the rules,
 //! the messages and the audit log are the ones `/v1` and the CLI have.
 
+use super::answers;
 use super::card_form::{sample_page, CardForm};
 use super::confirm::{self, Confirm};
 use super::context::{Answer, PageContext};
 use super::inputs::{field_refused, Inputs};
+use super::layout::Layout;
 use super::notice::Notice;
-use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
 use crate::db::cards::CardRow;
 use crate::domain::{CardStatus, Invalid, Lang};
@@ -155,7 +156,7 @@ pub fn list(ctx: &mut PageContext) -> Answer {
         layout: ctx.layout(),
         groups,
     };
-    Ok(pages::html(200, &page))
+    Ok(answers::html(200, &page))
 }
 
 fn editor(ctx: &PageContext, card: Option<&CardRow>, fields: Inputs) -> CardEditor {
@@ -185,7 +186,7 @@ fn editor(ctx: &PageContext, card: Option<&CardRow>, fields: Inputs) -> CardEdit
 pub fn new(ctx: &mut PageContext) -> Answer {
     let used = card_ops::most_used_lang(ctx.db, &ctx.caller)?;
     let fields = CardForm::blank(used.unwrap_or(Lang::En));
-    Ok(pages::html(200, &editor(ctx, None, fields)))
+    Ok(answers::html(200, &editor(ctx, None, fields)))
 }
 
 /// `GET /cards/{card}`.
@@ -193,7 +194,7 @@ pub fn show(ctx: &mut PageContext) -> Answer {
     let (_, card) = card_of_path(ctx)?;
     let mut page = editor(ctx, Some(&card), CardForm::of_card(&card));
     page.week = Some(super::reports::week(ctx, &card)?);
-    Ok(pages::html(200, &page))
+    Ok(answers::html(200, &page))
 }
 
 /// `POST /cards/new`.
@@ -218,7 +219,7 @@ fn save(ctx: &mut PageContext, caller: &Caller, card: Option<CardRow>) -> Answer
     if ctx.form.get("action") == "preview" {
         let mut page = editor(ctx, card.as_ref(), CardForm::sent(&ctx.form));
         page.preview = Some(sample_page(card.as_ref().map(|c| &c.id), &content));
-        return Ok(pages::html(200, &page));
+        return Ok(answers::html(200, &page));
     }
     let scope = Scope::Org(caller);
     let written = match &card {
@@ -226,7 +227,7 @@ fn save(ctx: &mut PageContext, caller: &Caller, card: Option<CardRow>) -> Answer
         None => card_ops::create_card(ctx.db, scope, CardStatus::Draft, &content),
     };
     match written {
-        Ok(saved) => Ok(pages::redirect_with(
+        Ok(saved) => Ok(answers::redirect_with(
             &format!("/cards/{}", saved.id),
             Notice::CardSaved,
         )),
@@ -241,7 +242,7 @@ fn refused(ctx: &PageContext, card: Option<&CardRow>, refusals: Vec<Invalid>) ->
     let alert = fields.refuse_all(refusals);
     let mut page = editor(ctx, card, fields);
     page.alert = alert;
-    Ok(pages::html(422, &page))
+    Ok(answers::html(422, &page))
 }
 
 /// `POST /cards/{card}/status`: activate, archive, or back to draft.
@@ -250,7 +251,10 @@ pub fn set_status(ctx: &mut PageContext) -> Answer {
     let (caller, card) = card_of_path(ctx)?;
     card_ops::set_card_status(ctx.db, Scope::Org(&caller), &card.id, status)?;
     let location = format!("/cards/{}", card.id);
-    Ok(pages::redirect_with(&location, Notice::card_became(status)))
+    Ok(answers::redirect_with(
+        &location,
+        Notice::card_became(status),
+    ))
 }
 
 /// `GET /cards/{card}/delete`.
@@ -272,21 +276,21 @@ pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
         button: "Delete the card",
         back: format!("/cards/{id}"),
     };
-    Ok(pages::html(200, &page))
+    Ok(answers::html(200, &page))
 }
 
 /// `POST /cards/{card}/delete`: the card and its eligibility lists go.
 pub fn delete(ctx: &mut PageContext) -> Answer {
     let (caller, card) = card_of_path(ctx)?;
     card_ops::delete_card(ctx.db, Scope::Org(&caller), &card.id)?;
-    Ok(pages::redirect_with("/cards", Notice::CardDeleted))
+    Ok(answers::redirect_with("/cards", Notice::CardDeleted))
 }
 
 /// `GET /cards/{card}/eligibility`.
 pub fn eligibility(ctx: &mut PageContext) -> Answer {
     let (caller, card) = card_of_path(ctx)?;
     let page = eligibility_page(ctx, &caller, card, None)?;
-    Ok(pages::html(200, &page))
+    Ok(answers::html(200, &page))
 }
 
 fn eligibility_page(
@@ -363,7 +367,7 @@ pub fn save_eligibility(ctx: &mut PageContext) -> Answer {
         )),
     };
     match written {
-        Ok(_) => Ok(pages::redirect_with(
+        Ok(_) => Ok(answers::redirect_with(
             &format!("/cards/{id}/eligibility"),
             Notice::EligibilitySaved,
         )),
@@ -373,7 +377,7 @@ pub fn save_eligibility(ctx: &mut PageContext) -> Answer {
             let card = own_card(ctx, &caller, &id)?;
             let mut page = eligibility_page(ctx, &caller, card, wanted.as_deref())?;
             page.alert = Some(message);
-            Ok(pages::html(422, &page))
+            Ok(answers::html(422, &page))
         }
     }
 }

@@ -3,7 +3,7 @@
 //! that does it (a `POST` with the session's form token); reading it changes nothing.
 
 use super::context::PageContext;
-use super::pages::Layout;
+use super::layout::Layout;
 use super::refusal::PageRefusal;
 use crate::ops::reports::{self, Touched};
 use askama::Template;

@@ -7,8 +7,8 @@
 
 use super::captures::Captures;
 use super::form::Form;
+use super::layout::Layout;
 use super::notice::Notice;
-use super::pages::Layout;
 use super::refusal::PageRefusal;
 use super::session::Visit;
 use crate::app::App;

@@ -3,12 +3,13 @@
 //! differs between the kinds, their words and their `ops` functions, is a [`Credential`]; the
 //! page files implement it and name their handlers with [`credential_pages!`].
 
+use super::answers;
 use super::captures::Captured;
 use super::confirm::{self, Confirm};
 use super::context::{Answer, PageContext};
 use super::inputs::Input;
+use super::layout::{Creating, Layout};
 use super::notice::Notice;
-use super::pages::{self, Creating, Layout};
 use super::refusal::PageRefusal;
 use crate::domain::Invalid;
 use crate::error::ApiError;
@@ -96,7 +97,7 @@ fn listing<C: Credential>(ctx: &mut PageContext) -> Result<(Layout, Listing<C>),
 }
 
 fn render<C: Credential>(status: u16, layout: Layout, list: Listing<C>) -> Answer {
-    Ok(pages::html(status, &C::page(layout, list)))
+    Ok(answers::html(status, &C::page(layout, list)))
 }
 
 /// The one of the path, of this organisation.
@@ -168,7 +169,7 @@ fn confirmation<C: Credential>(ctx: &mut PageContext, row: &C, step: Step) -> An
         button,
         back: words.path.into(),
     };
-    Ok(pages::html(200, &page))
+    Ok(answers::html(200, &page))
 }
 
 /// The notice names the one revoked.
@@ -177,7 +178,7 @@ pub fn revoke<C: Credential>(ctx: &mut PageContext) -> Answer {
     C::revoke(ctx.db, &ctx.caller, &id)?;
     let words = C::WORDS;
     let about = id.to_string();
-    Ok(pages::redirect_about(words.path, words.revoked, &about))
+    Ok(answers::redirect_about(words.path, words.revoked, &about))
 }
 
 /// What is deleted, and the button that does it; a live one that must be revoked first is
@@ -196,7 +197,7 @@ pub fn delete<C: Credential>(ctx: &mut PageContext) -> Answer {
     let id: C::Id = ctx.captures.get()?;
     C::delete(ctx.db, &ctx.caller, &id)?;
     let words = C::WORDS;
-    Ok(pages::redirect_with(words.path, words.deleted))
+    Ok(answers::redirect_with(words.path, words.deleted))
 }
 
 /// The page table's handlers of a kind of secret, by the names it lists them under: each

@@ -3,12 +3,13 @@
 //! page then shows the `warnings` `/v1` answers), and the deletion after a confirmation page
 //! that names what goes with it (`ops::fragments::fragment_deletion`).
 
+use super::answers;
 use super::card_form::key_value_lines;
 use super::confirm::{self, Confirm};
 use super::context::{Answer, PageContext};
 use super::inputs::{self, Failed, Inputs};
+use super::layout::Layout;
 use super::notice::Notice;
-use super::pages::{self, Layout};
 use super::site_forms::FragmentForm;
 use super::sites::{self, fragment_label, site_path, what_goes};
 use crate::db::fragments::FragmentRow;
@@ -47,7 +48,7 @@ fn create_fragment(ctx: &mut PageContext, domain: &DomainName) -> Result<Respons
     // The site must be this page's: creating a fragment never makes a site here.
     ops::fragments::list_fragments(ctx.db, &caller, domain)?;
     ops::fragments::create_fragment(ctx.db, &caller, domain, reference.as_ref(), write)?;
-    Ok(pages::redirect_with(
+    Ok(answers::redirect_with(
         &site_path(domain),
         Notice::FragmentCreated,
     ))
@@ -86,7 +87,7 @@ pub fn show(ctx: &mut PageContext) -> Answer {
         };
     }
     let page = fragment_page(&fragment, &domain, fields, ctx.layout());
-    Ok(pages::html(200, &page))
+    Ok(answers::html(200, &page))
 }
 
 /// `POST /fragments/{fragment}`: its name, language, description and key-values.
@@ -100,7 +101,7 @@ pub fn edit(ctx: &mut PageContext) -> Answer {
         let alert = fields.refused(&ctx.form, refusals);
         let mut page = fragment_page(&fragment, &domain, fields, ctx.layout());
         page.alert = alert;
-        Ok(pages::html(422, &page))
+        Ok(answers::html(422, &page))
     })
 }
 
@@ -112,7 +113,7 @@ fn edit_fragment(
 ) -> Result<Response, Failed> {
     let (_, write) = FragmentForm { with_ref: false }.validate(&ctx.form)?;
     ops::fragments::edit_fragment(ctx.db, caller, &fragment.id, write)?;
-    Ok(pages::redirect_with(
+    Ok(answers::redirect_with(
         &site_path(domain),
         Notice::FragmentSaved,
     ))
@@ -135,7 +136,7 @@ pub fn set_status(ctx: &mut PageContext) -> Answer {
         "fragment" => format!("/fragments/{id}"),
         _ => site_path(&domain),
     };
-    Ok(pages::redirect_with(&back, notice))
+    Ok(answers::redirect_with(&back, notice))
 }
 
 /// `GET /fragments/{fragment}/delete`.
@@ -155,7 +156,7 @@ pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
         button: "Delete the fragment",
         back: format!("/fragments/{id}"),
     };
-    Ok(pages::html(200, &page))
+    Ok(answers::html(200, &page))
 }
 
 /// `POST /fragments/{fragment}/delete`.
@@ -164,7 +165,7 @@ pub fn delete(ctx: &mut PageContext) -> Answer {
     let caller = ctx.caller.clone();
     let (_, domain) = ops::fragments::get_fragment(ctx.db, &caller, &id)?;
     ops::fragments::delete_fragment(ctx.db, &caller, &id)?;
-    Ok(pages::redirect_with(
+    Ok(answers::redirect_with(
         &site_path(&domain),
         Notice::FragmentDeleted,
     ))

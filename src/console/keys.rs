@@ -4,8 +4,8 @@
 
 use super::context::{Answer, PageContext};
 use super::credentials::{self, credential_pages, Credential, Listing, Maker, Words};
+use super::layout::Layout;
 use super::notice::Notice;
-use super::pages::Layout;
 use crate::db::keys::KeyRow;
 use crate::domain::{Invalid, KeyName};
 use crate::error::ApiError;

@@ -3,15 +3,18 @@
 //! each `POST` and the removal's confirmation): the invite form, a role, a removal after a
 //! confirmation. The writes are `ops::members`'s.
 
+use super::answers;
 use super::captures::InvitationNumber;
 use super::confirm::{self, Confirm};
 use super::context::{Answer, PageContext};
-use super::inputs::{Checked, Failed, Input, InputKind};
+use super::form::Form;
+use super::inputs::{Checked, Failed, Input, InputKind, Inputs};
+use super::layout::Creating;
 use super::notice::Notice;
-use super::pages::{self, Creating, MembersPage};
+use super::pages::MembersPage;
 use super::refusal::PageRefusal;
 use super::session::console_url;
-use crate::domain::{Email, Role};
+use crate::domain::{Email, Invalid, Role};
 use crate::error::ApiError;
 use crate::ids::PersonId;
 use crate::ops::members;
@@ -32,14 +35,36 @@ fn page(ctx: &mut PageContext) -> Result<MembersPage, PageRefusal> {
             .map(|m| m.person_id.clone()),
         members,
         invitations: members::pending_invitations(ctx.db, &caller)?,
-        email: Input::line("email", "Email", "email"),
-        role: Input::alone("role", "Role")
-            .required()
-            .kind(InputKind::Choice(role_options()))
-            .value(Role::Member.as_str()),
+        invite: InviteForm::inputs(),
+        alert: None,
         creating: Creating::new(ctx.once()?),
         mailed: false,
     })
+}
+
+/// The form that invites a person: their email and the role they will have.
+pub struct InviteForm;
+
+impl InviteForm {
+    pub fn inputs() -> Inputs {
+        Inputs(vec![
+            Input::line("email", "Email", "email"),
+            Input::alone("role", "Role")
+                .required()
+                .kind(InputKind::Choice(role_options()))
+                .value(Role::Member.as_str()),
+        ])
+    }
+
+    pub fn validate(form: &Form) -> Result<(Email, Role), Vec<Invalid>> {
+        let mut checked = Checked::of(form);
+        let email = checked.take(Email::parse(form.get("email")));
+        let role = checked.take(Role::parse(form.get("role")));
+        let (Some(email), Some(role)) = (email, role) else {
+            return Err(checked.refusals());
+        };
+        checked.done((email, role))
+    }
 }
 
 /// The roles an invitation may give, the most usual first.
@@ -50,7 +75,7 @@ fn role_options() -> Vec<(String, String)> {
 }
 
 pub fn list(ctx: &mut PageContext) -> Answer {
-    Ok(pages::html(200, &page(ctx)?))
+    Ok(answers::html(200, &page(ctx)?))
 }
 
 /// `POST /members/invite`: the link is shown on the answer itself, once (it is not stored, so
@@ -67,17 +92,11 @@ pub fn invite(ctx: &mut PageContext) -> Answer {
             }
             let status = page.creating.made(made);
             page.invitations = members::pending_invitations(ctx.db, &caller)?;
-            Ok(pages::html(status, &page))
+            Ok(answers::html(status, &page))
         }
         Err(failed) => {
-            page.email.value = ctx.form.get("email").to_string();
-            for refused in failed.refusals()? {
-                match refused.field.as_str() {
-                    "role" => page.role.error = Some(refused.message),
-                    _ => page.email.error = Some(refused.message),
-                }
-            }
-            Ok(pages::html(422, &page))
+            page.alert = page.invite.refused(&ctx.form, failed.refusals()?);
+            Ok(answers::html(422, &page))
         }
     }
 }
@@ -87,13 +106,7 @@ fn invite_person(
     ctx: &mut PageContext,
     caller: &Caller,
 ) -> Result<(Email, Role, Made<String>), Failed> {
-    let mut checked = Checked::of(&ctx.form);
-    let email = checked.take(Email::parse(ctx.form.get("email")));
-    let role = checked.take(Role::parse(ctx.form.get("role")));
-    let (Some(email), Some(role)) = (email, role) else {
-        return Err(checked.refusals().into());
-    };
-    let (email, role) = checked.done((email, role))?;
+    let (email, role) = InviteForm::validate(&ctx.form)?;
     let url = console_url(ctx.app);
     let made = ctx.made_once(|tx| members::invite(tx, caller, url, &email, role))?;
     Ok((email, role, made))
@@ -104,7 +117,7 @@ pub fn change_role(ctx: &mut PageContext) -> Answer {
     let person: PersonId = ctx.captures.get()?;
     let role = Role::parse(ctx.form.get("role"))?;
     members::change_role(ctx.db, &ctx.caller, &person, role)?;
-    Ok(pages::redirect_with("/members", Notice::RoleChanged))
+    Ok(answers::redirect_with("/members", Notice::RoleChanged))
 }
 
 /// `GET /members/{person}/remove`: who leaves, and the button that removes them.
@@ -135,7 +148,7 @@ pub fn confirm_remove(ctx: &mut PageContext) -> Answer {
         button: "Remove the member",
         back: "/members".into(),
     };
-    Ok(pages::html(200, &page))
+    Ok(answers::html(200, &page))
 }
 
 /// `POST /members/{person}/remove`: an owner who removes themselves goes home.
@@ -143,8 +156,8 @@ pub fn remove(ctx: &mut PageContext) -> Answer {
     let person: PersonId = ctx.captures.get()?;
     members::remove_member(ctx.db, &ctx.caller, &person)?;
     Ok(match person == ctx.visit.session.person {
-        true => pages::redirect("/"),
-        false => pages::redirect_with("/members", Notice::MemberRemoved),
+        true => answers::redirect("/"),
+        false => answers::redirect_with("/members", Notice::MemberRemoved),
     })
 }
 
@@ -173,7 +186,7 @@ pub fn confirm_revoke_invitation(ctx: &mut PageContext) -> Answer {
         button: "Revoke the invitation",
         back: "/members".into(),
     };
-    Ok(pages::html(200, &page))
+    Ok(answers::html(200, &page))
 }
 
 /// `POST /invitations/{invitation}/revoke`: a pending invitation of this organisation is
@@ -181,5 +194,8 @@ pub fn confirm_revoke_invitation(ctx: &mut PageContext) -> Answer {
 pub fn revoke_invitation(ctx: &mut PageContext) -> Answer {
     let InvitationNumber(id) = ctx.captures.get()?;
     members::revoke_invitation(ctx.db, &ctx.caller, id)?;
-    Ok(pages::redirect_with("/members", Notice::InvitationRevoked))
+    Ok(answers::redirect_with(
+        "/members",
+        Notice::InvitationRevoked,
+    ))
 }

@@ -8,6 +8,8 @@
 //! every answer its security headers.
 
 mod account;
+mod answers;
+mod assets;
 mod audit;
 mod browsers;
 mod captures;
@@ -21,9 +23,10 @@ mod form;
 mod fragments;
 mod inputs;
 mod keys;
-mod links;
+mod layout;
 mod members;
 mod notice;
+mod one_time_links;
 mod pages;
 mod passkeys;
 mod refusal;
@@ -35,6 +38,7 @@ mod session;
 mod sign_in;
 mod site_forms;
 mod sites;
+mod times;
 mod tokens;
 mod unknown_browser;
 mod why;
@@ -74,7 +78,7 @@ pub fn handle(app: &Arc<App>, request: Request) -> Response {
                 ..
             },
             _,
-        )) => pages::asset(*asset),
+        )) => assets::asset(*asset),
         Ok((page, captures)) => {
             let app_for_job = Arc::clone(app);
             app.blocking
@@ -83,9 +87,9 @@ pub fn handle(app: &Arc<App>, request: Request) -> Response {
                     BlockingError::Busy => Err(PageRefusal::Busy),
                     BlockingError::Panicked => Err(ApiError::internal(error).into()),
                 })
-                .unwrap_or_else(|refusal| pages::refusal(&refusal, None))
+                .unwrap_or_else(|refusal| answers::refusal(&refusal, None))
         }
-        Err(refusal) => pages::refusal(&refusal, None),
+        Err(refusal) => answers::refusal(&refusal, None),
     };
     secured(app, response)
 }
@@ -143,7 +147,7 @@ fn open(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer
             )),
             None => Ok(sign_in::asking_for(ctx.request.path())),
         },
-        Handler::File(asset) => Ok(pages::asset(asset)),
+        Handler::File(asset) => Ok(assets::asset(asset)),
     }
 }
 
@@ -162,20 +166,20 @@ fn signed_in(ctx: PersonContext, page: &Page, handle: SignedIn) -> Response {
     if writes && answer.is_ok() {
         reload_after_write(ctx.app, ctx.db, &ctx.visit);
     }
-    answer.unwrap_or_else(|refusal| pages::refusal(&refusal, Some(&ctx.visit)))
+    answer.unwrap_or_else(|refusal| answers::refusal(&refusal, Some(&ctx.visit)))
 }
 
 /// A person whose organisation requires a second factor they lack is sent to the page that
 /// adds one; a write elsewhere is refused.
 fn without_factor(visit: &Visit, writes: bool) -> Response {
     match writes {
-        true => pages::refusal(
+        true => answers::refusal(
             &PageRefusal::Forbidden(
                 "your organisation requires a second factor: add one first (nothing was changed)",
             ),
             Some(visit),
         ),
-        false => pages::redirect_with(second_factor::FACTORS_PATH, Notice::SecondFactorRequired),
+        false => answers::redirect_with(second_factor::FACTORS_PATH, Notice::SecondFactorRequired),
     }
 }
 

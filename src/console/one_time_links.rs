@@ -3,11 +3,13 @@
 //! person signed in only; anyone else is asked to sign in as them first). Reading the page
 //! changes nothing; the `POST` uses the link, once, in the transaction that does what it says.
 
+use super::answers;
 use super::captures::LinkSecret;
 use super::context::{Answer, PublicContext};
 use super::inputs::Input;
+use super::layout::Layout;
 use super::notice::Notice;
-use super::pages::{self, Layout, LinkPage};
+use super::pages::LinkPage;
 use super::refusal::PageRefusal;
 use super::session::{self, Visit};
 use super::sign_in::signed_in;
@@ -71,7 +73,7 @@ pub fn page(ctx: &mut PublicContext) -> Answer {
     if let Step::Join { person } = &step {
         ask_to_sign_in(&mut page, ctx.visit.as_ref(), person, &secret);
     }
-    Ok(pages::html(200, &page))
+    Ok(answers::html(200, &page))
 }
 
 /// An invitation for a person who has a password is accepted by that person signed in only:
@@ -163,7 +165,7 @@ pub fn use_link(ctx: &mut PublicContext) -> Answer {
                 if let Some(field) = page.password.as_mut() {
                     field.error = Some(invalid.message);
                 }
-                return Ok(pages::html(422, &page));
+                return Ok(answers::html(422, &page));
             }
         },
     };
@@ -175,7 +177,10 @@ pub fn use_link(ctx: &mut PublicContext) -> Answer {
     let person = person.ok_or_else(dead_link)?;
     if second_factors::has_factor(db, &person.id)? {
         // A link proves the email, not the second factor: the sign-in asks for it.
-        return Ok(pages::redirect_with("/sign-in", Notice::PasswordSetSignIn));
+        return Ok(answers::redirect_with(
+            "/sign-in",
+            Notice::PasswordSetSignIn,
+        ));
     }
     let org = match &link.purpose {
         LinkPurpose::Invitation { org_id, .. } => Some(org_id),
@@ -194,5 +199,5 @@ fn join(db: &mut Client, link: &OneTimeLink, visit: &Visit, csrf: &str) -> Answe
     if let LinkPurpose::Invitation { org_id, .. } = &link.purpose {
         sessions::choose_org(db, visit.session.id, org_id)?;
     }
-    Ok(pages::redirect_with("/", Notice::JoinedSignedIn))
+    Ok(answers::redirect_with("/", Notice::JoinedSignedIn))
 }

@@ -3,10 +3,10 @@
 //! passkey alone (from the sign-in page, or as the factor after a password), a passkey removed.
 //! The rules are `ops::passkeys`'; the browser's side is `console.js`'s passkeys part.
 
+use super::answers;
 use super::context::{Answer, PersonContext, PublicContext};
 use super::form::Form;
 use super::notice::Notice;
-use super::pages;
 use super::refusal::PageRefusal;
 use super::second_factor::{self, codes_page, proven, FACTORS_PATH};
 use super::session;
@@ -83,7 +83,7 @@ pub fn add(ctx: &mut PersonContext) -> Answer {
     let key = unknown_browser::fleet_key(ctx.db, ctx.app)?;
     match passkeys::finish_registration(ctx.db, url, key, &person, answered(&ctx.form))? {
         Some(codes) => codes_page(ctx, codes),
-        None => Ok(pages::redirect_with(FACTORS_PATH, Notice::PasskeyAdded)),
+        None => Ok(answers::redirect_with(FACTORS_PATH, Notice::PasskeyAdded)),
     }
 }
 
@@ -95,8 +95,8 @@ pub fn remove(ctx: &mut PersonContext) -> Answer {
     if !proven(ctx, &typed)? {
         let mut page = second_factor::factors_page(ctx)?;
         page.passkey_proof.error = Some(second_factor::NOT_PROVEN.into());
-        return Ok(pages::html(422, &page));
+        return Ok(answers::html(422, &page));
     }
     passkeys::remove(ctx.db, &ctx.visit.person(), &id)?;
-    Ok(pages::redirect_with(FACTORS_PATH, Notice::PasskeyRemoved))
+    Ok(answers::redirect_with(FACTORS_PATH, Notice::PasskeyRemoved))
 }

@@ -1,4 +1,4 @@
-//! Why a console request is refused, as its error page says (`pages::refusal` renders it).
+//! Why a console request is refused, as its error page says (`answers::refusal` renders it).
 
 use crate::error::ApiError;
 use crate::password::{Caller, Refused};

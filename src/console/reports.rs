@@ -4,10 +4,11 @@
 //! pages; the page shows them decoded for reading). The numbers are `ops::reports`'s, the same
 //! `admin report` prints for the window.
 
+use super::answers;
 use super::chart::{bucket_label, percent, Chart, Glance, Row, Week, WeekPage};
 use super::context::{Answer, PageContext};
 use super::inputs::{Input, InputKind, Inputs};
-use super::pages::{self, Layout};
+use super::layout::Layout;
 use super::refusal::PageRefusal;
 use crate::db::cards::CardRow;
 use crate::domain::{Ending, Invalid, Purpose, Refused};
@@ -227,7 +228,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
                 window: None,
                 numbers: None,
             };
-            return Ok(pages::html(422, &page));
+            return Ok(answers::html(422, &page));
         }
     };
     if ctx.query.get("format") == "csv" {
@@ -273,7 +274,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
             unmatched,
         }),
     };
-    Ok(pages::html(200, &page))
+    Ok(answers::html(200, &page))
 }
 
 /// `GET /reports.csv`: the view as CSV, the columns of `admin report --format csv`.

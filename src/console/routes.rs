@@ -7,12 +7,14 @@
 //! its concern: `PageContext` on a page of the organisation looked at (its `caller` checked
 //! here), `PersonContext` on a person's own page, `PublicContext` on a public page.
 
+use super::assets::Asset;
 use super::captures::{self, Captures};
 use super::context::{Answer, PageContext, PersonContext, PublicContext};
-use super::pages::Asset;
 use super::passkeys;
 use super::refusal::PageRefusal;
-use super::{account, audit, cards, keys, links, members, second_factor, sign_in, sites, tokens};
+use super::{
+    account, audit, cards, keys, members, one_time_links, second_factor, sign_in, sites, tokens,
+};
 use super::{fragments, rules};
 use super::{reports, why};
 use crate::error::ApiError;
@@ -107,8 +109,8 @@ pub static PAGES: &[Page] = &[
     // Signing in, the one-time links (invitations, new passwords) and "forgot your password".
     public(Get, "/sign-in", sign_in::form),
     sign_in_attempt(PostInPlace, "/sign-in", sign_in::sign_in),
-    public(Get, "/link/{link}", links::page),
-    public(Post, "/link/{link}", links::use_link),
+    public(Get, "/link/{link}", one_time_links::page),
+    public(Post, "/link/{link}", one_time_links::use_link),
     public(Get, "/forgot-password", sign_in::forgot_form),
     sign_in_attempt(Post, "/forgot-password", sign_in::forgot),
     // Second factors: the sign-in's step (a code or a passkey), a person's own factors (an

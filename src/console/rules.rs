@@ -3,11 +3,12 @@
 //! (`ops::why::rule_deletion`). Each value is checked as `/v1` checks a `RouteWrite`, and the
 //! writes are `ops::routes`'s.
 
+use super::answers;
 use super::confirm::Confirm;
 use super::context::{Answer, PageContext};
 use super::inputs::{self, Failed, Inputs};
+use super::layout::Layout;
 use super::notice::Notice;
-use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
 use super::site_forms::RuleForm;
 use super::sites::{self, site_path};
@@ -41,7 +42,10 @@ pub fn add(ctx: &mut PageContext) -> Answer {
 fn add_rule(ctx: &mut PageContext, domain: &DomainName) -> Result<Response, Failed> {
     let route = RuleForm::validate(&ctx.form)?;
     ops::routes::create_route(ctx.db, &ctx.caller, domain, &route)?;
-    Ok(pages::redirect_with(&site_path(domain), Notice::RuleAdded))
+    Ok(answers::redirect_with(
+        &site_path(domain),
+        Notice::RuleAdded,
+    ))
 }
 
 /// The rule's page, its form holding the rule's values.
@@ -82,7 +86,7 @@ fn rule_page(
 pub fn show(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
     let id: RouteId = ctx.captures.get()?;
-    Ok(pages::html(200, &rule_page(ctx, &domain, &id)?))
+    Ok(answers::html(200, &rule_page(ctx, &domain, &id)?))
 }
 
 /// `POST /sites/{domain}/rules/{route}`: the rule changed (its id kept).
@@ -93,14 +97,17 @@ pub fn edit(ctx: &mut PageContext) -> Answer {
     inputs::written(result, |refusals| {
         let mut page = rule_page(ctx, &domain, &id)?;
         page.alert = page.fields.refused(&ctx.form, refusals);
-        Ok(pages::html(422, &page))
+        Ok(answers::html(422, &page))
     })
 }
 
 fn edit_rule(ctx: &mut PageContext, domain: &DomainName, id: &RouteId) -> Result<Response, Failed> {
     let route = RuleForm::validate(&ctx.form)?;
     ops::routes::update_route(ctx.db, &ctx.caller, domain, id, &route)?;
-    Ok(pages::redirect_with(&site_path(domain), Notice::RuleSaved))
+    Ok(answers::redirect_with(
+        &site_path(domain),
+        Notice::RuleSaved,
+    ))
 }
 
 /// What a rule's confirmation says of its traffic: the report counts requests by site,
@@ -128,7 +135,7 @@ pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
         button: "Delete the rule",
         back: format!("/sites/{domain}/rules/{id}"),
     };
-    Ok(pages::html(200, &page))
+    Ok(answers::html(200, &page))
 }
 
 /// The sentence of where `rule`'s pages go once it is deleted.
@@ -179,7 +186,7 @@ pub fn delete(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
     let id: RouteId = ctx.captures.get()?;
     ops::routes::delete_route(ctx.db, &ctx.caller, &domain, &id)?;
-    Ok(pages::redirect_with(
+    Ok(answers::redirect_with(
         &site_path(&domain),
         Notice::RuleDeleted,
     ))

@@ -4,10 +4,11 @@
 //! passkeys listed, new recovery codes), and the owners' security settings of the organisation
 //! ("require a second factor"). The rules are `ops::second_factors`'.
 
+use super::answers;
 use super::context::{Answer, PageContext, PersonContext, PublicContext};
 use super::inputs::{field_refused, Input};
+use super::layout::Layout;
 use super::notice::Notice;
-use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
 use super::session;
 use super::sign_in::{self, check_password};
@@ -55,8 +56,8 @@ fn pending_cookie<'a>(ctx: &PublicContext<'a>) -> Option<&'a str> {
 /// sign-in.
 pub fn step_form(ctx: &mut PublicContext) -> Answer {
     match second_factors::pending(ctx.db, pending_cookie(ctx))? {
-        Some(pending) => Ok(pages::html(200, &step_page(ctx, &pending))),
-        None => Ok(pages::redirect("/sign-in")),
+        Some(pending) => Ok(answers::html(200, &step_page(ctx, &pending))),
+        None => Ok(answers::redirect("/sign-in")),
     }
 }
 
@@ -78,7 +79,7 @@ pub fn give_factor(ctx: &mut PublicContext) -> Answer {
         charge(ctx.app, limits);
         let mut page = step_page(ctx, &pending);
         page.code.error = Some(WRONG_FACTOR.into());
-        return Ok(pages::html(422, &page));
+        return Ok(answers::html(422, &page));
     }
     if !second_factors::end_pending(ctx.db, cookie)? {
         return Err(ended());
@@ -131,7 +132,7 @@ pub(super) fn factors_page(ctx: &mut PersonContext) -> Result<FactorsPage, PageR
 
 /// `GET /second-factors`: the person's factors, what to add, what to remove.
 pub fn page(ctx: &mut PersonContext) -> Answer {
-    Ok(pages::html(200, &factors_page(ctx)?))
+    Ok(answers::html(200, &factors_page(ctx)?))
 }
 
 #[derive(Template)]
@@ -174,8 +175,8 @@ fn qr_svg(setup: &AppSetup) -> Result<String, ApiError> {
 /// reload until it is confirmed); a person who has one goes back to their factors.
 pub fn app_form(ctx: &mut PersonContext) -> Answer {
     match app_page(ctx)? {
-        Some(page) => Ok(pages::html(200, &page)),
-        None => Ok(pages::redirect(FACTORS_PATH)),
+        Some(page) => Ok(answers::html(200, &page)),
+        None => Ok(answers::redirect(FACTORS_PATH)),
     }
 }
 
@@ -191,7 +192,7 @@ pub(super) fn codes_page(ctx: &PersonContext, codes: Vec<String>) -> Answer {
         layout: ctx.layout(),
         codes,
     };
-    Ok(pages::html(200, &page))
+    Ok(answers::html(200, &page))
 }
 
 /// `POST /second-factors/app`: a code the app shows confirms it; the first factor's answer
@@ -200,14 +201,14 @@ pub fn add_app(ctx: &mut PersonContext) -> Answer {
     let person = ctx.visit.person();
     match second_factors::confirm_app(ctx.db, &person, ctx.form.get("code")) {
         Ok(Some(codes)) => codes_page(ctx, codes),
-        Ok(None) => Ok(pages::redirect_with(FACTORS_PATH, Notice::AppAdded)),
+        Ok(None) => Ok(answers::redirect_with(FACTORS_PATH, Notice::AppAdded)),
         Err(error) => {
             let refused = field_refused(error)?;
             let Some(mut page) = app_page(ctx)? else {
-                return Ok(pages::redirect(FACTORS_PATH));
+                return Ok(answers::redirect(FACTORS_PATH));
             };
             page.code.error = Some(refused.message);
-            Ok(pages::html(422, &page))
+            Ok(answers::html(422, &page))
         }
     }
 }
@@ -247,10 +248,10 @@ pub fn remove_app(ctx: &mut PersonContext) -> Answer {
     if !proven(ctx, &typed)? {
         let mut page = factors_page(ctx)?;
         page.proof.error = Some(NOT_PROVEN.into());
-        return Ok(pages::html(422, &page));
+        return Ok(answers::html(422, &page));
     }
     second_factors::remove_app(ctx.db, &ctx.visit.person())?;
-    Ok(pages::redirect_with(FACTORS_PATH, Notice::AppRemoved))
+    Ok(answers::redirect_with(FACTORS_PATH, Notice::AppRemoved))
 }
 
 /// `POST /second-factors/recovery-codes`: ten new codes, shown once; the earlier ones stop
@@ -273,7 +274,7 @@ pub fn security(ctx: &mut PageContext) -> Answer {
         layout: ctx.layout(),
         required: ctx.visit.current_org()?.second_factor_required,
     };
-    Ok(pages::html(200, &page))
+    Ok(answers::html(200, &page))
 }
 
 /// `POST /org/security`: "require a second factor" on or off.
@@ -288,5 +289,8 @@ pub fn save_security(ctx: &mut PageContext) -> Answer {
         }
     };
     second_factors::set_required(ctx.db, &ctx.caller, required)?;
-    Ok(pages::redirect_with("/org/security", Notice::SecuritySaved))
+    Ok(answers::redirect_with(
+        "/org/security",
+        Notice::SecuritySaved,
+    ))
 }

@@ -7,10 +7,11 @@
 use super::context::{Answer, PersonContext, PublicContext};
 use super::inputs::Input;
 use super::notice::Notice;
-use super::pages::{self, ForgotPassword, ProofAsked, SignIn};
+use super::pages::{ForgotPassword, ProofAsked, SignIn};
 use super::refusal::PageRefusal;
 use super::session;
 use super::unknown_browser::{self, Admission};
+use super::{answers, pages};
 use crate::app::App;
 use crate::db::people::Person;
 use crate::db::second_factors::PendingSignIn;
@@ -41,8 +42,8 @@ pub fn return_path(sent: &str) -> Option<&str> {
 /// signed in when `path` is a [`return_path`], home otherwise.
 pub fn asking_for(path: &str) -> Response {
     match return_path(path) {
-        Some(path) if path != "/" => pages::redirect(&format!("/sign-in?next={path}")),
-        _ => pages::redirect("/sign-in"),
+        Some(path) if path != "/" => answers::redirect(&format!("/sign-in?next={path}")),
+        _ => answers::redirect("/sign-in"),
     }
 }
 
@@ -58,7 +59,7 @@ fn page(ctx: &PublicContext, next: Option<&str>) -> SignIn {
 pub fn form(ctx: &mut PublicContext) -> Answer {
     let next = return_path(ctx.query.get("next"));
     if ctx.visit.is_some() {
-        return Ok(pages::redirect(next.unwrap_or("/")));
+        return Ok(answers::redirect(next.unwrap_or("/")));
     }
     let mut page = page(ctx, next);
     page.proof = unknown_browser::offered(ctx)?;
@@ -151,7 +152,7 @@ fn after_password(
     };
     let cookie = second_factors::start_pending(ctx.db, &pending)?;
     let waiting = session::pending_cookie(ctx.app, &cookie);
-    Ok(pages::redirect(FACTOR_STEP).header("Set-Cookie", waiting))
+    Ok(answers::redirect(FACTOR_STEP).header("Set-Cookie", waiting))
 }
 
 /// A new session of `person` in this browser (the one it had ends), going to `next` (home).
@@ -184,7 +185,7 @@ pub fn signed_in(
     location: &str,
 ) -> Answer {
     let device = devices::issue(db, &person.id)?;
-    Ok(pages::redirect(location)
+    Ok(answers::redirect(location)
         .header("Set-Cookie", session::cookie(app, secret))
         .header("Set-Cookie", session::device_cookie(app, &device)))
 }
@@ -192,7 +193,7 @@ pub fn signed_in(
 /// `POST /sign-out`: the session ends and its cookie is removed; the sign-in page says so.
 pub fn sign_out(ctx: &mut PersonContext) -> Answer {
     sessions::end(ctx.db, ctx.visit.session.id)?;
-    let redirect = pages::redirect_with("/sign-in", Notice::SignedOut);
+    let redirect = answers::redirect_with("/sign-in", Notice::SignedOut);
     Ok(redirect.header("Set-Cookie", session::removed_cookie(ctx.app)))
 }
 
@@ -229,7 +230,7 @@ fn forgot_page(ctx: &PublicContext) -> ForgotPassword {
 
 /// `GET /forgot-password`: the form, or without mail whom to ask.
 pub fn forgot_form(ctx: &mut PublicContext) -> Answer {
-    Ok(pages::html(200, &forgot_page(ctx)))
+    Ok(answers::html(200, &forgot_page(ctx)))
 }
 
 /// `POST /forgot-password`: a link to set a new password is mailed to the person with the
@@ -241,7 +242,7 @@ pub fn forgot(ctx: &mut PublicContext) -> Answer {
     let mailer = app.mailer.as_ref().ok_or(ApiError::NotFound)?;
     let mut page = forgot_page(ctx);
     let Some(email) = page.email.parse(&ctx.form, Email::parse) else {
-        return Ok(pages::html(422, &page));
+        return Ok(answers::html(422, &page));
     };
     let limits = limits::sign_in_limits(app.client_ip(ctx.request), email.as_str(), false);
     if !app.limiter.try_charge(&limits) {
@@ -250,5 +251,5 @@ pub fn forgot(ctx: &mut PublicContext) -> Answer {
     let url = session::console_url(app);
     members::request_reset(ctx.db, mailer, url, email.as_str())?;
     page.sent = true;
-    Ok(pages::html(200, &page))
+    Ok(answers::html(200, &page))
 }

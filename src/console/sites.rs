@@ -4,11 +4,12 @@
 //! a confirmation page that names what goes with it (`ops::sites::site_deletion`). Every write
 //! goes through `ops` with `/v1`'s rules and messages; a refusal is shown next to its field.
 
+use super::answers;
 use super::confirm::{self, Confirm};
 use super::context::{Answer, PageContext};
 use super::inputs::{self, Failed, Inputs};
+use super::layout::Layout;
 use super::notice::Notice;
-use super::pages::{self, Layout};
 use super::refusal::PageRefusal;
 use super::site_forms::{key_value_list, DefaultForm, FragmentForm, RuleForm};
 use super::site_forms::{SiteForm, SiteNameForm, TestPageForm};
@@ -104,7 +105,7 @@ fn sites_page(ctx: &mut PageContext) -> Result<SitesPage, PageRefusal> {
 
 /// `GET /sites`.
 pub fn list(ctx: &mut PageContext) -> Answer {
-    Ok(pages::html(200, &sites_page(ctx)?))
+    Ok(answers::html(200, &sites_page(ctx)?))
 }
 
 /// `POST /sites`: a new site (an existing one is opened as it is).
@@ -113,7 +114,7 @@ pub fn create(ctx: &mut PageContext) -> Answer {
     inputs::written(create_site(ctx, &caller), |refusals| {
         let mut page = sites_page(ctx)?;
         page.alert = page.create.refused(&ctx.form, refusals);
-        Ok(pages::html(422, &page))
+        Ok(answers::html(422, &page))
     })
 }
 
@@ -124,7 +125,7 @@ fn create_site(ctx: &mut PageContext, caller: &Caller) -> Result<Response, Faile
         true => Notice::SiteCreated,
         false => Notice::SiteExists,
     };
-    Ok(pages::redirect_with(&site_path(&domain), notice))
+    Ok(answers::redirect_with(&site_path(&domain), notice))
 }
 
 fn card_view(card: &EligibleCard) -> CardView {
@@ -232,7 +233,7 @@ pub(super) fn finish(
     inputs::written(result, |refusals| {
         let mut page = site_page(ctx, domain)?;
         page.alert = form(&mut page).refused(&ctx.form, refusals);
-        Ok(pages::html(422, &page))
+        Ok(answers::html(422, &page))
     })
 }
 
@@ -245,17 +246,17 @@ pub fn site(ctx: &mut PageContext) -> Answer {
     ctx.app.icons.look_up(&map.site);
     let mut page = site_page_of(ctx, map);
     if ctx.query.all("page_url").next().is_none() {
-        return Ok(pages::html(200, &page));
+        return Ok(answers::html(200, &page));
     }
     match TestPageForm::validate(&ctx.query) {
         Ok(parsed) => {
             page.test = std::mem::take(&mut page.test).sent(&ctx.query);
             page.tested = test_page(ctx, &caller.org.id, parsed, &page);
-            Ok(pages::html(200, &page))
+            Ok(answers::html(200, &page))
         }
         Err(refusals) => {
             page.alert = page.test.refused(&ctx.query, refusals);
-            Ok(pages::html(422, &page))
+            Ok(answers::html(422, &page))
         }
     }
 }
@@ -343,7 +344,10 @@ pub fn rename(ctx: &mut PageContext) -> Answer {
 fn rename_site(ctx: &mut PageContext, domain: &DomainName) -> Result<Response, Failed> {
     let name = SiteNameForm::validate(&ctx.form)?;
     ops::sites::rename_site(ctx.db, &ctx.caller, domain, name)?;
-    Ok(pages::redirect_with(&site_path(domain), Notice::SiteSaved))
+    Ok(answers::redirect_with(
+        &site_path(domain),
+        Notice::SiteSaved,
+    ))
 }
 
 /// `POST /sites/{domain}/default`: the default fragment, by reference.
@@ -356,14 +360,17 @@ pub fn set_default(ctx: &mut PageContext) -> Answer {
 fn set_default_fragment(ctx: &mut PageContext, domain: &DomainName) -> Result<Response, Failed> {
     let fragment_ref = DefaultForm::validate(&ctx.form)?;
     ops::sites::put_default_fragment(ctx.db, &ctx.caller, domain, &fragment_ref)?;
-    Ok(pages::redirect_with(&site_path(domain), Notice::DefaultSet))
+    Ok(answers::redirect_with(
+        &site_path(domain),
+        Notice::DefaultSet,
+    ))
 }
 
 /// `POST /sites/{domain}/default/clear`: no default fragment (the fragment is kept).
 pub fn clear_default(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
     ops::sites::delete_default_fragment(ctx.db, &ctx.caller, &domain)?;
-    Ok(pages::redirect_with(
+    Ok(answers::redirect_with(
         &site_path(&domain),
         Notice::DefaultCleared,
     ))
@@ -382,14 +389,14 @@ pub fn confirm_delete(ctx: &mut PageContext) -> Answer {
         button: "Delete the site",
         back: site_path(&domain),
     };
-    Ok(pages::html(200, &page))
+    Ok(answers::html(200, &page))
 }
 
 /// `POST /sites/{domain}/delete`.
 pub fn delete(ctx: &mut PageContext) -> Answer {
     let domain: DomainName = ctx.captures.get()?;
     ops::sites::delete_site(ctx.db, &ctx.caller, &domain)?;
-    Ok(pages::redirect_with("/sites", Notice::SiteDeleted))
+    Ok(answers::redirect_with("/sites", Notice::SiteDeleted))
 }
 
 /// The sentences of a confirmation page: each thing that goes, then the cards it widens.

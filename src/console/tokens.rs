@@ -5,8 +5,8 @@
 
 use super::context::{Answer, PageContext};
 use super::credentials::{self, credential_pages, Credential, Listing, Maker, Words};
+use super::layout::Layout;
 use super::notice::Notice;
-use super::pages::Layout;
 use crate::db::orgs::{Creator, TokenRow};
 use crate::domain::{Invalid, TokenName};
 use crate::error::ApiError;

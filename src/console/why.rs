@@ -4,10 +4,11 @@
 //! status, each card considered and what became of it, the order of those kept, the card
 //! served and the exact answer; the organisation's cards never looked at, and why.
 
+use super::answers;
 use super::context::{Answer, PageContext};
 use super::form::Form;
 use super::inputs::{cut, language_choice, Input, InputKind, Inputs};
-use super::pages::{self, Layout};
+use super::layout::Layout;
 use super::refusal::PageRefusal;
 use crate::db::cards::CardRow;
 use crate::delivery::diagnosis::{Diagnosis, Step, Verdict};
@@ -172,7 +173,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
         found: None,
     };
     if ctx.query.all("page_url").next().is_none() {
-        return Ok(pages::html(200, &page));
+        return Ok(answers::html(200, &page));
     }
     page.form = std::mem::take(&mut page.form).sent(&ctx.query);
     let question = match WhyForm::validate(&ctx.query) {
@@ -184,7 +185,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
     match served.diagnose(&question) {
         Ok(diagnosis) => {
             page.found = Some(found(&diagnosis, &cards, &map));
-            Ok(pages::html(200, &page))
+            Ok(answers::html(200, &page))
         }
         Err(ApiError::Validation { field, message }) => {
             Ok(refused(page, Invalid::new(field, message)))
@@ -197,7 +198,7 @@ fn refused(mut page: WhyPage, invalid: Invalid) -> crate::http::Response {
     if let Some(alert) = page.form.refuse_all(vec![invalid]) {
         page.form.refuse("page_url", alert);
     }
-    pages::html(422, &page)
+    answers::html(422, &page)
 }
 
 fn card_named(cards: &[CardRow], id: &str) -> Named {
