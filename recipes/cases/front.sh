@@ -2,8 +2,10 @@
 # recipes/cases/front.sh: what the front recipes' tests share (recipes/front/test.sh, nginx;
 # recipes/front-haproxy/test.sh, HAProxy): a proxy in front of the origin sending only agents
 # to a real `agentcard edge`, checked against the shared edge cases. Sourced from the
-# repository's root after scripts/lib/bench.sh and scripts/lib/ports.sh, with BENCH_NAME set.
+# repository's root with BENCH_NAME set; it sources scripts/lib/bench.sh and scripts/lib/ports.sh.
 #
+#   front_options ARGS...      reads a test's arguments: sets keep (--keep) and check_args
+#                               (the rest, for the harness's checks)
 #   front_markers CONF REGEX    checks that the markers the gate spells (REGEX's group 1 in
 #                               CONF, `|`-separated) are data/agent-markers-v0.1.txt's
 #   front_start [--keep]        builds the binary (AGENTCARD_BIN=PATH to use another), starts
@@ -19,6 +21,22 @@
 #   4. humans never reach the edge: a listener in the edge's place counts no connection while
 #      every case without a marker in its User-Agent runs again, and counts the agent request
 #      sent then.
+
+# shellcheck source=../../scripts/lib/bench.sh
+source scripts/lib/bench.sh
+# shellcheck source=../../scripts/lib/ports.sh
+source scripts/lib/ports.sh
+
+front_options() {
+	keep=
+	check_args=()
+	while (($#)); do
+		case $1 in
+		--keep) keep=1; shift ;;
+		*) check_args+=("$1"); shift ;;
+		esac
+	done
+}
 
 front_markers() {
 	python3 - "$1" data/agent-markers-v0.1.txt "$2" <<'PY'

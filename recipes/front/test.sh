@@ -23,21 +23,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"
 BENCH_NAME=recipes/front/test.sh
-# shellcheck source=../../scripts/lib/bench.sh
-source scripts/lib/bench.sh
-# shellcheck source=../../scripts/lib/ports.sh
-source scripts/lib/ports.sh
 # shellcheck source=../cases/front.sh
 source recipes/cases/front.sh
 
-keep=
-check_args=()
-while (($#)); do
-	case $1 in
-	--keep) keep=1; shift ;;
-	*) check_args+=("$1"); shift ;;
-	esac
-done
+front_options "$@"
 
 # --- 1. the marker list -----------------------------------------------------------------------
 front_markers "$here/agentcard-front.conf" \
