@@ -167,7 +167,7 @@ fn a_nul_or_invalid_utf8_answers_the_same_form_with_the_fields_message_and_write
     );
     assert_eq!(invite.status, 422, "{}", invite.text());
     let said = format!(
-        "<span class=\"error\" id=\"email-error\">{}</span>",
+        "<span class=\"error\" id=\"email-error\" data-field=\"email\">{}</span>",
         unreadable("email")
     );
     assert!(invite.text().contains(&said), "{}", invite.text());

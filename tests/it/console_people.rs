@@ -565,7 +565,9 @@ fn an_invitation_or_a_person_with_two_at_signs_is_refused_by_the_console_and_the
         let fields = [("email", bad), ("role", "member")];
         let refused = owner.create("/members", "/members/invite", &fields);
         assert_eq!(refused.status, 422, "{bad}: {}", refused.text());
-        let said = format!("<span class=\"error\" id=\"email-error\">{EMAIL_REFUSED}</span>");
+        let said = format!(
+            "<span class=\"error\" id=\"email-error\" data-field=\"email\">{EMAIL_REFUSED}</span>"
+        );
         assert!(refused.text().contains(&said), "{bad}: {}", refused.text());
 
         let (ok, _, stderr) = admin_people(&["member", "invite", "--org", &org, "--email", bad]);

@@ -889,7 +889,9 @@ fn the_invite_form_shows_each_refusal_next_to_its_field() {
             "{page}"
         );
         assert!(
-            page.contains(&format!("id=\"{field}-error\">{message}<")),
+            page.contains(&format!(
+                "id=\"{field}-error\" data-field=\"{field}\">{message}<"
+            )),
             "{page}"
         );
     }
