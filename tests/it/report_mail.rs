@@ -104,8 +104,8 @@ impl Drop for Clock {
     }
 }
 
-/// Three instances on the test's database, with mail, the clock file and a short period.
-fn fleet(sink: &SmtpSink, clock: &Clock) -> Vec<OwnServer> {
+/// `n` instances on the test's database, with mail, the clock file and a short period.
+fn fleet(sink: &SmtpSink, clock: &Clock, n: usize) -> Vec<OwnServer> {
     let url = sink.url();
     let file = clock.0.to_str().unwrap().to_string();
     let settings = [
@@ -113,7 +113,7 @@ fn fleet(sink: &SmtpSink, clock: &Clock) -> Vec<OwnServer> {
         ("AGENTCARD_SCHEDULE_MS", "50"),
         ("AGENTCARD_TEST_CLOCK_FILE", file.as_str()),
     ];
-    (0..3)
+    (0..n)
         .map(|_| start_server(&server().database_url, &settings))
         .collect()
 }
@@ -252,7 +252,7 @@ fn a_fleet_of_three_mails_each_weekly_report_once_and_one_click_ends_it() {
 
     // Monday, 00:05: the week is due. Three instances, one mail per subscriber.
     let monday = next_monday();
-    let instances = fleet(&sink, &clock);
+    let instances = fleet(&sink, &clock, 3);
     clock.set(monday);
     sink.until_whole(&format!("To: {viewer}"));
     let printed = sink.until_whole(&format!("To: {owner}"));
@@ -307,7 +307,7 @@ fn a_fleet_of_three_mails_each_weekly_report_once_and_one_click_ends_it() {
     // The fleet restarts after missing a week: one mail each, of the last week only.
     drop(instances);
     clock.set(monday + 336.hours());
-    let instances = fleet(&sink, &clock);
+    let instances = fleet(&sink, &clock, 3);
     sink.until_whole(&in_words(monday + 336.hours()));
     // A subscriber made now gets the same week's report, in a later turn of the fleet.
     let late = person(Some(&w.org_id), Role::Member);
@@ -431,4 +431,33 @@ fn the_report_mail_page_sets_each_organisations_subscription_and_refuses_the_res
     assert_eq!(subscriptions_of(&viewer).len(), 2, "nothing changed");
     subscribe(&browser, &org, "none");
     assert!(subscriptions_of(&viewer).is_empty());
+}
+
+#[test]
+fn a_monthly_report_on_the_1st_is_of_the_past_month_against_the_one_before() {
+    let mut sink = SmtpSink::start();
+    let clock = Clock::new();
+    let w = scene();
+    let reader = person(Some(&w.org_id), Role::Viewer);
+    subscribe(&Browser::signed_in(&reader), &w.org_id, "monthly");
+    counted(&w);
+    let today = Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).date();
+    let first = today.first_of_month().checked_add(1.month()).unwrap();
+    let due = first.to_zoned(jiff::tz::TimeZone::UTC).unwrap().timestamp() + 5.minutes();
+    let _instance = fleet(&sink, &clock, 1);
+    clock.set(due);
+    let printed = sink.until_whole(&format!("To: {reader}"));
+    let mails = mails_to(&printed, &reader);
+    assert_eq!(mails.len(), 1);
+    let month = today.strftime("%B %Y").to_string();
+    let before = today.first_of_month().checked_sub(1.month()).unwrap();
+    let subject = mails[0].header("Subject").unwrap();
+    assert!(
+        subject.ends_with(&format!("your monthly report, {month}")),
+        "{subject}"
+    );
+    let text = &mails[0].text;
+    assert!(text.contains("Requests: 21 (+21 from 0)"), "{text}");
+    let compared = format!("Each change is against {}.", before.strftime("%B %Y"));
+    assert!(text.contains(&compared), "{compared} in {text}");
 }
