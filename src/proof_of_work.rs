@@ -1,6 +1,8 @@
 //! The proof of work a sign-in from a browser unknown to the person pays for its password hash
 //! with, once the global rate of such hashes is spent (`password::Caller::Proven`): a flood
-//! may slow sign-ins from new browsers, it may not stop them.
+//! may slow sign-ins from new browsers, it may not stop them. The fleet's key also seals a
+//! ceremony's state for a few minutes ([`seal`]) and signs for good what a mail carries
+//! ([`sign`]: a report's one-click unsubscribe).
 //!
 //! A challenge is `ISSUED.BITS.RANDOM.MAC`: the Unix second it was made, the number of leading
 //! zero bits its solution needs, 128 random bits, and an HMAC-SHA256 of the three under the
@@ -166,6 +168,25 @@ pub fn open(
     Ok((value, checked))
 }
 
+/// `value` signed under `key` for `purpose`, for good: `HEX.MAC`, an HMAC-SHA256 of the
+/// purpose and the value. What a mail carries that must work whenever it is used (a report's
+/// one-click unsubscribe); its purpose keeps it from passing for anything else.
+pub fn sign(key: &Key, purpose: &str, value: &[u8]) -> String {
+    let signed = hex::encode(value);
+    let mac = key.mac(&format!("{purpose}:{signed}")).finalize();
+    format!("{signed}.{}", hex::encode(mac.into_bytes()))
+}
+
+/// The value `signed` holds, if `key` signed it for `purpose`.
+pub fn verify(key: &Key, purpose: &str, signed: &str) -> Result<Vec<u8>, Invalid> {
+    let (value, mac) = signed.split_once('.').ok_or(Invalid::Forged)?;
+    let mac = hex::decode(mac).map_err(|_| Invalid::Forged)?;
+    key.mac(&format!("{purpose}:{value}"))
+        .verify_slice(&mac)
+        .map_err(|_| Invalid::Forged)?;
+    hex::decode(value).map_err(|_| Invalid::Forged)
+}
+
 /// The leading zero bits of `SHA-256(challenge ":" nonce)`.
 pub fn zero_bits(challenge: &str, nonce: &str) -> u32 {
     let digest = Sha256::new()
@@ -246,6 +267,32 @@ mod tests {
 
     fn key() -> Key {
         Key::new(b"a test key of the proofs of work".to_vec())
+    }
+
+    #[test]
+    fn a_signed_value_verifies_for_its_purpose_only_and_unaltered() {
+        let signed = sign(&key(), "unsubscribe", b"acc_1 org_1 weekly");
+        let verified = verify(&key(), "unsubscribe", &signed);
+        assert_eq!(verified.as_deref(), Ok(&b"acc_1 org_1 weekly"[..]));
+        assert_eq!(verify(&key(), "other", &signed), Err(Invalid::Forged));
+        let other_key = Key::new(b"another fleet's key".to_vec());
+        assert_eq!(
+            verify(&other_key, "unsubscribe", &signed),
+            Err(Invalid::Forged)
+        );
+        let (value, mac) = signed.split_once('.').unwrap();
+        let altered = format!("{}.{mac}", value.replacen("6", "7", 1));
+        assert_eq!(
+            verify(&key(), "unsubscribe", &altered),
+            Err(Invalid::Forged)
+        );
+        for bad in ["", ".", "zz.zz", "abc", &format!("{value}.")] {
+            assert_eq!(
+                verify(&key(), "unsubscribe", bad),
+                Err(Invalid::Forged),
+                "{bad}"
+            );
+        }
     }
 
     fn solve(challenge: &str, bits: u32) -> String {

@@ -18,7 +18,10 @@ pub struct Job {
 }
 
 /// The jobs, in the order they run each period.
-const JOBS: &[Job] = &[];
+const JOBS: &[Job] = &[Job {
+    name: "report mail",
+    run: crate::console::mail_reports,
+}];
 
 /// Starts the period's thread; it holds the service weakly, and ends with its handle.
 pub fn start(app: &Arc<App>) -> Background {

@@ -1,20 +1,24 @@
 //! A signed-in person's own pages: home, their sessions ("sign out the others"), their
-//! password, the time zone they read times in, and the organisation they look at.
+//! password, the time zone they read times in, the reports mailed to them (`report_mail`),
+//! and the organisation they look at.
 
 use super::context::{Answer, PersonContext};
-use super::inputs::Input;
+use super::inputs::{Input, InputKind};
+use super::layout::Layout;
 use super::notice::Notice;
 use super::pages::{Home, PasswordPage, SessionsPage, TimeZonePage};
-use super::reports;
 use super::session;
 use super::sign_in::{check_password, signed_in};
 use super::{answers, times};
-use crate::domain::{Invalid, NewPassword};
+use super::{report_mail, reports};
+use crate::db::people::OrgAccess;
+use crate::domain::{Cadence, Invalid, NewPassword};
 use crate::error::ApiError;
 use crate::ids::OrgId;
 use crate::limits;
-use crate::ops::{self, members, sessions};
+use crate::ops::{self, members, sessions, subscriptions};
 use crate::password::Caller;
+use askama::Template;
 
 pub fn home(ctx: &mut PersonContext) -> Answer {
     // An organisation with no site sees its first steps.
@@ -91,6 +95,106 @@ pub fn set_time_zone(ctx: &mut PersonContext) -> Answer {
     };
     members::set_time_zone(ctx.db, &ctx.visit.session.person, zone.as_deref())?;
     Ok(answers::redirect_with("/time-zone", Notice::TimeZoneSaved))
+}
+
+/// The choices of an organisation's report mail: the value, its label, the cadences.
+const REPORT_MAIL: [(&str, &str, &[Cadence]); 4] = [
+    ("none", "None", &[]),
+    (
+        "weekly",
+        "Weekly, on Mondays: the past week",
+        &[Cadence::Weekly],
+    ),
+    (
+        "monthly",
+        "Monthly, on the 1st: the past month",
+        &[Cadence::Monthly],
+    ),
+    (
+        "both",
+        "Weekly and monthly",
+        &[Cadence::Weekly, Cadence::Monthly],
+    ),
+];
+
+/// The form of one organisation's report mail: which cadences the person gets.
+pub struct SubscriptionForm {
+    pub org: OrgAccess,
+    pub reports: Input,
+}
+
+impl SubscriptionForm {
+    fn new(org: OrgAccess, cadences: &[Cadence]) -> SubscriptionForm {
+        let choices = REPORT_MAIL
+            .iter()
+            .map(|(v, l, _)| (v.to_string(), l.to_string()));
+        let same = |choice: &[Cadence]| {
+            choice.len() == cadences.len() && choice.iter().all(|c| cadences.contains(c))
+        };
+        let chosen = REPORT_MAIL.iter().find(|(_, _, choice)| same(choice));
+        let reports = Input::new(org.org_id.as_str(), "reports", "Report by mail")
+            .kind(InputKind::Choice(choices.collect()))
+            .value(chosen.map_or("none", |(value, _, _)| *value));
+        SubscriptionForm { org, reports }
+    }
+
+    /// The cadences chosen; `None` (the refusal next to the input) for a value no choice has.
+    fn validate(&mut self, form: &super::form::Form) -> Option<&'static [Cadence]> {
+        self.reports.parse(form, |sent| {
+            let chosen = REPORT_MAIL.iter().find(|(value, _, _)| *value == sent);
+            chosen.map(|(_, _, cadences)| *cadences).ok_or_else(|| {
+                Invalid::new("reports", "expected one of none, weekly, monthly, both")
+            })
+        })
+    }
+}
+
+#[derive(Template)]
+#[template(path = "console/subscriptions.html")]
+pub struct SubscriptionsPage {
+    pub layout: Layout,
+    /// One form per organisation open to the person.
+    pub forms: Vec<SubscriptionForm>,
+}
+
+fn subscriptions_page(ctx: &mut PersonContext) -> Result<SubscriptionsPage, ApiError> {
+    let mine = subscriptions::of_person(ctx.db, &ctx.visit.session.person)?;
+    let forms = (ctx.visit.orgs.iter())
+        .map(|org| {
+            let cadences: Vec<Cadence> = (mine.iter())
+                .filter(|s| s.org_id == org.org_id)
+                .map(|s| s.cadence)
+                .collect();
+            SubscriptionForm::new(org.clone(), &cadences)
+        })
+        .collect();
+    Ok(SubscriptionsPage {
+        layout: ctx.layout(),
+        forms,
+    })
+}
+
+/// `GET /subscriptions`: the report mailed to the person, per organisation open to them.
+pub fn subscriptions(ctx: &mut PersonContext) -> Answer {
+    Ok(answers::html(200, &subscriptions_page(ctx)?))
+}
+
+/// `POST /subscriptions`: one organisation's report mail (viewers too: it is their own
+/// preference, not audited, as the time zone); an organisation not open to the person is not
+/// found, a value no choice has is refused next to its input.
+pub fn subscribe(ctx: &mut PersonContext) -> Answer {
+    let org = OrgId::parse(ctx.form.get("org")).ok_or(ApiError::NotFound)?;
+    let mut page = subscriptions_page(ctx)?;
+    let form = (page.forms.iter_mut()).find(|form| form.org.org_id == org);
+    let form = form.ok_or(ApiError::NotFound)?;
+    let Some(cadences) = form.validate(&ctx.form) else {
+        return Ok(answers::html(422, &page));
+    };
+    subscriptions::set(ctx.db, &ctx.visit.session.person, &org, cadences)?;
+    Ok(answers::redirect_with(
+        report_mail::SUBSCRIPTIONS_PATH,
+        Notice::SubscriptionSaved,
+    ))
 }
 
 pub fn password_form(ctx: &mut PersonContext) -> Answer {

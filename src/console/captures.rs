@@ -15,6 +15,11 @@ pub struct InvitationNumber(pub i64);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LinkSecret(pub String);
 
+/// The signed token of a report mail's one-click unsubscribe, as its path carries it (checked
+/// by `report_mail`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnsubscribeToken(pub String);
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Capture {
     Card(CardId),
@@ -26,6 +31,7 @@ pub enum Capture {
     Invitation(InvitationNumber),
     Link(LinkSecret),
     Route(RouteId),
+    Unsubscribe(UnsubscribeToken),
 }
 
 /// A kind of capture: its name in a pattern, how a segment is parsed, and a segment of valid
@@ -81,6 +87,11 @@ const KINDS: &[Kind] = &[
         name: "route",
         parse: |s| RouteId::parse(s).map(Capture::Route),
         sample: || RouteId::generate().to_string(),
+    },
+    Kind {
+        name: "unsubscribe",
+        parse: |s| Some(Capture::Unsubscribe(UnsubscribeToken(s.to_string()))),
+        sample: || format!("{}.{}", "0".repeat(16), "0".repeat(64)),
     },
 ];
 
@@ -147,6 +158,7 @@ captured!(
     Invitation: InvitationNumber,
     Link: LinkSecret,
     Route: RouteId,
+    Unsubscribe: UnsubscribeToken,
 );
 
 #[cfg(test)]

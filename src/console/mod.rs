@@ -30,6 +30,7 @@ mod one_time_links;
 mod pages;
 mod passkeys;
 mod refusal;
+mod report_mail;
 mod reports;
 mod routes;
 mod rules;
@@ -43,6 +44,7 @@ mod tokens;
 mod unknown_browser;
 mod why;
 
+pub use report_mail::mail_reports;
 pub use routes::{page_table, Access, PageSample};
 
 use crate::app::App;
@@ -106,16 +108,18 @@ fn serve(app: &App, request: &Request, page: &Page, captures: Captures) -> Answe
 }
 
 /// What every page gets before its handler: a write (`POST`) from another origin is refused
-/// before its body is read; the form and the query are decoded (a NUL or invalid UTF-8 is
+/// before its body is read (but a one-click unsubscribe's, whose token is its authority: see
+/// `report_mail`); the form and the query are decoded (a NUL or invalid UTF-8 is
 /// `422`, on the form itself where the page refuses in place); then the session, and the page's access rule.
 fn open(app: &App, request: &Request, page: &Page, captures: Captures) -> Answer {
     let writes = page.method == Method::Post;
-    if writes && !session::from_own_origin(app, request) {
+    let form_sent = writes && !page.one_click;
+    if form_sent && !session::from_own_origin(app, request) {
         return Err(PageRefusal::Forbidden(
             "this form was not sent from the console's own pages: nothing was changed",
         ));
     }
-    let form = if writes {
+    let form = if form_sent {
         Form::read(request)?
     } else {
         Form::default()

@@ -83,6 +83,7 @@ notices! {
     AppRemoved = "app-removed", "Your authenticator app was removed.";
     SecondFactorRequired = "second-factor-required", "Your organisation requires a second factor: add one here to use the console.";
     SecuritySaved = "security-saved", "The organisation's security settings were saved.";
+    SubscriptionSaved = "subscription-saved", "Your report mail was saved.";
     TimeZoneSaved = "time-zone-saved", "Your time zone was saved: the console shows times in it (the reports stay in UTC).";
     SignedOut = "signed-out", "You are signed out. Sign in again to use the console.";
     PasswordSetSignIn = "password-set-sign-in", "Your password is set: sign in with it and your second factor.";

@@ -60,7 +60,7 @@ const GROUPS: [(By, &str); 5] = [
 
 /// What to do about a no-fill reason: its words and where to go (none for the endings that
 /// are no reason of a no-fill).
-fn advice(reason: Ending) -> (&'static str, &'static str) {
+pub(super) fn advice(reason: Ending) -> (&'static str, &'static str) {
     match reason {
         Ending::FragmentPaused => (
             "A paused fragment answers without a card: open it and activate it.",
@@ -139,7 +139,7 @@ pub struct Period {
 }
 
 impl Period {
-    fn of(bounds: Bounds) -> Period {
+    pub(super) fn of(bounds: Bounds) -> Period {
         Period {
             since: bounds.since().to_string(),
             until: bounds.until().to_string(),
@@ -158,7 +158,7 @@ pub struct Change {
 }
 
 impl Change {
-    fn of(now: &Counts, before: &Counts, window: Period) -> Change {
+    pub(super) fn of(now: &Counts, before: &Counts, window: Period) -> Change {
         let refused = |counts: &Counts| counts.refused.unwrap_or(0);
         Change {
             window,

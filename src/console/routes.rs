@@ -15,7 +15,7 @@ use super::refusal::PageRefusal;
 use super::{
     account, audit, cards, keys, members, one_time_links, second_factor, sign_in, sites, tokens,
 };
-use super::{fragments, rules};
+use super::{fragments, report_mail, rules};
 use super::{reports, why};
 use crate::error::ApiError;
 
@@ -86,6 +86,9 @@ pub struct Page {
     /// value that is not text (a NUL byte, bytes not UTF-8) next to its input on the same
     /// form; any other page refuses such a value before its handler runs.
     pub refuses_in_place: bool,
+    /// A write whose authority is the signed token in its path alone (a report mail's
+    /// one-click unsubscribe, RFC 8058): taken from any origin, its body not read.
+    pub one_click: bool,
 }
 
 /// How a row of [`PAGES`] is sent: a read, or a write whose values that are not text are
@@ -138,6 +141,10 @@ pub static PAGES: &[Page] = &[
     person(PostInPlace, "/password", account::change_password),
     person(Get, "/time-zone", account::time_zone_form),
     person(PostInPlace, "/time-zone", account::set_time_zone),
+    person(Get, "/subscriptions", account::subscriptions),
+    person(PostInPlace, "/subscriptions", account::subscribe),
+    public(Get, "/unsubscribe/{unsubscribe}", report_mail::page),
+    one_click("/unsubscribe/{unsubscribe}", report_mail::unsubscribe),
     person(Post, "/org", account::choose_org),
     // Members and invitations.
     viewer(Get, "/members", members::list),
@@ -215,6 +222,7 @@ const fn page(sent: Sent, path: &'static str, access: Access, handler: Handler) 
         counts_refusals: false,
         open_without_factor: false,
         refuses_in_place,
+        one_click: false,
     }
 }
 
@@ -260,6 +268,14 @@ const fn in_org(sent: Sent, path: &'static str, access: Access, handle: OrgHandl
 
 const fn file(path: &'static str, asset: Asset) -> Page {
     page(Get, path, Access::Public, Handler::File(asset))
+}
+
+/// A public write that a mail client sends from no page of ours (`Page::one_click`).
+const fn one_click(path: &'static str, handle: PublicHandler) -> Page {
+    Page {
+        one_click: true,
+        ..public(Post, path, handle)
+    }
 }
 
 /// A public page whose every refusal counts as a failed sign-in.

@@ -113,8 +113,8 @@ fn spend(db: &mut Client, app: &App, challenge: &str, nonce: &str) -> Result<boo
     }
 }
 
-/// The fleet's key for proofs of work and sealed ceremonies, read (or made) once per process.
-pub(super) fn fleet_key<'a>(db: &mut Client, app: &'a App) -> Result<&'a Key, PageRefusal> {
+/// The fleet's key for proofs of work, sealed ceremonies and signed unsubscribe links, read (or made) once per process.
+pub(super) fn fleet_key<'a>(db: &mut Client, app: &'a App) -> Result<&'a Key, ApiError> {
     let key = app
         .proofs
         .key(|| sessions::proof_of_work_key(db, &Key::random_secret()).map(Key::new))?;

@@ -20,6 +20,7 @@ pub mod second_factors;
 pub mod sessions;
 pub mod sites;
 pub mod snapshot;
+pub mod subscriptions;
 pub mod types;
 
 use postgres::{NoTls, Row};

@@ -42,8 +42,8 @@ pub use path::{CanonicalPath, MatchMode};
 pub use person::{Email, NewPassword, Role};
 pub use request::{Ending, Format, Outcome, Purpose, Reason, Refused};
 pub use values::{
-    refuse_controls, CardStatus, Description, FragmentName, FragmentStatus, KeyName, Lang, Lines,
-    OrgName, SiteName, TokenName,
+    refuse_controls, Cadence, CardStatus, Description, FragmentName, FragmentStatus, KeyName, Lang,
+    Lines, OrgName, SiteName, TokenName,
 };
 
 /// A refused value: `field` is the JSON member (or path parameter) at fault, as the API reports it.

@@ -29,6 +29,15 @@ impl Lang {
     }
 }
 
+closed_set! {
+    /// How often a person gets an organisation's report by mail: weekly (Mondays, the past
+    /// Monday–Sunday UTC week) or monthly (the 1st, the past calendar month UTC).
+    pub enum Cadence {
+        Weekly = "weekly",
+        Monthly = "monthly",
+    }
+}
+
 /// Whether a fragment is served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FragmentStatus {

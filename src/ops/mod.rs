@@ -23,6 +23,7 @@ pub mod second_factors;
 pub mod sessions;
 pub mod site_map;
 pub mod sites;
+pub mod subscriptions;
 pub mod tokens;
 pub mod why;
 

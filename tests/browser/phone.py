@@ -30,8 +30,10 @@ MOST_HEADER = 120
 PHONE_AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 # Pages a crawl must not open: files (a site's stored icon among them), and one-time links
 # (opened once, on purpose, below).
-# The factor's step is reached only after a password (journeys.py checks it).
-SKIPPED = re.compile(r"^/(console\.css|console\.js|link/|sign-in/second-factor$)|/icon$")
+# The factor's step is reached only after a password (journeys.py checks it); a report mail's
+# unsubscribe page only from its mail (tests/it/report_mail.rs opens it).
+SKIPPED = re.compile(
+    r"^/(console\.css|console\.js|link/|unsubscribe/|sign-in/second-factor$)|/icon$")
 MOST_PAGES = 300
 
 

@@ -64,6 +64,7 @@ const OWN_ACCOUNT: &[&str] = &[
     "/sessions/end-others",
     "/password",
     "/time-zone",
+    "/subscriptions",
     "/org",
 ];
 

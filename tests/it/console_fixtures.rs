@@ -443,8 +443,23 @@ impl SmtpSink {
     /// What it printed until `wanted` appears (waiting up to a generous cap), its quoted-
     /// printable soft line breaks joined (a long line, the link's, comes encoded so).
     pub fn until(&mut self, wanted: &str) -> String {
+        self.until_printed(wanted, |printed| printed.contains(wanted))
+    }
+
+    /// The same, until `wanted` appears and every mail printed so far is whole.
+    pub fn until_whole(&mut self, wanted: &str) -> String {
+        self.until_printed(wanted, |printed| {
+            let (started, ended) = (
+                printed.matches("MESSAGE FOLLOWS"),
+                printed.matches("END MESSAGE"),
+            );
+            printed.contains(wanted) && started.count() == ended.count()
+        })
+    }
+
+    fn until_printed(&mut self, wanted: &str, done: impl Fn(&str) -> bool) -> String {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while !self.seen.replace("=\n", "").contains(wanted) {
+        while !done(&self.seen.replace("=\n", "")) {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             match self.printed.recv_timeout(left) {
                 Ok(line) => {

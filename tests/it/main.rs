@@ -92,6 +92,9 @@
 //! - `logging`: the operator's log at the default filter (no line per request).
 //! - `metrics`: `/metrics` on its own listener, read by Prometheus's parsers (`parse_metrics.py`):
 //!   every family, counters moving with requests, the two listeners kept apart.
+//! - `report_mail`: scheduled reports by mail: subscriptions on a person's page, a weekly report
+//!   mailed once per subscriber by three instances on one database (after a restart too, the
+//!   last week only), its numbers, RFC 8058's one-click unsubscribe, forged tokens refused.
 //! - `schema`: `openapi.json` against the running server, by schemathesis (from PyPI).
 //! - `client`: a Python client generated from `openapi.json` (openapi-python-client, from PyPI)
 //!   drives every `/v1` operation.
@@ -142,6 +145,7 @@ mod other_routes;
 mod outage;
 mod refused;
 mod report;
+mod report_mail;
 mod routes;
 mod same_messages;
 mod schema;

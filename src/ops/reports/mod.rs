@@ -11,6 +11,7 @@
 //! totals like every other view's.
 
 pub mod csv;
+mod digest;
 mod glance;
 pub mod live;
 mod touched;
@@ -18,6 +19,7 @@ mod view;
 mod window;
 
 pub use crate::db::reports::snapshot;
+pub use digest::{digest, Digest};
 pub use glance::{card_week, glance, series, CardPage, CardWeek, Glance};
 pub use touched::{last_day, Touched};
 pub use view::{view, View};

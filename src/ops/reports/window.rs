@@ -4,6 +4,7 @@
 
 use super::By;
 use crate::db::reports::Window;
+use crate::domain::Cadence;
 use crate::error::ApiError;
 use jiff::civil::Date;
 use jiff::{SignedDuration, Timestamp, ToSpan};
@@ -129,6 +130,36 @@ impl Bounds {
         }
     }
 
+    /// The last whole period of `cadence` at `now`, in UTC: the Monday-to-Sunday week before
+    /// the week under way, or the calendar month before this one.
+    pub fn past(cadence: Cadence, now: Timestamp) -> Bounds {
+        let today = now.to_zoned(jiff::tz::TimeZone::UTC).date();
+        let end = match cadence {
+            Cadence::Weekly => {
+                let into_week = today.weekday().to_monday_zero_offset();
+                today.saturating_sub(i64::from(into_week).days())
+            }
+            Cadence::Monthly => today.first_of_month(),
+        };
+        Bounds {
+            since: Some(midnight(period_before(cadence, end))),
+            until: Some(midnight(end)),
+            now,
+        }
+    }
+
+    /// The period of `cadence` before this one (which starts at midnight UTC): what a
+    /// scheduled report compares its totals with (a month with the month before, whatever
+    /// their lengths).
+    pub fn period_before(self, cadence: Cadence) -> Bounds {
+        let start = self.since().to_zoned(jiff::tz::TimeZone::UTC).date();
+        Bounds {
+            since: Some(midnight(period_before(cadence, start))),
+            until: Some(self.since()),
+            now: self.now,
+        }
+    }
+
     /// The window in words: `all time`, `before T`, `since T`, `from T to T (excluded)`.
     pub fn words(self) -> String {
         match (self.since, self.until) {
@@ -235,6 +266,14 @@ fn days_back(now: Timestamp, days: i64) -> (Timestamp, Timestamp) {
     (until - SignedDuration::from_hours(24 * days), until)
 }
 
+/// The first day of the period of `cadence` that ends the day before `day`.
+fn period_before(cadence: Cadence, day: Date) -> Date {
+    match cadence {
+        Cadence::Weekly => day.saturating_sub(7.days()),
+        Cadence::Monthly => day.saturating_sub(1.month()),
+    }
+}
+
 fn midnight(day: Date) -> Timestamp {
     day.to_zoned(jiff::tz::TimeZone::UTC)
         .map_or(Timestamp::UNIX_EPOCH, |zoned| zoned.timestamp())
@@ -316,6 +355,30 @@ mod tests {
         assert_eq!(dates.buckets(now).len(), 2);
         assert!(ConsoleWindow::dates(last, first, 30).is_err());
         assert!(ConsoleWindow::dates(first, last, 1).is_err());
+    }
+
+    #[test]
+    fn a_cadence_reports_its_last_whole_period_and_compares_it_with_the_one_before() {
+        let words = |bounds: Bounds| format!("{} {}", bounds.since(), bounds.until());
+        let past = |cadence, now: &str| Bounds::past(cadence, now.parse().unwrap());
+        // A Monday, just after midnight: the week that just ended.
+        let week = past(Cadence::Weekly, "2026-11-30T00:05:00Z");
+        assert_eq!(words(week), "2026-11-23T00:00:00Z 2026-11-30T00:00:00Z");
+        assert_eq!(
+            words(week.period_before(Cadence::Weekly)),
+            "2026-11-16T00:00:00Z 2026-11-23T00:00:00Z"
+        );
+        // A Sunday night: still the week before.
+        let sunday = past(Cadence::Weekly, "2026-11-29T23:59:59Z");
+        assert_eq!(words(sunday), "2026-11-16T00:00:00Z 2026-11-23T00:00:00Z");
+        let month = past(Cadence::Monthly, "2026-03-01T00:05:00Z");
+        assert_eq!(words(month), "2026-02-01T00:00:00Z 2026-03-01T00:00:00Z");
+        assert_eq!(
+            words(month.period_before(Cadence::Monthly)),
+            "2026-01-01T00:00:00Z 2026-02-01T00:00:00Z"
+        );
+        let january = past(Cadence::Monthly, "2026-01-17T12:00:00Z");
+        assert_eq!(words(january), "2025-12-01T00:00:00Z 2026-01-01T00:00:00Z");
     }
 
     #[test]
