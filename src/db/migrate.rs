@@ -90,6 +90,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "018_page_reasons_time_zones.sql",
         include_str!("../../sql/018_page_reasons_time_zones.sql"),
     ),
+    (
+        21,
+        "021_alerts.sql",
+        include_str!("../../sql/021_alerts.sql"),
+    ),
 ];
 
 /// Arbitrary constant naming our advisory lock.

@@ -5,9 +5,9 @@
 use super::audit::ActorKind;
 use super::orgs::Creator;
 use crate::domain::{
-    CanonicalPath, CardStatus, CardText, Description, DomainName, FragmentName, FragmentRef,
-    FragmentStatus, KeyName, Lang, LinkUrl, MatchMode, OrgName, Purpose, Reason, Role, SiteName,
-    TokenName,
+    AlertKind, CanonicalPath, CardStatus, CardText, Description, DomainName, FragmentName,
+    FragmentRef, FragmentStatus, KeyName, Lang, LinkUrl, MatchMode, OrgName, Purpose, Reason, Role,
+    SiteName, TokenName,
 };
 use crate::ids::{CardId, FragmentId, KeyId, NotAnId, OrgId, PersonId, RouteId, SiteId, TokenId};
 use bytes::BytesMut;
@@ -80,6 +80,7 @@ stored_as_text! {
     ActorKind => |kind| kind.as_str(),
         |text| one_of("actor kind", &ActorKind::ALL, ActorKind::as_str, text);
     Role => |role| role.as_str(), |text| one_of("role", &Role::ALL, Role::as_str, text);
+    AlertKind => |kind| kind.as_str(), |text| named("alert kind", AlertKind::named, text);
 }
 
 /// The value of a closed set (`domain::closed_set!`) a stored name names.

@@ -65,6 +65,7 @@ const OWN_ACCOUNT: &[&str] = &[
     "/password",
     "/time-zone",
     "/org",
+    "/alerts/mail",
 ];
 
 #[test]
