@@ -183,15 +183,7 @@ fn save_alerts(ctx: &mut PageContext) -> Result<Response, Failed> {
 /// `POST /alerts/mail`: the person's own choice of the alerts' mail (a checkbox: `on` or
 /// nothing).
 pub fn mail(ctx: &mut PageContext) -> Answer {
-    let subscribed = match ctx.form.get("mail") {
-        "on" => true,
-        "" => false,
-        _ => {
-            return Err(PageRefusal::BadRequest(
-                "the form's checkbox sends \"on\" or nothing",
-            ))
-        }
-    };
+    let subscribed = ctx.form.checkbox("mail")?;
     let person = ctx.visit.session.person.clone();
     alerts::subscribe(ctx.db, &ctx.caller, &person, subscribed)?;
     Ok(answers::redirect_with(PATH, Notice::AlertMailSaved))

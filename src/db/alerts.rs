@@ -28,6 +28,15 @@ fn alert_of(row: &Row) -> Result<Alert, postgres::Error> {
     })
 }
 
+/// An alert's setting and state, from a row holding its columns.
+fn alert_row(row: &Row) -> Result<AlertRow, postgres::Error> {
+    Ok(AlertRow {
+        alert: alert_of(row)?,
+        holding: row.try_get("holding")?,
+        changed_at: row.try_get("changed_at")?,
+    })
+}
+
 /// The organisation's saved alerts, by kind (a kind never saved has no row).
 pub fn alerts(db: &mut impl GenericClient, org: &OrgId) -> Result<Vec<AlertRow>, postgres::Error> {
     let rows = db.query(
@@ -35,15 +44,7 @@ pub fn alerts(db: &mut impl GenericClient, org: &OrgId) -> Result<Vec<AlertRow>,
            FROM alerts WHERE org_id = $1 ORDER BY kind",
         &[org],
     )?;
-    rows.iter()
-        .map(|row| {
-            Ok(AlertRow {
-                alert: alert_of(row)?,
-                holding: row.try_get("holding")?,
-                changed_at: row.try_get("changed_at")?,
-            })
-        })
-        .collect()
+    rows.iter().map(alert_row).collect()
 }
 
 /// Saves an alert's setting; its state stays (the next evaluation ends an alert turned off).
@@ -156,11 +157,7 @@ pub fn watched(
             Ok(Watched {
                 org: row.try_get("org_id")?,
                 org_name: row.try_get("name")?,
-                row: AlertRow {
-                    alert: alert_of(row)?,
-                    holding: row.try_get("holding")?,
-                    changed_at: row.try_get("changed_at")?,
-                },
+                row: alert_row(row)?,
                 measured: Measured {
                     now,
                     requests: row.try_get("requests")?,
