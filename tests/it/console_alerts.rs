@@ -190,9 +190,7 @@ fn an_alert_that_holds_is_a_banner_on_every_page_of_its_organisation_only() {
         "not evaluated yet"
     );
 
-    let now = jiff::Timestamp::now();
-    let flipped = agentcard::ops::alerts::evaluate(&mut db(), None, None, now).unwrap();
-    assert_eq!(flipped, 1);
+    evaluate_ahead(Duration::from_secs(5 * 60));
     for path in ["/", "/sites", "/reports", "/alerts", "/password"] {
         let page = member.get(path).text();
         assert!(page.contains(FILL_RATE_BANNER), "{path}: {page}");
@@ -212,6 +210,51 @@ fn an_alert_that_holds_is_a_banner_on_every_page_of_its_organisation_only() {
     off[0] = ("fill_rate", "off");
     assert_eq!(owner.write("/alerts", &off).status, 303);
     assert!(!member.get("/").text().contains("class=\"banner\""));
+}
+
+#[test]
+fn silence_and_refused_requests_hold_from_the_reports_counts() {
+    let mut world = World::new();
+    let site = world.site("watched.example");
+    let fragment = world.fragment(site, "/home", true);
+    harness::sync_cache();
+    let owner = Browser::signed_in(&person(Some(&world.org_id), Role::Owner));
+    let mut two = ALL_ON.to_vec();
+    two[0] = ("fill_rate", "off");
+    two[4] = ("silence_hours", "2");
+    assert_eq!(owner.write("/alerts", &two).status, 303);
+    // One request unfilled, three refused with the organisation's key: 75 % refused.
+    assert_eq!(world.fetch(&fragment, "").status, 204);
+    for _ in 0..3 {
+        assert_eq!(world.fetch(&fragment, "&format=bogus").status, 400);
+    }
+    counted(&mut db(), &world.org_id, 4);
+    let holding = |kind: &str| -> bool {
+        let row = stored(&mut db(), &world.org_id);
+        row.iter()
+            .any(|(k, _, _, _, holding)| k == kind && *holding)
+    };
+
+    evaluate_ahead(Duration::from_secs(5 * 60));
+    assert!(holding("refused") && !holding("silence"));
+    assert!(owner
+        .get("/")
+        .text()
+        .contains("refused requests are over the alert"));
+
+    // Past the two hours: no request in the last hour (refused ends), none for two (silence).
+    evaluate_ahead(Duration::from_secs(2 * 3600 + 5 * 60));
+    assert!(!holding("refused") && holding("silence"));
+    let page = owner.get("/").text();
+    assert!(page.contains("no request has come for longer than the alert allows."));
+    assert_eq!(page.matches("class=\"banner\"").count(), 1);
+}
+
+/// Evaluates the alerts of the test's database as a scheduled run at the system's time plus
+/// `ahead` would (ahead of the minute its server's own schedule may have claimed).
+fn evaluate_ahead(ahead: Duration) {
+    let now = jiff::Timestamp::now() + jiff::SignedDuration::try_from(ahead).unwrap();
+    agentcard::ops::alerts::evaluate(&mut db(), None, None, now).unwrap();
 }
 
 /// Waits until the report holds `expected` requests of the organisation.
