@@ -27,7 +27,7 @@ const JOBS: &[Job] = &[Job {
 fn alerts(app: &App, now: Timestamp) -> Result<(), ApiError> {
     let mut db = app.pool.get()?;
     let (mailer, console) = (app.mailer.as_ref(), app.config.console_url.as_ref());
-    crate::ops::alerts::evaluate(&mut *db, mailer, console, now).map(drop)
+    crate::ops::alerts::evaluate(&mut *db, mailer, console, now)
 }
 
 /// Starts the period's thread; it holds the service weakly, and ends with its handle.

@@ -92,26 +92,25 @@ pub fn subscribe(
 
 /// The evaluation of the minute that holds `now`, by the one instance that claims it: every
 /// start and end recorded in one transaction, then mailed to the subscribers (when mail is
-/// configured). How many alerts started or ended.
+/// configured).
 pub fn evaluate(
     db: &mut impl GenericClient,
     mailer: Option<&Mailer>,
     console: Option<&ConsoleUrl>,
     now: Timestamp,
-) -> Result<usize, ApiError> {
+) -> Result<(), ApiError> {
     let now = SystemTime::from(now);
     let mut tx = db.transaction()?;
     if !stored::claim_minute(&mut tx, now)? {
-        return Ok(0);
+        return Ok(());
     }
-    let (mut flipped, mut mails) = (0, Vec::new());
+    let mut mails = Vec::new();
     for watched in stored::watched(&mut tx, now)? {
         let holds = watched.row.alert.holds(&watched.measured);
         let kind = watched.row.alert.kind;
         if holds == watched.row.holding || !stored::flip(&mut tx, &watched.org, kind, holds, now)? {
             continue;
         }
-        flipped += 1;
         if mailer.is_some() {
             for to in stored::subscribers(&mut tx, &watched.org)? {
                 mails.push(mail(&to, &watched, holds, console));
@@ -122,7 +121,7 @@ pub fn evaluate(
     if let Some(mailer) = mailer {
         mails.into_iter().for_each(|mail| mailer.send(mail));
     }
-    Ok(flipped)
+    Ok(())
 }
 
 /// The mail of an alert's start (`started`) or end.
