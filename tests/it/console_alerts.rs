@@ -22,6 +22,24 @@ const ALL_ON: &[(&str, &str)] = &[
     ("refused_above", "20"),
 ];
 
+/// The fill-rate alert alone on (under 40 % with at least 5 requests).
+const FILL_RATE_ALONE: &[(&str, &str)] = &[
+    ("fill_rate", "on"),
+    ("fill_rate_below", "40"),
+    ("fill_rate_min_requests", "5"),
+    ("silence", "off"),
+    ("silence_hours", "12"),
+    ("refused", "off"),
+    ("refused_above", "20"),
+];
+
+/// A site of the world whose fragment `/home` has no card, so that every request to it goes
+/// unfilled; the fragment's id.
+fn unfilled(world: &mut World, domain: &str) -> String {
+    let site = world.site(domain);
+    world.fragment(site, "/home", true)
+}
+
 /// The alerts as stored: kind, on, threshold, least requests, holding.
 fn stored(db: &mut postgres::Client, org: &str) -> Vec<(String, bool, i32, i32, bool)> {
     db.query(
@@ -169,18 +187,13 @@ const FILL_RATE_BANNER: &str = "<p class=\"banner\"><strong>Alert:</strong> the 
 
 #[test]
 fn an_alert_that_holds_is_a_banner_on_every_page_of_its_organisation_only() {
-    // A site whose fragment has no card: every request goes unfilled.
     let mut world = World::new();
-    let site = world.site("alerted.example");
-    let fragment = world.fragment(site, "/home", true);
+    let fragment = unfilled(&mut world, "alerted.example");
     harness::sync_cache();
     let owner = Browser::signed_in(&person(Some(&world.org_id), Role::Owner));
     let member = Browser::signed_in(&person(Some(&world.org_id), Role::Member));
     let elsewhere = Browser::signed_in(&person(Some(&new_org()), Role::Owner));
-    let mut fill_rate = ALL_ON.to_vec();
-    fill_rate[3] = ("silence", "off");
-    fill_rate[5] = ("refused", "off");
-    assert_eq!(owner.write("/alerts", &fill_rate).status, 303);
+    assert_eq!(owner.write("/alerts", FILL_RATE_ALONE).status, 303);
     for _ in 0..5 {
         assert_eq!(world.fetch(&fragment, "").status, 204);
     }
@@ -206,7 +219,7 @@ fn an_alert_that_holds_is_a_banner_on_every_page_of_its_organisation_only() {
     );
 
     // Turned off, it is no banner, at once.
-    let mut off = fill_rate.clone();
+    let mut off = FILL_RATE_ALONE.to_vec();
     off[0] = ("fill_rate", "off");
     assert_eq!(owner.write("/alerts", &off).status, 303);
     assert!(!member.get("/").text().contains("class=\"banner\""));
@@ -215,8 +228,7 @@ fn an_alert_that_holds_is_a_banner_on_every_page_of_its_organisation_only() {
 #[test]
 fn silence_and_refused_requests_hold_from_the_reports_counts() {
     let mut world = World::new();
-    let site = world.site("watched.example");
-    let fragment = world.fragment(site, "/home", true);
+    let fragment = unfilled(&mut world, "watched.example");
     harness::sync_cache();
     let owner = Browser::signed_in(&person(Some(&world.org_id), Role::Owner));
     let mut two = ALL_ON.to_vec();
@@ -347,8 +359,7 @@ fn with_three_instances_the_fill_rate_alerts_start_and_end_are_mailed_once_to_ea
         })
         .collect();
     let mut world = World::on(&database_url, fleet[0].addr);
-    let site = world.site("fleet.example");
-    let fragment = world.fragment(site, "/home", true);
+    let fragment = unfilled(&mut world, "fleet.example");
     let mut db = db();
     let org = world.org_id.clone();
     let owner = person_in(&mut db, Some(&org), Role::Owner);
@@ -367,11 +378,10 @@ fn with_three_instances_the_fill_rate_alerts_start_and_end_are_mailed_once_to_ea
         );
         browser
     };
-    let mut fill_rate = ALL_ON.to_vec();
-    fill_rate[3] = ("silence", "off");
-    fill_rate[5] = ("refused", "off");
     assert_eq!(
-        signed_in(0, &owner).write("/alerts", &fill_rate).status,
+        signed_in(0, &owner)
+            .write("/alerts", FILL_RATE_ALONE)
+            .status,
         303
     );
     for (at, subscriber) in [(1, &owner), (2, &member)] {
