@@ -18,10 +18,23 @@ pub struct Job {
 }
 
 /// The jobs, in the order they run each period.
-const JOBS: &[Job] = &[Job {
-    name: "report mail",
-    run: crate::console::mail_reports,
-}];
+const JOBS: &[Job] = &[
+    Job {
+        name: "alerts",
+        run: alerts,
+    },
+    Job {
+        name: "report mail",
+        run: crate::console::mail_reports,
+    },
+];
+
+/// The alerts of the minute that holds `now`, evaluated by the one instance that claims it.
+fn alerts(app: &App, now: Timestamp) -> Result<(), ApiError> {
+    let mut db = app.pool.get()?;
+    let (mailer, console) = (app.mailer.as_ref(), app.config.console_url.as_ref());
+    crate::ops::alerts::evaluate(&mut *db, mailer, console, now)
+}
 
 /// Starts the period's thread; it holds the service weakly, and ends with its handle.
 pub fn start(app: &Arc<App>) -> Background {

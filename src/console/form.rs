@@ -87,6 +87,17 @@ impl Form {
             .map_or("", |(_, v)| v.as_str())
     }
 
+    /// A lone checkbox: ticked (`on`) or not (absent); any other value is no form of ours.
+    pub fn checkbox(&self, name: &str) -> Result<bool, PageRefusal> {
+        match self.get(name) {
+            "on" => Ok(true),
+            "" => Ok(false),
+            _ => Err(PageRefusal::BadRequest(
+                "the form's checkbox sends \"on\" or nothing",
+            )),
+        }
+    }
+
     /// Every value of a field (a group of checkboxes), in the order sent.
     pub fn all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.pairs

@@ -6,6 +6,7 @@ use super::notice::Notice;
 use super::session::Visit;
 use super::times::{time_zone, when};
 use crate::db::people::OrgAccess;
+use crate::domain::AlertKind;
 use crate::ops::once::{Made, SHOWN_ALREADY};
 use jiff::tz::TimeZone;
 
@@ -111,6 +112,8 @@ pub struct Nav {
     pub writes: bool,
     /// The form token of the session, for every form of the page.
     pub csrf: String,
+    /// The organisation's alerts that hold: a banner each.
+    pub alerts: Vec<AlertKind>,
 }
 
 impl Nav {
@@ -125,6 +128,7 @@ impl Nav {
             owner: visit.is_owner(),
             writes: visit.writes(),
             csrf: visit.form_token.clone(),
+            alerts: org.map_or(Vec::new(), |o| o.alerts.clone()),
         }
     }
 }

@@ -8,6 +8,7 @@
 //! every answer its security headers.
 
 mod account;
+mod alerts;
 mod answers;
 mod assets;
 mod audit;

@@ -89,6 +89,8 @@ notices! {
     PasswordSetSignIn = "password-set-sign-in", "Your password is set: sign in with it and your second factor.";
     PasskeyAdded = "passkey-added", "Your passkey was added: sign in with it alone, or after your password.";
     PasskeyRemoved = "passkey-removed", "The passkey was removed.";
+    AlertsSaved = "alerts-saved", "The organisation's alerts were saved: they are evaluated each minute.";
+    AlertMailSaved = "alert-mail-saved", "Your choice of alert mails was saved.";
 }
 
 impl Notice {

@@ -15,8 +15,8 @@ use super::refusal::PageRefusal;
 use super::{
     account, audit, cards, keys, members, one_time_links, second_factor, sign_in, sites, tokens,
 };
+use super::{alerts, reports, why};
 use super::{fragments, report_mail, rules};
-use super::{reports, why};
 use crate::error::ApiError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,10 +178,13 @@ pub static PAGES: &[Page] = &[
     member(Post, "/keys/{key}/revoke", keys::revoke),
     member(Get, "/keys/{key}/delete", keys::confirm_delete),
     member(Post, "/keys/{key}/delete", keys::delete),
-    // The publisher's numbers: reports and "why this card?".
+    // The publisher's numbers: reports, "why this card?", alerts (a person's own mail of them).
     viewer(Get, "/reports", reports::page),
     viewer(Get, "/reports.csv", reports::csv_file),
     viewer(Get, "/sites/{domain}/why", why::page),
+    viewer(Get, "/alerts", alerts::list),
+    owner(PostInPlace, "/alerts", alerts::save),
+    viewer(Post, "/alerts/mail", alerts::mail),
     // The site map: sites, their fragments, default and rules.
     viewer(Get, "/sites", sites::list),
     member(PostInPlace, "/sites", sites::create),

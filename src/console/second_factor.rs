@@ -279,15 +279,7 @@ pub fn security(ctx: &mut PageContext) -> Answer {
 
 /// `POST /org/security`: "require a second factor" on or off.
 pub fn save_security(ctx: &mut PageContext) -> Answer {
-    let required = match ctx.form.get("second_factor_required") {
-        "on" => true,
-        "" => false,
-        _ => {
-            return Err(PageRefusal::BadRequest(
-                "the form's checkbox sends \"on\" or nothing",
-            ))
-        }
-    };
+    let required = ctx.form.checkbox("second_factor_required")?;
     second_factors::set_required(ctx.db, &ctx.caller, required)?;
     Ok(answers::redirect_with(
         "/org/security",

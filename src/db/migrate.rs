@@ -91,6 +91,11 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         include_str!("../../sql/018_page_reasons_time_zones.sql"),
     ),
     (
+        21,
+        "021_alerts.sql",
+        include_str!("../../sql/021_alerts.sql"),
+    ),
+    (
         22,
         "022_report_subscriptions.sql",
         include_str!("../../sql/022_report_subscriptions.sql"),

@@ -2,6 +2,7 @@
 //! SQL lives here and in `sql/`, nowhere else. Functions take a `GenericClient` so that the
 //! same query runs alone or inside a transaction.
 
+pub mod alerts;
 pub mod audit;
 pub mod cards;
 pub mod contact;

@@ -1,7 +1,7 @@
 //! The console's people: persons, their memberships (with the rule that every organisation
 //! keeps an owner), and the one-time links that invite them or let them set a password.
 
-use crate::domain::{Email, Role};
+use crate::domain::{AlertKind, Email, Role};
 use crate::ids::{OrgId, PersonId};
 use postgres::{GenericClient, Row, Transaction};
 
@@ -93,6 +93,8 @@ pub struct OrgAccess {
     pub role: Option<Role>,
     /// An owner requires every member to have a second factor.
     pub second_factor_required: bool,
+    /// The alerts that hold now, for the banner of every page (`sql/021_alerts.sql`).
+    pub alerts: Vec<AlertKind>,
 }
 
 /// The organisations a person may open, by name: their memberships, or every organisation
@@ -102,7 +104,9 @@ pub fn orgs_open_to(
     person: &Person,
 ) -> Result<Vec<OrgAccess>, postgres::Error> {
     let rows = db.query(
-        "SELECT o.id, o.name, m.role, o.second_factor_required
+        "SELECT o.id, o.name, m.role, o.second_factor_required,
+                ARRAY(SELECT a.kind FROM alerts a
+                       WHERE a.org_id = o.id AND a.enabled AND a.holding ORDER BY a.kind)
            FROM orgs o LEFT JOIN memberships m ON m.org_id = o.id AND m.person_id = $1
           WHERE m.person_id IS NOT NULL OR $2
           ORDER BY o.name, o.id",
@@ -115,6 +119,7 @@ pub fn orgs_open_to(
             name: r.get(1),
             role: r.get(2),
             second_factor_required: r.get(3),
+            alerts: r.get(4),
         })
         .collect())
 }

@@ -5,7 +5,7 @@
 use super::audit::ActorKind;
 use super::orgs::Creator;
 use crate::domain::{
-    Cadence, CanonicalPath, CardStatus, CardText, Description, DomainName, FragmentName,
+    AlertKind, Cadence, CanonicalPath, CardStatus, CardText, Description, DomainName, FragmentName,
     FragmentRef, FragmentStatus, KeyName, Lang, LinkUrl, MatchMode, OrgName, Purpose, Reason, Role,
     SiteName, TokenName,
 };
@@ -81,6 +81,7 @@ stored_as_text! {
         |text| one_of("actor kind", &ActorKind::ALL, ActorKind::as_str, text);
     Role => |role| role.as_str(), |text| one_of("role", &Role::ALL, Role::as_str, text);
     Cadence => |cadence| cadence.as_str(), |text| named("cadence", Cadence::named, text);
+    AlertKind => |kind| kind.as_str(), |text| named("alert kind", AlertKind::named, text);
 }
 
 /// The value of a closed set (`domain::closed_set!`) a stored name names.

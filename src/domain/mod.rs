@@ -23,6 +23,7 @@ macro_rules! text_value {
     )+};
 }
 
+pub mod alert;
 pub mod card;
 pub(crate) mod closed_set;
 pub mod domain_name;
@@ -34,6 +35,7 @@ pub mod person;
 pub mod request;
 pub mod values;
 
+pub use alert::{Alert, AlertKind, Measured};
 pub use card::{CardText, LinkUrl, CARD_BODY_MAX, CARD_TEXT_MAX};
 pub use domain_name::DomainName;
 pub use fragment_ref::FragmentRef;

@@ -99,6 +99,7 @@ operations! {
     StopRequiringSecondFactor: "stop_requiring_second_factor", "second factor no longer required";
     AddPasskey: "add_passkey", "passkey added";
     RemovePasskey: "remove_passkey", "passkey removed";
+    SaveAlerts: "save_alerts", "alerts saved";
 }
 
 impl Operation {

@@ -8,6 +8,7 @@
 //! (`403`, `409`, `422`), then the writes, in one transaction that also records the write in
 //! the audit log. Nothing is written before every check has passed.
 
+pub mod alerts;
 pub mod audit;
 pub mod cards;
 pub mod devices;

@@ -66,6 +66,7 @@ const OWN_ACCOUNT: &[&str] = &[
     "/time-zone",
     "/subscriptions",
     "/org",
+    "/alerts/mail",
 ];
 
 #[test]

@@ -66,6 +66,9 @@
 //!   hashes budgeted per email and per address block; beyond the global rate, a proof of work
 //!   (solved here, spent once across two instances) instead of `429`; known people's password
 //!   changes and set-password links refused (`429`) beyond theirs, without hashing.
+//! - `console_alerts`: the Alerts page (owners change, everyone reads and chooses their mail,
+//!   refusals in place), the banner while one holds, and a fleet of three mailing each start
+//!   and end once per subscriber (aiosmtpd, the test clock).
 //! - `console_cards`: the console's card pages: each action read back, refusals, CSRF, audit, and
 //!   the same rules and messages as `/v1`.
 //! - `console_queries`: each console page's data in a bounded number of queries (counted by a
@@ -116,6 +119,7 @@ mod console;
 mod console_access;
 mod console_acting;
 mod console_admin;
+mod console_alerts;
 mod console_cards;
 mod console_factors;
 mod console_flood;
