@@ -36,8 +36,8 @@
 #
 # Knobs (environment): ROUNDS (3), DURATION seconds per run (10; 3 with --quick or
 # QUICK=1), CONNECTIONS (64), THREADS wrk threads (2), WORKERS server threads (nproc),
-# REPORT_FLUSH_MS agentcard's report flush period (1000), SKIP_WRITES=1, DATABASE_URL (see
-# scripts/lib/postgres.sh).
+# REPORT_FLUSH_MS agentcard's report flush period (5000, the service's default),
+# SKIP_WRITES=1, DATABASE_URL (see scripts/lib/postgres.sh).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -61,7 +61,7 @@ bench_args scripts/bench-load.sh "$@"
 
 bench_knobs
 WORKERS=$(knob WORKERS "${WORKERS:-$(nproc)}" 256)
-REPORT_FLUSH_MS=$(knob REPORT_FLUSH_MS "${REPORT_FLUSH_MS:-1000}" 60000)
+REPORT_FLUSH_MS=$(knob REPORT_FLUSH_MS "${REPORT_FLUSH_MS:-5000}" 60000)
 SKIP_WRITES=${SKIP_WRITES:-0}
 
 bench_server_env
