@@ -174,7 +174,7 @@ impl Config {
                 Some(v) => parse_value("AGENTCARD_WORKERS", &v)?,
                 None => std::thread::available_parallelism().map_or(2, |n| n.get()),
             },
-            report_flush: parse_millis(&get, "AGENTCARD_REPORT_FLUSH_MS", "1000")?,
+            report_flush: parse_millis(&get, "AGENTCARD_REPORT_FLUSH_MS", "5000")?,
             report_minutes_kept: hours(parse_positive(
                 &get,
                 "AGENTCARD_REPORT_MINUTES_HOURS",

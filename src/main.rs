@@ -45,6 +45,17 @@ enum Command {
         #[command(subcommand)]
         command: AbcTxtCommand,
     },
+    /// Bench only (scripts/bench-fleet-pg.sh): records RATE requests a second of the load
+    /// benchmark's mix for SECONDS through the report's counters and flusher, then prints how
+    /// many.
+    #[cfg(feature = "bench-fleet")]
+    #[command(hide = true)]
+    BenchFlush {
+        #[arg(long)]
+        rate: u64,
+        #[arg(long)]
+        seconds: u64,
+    },
 }
 
 #[derive(Subcommand)]
@@ -122,6 +133,17 @@ fn run(command: Command) -> Result<(), String> {
                     .collect::<Vec<_>>()
                     .join("\nagentcard: ")),
             }
+        }
+        #[cfg(feature = "bench-fleet")]
+        Command::BenchFlush { rate, seconds } => {
+            let config = Config::from_env().map_err(|e| e.to_string())?;
+            let settings = agentcard::counting::ReportSettings::from(&config);
+            let duration = std::time::Duration::from_secs(seconds);
+            let recorded = agentcard::counting::synthetic::run(settings, rate, duration)?;
+            print(&format!(
+                "{}\n",
+                serde_json::json!({ "recorded": recorded })
+            ))
         }
         Command::Admin { command } => {
             let config = Config::from_env().map_err(|e| e.to_string())?;

@@ -250,7 +250,8 @@ bench_ids() {
 
 # build_profile ARGS...: the build of ARGS in profile BUILD_PROFILE, by default bench-lto
 # (Cargo.toml: whole-program LTO, what the figures of docs/performance.md are measured with;
-# BUILD_PROFILE=release measures what `cargo build --release` gives). Cargo.lock is respected
+# BUILD_PROFILE=release measures what `cargo build --release` gives; `dev`, a debug build, only
+# for what the build does not change, as PostgreSQL's side). Cargo.lock is respected
 # when there is one.
 # shellcheck disable=SC2034 # AGENTCARD_BIN is the callers'
 build_profile() {
@@ -259,7 +260,8 @@ build_profile() {
 	[[ -f Cargo.lock ]] && locked=(--locked)
 	echo "cargo build --profile $profile $*"
 	cargo build --profile "$profile" "${locked[@]}" "$@"
-	TARGET_DIR=${CARGO_TARGET_DIR:-target}/$profile
+	# Cargo's `dev` profile builds into target/debug.
+	TARGET_DIR=${CARGO_TARGET_DIR:-target}/${profile/#dev/debug}
 	AGENTCARD_BIN=$TARGET_DIR/agentcard
 }
 

@@ -17,10 +17,10 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-/// Page and User-Agent counters are added every this many flush periods: they are kept per hour
-/// and per day, so a few seconds' delay shows nowhere, while each of their flushes upserts
-/// every page requested since the last one (flushed every period, with the minute counters,
-/// they were most of PostgreSQL's work for the report).
+/// Page and User-Agent counters are added every this many flush periods (50 s by default): they
+/// are kept per hour and per day, so such a delay shows little, while each of their flushes
+/// upserts every page requested since the last one (flushed every period, with the minute
+/// counters, they were most of PostgreSQL's work for the report).
 const PAGES_FLUSH_PERIODS: u32 = 10;
 /// How often old minutes are rolled into hours and expired rows deleted.
 const ROLL_UP_EVERY: Duration = Duration::from_secs(600);

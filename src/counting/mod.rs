@@ -9,6 +9,8 @@
 
 mod counters;
 mod flusher;
+#[cfg(feature = "bench-fleet")]
+pub mod synthetic;
 
 pub use counters::NO_PAGE;
 

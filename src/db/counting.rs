@@ -109,6 +109,24 @@ pub struct Flush {
 }
 
 impl RequestCount {
+    /// Its key in `report_minutes`, in the order of the table's primary key.
+    fn key(&self) -> (&str, SystemTime, [&str; 11]) {
+        let dimensions = [
+            &*self.site,
+            &self.requested_fragment_id,
+            &self.resolved_fragment_id,
+            &self.card_id,
+            &self.key_id,
+            self.lang.map_or("", Lang::as_str),
+            self.format.map_or("", Format::as_str),
+            self.ending.outcome().as_str(),
+            self.reason().as_str(),
+            &self.agent,
+            self.purpose.as_str(),
+        ];
+        (&self.org_id, self.minute, dimensions)
+    }
+
     fn reason(&self) -> Reason {
         Reason {
             ending: self.ending,
@@ -162,13 +180,38 @@ pub fn connect(database_url: &str, statement_timeout: Duration) -> Result<Client
 
 /// Adds one flush of instance `instance_id`, numbered `seq`, in one transaction. A flush
 /// already applied adds nothing, so a retry after a lost answer never counts twice. A counter
-/// PostgreSQL refuses is isolated (the others are written) and handed back.
+/// PostgreSQL refuses is isolated (the others are written) and handed back: each table's rows
+/// are first written together; only when PostgreSQL refuses some, the flush is written again,
+/// each table's rows in savepoints (see [`isolating`]).
 pub fn apply_flush(
     db: &mut Client,
     instance_id: &str,
     seq: i64,
     flush: &Flush,
     bounds: Bounds,
+) -> Result<Applied, postgres::Error> {
+    match apply(db, instance_id, seq, flush, bounds, Rows::Together) {
+        Err(error) if is_refusal_of_data(&error) => {
+            apply(db, instance_id, seq, flush, bounds, Rows::Isolated)
+        }
+        outcome => outcome,
+    }
+}
+
+/// How a table's rows are written: in one statement, or isolating those PostgreSQL refuses.
+#[derive(Debug, Clone, Copy)]
+enum Rows {
+    Together,
+    Isolated,
+}
+
+fn apply(
+    db: &mut Client,
+    instance_id: &str,
+    seq: i64,
+    flush: &Flush,
+    bounds: Bounds,
+    rows: Rows,
 ) -> Result<Applied, postgres::Error> {
     let mut tx = db.transaction()?;
     let first_time = tx.execute(
@@ -184,8 +227,8 @@ pub fn apply_flush(
         &flush.unmatched_agents,
         bounds.unmatched_agents_per_day,
     )?;
-    let requests = isolating(&mut tx, &flush.requests, add_requests)?;
-    let refused_pages = isolating(&mut tx, &pages, add_pages)?;
+    let requests = rows.write(&mut tx, &flush.requests, add_requests)?;
+    let refused_pages = rows.write(&mut tx, &pages, add_pages)?;
     // After the pages: a card's or a reason's page not in this flush is looked up among those
     // written.
     let card_pages = named_as_pages(&mut tx, &flush.card_pages, &flush.pages, &pages)?;
@@ -193,17 +236,18 @@ pub fn apply_flush(
     let refused = Flush {
         requests,
         pages: refused_pages,
-        card_pages: isolating(&mut tx, &card_pages, add_card_pages)?,
-        page_reasons: isolating(&mut tx, &page_reasons, add_page_reasons)?,
-        unmatched_agents: isolating(&mut tx, &agents, add_unmatched_agents)?,
-        samples: isolating(
-            &mut tx,
-            &with_instance(&flush.samples, instance_id),
-            add_samples,
-        )?
-        .into_iter()
-        .map(|(sample, _)| sample)
-        .collect(),
+        card_pages: rows.write(&mut tx, &card_pages, add_card_pages)?,
+        page_reasons: rows.write(&mut tx, &page_reasons, add_page_reasons)?,
+        unmatched_agents: rows.write(&mut tx, &agents, add_unmatched_agents)?,
+        samples: rows
+            .write(
+                &mut tx,
+                &with_instance(&flush.samples, instance_id),
+                add_samples,
+            )?
+            .into_iter()
+            .map(|(sample, _)| sample)
+            .collect(),
     };
     keep_last_samples(&mut tx, &flush.samples)?;
     touch_keys(&mut tx, &flush.requests)?;
@@ -211,12 +255,33 @@ pub fn apply_flush(
     Ok(Applied::Now { refused })
 }
 
-/// Writes `rows` with `write`; when PostgreSQL refuses the data (not the connection), writes
-/// each half again inside a savepoint, down to the single rows it refuses, which it returns.
+/// A table's writer: adds `rows` in one statement (all or nothing).
+type Write<T> = fn(&mut Transaction, &[T]) -> Result<(), postgres::Error>;
+
+impl Rows {
+    /// Writes `rows` with `write`; the rows PostgreSQL refused (none when together: a refusal
+    /// is an error then).
+    fn write<T: Clone>(
+        self,
+        tx: &mut Transaction,
+        rows: &[T],
+        write: Write<T>,
+    ) -> Result<Vec<T>, postgres::Error> {
+        match self {
+            _ if rows.is_empty() => Ok(Vec::new()),
+            Rows::Together => write(tx, rows).map(|()| Vec::new()),
+            Rows::Isolated => isolating(tx, rows, write),
+        }
+    }
+}
+
+/// Writes `rows` with `write` inside a savepoint; when PostgreSQL refuses the data (not the
+/// connection), writes each half again the same way, down to the single rows it refuses, which
+/// it returns.
 fn isolating<T: Clone>(
     tx: &mut Transaction,
     rows: &[T],
-    write: fn(&mut Transaction, &[T]) -> Result<(), postgres::Error>,
+    write: Write<T>,
 ) -> Result<Vec<T>, postgres::Error> {
     if rows.is_empty() {
         return Ok(Vec::new());
@@ -251,7 +316,9 @@ fn is_refusal_of_data(error: &postgres::Error) -> bool {
 }
 
 fn add_requests(tx: &mut Transaction, rows: &[RequestCount]) -> Result<(), postgres::Error> {
-    let column = |get: fn(&RequestCount) -> &str| -> Vec<&str> { rows.iter().map(get).collect() };
+    let rows = in_order(rows, RequestCount::key);
+    let column =
+        |get: fn(&RequestCount) -> &str| -> Vec<&str> { rows.iter().map(|r| get(r)).collect() };
     let minutes: Vec<SystemTime> = rows.iter().map(|r| r.minute).collect();
     let requests: Vec<i64> = rows.iter().map(|r| r.requests).collect();
     tx.execute(
@@ -282,6 +349,15 @@ fn add_requests(tx: &mut Transaction, rows: &[RequestCount]) -> Result<(), postg
         ],
     )?;
     Ok(())
+}
+
+/// `rows` in the order of `key` (their table's primary key): instances flushing at once lock
+/// the counters they share in the same order, so that neither waits for the other in a cycle
+/// (a deadlock, which PostgreSQL breaks by failing one of the flushes after a second).
+fn in_order<'r, T, K: Ord>(rows: &'r [T], key: impl Fn(&'r T) -> K) -> Vec<&'r T> {
+    let mut ordered: Vec<&T> = rows.iter().collect();
+    ordered.sort_by_cached_key(|row| key(row));
+    ordered
 }
 
 /// The samples with the instance that kept them (their rows' key: one a second per instance).
@@ -358,6 +434,7 @@ pub fn samples(
 }
 
 fn add_pages(tx: &mut Transaction, rows: &[PageCount]) -> Result<(), postgres::Error> {
+    let rows = in_order(rows, |r| (&r.org_id, r.hour, &r.page, r.purpose.as_str()));
     let hours: Vec<SystemTime> = rows.iter().map(|r| r.hour).collect();
     let orgs: Vec<&str> = rows.iter().map(|r| r.org_id.as_str()).collect();
     let pages: Vec<&str> = rows.iter().map(|r| r.page.as_str()).collect();
@@ -414,6 +491,7 @@ fn add_unmatched_agents(
     tx: &mut Transaction,
     rows: &[UnmatchedAgentCount],
 ) -> Result<(), postgres::Error> {
+    let rows = in_order(rows, |r| (&r.org_id, r.day, &r.user_agent));
     let days: Vec<SystemTime> = rows.iter().map(|r| r.day).collect();
     let orgs: Vec<&str> = rows.iter().map(|r| r.org_id.as_str()).collect();
     let agents: Vec<&str> = rows.iter().map(|r| r.user_agent.as_str()).collect();
@@ -676,7 +754,8 @@ fn lock_bucket(
     Ok(())
 }
 
-/// The delivery keys the flush counted: their `last_used_at`.
+/// The delivery keys the flush counted: their `last_used_at`, at most once a minute (each
+/// update is a new row version; a flush comes every few seconds).
 fn touch_keys(tx: &mut Transaction, requests: &[RequestCount]) -> Result<(), postgres::Error> {
     let mut keys: Vec<&str> = requests
         .iter()
@@ -687,7 +766,9 @@ fn touch_keys(tx: &mut Transaction, requests: &[RequestCount]) -> Result<(), pos
     keys.dedup();
     if !keys.is_empty() {
         tx.execute(
-            "UPDATE delivery_keys SET last_used_at = now() WHERE id = ANY($1)",
+            "UPDATE delivery_keys SET last_used_at = now()
+              WHERE id = ANY($1)
+                AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')",
             &[&keys],
         )?;
     }

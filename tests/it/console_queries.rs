@@ -3,9 +3,9 @@
 //! per site) would send more than 50.
 //!
 //! How the queries are counted: the test's server reaches its database through a TCP proxy of
-//! the test, which reads the PostgreSQL protocol the server sends and counts, per connection,
-//! the statements it runs (`Q`, a simple query; `E`, an execute of the extended protocol)
-//! before passing them on. The count is exact and synchronous: a statement is counted before
+//! the test (`pg_proxy`), which reads the PostgreSQL protocol the server sends and counts, per
+//! connection, the statements it runs (`Q`, a simple query; `E`, an execute of the extended
+//! protocol) before passing them on. The count is exact and synchronous: a statement is counted before
 //! PostgreSQL sees it, so by the time the page is answered every statement of it has been
 //! counted (PostgreSQL's own statistics reach `pg_stat_*` only up to seconds later, and
 //! `pg_stat_statements` is not loaded on the test machine). A console request runs on one pooled
@@ -16,6 +16,7 @@
 use crate::console_fixtures::{person_in, site_with_front_page, Browser};
 use crate::fixtures::card_in;
 use crate::harness::own_server_via;
+use crate::pg_proxy::PgProxy;
 use agentcard::console::{page_table, Access};
 use agentcard::db::orgs::Creator;
 use agentcard::db::people;
@@ -24,11 +25,6 @@ use agentcard::domain::{
 };
 use agentcard::ids::{CardId, FragmentId, KeyId, PersonId, RouteId, TokenId};
 use agentcard::ops::{self, routes::RouteWrite, Actor, Scope};
-use std::io::{self, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread;
 
 const SITES: usize = 50;
 /// More than any page needs (the session, the organisation, its lists, a transaction's `BEGIN`
@@ -40,7 +36,7 @@ const BOUND: usize = 12;
 /// own objects, so that a page added later is counted too.
 #[test]
 fn each_console_page_reads_an_organisation_of_50_sites_in_a_bounded_number_of_queries() {
-    let proxy = CountingProxy::start();
+    let proxy = PgProxy::start();
     let server = own_server_via(|url| proxy.in_front_of(url));
     let mut db = server.db();
     let org =
@@ -146,159 +142,4 @@ fn each_console_page_reads_an_organisation_of_50_sites_in_a_bounded_number_of_qu
             );
         }
     }
-}
-
-/// A TCP proxy to the test's PostgreSQL that counts the statements each connection runs.
-struct CountingProxy {
-    addr: SocketAddr,
-    /// PostgreSQL's address, set by [`CountingProxy::in_front_of`] before the first connection.
-    target: Arc<Mutex<Option<String>>>,
-    /// Each connection's count of statements, in the order they were opened.
-    counts: Arc<Mutex<Vec<Arc<AtomicUsize>>>>,
-    stop: Arc<AtomicBool>,
-    accepting: Option<thread::JoinHandle<()>>,
-}
-
-impl CountingProxy {
-    fn start() -> CountingProxy {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the proxy");
-        let addr = listener.local_addr().unwrap();
-        let counts: Arc<Mutex<Vec<Arc<AtomicUsize>>>> = Arc::default();
-        let stop = Arc::new(AtomicBool::new(false));
-        let target: Arc<Mutex<Option<String>>> = Arc::default();
-        let accepting = {
-            let (counts, stop, target) = (counts.clone(), stop.clone(), target.clone());
-            thread::spawn(move || {
-                for client in listener.incoming() {
-                    if stop.load(Ordering::SeqCst) {
-                        return;
-                    }
-                    let Ok(client) = client else { continue };
-                    let upstream = target.lock().unwrap().clone().expect("proxy target set");
-                    let count = Arc::new(AtomicUsize::new(0));
-                    counts.lock().unwrap().push(count.clone());
-                    relay(client, &upstream, count);
-                }
-            })
-        };
-        CountingProxy {
-            addr,
-            target,
-            counts,
-            stop,
-            accepting: Some(accepting),
-        }
-    }
-
-    /// `url` (a test database's) with the proxy in place of its server.
-    fn in_front_of(&self, url: &str) -> String {
-        let scheme_end = url.find("://").expect("a postgres:// URL") + 3;
-        let rest = &url[scheme_end..];
-        let host_start = rest.find('@').map_or(0, |at| at + 1);
-        let host_end = rest[host_start..]
-            .find('/')
-            .map_or(rest.len(), |i| host_start + i);
-        let host = &rest[host_start..host_end];
-        let server = if host.contains(':') {
-            host.to_string()
-        } else {
-            format!("{host}:5432")
-        };
-        *self.target.lock().unwrap() = Some(server);
-        format!(
-            "{}{}{}{}",
-            &url[..scheme_end],
-            &rest[..host_start],
-            self.addr,
-            &rest[host_end..]
-        )
-    }
-
-    fn counts(&self) -> Vec<usize> {
-        let counts = self.counts.lock().unwrap();
-        counts.iter().map(|c| c.load(Ordering::SeqCst)).collect()
-    }
-
-    /// The most statements one connection ran since `before` (a connection opened since then
-    /// counts from zero).
-    fn largest_growth_since(&self, before: &[usize]) -> usize {
-        let now = self.counts();
-        now.iter()
-            .enumerate()
-            .map(|(i, n)| n - before.get(i).copied().unwrap_or(0))
-            .max()
-            .unwrap_or(0)
-    }
-}
-
-impl Drop for CountingProxy {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr);
-        if let Some(accepting) = self.accepting.take() {
-            let _ = accepting.join();
-        }
-    }
-}
-
-/// Copies one connection both ways, counting the statements on the way to PostgreSQL. The
-/// threads end when either side closes (the server's connections close when it stops).
-fn relay(client: TcpStream, upstream: &str, count: Arc<AtomicUsize>) {
-    let server = TcpStream::connect(upstream).expect("connect to PostgreSQL");
-    // Each message is written as it is read: without this, Nagle's algorithm holds each small
-    // write for the peer's delayed acknowledgement.
-    for socket in [&client, &server] {
-        socket.set_nodelay(true).unwrap();
-    }
-    let (client_read, server_write) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-    let (mut server_read, mut client_write) = (server.try_clone().unwrap(), client);
-    thread::spawn(move || {
-        let _ = count_and_forward(client_read, server_write, &count);
-        let _ = server.shutdown(Shutdown::Both);
-    });
-    thread::spawn(move || {
-        let _ = io::copy(&mut server_read, &mut client_write);
-        let _ = client_write.shutdown(Shutdown::Both);
-    });
-}
-
-/// Reads the frontend's messages: untyped packets first (an SSL or GSS request, then the
-/// startup message), then typed ones (a byte, a length that counts itself, the body).
-fn count_and_forward(
-    mut from: TcpStream,
-    mut to: TcpStream,
-    count: &AtomicUsize,
-) -> io::Result<()> {
-    const SSL_REQUEST: u32 = 80877103;
-    const GSS_REQUEST: u32 = 80877104;
-    loop {
-        let body = packet(&mut from, None)?;
-        to.write_all(&body)?;
-        let code = u32::from_be_bytes(body[4..8].try_into().unwrap());
-        if code != SSL_REQUEST && code != GSS_REQUEST {
-            break;
-        }
-    }
-    loop {
-        let mut kind = [0u8; 1];
-        from.read_exact(&mut kind)?;
-        if matches!(kind[0], b'Q' | b'E') {
-            count.fetch_add(1, Ordering::SeqCst);
-        }
-        let body = packet(&mut from, Some(kind[0]))?;
-        to.write_all(&body)?;
-    }
-}
-
-/// One length-prefixed packet, as read (with its type byte when `kind` has one).
-fn packet(from: &mut TcpStream, kind: Option<u8>) -> io::Result<Vec<u8>> {
-    let mut length = [0u8; 4];
-    from.read_exact(&mut length)?;
-    let size = u32::from_be_bytes(length) as usize;
-    let mut bytes: Vec<u8> = kind.into_iter().collect();
-    bytes.extend_from_slice(&length);
-    let start = bytes.len();
-    bytes.resize(start + size.saturating_sub(4), 0);
-    from.read_exact(&mut bytes[start..])?;
-    Ok(bytes)
 }

@@ -1,12 +1,13 @@
 //! The report counts every `/fragment` request exactly once (decisions.md, "Reporting"): its
 //! dimensions, its page, an unmatched User-Agent; hostile text costs no count; a graceful stop
 //! flushes; pages past the bound count under `(other pages)`, for the card served too; the
-//! roll-up keeps the sums; the
+//! roll-up keeps the sums; a flush sent again (its commit's answer lost) adds nothing; the
 //! per-request table of earlier versions is folded in. Across processes, a restart and a
 //! database outage: `outage`.
 
 use crate::fixtures::{CardSpec, ServeProcess, World};
 use crate::harness::{self, exchange, Client};
+use crate::pg_proxy::PgProxy;
 use agentcard::db::counting::{self, Retention};
 use agentcard::domain::{Ending, Format, Lang, Purpose};
 use std::io::{Read, Write};
@@ -821,6 +822,31 @@ fn a_flush_applied_twice_is_counted_once() {
     let next = counting::apply_flush(&mut db, &instance, 2, &flush, BOUNDS).unwrap();
     assert_eq!(next, nothing_refused);
     assert_eq!(total_of(&mut db, &org), 6);
+}
+
+/// The flusher's side of a lost acknowledgement: PostgreSQL commits a flush, the proxy between
+/// them closes the connection before the answer arrives (as a failing network or primary may),
+/// and the flusher, not knowing whether it was applied, sends it again with its number.
+#[test]
+fn a_flush_sent_again_after_its_commit_answer_was_lost_is_counted_once() {
+    let proxy = PgProxy::start();
+    let server = harness::own_server_via(|url| proxy.in_front_of(url));
+    let mut w = World::on(&server.database_url, server.addr);
+    let site = w.site("lost-answer.example");
+    let fragment = w.fragment(site, "/home", true);
+    w.card(CardSpec::default(), &[&fragment]);
+    server.sync_cache();
+    proxy.lose_next_flush_commit();
+    for _ in 0..3 {
+        assert_eq!(w.fetch(&fragment, "").status, 200);
+    }
+    let lost = read_until(|| proxy.flush_commits_lost(), |lost| *lost == 1);
+    assert_eq!(lost, 1, "the answer to the flush's COMMIT was lost");
+    // The next flush goes only once the one whose answer was lost has been sent again.
+    assert_eq!(w.fetch(&fragment, "").status, 200);
+    let total = || total_of(&mut server.db(), &w.org_id);
+    assert_eq!(read_until(total, |total| *total >= 4), 4);
+    assert!(server.app.delivery.reporter.status().failures >= 1);
 }
 
 #[test]

@@ -9,7 +9,9 @@
 //! - `fixtures`: what the test modules share: data builders, `assert_error`, the `admin` runner.
 //! - `edge_fixtures`: what the edge's test modules share: `agentcard edge` as a child process.
 //! - `console_fixtures`: what the console's test modules share: a browser of the console, people.
-//!   Test modules import from these four, never from each other.
+//! - `pg_proxy`: a TCP proxy between a server and its PostgreSQL that counts each connection's
+//!   statements and can lose the answer to a report flush's `COMMIT`.
+//!   Test modules import from these five, never from each other.
 //! - `architecture`: the lines of ARCHITECTURE.md checked against the code (the console's files,
 //!   no server kept beyond its test).
 //! - `http_layer`: hostile input (headers, lengths, chunked bodies, timeouts, close, panics).
@@ -107,6 +109,7 @@ mod console_forms;
 mod edge_fixtures;
 mod fixtures;
 mod harness;
+mod pg_proxy;
 
 mod admin_cli;
 mod architecture;
