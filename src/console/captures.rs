@@ -6,10 +6,15 @@ use super::refusal::PageRefusal;
 use crate::domain::DomainName;
 use crate::error::ApiError;
 use crate::ids::{CardId, FragmentId, KeyId, PersonId, RouteId, TokenId};
+use crate::recipes::Recipe;
 
 /// A pending invitation, by its number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InvitationNumber(pub i64);
+
+/// A recipe's file, by the name it is downloaded under (`crate::recipes::RECIPES`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecipeFile(pub &'static str);
 
 /// The secret of a one-time link, as its path carries it (checked by `ops::members::live_link`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +31,7 @@ pub enum Capture {
     Invitation(InvitationNumber),
     Link(LinkSecret),
     Route(RouteId),
+    Recipe(RecipeFile),
 }
 
 /// A kind of capture: its name in a pattern, how a segment is parsed, and a segment of valid
@@ -81,6 +87,11 @@ const KINDS: &[Kind] = &[
         name: "route",
         parse: |s| RouteId::parse(s).map(Capture::Route),
         sample: || RouteId::generate().to_string(),
+    },
+    Kind {
+        name: "recipe",
+        parse: |s| Recipe::named(s).map(|r| Capture::Recipe(RecipeFile(r.file))),
+        sample: || "worker.js".into(),
     },
 ];
 
@@ -147,6 +158,7 @@ captured!(
     Invitation: InvitationNumber,
     Link: LinkSecret,
     Route: RouteId,
+    Recipe: RecipeFile,
 );
 
 #[cfg(test)]

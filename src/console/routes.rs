@@ -15,8 +15,8 @@ use super::refusal::PageRefusal;
 use super::{
     account, audit, cards, keys, members, one_time_links, second_factor, sign_in, sites, tokens,
 };
+use super::{connect, reports, why};
 use super::{fragments, rules};
-use super::{reports, why};
 use crate::error::ApiError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,6 +175,11 @@ pub static PAGES: &[Page] = &[
     viewer(Get, "/reports", reports::page),
     viewer(Get, "/reports.csv", reports::csv_file),
     viewer(Get, "/sites/{domain}/why", why::page),
+    // Connecting an edge: the values, a key, the recipes (each a download), the live check.
+    viewer(Get, "/sites/{domain}/connect", connect::page),
+    member(PostInPlace, "/sites/{domain}/connect", connect::make_key),
+    viewer(Get, "/sites/{domain}/connect/live", connect::live_check),
+    viewer(Get, "/sites/{domain}/connect/{recipe}", connect::download),
     // The site map: sites, their fragments, default and rules.
     viewer(Get, "/sites", sites::list),
     member(PostInPlace, "/sites", sites::create),
