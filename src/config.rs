@@ -137,6 +137,20 @@ impl IconFetch {
 }
 
 impl Config {
+    /// The service's base URL as an edge calls it: `https://` and the base host; on a
+    /// console served over plain HTTP on `localhost` (a machine of one's own), `http://` and
+    /// the listening port, with the base host or the listening address. `None` when nothing
+    /// names the service's host.
+    pub fn service_url(&self) -> Option<String> {
+        let local = (self.console_url.as_ref()).is_some_and(ConsoleUrl::is_plain_http);
+        match (&self.base_host, local) {
+            (Some(host), false) => Some(format!("https://{host}")),
+            (Some(host), true) => Some(format!("http://{host}:{}", self.listen.port())),
+            (None, true) => Some(format!("http://{}", self.listen)),
+            (None, false) => None,
+        }
+    }
+
     /// Reads every variable; `DATABASE_URL` is required.
     pub fn from_env() -> Result<Config, ConfigError> {
         Self::from_lookup(|name| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))

@@ -42,6 +42,7 @@ pub mod ops;
 pub mod password;
 mod pool;
 pub mod proof_of_work;
+pub mod recipes;
 mod router;
 mod schedule;
 pub mod startup;

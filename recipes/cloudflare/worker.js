@@ -13,8 +13,9 @@
 
 // The sites this Worker composes pages for: the request's host (lowercased, no port) →
 // the fragment call's parameters. A host not listed here passes through untouched.
+// EDIT: each {{…}} with your values (the console's "Connect an edge" page fills them in).
 const SITES = {
-  "news.example": { partner_id: "org_edge", fragment_id: "frg_edge", lang: "fr" },
+  "{{domain}}": { partner_id: "{{partner_id}}", fragment_id: "{{fragment_id}}", lang: "{{lang}}" },
 };
 
 // Rule 1: the 17 markers of agent markers v0.1, case-insensitive, on word boundaries (word

@@ -96,15 +96,18 @@ for attempt in 1 2 3; do
 	((attempt < 3)) || fail "the harness stubs did not start"
 done
 
-# The recipe, with the test site's addresses, key, budget and paths.
+# The recipe, with the test site's values (recipes/cases/cases.json's `site`) in its
+# {{…}} placeholders, and its addresses, key, budget and paths.
 conf=$work/conf
 mkdir -p "$conf" "$work/logs" "$work/tmp"
-sed -e "s|server 127.0.0.1:8080;|server 127.0.0.1:$origin_port;|" \
-	-e "s|server agentcard.example.net:443;|server 127.0.0.1:$card_port;|" \
+site_values=(-e "s|{{domain}}|news.example|g" -e "s|{{partner_id}}|org_edge|"
+	-e "s|{{fragment_id}}|frg_edge|" -e "s|{{lang}}|fr|")
+sed "${site_values[@]}" -e "s|server 127.0.0.1:8080;|server 127.0.0.1:$origin_port;|" \
+	-e "s|server \"{{service_host}}:443\";|server 127.0.0.1:$card_port;|" \
 	"$here/agentcard-http.conf" >"$conf/agentcard-http.conf"
 # The card stub speaks plain http: the https and certificate lines go.
 sed -e "s|proxy_pass https://agentcard_service/|proxy_pass http://agentcard_service/|" \
-	-e "s|proxy_set_header Host agentcard.example.net;|proxy_set_header Host 127.0.0.1:$card_port;|" \
+	-e "s|proxy_set_header Host \"{{service_host}}\";|proxy_set_header Host 127.0.0.1:$card_port;|" \
 	-e "/^ *proxy_ssl_/d" \
 	-e "s|/var/log/nginx/|$work/logs/|" \
 	-e "s|/etc/nginx/agentcard-key.conf|$conf/agentcard-key.conf|" \
@@ -138,7 +141,7 @@ http {
 EOF
 
 site_conf() {
-	sed -e "s|listen 80;|listen 127.0.0.1:$edge_port default_server;|" \
+	sed "${site_values[@]}" -e "s|listen 80;|listen 127.0.0.1:$edge_port default_server;|" \
 		-e "s|/etc/nginx/agentcard-server.conf|$conf/agentcard-server.conf|" \
 		"$here/example-site.conf" >"$conf/site.conf"
 }
@@ -146,7 +149,7 @@ edge_port=$(free_ports 1)
 site_conf
 for file in agentcard-http.conf agentcard-server.conf site.conf agentcard-key.conf; do
 	# A substitution that did not happen would test something else.
-	if grep -v '^[[:space:]]*#' "$conf/$file" | grep -q -e '8080;' -e 'agentcard.example.net' \
+	if grep -v '^[[:space:]]*#' "$conf/$file" | grep -q -e '8080;' -e '{{' \
 		-e '/etc/nginx/' -e '/var/log/' -e 'REPLACE_WITH' -e 'listen 80;'; then
 		fail "$file: a placeholder was not substituted (did the recipe change?)"
 	fi

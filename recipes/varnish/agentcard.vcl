@@ -46,7 +46,7 @@ backend agentcard {
 # (rule 5: about 800 ms on the same network), as the connect, first-byte and
 # between-bytes time-outs of the call.
 sub agentcard_call {
-    set bereq.http.Host = "api.agentcard.example";
+    set bereq.http.Host = "{{service_host}}";
     set bereq.connect_timeout = 800ms;
     set bereq.first_byte_timeout = 800ms;
     set bereq.between_bytes_timeout = 800ms;
@@ -68,8 +68,8 @@ sub agentcard_key {
 #         set req.http.X-Agentcard-Site = req.http.X-Agentcard-Site + "&ctx.section=sport";
 #     }
 sub agentcard_site {
-    if (req.http.X-Agentcard-Host == "news.example") {
-        set req.http.X-Agentcard-Site = "partner_id=org_edge&fragment_id=frg_edge&lang=fr";
+    if (req.http.X-Agentcard-Host == "{{domain}}") {
+        set req.http.X-Agentcard-Site = "partner_id={{partner_id}}&fragment_id={{fragment_id}}&lang={{lang}}";
     }
 }
 

@@ -114,6 +114,10 @@ sub(r'(^backend agentcard \{.*?\.host = )"[^"]*";(.*?\.port = )"[^"]*";',
 sub(r'(set bereq\.(?:connect|first_byte|between_bytes)_timeout = )[0-9.]+m?s;',
     rf'\g<1>{budget_ms}ms;', count=3)
 sub(r'"/etc/varnish/agentcard\.key"', f'"{key_file}"')
+# The test site's values (recipes/cases/cases.json's `site`) in the {{…}} placeholders.
+for name, value in [("domain", "news.example"), ("partner_id", "org_edge"),
+                    ("fragment_id", "frg_edge"), ("lang", "fr"), ("service_host", "127.0.0.1")]:
+    sub(re.escape("{{" + name + "}}"), value)
 open(dst, "w", encoding="utf-8").write(vcl)
 PY
 

@@ -16,24 +16,29 @@ use crate::domain::{Cadence, Invalid, NewPassword};
 use crate::error::ApiError;
 use crate::ids::OrgId;
 use crate::limits;
+use crate::ops::reports::live;
 use crate::ops::{self, members, sessions, subscriptions};
 use crate::password::Caller;
 use askama::Template;
 
 pub fn home(ctx: &mut PersonContext) -> Answer {
-    // An organisation with no site sees its first steps.
-    let (first_steps, glance) = match &ctx.visit.org {
+    // An organisation with no site, or whose edge has sent no request, sees its first steps.
+    let (first_steps, connect, glance) = match &ctx.visit.org {
         Some(_) => {
             let caller = ctx.visit.caller()?;
             let sites = ops::sites::list_sites(ctx.db, &caller)?;
-            (sites.is_empty(), Some(reports::glance(ctx.db, &caller)?))
+            let connect = (sites.first()).map(|site| format!("/sites/{}/connect", site.domain));
+            let silent = live::last_requests(ctx.db, &caller.org, 1)?.is_empty();
+            let glance = reports::glance(ctx.db, &caller)?;
+            (sites.is_empty() || silent, connect, Some(glance))
         }
-        None => (false, None),
+        None => (false, None, None),
     };
     let page = Home {
         layout: ctx.layout(),
         org: ctx.visit.org.clone(),
         first_steps,
+        connect,
         glance,
     };
     Ok(answers::html(200, &page))

@@ -6,10 +6,15 @@ use super::refusal::PageRefusal;
 use crate::domain::DomainName;
 use crate::error::ApiError;
 use crate::ids::{CardId, FragmentId, KeyId, PersonId, RouteId, TokenId};
+use crate::recipes::Recipe;
 
 /// A pending invitation, by its number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InvitationNumber(pub i64);
+
+/// A recipe's file, by the name it is downloaded under (`crate::recipes::RECIPES`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecipeFile(pub &'static str);
 
 /// The secret of a one-time link, as its path carries it (checked by `ops::members::live_link`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +37,7 @@ pub enum Capture {
     Link(LinkSecret),
     Route(RouteId),
     Unsubscribe(UnsubscribeToken),
+    Recipe(RecipeFile),
 }
 
 /// A kind of capture: its name in a pattern, how a segment is parsed, and a segment of valid
@@ -92,6 +98,9 @@ const KINDS: &[Kind] = &[
         name: "unsubscribe",
         parse: |s| Some(Capture::Unsubscribe(UnsubscribeToken(s.to_string()))),
         sample: || format!("{}.{}", "0".repeat(16), "0".repeat(64)),
+        name: "recipe",
+        parse: |s| Recipe::named(s).map(|r| Capture::Recipe(RecipeFile(r.file))),
+        sample: || "worker.js".into(),
     },
 ];
 
@@ -159,6 +168,7 @@ captured!(
     Link: LinkSecret,
     Route: RouteId,
     Unsubscribe: UnsubscribeToken,
+    Recipe: RecipeFile,
 );
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ mod card_form;
 mod cards;
 mod chart;
 mod confirm;
+mod connect;
 mod context;
 mod credentials;
 mod form;

@@ -109,8 +109,10 @@ pub struct LinkPage {
 pub struct Home {
     pub layout: Layout,
     pub org: Option<OrgAccess>,
-    /// The organisation has no site yet.
+    /// The organisation has no site yet, or its edge has sent no request.
     pub first_steps: bool,
+    /// The first site's "Connect an edge" page.
+    pub connect: Option<String>,
     /// The organisation's last 24 hours.
     pub glance: Option<super::chart::Glance>,
 }

@@ -15,7 +15,7 @@ use super::refusal::PageRefusal;
 use super::{
     account, audit, cards, keys, members, one_time_links, second_factor, sign_in, sites, tokens,
 };
-use super::{alerts, reports, why};
+use super::{alerts, connect, reports, why};
 use super::{fragments, report_mail, rules};
 use crate::error::ApiError;
 
@@ -185,6 +185,11 @@ pub static PAGES: &[Page] = &[
     viewer(Get, "/alerts", alerts::list),
     owner(PostInPlace, "/alerts", alerts::save),
     viewer(Post, "/alerts/mail", alerts::mail),
+    // Connecting an edge: the values, a key, the recipes (each a download), the live check.
+    viewer(Get, "/sites/{domain}/connect", connect::page),
+    member(PostInPlace, "/sites/{domain}/connect", connect::make_key),
+    viewer(Get, "/sites/{domain}/connect/live", connect::live_check),
+    viewer(Get, "/sites/{domain}/connect/{recipe}", connect::download),
     // The site map: sites, their fragments, default and rules.
     viewer(Get, "/sites", sites::list),
     member(PostInPlace, "/sites", sites::create),

@@ -1,5 +1,5 @@
-//! "Why this card?" on a site's page: a page URL, a language, `ctx` key-values and optionally
-//! a User-Agent, answered step by step by the code that serves `/fragment`
+//! "Why this card?" on a site's page: a page URL, a language, the `fragment_id` the edge sends
+//! (the site default's unless changed), `ctx` key-values and optionally a User-Agent, answered step by step by the code that serves `/fragment`
 //! (`ops::why`, `delivery::diagnosis`): the rule or default that resolved the fragment, its
 //! status, each card considered and what became of it, the order of those kept, the card
 //! served and the exact answer; the organisation's cards never looked at, and why.
@@ -116,7 +116,9 @@ pub struct WhyPage {
 struct WhyForm;
 
 impl WhyForm {
-    fn inputs() -> Inputs {
+    /// The form, its `fragment_id` the site default's (what the connect page tells the edge
+    /// to send).
+    fn inputs(default: Option<String>) -> Inputs {
         Inputs(vec![
             Input::new("why", "page_url", "Page URL")
                 .required()
@@ -129,14 +131,22 @@ impl WhyForm {
                 .kind(InputKind::Lines(3))
                 .hint("One key=value a line, as the page's ctx.<key> parameters."),
             Input::new("why", "fragment_id", "fragment_id")
-                .hint("The fragment the edge names, when the page resolves to none."),
+                .required()
+                .value(default.unwrap_or_default())
+                .hint(
+                    "The fragment the edge sends (/fragment refuses a request without one): it \
+                     serves when the page resolves to none.",
+                ),
             Input::new("why", "user_agent", "User-Agent")
                 .hint("The agent's, to see the marker and purpose it is counted under."),
         ])
     }
 
-    /// The form's values as `ops::why` takes them; a `ctx` line without `=` refused.
-    fn validate(query: &Form) -> Result<Question, Invalid> {
+    /// The form's values as `ops::why` takes them; a `ctx` line without `=` refused. A
+    /// `fragment_id` sent empty is the site default's, as the form fills it in, and refused as
+    /// `/fragment` refuses it where there is no default; a link that names none (a card's
+    /// pages) asks with the default's, else with none.
+    fn validate(query: &Form, default: Option<&str>) -> Result<Question, Invalid> {
         let optional = |name: &str| Some(query.get(name).trim()).filter(|v| !v.is_empty());
         let mut pairs = Vec::new();
         for line in query
@@ -150,12 +160,17 @@ impl WhyForm {
                 .ok_or_else(|| Invalid::new("ctx", format!("{}: expected key=value", cut(line))))?;
             pairs.push((key.trim().to_string(), value.trim().to_string()));
         }
+        let fragment_id = optional("fragment_id").or(default);
+        if fragment_id.is_none() && query.all("fragment_id").next().is_some() {
+            let message = "partner_id and fragment_id are required";
+            return Err(Invalid::new("fragment_id", message));
+        }
         Ok(Question {
             page_url: query.get("page_url").trim().to_string(),
             lang: query.get("lang").to_string(),
             ctx: pairs,
             format: None,
-            fragment_id: optional("fragment_id").map(str::to_string),
+            fragment_id: fragment_id.map(str::to_string),
             user_agent: optional("user_agent").map(str::to_string),
         })
     }
@@ -169,14 +184,24 @@ pub fn page(ctx: &mut PageContext) -> Answer {
     let mut page = WhyPage {
         layout: ctx.layout(),
         domain: domain.as_str().to_string(),
-        form: WhyForm::inputs(),
+        form: WhyForm::inputs(
+            map.site
+                .default_fragment_id
+                .as_ref()
+                .map(ToString::to_string),
+        ),
         found: None,
     };
     if ctx.query.all("page_url").next().is_none() {
         return Ok(answers::html(200, &page));
     }
     page.form = std::mem::take(&mut page.form).sent(&ctx.query);
-    let question = match WhyForm::validate(&ctx.query) {
+    let default = map
+        .site
+        .default_fragment_id
+        .as_ref()
+        .map(ToString::to_string);
+    let question = match WhyForm::validate(&ctx.query, default.as_deref()) {
         Ok(question) => question,
         Err(invalid) => return Ok(refused(page, invalid)),
     };

@@ -15,6 +15,23 @@ for (const button of document.querySelectorAll("button[data-copy]")) {
   });
 }
 
+// The live check of "Connect an edge": its fragment fetched again every 3 s while the page is
+// shown, and replaced only when it changed (a screen reader hears the new request once).
+const live = document.querySelector("[data-live]");
+if (live) {
+  setInterval(async () => {
+    if (document.hidden) return;
+    try {
+      const answer = await fetch(live.dataset.live, { credentials: "same-origin" });
+      if (!answer.ok) return;
+      const html = (await answer.text()).trim();
+      if (html !== live.innerHTML.trim()) live.innerHTML = html;
+    } catch {
+      // The next turn tries again.
+    }
+  }, 3000);
+}
+
 // The sign-in's proof of work, asked during a flood of sign-ins from new browsers: a Web Worker
 // (/proof-worker.js) finds the nonce while the person types; a sign-in sent before it is found
 // goes once it is. Without script, the page says to wait and sign in again later.

@@ -463,7 +463,7 @@ def agents_ask_and_the_member_reads_the_numbers(member, key, fragment_id):
     member.follow("Why this card?", "why this card")
     member.fill("Page URL", page_url)
     member.choose("Language", "en")
-    member.fill("fragment_id (optional)", fragment_id)
+    member.fill("fragment_id", fragment_id)
     member.fill("User-Agent (optional)", "GPTBot/1.2")
     member.press("Explain", "why this card, answered")
     shown = member.driver.find_element("css selector", "#why-served").get_attribute("data-card")

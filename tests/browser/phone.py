@@ -28,12 +28,13 @@ WIDTH, HEIGHT = 390, 844
 MOST_HEADER = 120
 # axe's tags for this pass: WCAG 2 A and AA up to 2.2, whose AA holds target size (2.5.8).
 PHONE_AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
-# Pages a crawl must not open: files (a site's stored icon among them), and one-time links
+# Pages a crawl must not open: files (a site's stored icon, the recipes of "Connect an edge",
+# and its live check, the fragment console.js fetches into that page), and one-time links
 # (opened once, on purpose, below).
 # The factor's step is reached only after a password (journeys.py checks it); a report mail's
 # unsubscribe page only from its mail (tests/it/report_mail.rs opens it).
 SKIPPED = re.compile(
-    r"^/(console\.css|console\.js|link/|unsubscribe/|sign-in/second-factor$)|/icon$")
+    r"^/(console\.css|console\.js|link/|unsubscribe/|sign-in/second-factor$)|/icon$|/connect/[^/]+$")
 MOST_PAGES = 300
 
 

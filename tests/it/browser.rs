@@ -117,6 +117,46 @@ fn an_owner_and_a_member_do_the_console_only_tasks_in_a_browser() {
     assert!(stdout.contains("every journey passed"), "{stdout}");
 }
 
+/// `tests/browser/connect.py`: the owner of a new organisation, from the console alone, maps a
+/// site with a served default, makes a key on "Connect an edge", takes a recipe, sends the
+/// edge's request by hand and sees the live check turn green.
+#[test]
+#[cfg_attr(
+    not(feature = "external-tools"),
+    ignore = "needs Chromium, chromedriver, selenium and axe-core: cargo test --features external-tools"
+)]
+fn a_new_organisations_owner_connects_an_edge_from_the_console_alone() {
+    let server = ConsoleServer::start();
+    let org = server.admin(&["org", "create", "--name", "Edge Day"]);
+    let org_id = org["id"].as_str().unwrap();
+    let email = "owner@edge-day.example";
+    let owner = server.admin(&[
+        "user", "create", "--email", email, "--org", org_id, "--role", "owner",
+    ]);
+    let screenshots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("connect-screenshots");
+    let output = python_tool("python")
+        .arg(browser_tests().join("connect.py"))
+        .current_dir(browser_tests())
+        .env("SE_OFFLINE", "true")
+        .env("AGENTCARD_SCREENSHOTS", &screenshots)
+        .env("AGENTCARD_CONSOLE", &server.console)
+        .env("AGENTCARD_API", format!("http://{}", server.own.addr))
+        .env("AGENTCARD_OWNER_LINK", owner["link"].as_str().unwrap())
+        .env("AGENTCARD_CLIENT_IP_HEADER", CLIENT_IP_HEADER)
+        .env("AGENTCARD_CLIENT_IP", "203.0.113.78")
+        .output()
+        .expect("run tests/browser/connect.py with the project's Python (.venv/)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{stdout}");
+    assert!(
+        output.status.success(),
+        "the connect journey failed (screenshots in {}):\n{stdout}\n{stderr}",
+        screenshots.display()
+    );
+    assert!(stdout.contains("the edge is connected"), "{stdout}");
+}
+
 /// `agentcard admin ARGS…` on this test's database: its JSON object.
 fn admin(args: &[&str], settings: &[(&str, &str)]) -> Value {
     let (ok, stdout, stderr) = agentcard(&[&["admin"], args].concat(), settings);

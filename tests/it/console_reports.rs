@@ -550,7 +550,8 @@ fn why_this_card_names_the_card_and_the_answer_fragment_serves() {
 fn why_this_card_refuses_what_fragment_would_next_to_the_field() {
     let w = World::new();
     let mut w = w;
-    w.site("refuse.example");
+    let site = w.site("refuse.example");
+    let fragment = w.fragment(site, "/f", true);
     harness::sync_cache();
     let member = Browser::signed_in(&person(Some(&w.org_id), Role::Member));
     let long = format!("https://refuse.example/{}", "a".repeat(2048));
@@ -566,12 +567,25 @@ fn why_this_card_refuses_what_fragment_would_next_to_the_field() {
             "novalue",
             "ctx",
         ),
+        // /fragment refuses a request without fragment_id; the site has no default to fill in.
+        (
+            "https://refuse.example/".to_string(),
+            "fr",
+            "",
+            "fragment_id",
+        ),
     ];
     for (url, lang, ctx, field) in cases {
+        let fragment_id = if field == "fragment_id" {
+            ""
+        } else {
+            &fragment
+        };
         let query: String = url::form_urlencoded::Serializer::new(String::new())
             .append_pair("page_url", &url)
             .append_pair("lang", lang)
             .append_pair("ctx", ctx)
+            .append_pair("fragment_id", fragment_id)
             .finish();
         let resp = member.get(&format!("/sites/refuse.example/why?{query}"));
         assert_eq!(resp.status, 422, "{field}: {}", resp.text());

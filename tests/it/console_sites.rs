@@ -522,7 +522,7 @@ fn another_organisations_site_fragment_and_rule_are_not_found_and_left_alone() {
 }
 
 #[test]
-fn an_organisation_with_no_site_is_shown_its_first_steps() {
+fn an_organisation_with_no_site_or_no_request_is_shown_its_first_steps() {
     let member = Browser::signed_in(&person(Some(&new_org()), Role::Member));
     for path in ["/", "/sites"] {
         let page = member.get(path).text();
@@ -531,9 +531,12 @@ fn an_organisation_with_no_site_is_shown_its_first_steps() {
             assert!(page.contains(&format!("href=\"{link}\"")), "{path}: {link}");
         }
     }
+    // With a site and no request yet: the last step leads to its "Connect an edge".
     let desk = desk();
     desk.add_site("steps.example");
-    assert!(!desk.member.get("/").text().contains("First steps"));
+    let home = desk.member.get("/").text();
+    assert!(home.contains("First steps"), "{home}");
+    assert!(home.contains("href=\"/sites/steps.example/connect\" id=\"first-steps-connect\""));
 }
 
 #[test]

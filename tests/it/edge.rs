@@ -6,59 +6,29 @@
 
 mod metrics;
 
-use crate::edge_fixtures::{get_once, read_answer, Edge, BUDGET_MS, CASES_KEY, GPTBOT};
+use crate::edge_fixtures::{get_once, read_answer, Edge, Stubs, CASES_KEY, GPTBOT, HARNESS};
 use crate::fixtures::{free_local_addr, test_authority, CardSpec, World};
 use crate::harness::server;
-use std::io::{BufRead, BufReader, Read, Write};
+use agentcard::recipes::{Recipe, Values};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 const KEY_VAR: &str = "AGENTCARD_EDGE_KEY";
-const HARNESS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/recipes/cases/harness.py");
-/// The shared cases' site (recipes/cases/cases.json, `site`).
-const CASES_SITES: &str = "[[site]]\ndomain = \"news.example\"\npartner_id = \"org_edge\"\n\
-                           fragment_id = \"frg_edge\"\nlang = \"fr\"\n";
-
-/// `harness.py stubs`: the cases' origin and card stub. Killed when dropped.
-struct Stubs {
-    child: Child,
-    origin: SocketAddr,
-    card: SocketAddr,
-}
-
-impl Stubs {
-    fn start() -> Stubs {
-        let (origin, card) = (free_local_addr(), free_local_addr());
-        let mut child = Command::new("python3")
-            .arg(HARNESS)
-            .arg("stubs")
-            .args(["--origin-port", &origin.port().to_string()])
-            .args(["--card-port", &card.port().to_string()])
-            .args(["--markup", "none", "--budget-ms", BUDGET_MS])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("run python3 recipes/cases/harness.py stubs");
-        let mut ready = String::new();
-        let stdout = child.stdout.take().expect("the stubs' stdout");
-        BufReader::new(stdout)
-            .read_line(&mut ready)
-            .expect("read the stubs' first line");
-        assert_eq!(ready.trim(), "ready", "the stubs did not start");
-        Stubs {
-            child,
-            origin,
-            card,
-        }
-    }
-}
-
-impl Drop for Stubs {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The shared cases' site (recipes/cases/cases.json, `site`) in the sites file of
+/// `recipes/edge/`, as the console's "Connect an edge" fills it in.
+pub fn cases_sites() -> String {
+    let values = Values {
+        domain: "news.example",
+        partner_id: "org_edge",
+        fragment_id: Some("frg_edge"),
+        lang: Some("fr"),
+        service_url: None,
+        key: None,
+    };
+    Recipe::named("sites.toml").unwrap().filled(&values)
 }
 
 /// Runs `harness.py check` on the edge; its output, its report (one JSON object a case).
@@ -86,8 +56,8 @@ fn check_cases(edge: &Edge, stubs: &Stubs) -> (bool, String, Vec<serde_json::Val
 
 #[test]
 fn every_shared_case_passes_through_the_edge_with_one_log_line_per_cause() {
-    let stubs = Stubs::start();
-    let edge = Edge::start(stubs.origin, stubs.card, CASES_SITES, &[]);
+    let stubs = Stubs::start("none");
+    let edge = Edge::start(stubs.origin, stubs.card, &cases_sites(), &[]);
     let (passed, output, cases) = check_cases(&edge, &stubs);
     assert!(
         passed,
@@ -131,8 +101,8 @@ fn get(addr: SocketAddr, host: &str, path: &str, user_agent: &str) -> (String, V
 
 #[test]
 fn a_body_announced_with_expect_100_continue_is_asked_for_at_once_and_reaches_the_origin() {
-    let stubs = Stubs::start();
-    let edge = Edge::start(stubs.origin, stubs.card, CASES_SITES, &[]);
+    let stubs = Stubs::start("none");
+    let edge = Edge::start(stubs.origin, stubs.card, &cases_sites(), &[]);
     let mut stream = TcpStream::connect(edge.addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -162,7 +132,7 @@ fn a_card_from_a_real_agentcard_serve_goes_before_the_article_with_its_brand_lin
          lang = \"fr\"\n",
         world.org_id
     );
-    let stubs = Stubs::start();
+    let stubs = Stubs::start("none");
     let key = world.key.clone();
     let edge = Edge::start(
         stubs.origin,
@@ -207,9 +177,9 @@ fn a_card_from_a_real_agentcard_serve_goes_before_the_article_with_its_brand_lin
 
 #[test]
 fn a_service_that_refuses_connections_leaves_the_page_unchanged_and_says_unreachable() {
-    let stubs = Stubs::start();
+    let stubs = Stubs::start("none");
     let closed = free_local_addr();
-    let edge = Edge::start(stubs.origin, closed, CASES_SITES, &[]);
+    let edge = Edge::start(stubs.origin, closed, &cases_sites(), &[]);
     let (direct_head, direct_body) = get(stubs.origin, "news.example", "/card-closed", "x");
     let (head, body) = get(edge.addr, "news.example", "/card-closed", GPTBOT);
     assert_eq!(body, direct_body);
@@ -221,7 +191,7 @@ fn a_service_that_refuses_connections_leaves_the_page_unchanged_and_says_unreach
 
 #[test]
 fn abc_txt_is_served_byte_for_byte_to_every_user_agent() {
-    let stubs = Stubs::start();
+    let stubs = Stubs::start("none");
     let dir = tempdir("abc");
     let file =
         b"\xEF\xBB\xBFcards.example, acc_1, direct # ours\n\nother.example, 42, RESELLER, x\n";
@@ -230,7 +200,7 @@ fn abc_txt_is_served_byte_for_byte_to_every_user_agent() {
     let edge = Edge::start(
         stubs.origin,
         stubs.card,
-        CASES_SITES,
+        &cases_sites(),
         &[("AGENTCARD_EDGE_ABC_TXT", abc.to_str().unwrap())],
     );
     for user_agent in [GPTBOT, "Mozilla/5.0 Firefox/130.0"] {
@@ -272,27 +242,27 @@ fn assert_refused(sites: &str, env: &[(&str, &str)], named: &str) -> String {
 #[test]
 fn a_bad_configuration_stops_the_start_naming_the_variable_or_the_line() {
     assert_refused(
-        CASES_SITES,
+        &cases_sites(),
         &[("AGENTCARD_EDGE_KEY", "")],
         "AGENTCARD_EDGE_KEY",
     );
     assert_refused(
-        CASES_SITES,
+        &cases_sites(),
         &[("AGENTCARD_EDGE_BUDGET_MS", "soon")],
         "AGENTCARD_EDGE_BUDGET_MS",
     );
     assert_refused(
-        CASES_SITES,
+        &cases_sites(),
         &[("AGENTCARD_EDGE_ORIGIN", "ftp://x")],
         "AGENTCARD_EDGE_ORIGIN",
     );
     assert_refused(
-        CASES_SITES,
+        &cases_sites(),
         &[("AGENTCARD_EDGE_LISTEN", "here")],
         "AGENTCARD_EDGE_LISTEN",
     );
-    let bad_lang = CASES_SITES.replace("\"fr\"", "\"pt\"");
-    assert_refused(&bad_lang, &[], "sites.toml:5: lang");
+    let bad_lang = cases_sites().replace("\"fr\"", "\"pt\"");
+    assert_refused(&bad_lang, &[], "sites.toml:8: lang");
     let dir = tempdir("bad-abc");
     let abc = dir.join("abc.txt");
     std::fs::write(
@@ -306,7 +276,7 @@ fn a_bad_configuration_stops_the_start_naming_the_variable_or_the_line() {
         abc.display()
     );
     assert_refused(
-        CASES_SITES,
+        &cases_sites(),
         &[("AGENTCARD_EDGE_ABC_TXT", abc.to_str().unwrap())],
         &named,
     );
@@ -322,17 +292,18 @@ fn a_management_token_or_anything_but_a_delivery_key_is_refused_without_being_sh
         "hello world",
         "svc_live_x\r\nX-Injected: 1",
     ] {
-        let log = assert_refused(CASES_SITES, &[("AGENTCARD_EDGE_KEY", key)], KEY_VAR);
+        let log = assert_refused(&cases_sites(), &[("AGENTCARD_EDGE_KEY", key)], KEY_VAR);
         assert!(!log.contains(key), "the key was shown: {log}");
     }
 }
 
 #[test]
 fn the_sites_ctx_values_reach_the_card_service_fixed_and_from_the_path() {
-    let stubs = Stubs::start();
+    let stubs = Stubs::start("none");
     let sites = format!(
-        "{CASES_SITES}ctx = {{ edition = \"paris\" }}\n\
-         ctx_from_path = {{ section = 2, depth = 5 }}\n"
+        "{}ctx = {{ edition = \"paris\" }}\n\
+         ctx_from_path = {{ section = 2, depth = 5 }}\n",
+        cases_sites()
     );
     let edge = Edge::start(stubs.origin, stubs.card, &sites, &[]);
     let (head, _) = get(
@@ -360,10 +331,13 @@ fn the_sites_ctx_values_reach_the_card_service_fixed_and_from_the_path() {
 
 #[test]
 fn a_bad_ctx_key_in_the_sites_file_stops_the_start_naming_its_line() {
-    let bad_key = format!("{CASES_SITES}ctx = {{ \"Section Name\" = \"sport\" }}\n");
-    assert_refused(&bad_key, &[], "sites.toml:6: ctx.Section Name");
-    let bad_segment = format!("{CASES_SITES}\nctx_from_path = {{ section = 0 }}\n");
-    assert_refused(&bad_segment, &[], "sites.toml:7: ctx_from_path.section");
+    let bad_key = format!(
+        "{}ctx = {{ \"Section Name\" = \"sport\" }}\n",
+        cases_sites()
+    );
+    assert_refused(&bad_key, &[], "sites.toml:9: ctx.Section Name");
+    let bad_segment = format!("{}\nctx_from_path = {{ section = 0 }}\n", cases_sites());
+    assert_refused(&bad_segment, &[], "sites.toml:10: ctx_from_path.section");
 }
 
 /// A server on loopback answering every request with `answer` and closing the connection.
@@ -490,7 +464,7 @@ fn tls_card_server(card: &'static str) -> (String, SocketAddr) {
 #[test]
 fn an_https_service_is_trusted_through_the_ca_file_and_never_without_verification() {
     const CARD: &str = "<aside class=\"agentcard\" data-card-id=\"crd_tls\" data-brand=\"TLS\" lang=\"fr\">x</aside>";
-    let stubs = Stubs::start();
+    let stubs = Stubs::start("none");
     let (authority, tls) = tls_card_server(CARD);
     let dir = tempdir("tls");
     std::fs::write(dir.join("ca.pem"), authority).unwrap();
@@ -499,7 +473,7 @@ fn an_https_service_is_trusted_through_the_ca_file_and_never_without_verificatio
     let trusting = Edge::start(
         stubs.origin,
         unused,
-        CASES_SITES,
+        &cases_sites(),
         &[
             ("AGENTCARD_EDGE_SERVICE", &service),
             (
@@ -519,7 +493,7 @@ fn an_https_service_is_trusted_through_the_ca_file_and_never_without_verificatio
     let unverified = Edge::start(
         stubs.origin,
         unused,
-        CASES_SITES,
+        &cases_sites(),
         &[("AGENTCARD_EDGE_SERVICE", &service)],
     );
     let (_, body) = get(unverified.addr, "news.example", "/card-closed", GPTBOT);

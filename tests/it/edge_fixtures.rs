@@ -1,12 +1,56 @@
-//! What the edge's test modules share: `agentcard edge` as a child process, and the decoding
-//! of an answer and its chunked body.
+//! What the edge's test modules share: `agentcard edge` as a child process, the shared cases'
+//! stubs (`recipes/cases/harness.py stubs`), and the decoding of an answer and its chunked body.
 
 use crate::fixtures::free_local_addr;
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// The shared cases' stubs and checker.
+pub const HARNESS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/recipes/cases/harness.py");
+
+/// `harness.py stubs`: the cases' origin and card stub. Killed when dropped.
+pub struct Stubs {
+    child: Child,
+    pub origin: SocketAddr,
+    pub card: SocketAddr,
+}
+
+impl Stubs {
+    /// With the include of `markup` (`none`, `esi`, `ssi`) where a page places the card.
+    pub fn start(markup: &str) -> Stubs {
+        let (origin, card) = (free_local_addr(), free_local_addr());
+        let mut child = Command::new("python3")
+            .arg(HARNESS)
+            .arg("stubs")
+            .args(["--origin-port", &origin.port().to_string()])
+            .args(["--card-port", &card.port().to_string()])
+            .args(["--markup", markup, "--budget-ms", BUDGET_MS])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("run python3 recipes/cases/harness.py stubs");
+        let mut ready = String::new();
+        let stdout = child.stdout.take().expect("the stubs' stdout");
+        BufReader::new(stdout)
+            .read_line(&mut ready)
+            .expect("read the stubs' first line");
+        assert_eq!(ready.trim(), "ready", "the stubs did not start");
+        Stubs {
+            child,
+            origin,
+            card,
+        }
+    }
+}
+
+impl Drop for Stubs {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
 
 /// The delivery key the edges under test are given (recipes/cases/cases.json, `site`).
 pub const CASES_KEY: &str = "svc_live_edgetestkey0123456789";

@@ -25,7 +25,7 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 // ---- assertions and readers ----
 
@@ -541,6 +541,14 @@ pub fn connect_from(from: &str, addr: SocketAddr) -> std::io::Result<std::net::T
 }
 
 /// A loopback address with a port free now, for a process to listen on.
+/// Sleeps into the next whole second (the live check samples one request a second).
+pub fn next_second() {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    std::thread::sleep(Duration::from_nanos(
+        1_000_000_000 - u64::from(now.subsec_nanos()),
+    ));
+}
+
 pub fn free_local_addr() -> SocketAddr {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())

@@ -87,6 +87,9 @@
 //!   words, the pages' notices, error pages and scrolling tables.
 //! - `console_reports`: the Reports page after real `/fragment` requests: the numbers, CSV and
 //!   buckets of `admin report` for the same window, names and links, refusals, isolation.
+//! - `connect`: "Connect an edge": the values, a key made once, the recipes filled in and
+//!   downloaded; the live check after a served request, a `400` and a `403`; the downloaded
+//!   nginx configuration and Worker run in nginx and workerd (a card to an agent only).
 //! - `browser`: the console's main journeys in Chromium (Selenium), every page checked by axe-core;
 //!   every page again at a phone's width (390×844: axe with target size, no sideways scroll).
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
@@ -118,6 +121,7 @@ mod auth;
 mod browser;
 mod cards;
 mod client;
+mod connect;
 mod console;
 mod console_access;
 mod console_acting;

@@ -6,7 +6,7 @@
 //! `ops::reports::live`.
 
 use crate::console_fixtures::{person, Browser};
-use crate::fixtures::{admin, admin_output, assert_error, CardSpec, World};
+use crate::fixtures::{admin, admin_output, assert_error, next_second, CardSpec, World};
 use crate::harness::{self, db, Client, Resp};
 use agentcard::auth::{self, SecretKind};
 use agentcard::domain::{Ending, Reason, Refused, Role};
@@ -14,7 +14,7 @@ use agentcard::ids::{KeyId, OrgId};
 use agentcard::ops::reports::live::{self, Sample, SAMPLES_KEPT};
 use agentcard::ops::{self, Actor};
 use serde_json::{json, Value};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 /// A flush runs every `REPORT_FLUSH_MS`; what it writes arrives well within this.
 const FLUSHED_WITHIN: Duration = Duration::from_secs(10);
@@ -199,14 +199,6 @@ fn samples(org_id: &str, n: usize, status: u16) -> Vec<Sample> {
     read_until(read, |samples| {
         samples.first().is_some_and(|s| s.status == status)
     })
-}
-
-/// Sleeps into the next whole second.
-fn next_second() {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
-    std::thread::sleep(Duration::from_nanos(
-        1_000_000_000 - u64::from(now.subsec_nanos()),
-    ));
 }
 
 #[test]

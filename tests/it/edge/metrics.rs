@@ -3,7 +3,7 @@
 //! read by Prometheus's parsers, every count exact; and no listener but the proxy's without
 //! the variable.
 
-use super::{get, Edge, Stubs, CASES_SITES, GPTBOT};
+use super::{cases_sites, get, Edge, Stubs, GPTBOT};
 use crate::fixtures::{free_local_addr, scrape, Scrape};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -95,7 +95,7 @@ fn scrape_settled(metrics: SocketAddr, calls: f64, open: f64) -> Scrape {
     ignore = "needs prometheus_client: cargo test --features external-tools"
 )]
 fn metrics_count_every_request_kind_fail_open_cause_and_placed_card_exactly() {
-    let stubs = Stubs::start();
+    let stubs = Stubs::start("none");
     let metrics = free_local_addr();
     let dir = super::tempdir("metrics");
     std::fs::write(dir.join("abc.txt"), "cards.example, acc_1, DIRECT\n").unwrap();
@@ -103,7 +103,7 @@ fn metrics_count_every_request_kind_fail_open_cause_and_placed_card_exactly() {
     let edge = Edge::start(
         stubs.origin,
         stubs.card,
-        CASES_SITES,
+        &cases_sites(),
         &[
             ("AGENTCARD_EDGE_METRICS_LISTEN", &metrics.to_string()),
             ("AGENTCARD_EDGE_ABC_TXT", abc.to_str().unwrap()),
@@ -168,16 +168,16 @@ fn metrics_count_every_request_kind_fail_open_cause_and_placed_card_exactly() {
 
 #[test]
 fn without_the_variable_the_edge_listens_on_the_proxy_port_only() {
-    let stubs = Stubs::start();
-    let edge = Edge::start(stubs.origin, stubs.card, CASES_SITES, &[]);
+    let stubs = Stubs::start("none");
+    let edge = Edge::start(stubs.origin, stubs.card, &cases_sites(), &[]);
     assert_eq!(listening_ports(edge.child.id()), [edge.addr.port()]);
 }
 
 #[test]
 fn a_metrics_address_that_is_none_or_taken_stops_the_start_naming_the_variable() {
     let var = "AGENTCARD_EDGE_METRICS_LISTEN";
-    super::assert_refused(CASES_SITES, &[(var, "here")], var);
+    super::assert_refused(&cases_sites(), &[(var, "here")], var);
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let taken = taken.local_addr().unwrap().to_string();
-    super::assert_refused(CASES_SITES, &[(var, &taken)], var);
+    super::assert_refused(&cases_sites(), &[(var, &taken)], var);
 }
