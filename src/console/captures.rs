@@ -98,6 +98,8 @@ const KINDS: &[Kind] = &[
         name: "unsubscribe",
         parse: |s| Some(Capture::Unsubscribe(UnsubscribeToken(s.to_string()))),
         sample: || format!("{}.{}", "0".repeat(16), "0".repeat(64)),
+    },
+    Kind {
         name: "recipe",
         parse: |s| Recipe::named(s).map(|r| Capture::Recipe(RecipeFile(r.file))),
         sample: || "worker.js".into(),
