@@ -324,8 +324,16 @@ fn the_live_check_shows_a_served_request_then_a_400_and_a_403_with_their_reasons
 /// A child process killed when dropped.
 struct Running(Child);
 
+/// Stopped with SIGTERM, so that nginx's master stops its workers (a SIGKILL leaves them
+/// running, holding the test's output); killed after 10 s if it is still there.
 impl Drop for Running {
     fn drop(&mut self) {
+        let pid = self.0.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let started = Instant::now();
+        while matches!(self.0.try_wait(), Ok(None)) && started.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
@@ -487,6 +495,7 @@ fn the_nginx_recipe_downloaded_from_the_connect_page_serves_the_card_to_an_agent
         .arg(&work)
         .arg("-c")
         .arg(conf.join("nginx.conf"))
+        .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
