@@ -7,7 +7,7 @@ use super::refusal::PageRefusal;
 use super::session::Visit;
 use crate::db::people::{Member, OrgAccess, PendingInvitation};
 use crate::db::sessions::SessionListed;
-use crate::error::{ApiError, RETRY_AFTER_SECONDS};
+use crate::error::{ApiError, RETRY_AFTER_SECONDS, UNAVAILABLE_RETRY_AFTER_SECONDS};
 use crate::http::Response;
 use crate::ids::PersonId;
 use crate::ops::once::{Made, SHOWN_ALREADY};
@@ -344,6 +344,9 @@ pub fn refusal(refusal: &PageRefusal, visit: Option<&Visit>) -> Response {
         | PageRefusal::Hashes(_)
         | PageRefusal::UnknownBrowsers => {
             response.header("Retry-After", RETRY_AFTER_SECONDS.to_string())
+        }
+        PageRefusal::Api(ApiError::Unavailable(_)) => {
+            response.header("Retry-After", UNAVAILABLE_RETRY_AFTER_SECONDS.to_string())
         }
         _ => response,
     }
