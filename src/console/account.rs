@@ -21,7 +21,7 @@ pub fn home(ctx: &mut PersonContext) -> Answer {
         Some(_) => {
             let caller = ctx.visit.caller()?;
             let sites = ops::sites::list_sites(ctx.db, &caller)?;
-            (sites.is_empty(), Some(reports::glance(ctx.db, &caller)?))
+            (sites.is_empty(), Some(reports::glance(ctx, &caller)?))
         }
         None => (false, None),
     };
