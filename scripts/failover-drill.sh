@@ -19,10 +19,11 @@
 #    then until a write succeeds again, and SETTLE more seconds.
 # 4. Stops the load and the instances (SIGTERM: their last flush goes to the new primary), and
 #    prints the requests made and failed by status (a 503 with or without Retry-After), the
-#    time from the kill to the promotion and to the first write that succeeded, the report's
-#    count on the new primary against the /fragment requests the instances answered (HAProxy's
-#    count of the backend's responses, less the writes and the console's reads), and the
-#    writes acknowledged before the kill that the new primary does not hold.
+#    time from the kill to `pg_ctl promote` and to the answer of the first write sent after the
+#    kill that succeeded, the report's count on the new primary against the /fragment requests
+#    the instances answered (HAProxy's count of the backend's responses, less the writes and the
+#    console's reads), and the writes acknowledged before the kill that the new primary does
+#    not hold.
 #    Targets, synchronous: 0 failed /fragment requests, no /v1 answer 500, every 503 with
 #    Retry-After, no acknowledged write lost, the count equal to the requests answered; the
 #    script exits non-zero when one is missed. Asynchronous: the losses are measured and said.
@@ -177,7 +178,7 @@ make_viewer() {
 # ---------------------------------------------------------------- the load beside wrk
 
 # write_loop: a new site every 0.2 s through HAProxy, the tokens in turn; a line per write:
-# the time it was sent (ms), its status, its Retry-After, its domain.
+# the times it was sent and answered (ms), its status, its Retry-After, its domain.
 write_loop() {
 	local n=0 sent answer status retry_after
 	while [[ ! -e $STOP_FILE ]]; do
@@ -186,7 +187,7 @@ write_loop() {
 			-H "Authorization: Bearer ${TOKENS[n % WRITERS]}" -H 'Content-Type: application/json' \
 			-d '{}' "http://127.0.0.1:$LB_PORT/v1/sites/w$n.failover.example" || echo "000")
 		read -r status retry_after <<<"$answer"
-		echo "$sent ${status:-000} ${retry_after:--} w$n.failover.example" >>"$WRITES_LOG"
+		echo "$sent $(now_ms) ${status:-000} ${retry_after:--} w$n.failover.example" >>"$WRITES_LOG"
 		n=$((n + 1))
 		sleep 0.2
 	done
@@ -222,9 +223,9 @@ stop_loops() {
 	forget "$READ_PID"
 }
 
-# first_write_ok_after MS: the send time of the first write sent after MS that succeeded.
+# first_write_ok_after MS: when the first write sent after MS that succeeded was answered.
 first_write_ok_after() {
-	awk -v t="$1" '$1 > t && $2 ~ /^20/ { print $1; exit }' "$WRITES_LOG"
+	awk -v t="$1" '$1 > t && $3 ~ /^20/ { print $2; exit }' "$WRITES_LOG"
 }
 
 # by_status FILE COLUMN: "status: count" for each status in the column, most first.
@@ -267,8 +268,8 @@ sleep "$SETTLE"
 KILLED_AT=$(now_ms)
 kill_primary
 sleep "$PROMOTE_AFTER"
-promote_standby
 PROMOTED_AT=$(now_ms)
+promote_standby
 for ((tries = 0; tries < 600; tries++)); do
 	[[ -n $(first_write_ok_after "$KILLED_AT") ]] && break
 	sleep 0.1
@@ -288,23 +289,23 @@ for ((i = 0; i < INSTANCES; i++)); do
 done
 counted=$(report_total)
 read -r _ requests non2xx errors < <(tail -n 1 "$RESULTS")
-awk '$2 ~ /^20/ && $1 < '"$KILLED_AT"' { print $4 }' "$WRITES_LOG" | sort >"$WORKDIR/acknowledged"
+awk '$3 ~ /^20/ && $2 < '"$KILLED_AT"' { print $5 }' "$WRITES_LOG" | sort >"$WORKDIR/acknowledged"
 PGCONNECT_TIMEOUT=10 psql -X -w -Atq -d "$DB_URL" \
 	-c "SELECT domain FROM sites WHERE domain LIKE 'w%.failover.example'" | sort >"$WORKDIR/held"
 lost_writes=$(comm -23 "$WORKDIR/acknowledged" "$WORKDIR/held" | wc -l)
-writes_500=$(awk '$2 == 500' "$WRITES_LOG" | wc -l)
-unavailable_without_retry=$(awk '$2 == 503 && $3 == "-"' "$WRITES_LOG" | wc -l)
+writes_500=$(awk '$3 == 500' "$WRITES_LOG" | wc -l)
+unavailable_without_retry=$(awk '$3 == 503 && $4 == "-"' "$WRITES_LOG" | wc -l)
 
-section "failover of a $MODE standby: $INSTANCES instances behind HAProxy, $CONNECTIONS connections"
+section "failover to a $MODE standby: $INSTANCES instances behind HAProxy, $CONNECTIONS connections"
 machine
 echo "/fragment: $requests requests, $non2xx non-2xx, $errors socket errors"
 echo "/v1 writes: $writes, by status (000: no answer):"
-by_status "$WRITES_LOG" 2 | sed 's/^/  /'
+by_status "$WRITES_LOG" 3 | sed 's/^/  /'
 echo "  503 without Retry-After: $unavailable_without_retry"
 echo "console reads (Reports page): $reads, by status:"
 by_status "$READS_LOG" 2 | sed 's/^/  /'
-echo "kill to promotion: $((PROMOTED_AT - KILLED_AT)) ms (PROMOTE_AFTER $PROMOTE_AFTER s)"
-echo "kill to the first write that succeeded: $((WRITES_BACK_AT - KILLED_AT)) ms; promotion to it: $((WRITES_BACK_AT - PROMOTED_AT)) ms"
+echo "kill to \`pg_ctl promote\`: $((PROMOTED_AT - KILLED_AT)) ms (PROMOTE_AFTER $PROMOTE_AFTER s)"
+echo "kill to the first write that succeeded: $((WRITES_BACK_AT - KILLED_AT)) ms; \`pg_ctl promote\` to it: $((WRITES_BACK_AT - PROMOTED_AT)) ms"
 echo "writes acknowledged before the kill: $(wc -l <"$WORKDIR/acknowledged"); not on the new primary: $lost_writes"
 echo "/fragment requests answered by the instances: $answered; counted by the report on the new primary: $counted (difference $((counted - answered)))"
 echo "instances that exited with a status other than 0: $BAD_EXITS"
