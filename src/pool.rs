@@ -79,7 +79,7 @@ impl Pool {
             connections: PostgresConnectionManager::new(config, NoTls),
             role,
         };
-        let database = Arc::new(DatabaseState::default());
+        let database = Arc::new(DatabaseState::of(role));
         let connections = r2d2::Pool::builder()
             .max_size(size)
             .min_idle(Some(0))
@@ -151,15 +151,6 @@ struct DatabaseState {
     outage: FailureLog,
 }
 
-impl Default for DatabaseState {
-    fn default() -> Self {
-        DatabaseState {
-            up: AtomicBool::new(true),
-            outage: FailureLog::new("the database"),
-        }
-    }
-}
-
 impl std::fmt::Debug for DatabaseState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DatabaseState")
@@ -169,6 +160,18 @@ impl std::fmt::Debug for DatabaseState {
 }
 
 impl DatabaseState {
+    /// Up, until the pool sees otherwise; its outages logged under the role's name.
+    fn of(role: Role) -> Self {
+        let name = match role {
+            Role::Primary => "the database",
+            Role::Replica => "the replica",
+        };
+        DatabaseState {
+            up: AtomicBool::new(true),
+            outage: FailureLog::new(name),
+        }
+    }
+
     fn answered(&self) {
         if !self.up.swap(true, Ordering::AcqRel) {
             self.outage.succeeded();
