@@ -1,9 +1,10 @@
 //! A second database: the reports read on a replica (`AGENTCARD_REPLICA_URL`), a second
 //! clone of the template standing in for it with numbers of its own, what is read there is
-//! what the Reports page, its CSV and `admin report` show, and without the setting the
-//! primary's; and a primary that stops accepting writes (`default_transaction_read_only`, its
-//! connections cut, as a demotion does): `/v1` answers `503 unavailable` with `Retry-After`,
-//! never `500`, writes nothing, and writes again once it accepts them, without a restart.
+//! what the Reports page, its CSV and `admin report` show, and without the setting (or while
+//! the replica does not answer) the primary's; and a primary that stops accepting writes
+//! (`default_transaction_read_only`, its connections cut, as a demotion does): `/v1` answers
+//! `503 unavailable` with `Retry-After`, never `500`, writes nothing, and writes again once it
+//! accepts them, without a restart.
 
 use crate::console_fixtures::{person_in, Browser, PASSWORD};
 use crate::fixtures::{agentcard, assert_error, new_site};
@@ -98,6 +99,22 @@ fn the_reports_read_the_replica_when_one_is_set_and_the_primary_otherwise() {
         7
     );
     assert_eq!(report(&[]), 3);
+}
+
+#[test]
+fn a_replica_that_does_not_answer_leaves_the_reports_to_the_primary() {
+    let primary = harness::server();
+    let mut db = primary.db();
+    let org = new_org(&mut db, "Unreplicated Publisher").to_string();
+    let email = person_in(&mut db, Some(&org), Role::Viewer);
+    add_served(&mut db, &org, 3);
+    let gone = format!("{}_no_such_replica", primary.database_url);
+    let with_replica =
+        harness::start_server(&primary.database_url, &[("AGENTCARD_REPLICA_URL", &gone)]);
+    let mut browser = Browser::on(with_replica.addr);
+    assert_eq!(browser.sign_in(&email, PASSWORD).status, 303);
+    assert_eq!(total_requests(&browser.get("/reports?window=7d")), 3);
+    assert_eq!(csv_requests(&browser.get("/reports.csv?window=7d")), 3);
 }
 
 /// Polls `done` every 50 ms; panics naming `what` if it is still false after `HANG`.
