@@ -296,7 +296,7 @@ lost_writes=$(comm -23 "$WORKDIR/acknowledged" "$WORKDIR/held" | wc -l)
 writes_500=$(awk '$3 == 500' "$WRITES_LOG" | wc -l)
 unavailable_without_retry=$(awk '$3 == 503 && $4 == "-"' "$WRITES_LOG" | wc -l)
 
-section "failover to a $MODE standby: $INSTANCES instances behind HAProxy, $CONNECTIONS connections"
+section "failover to the $MODE standby: $INSTANCES instances behind HAProxy, $CONNECTIONS connections"
 machine
 echo "/fragment: $requests requests, $non2xx non-2xx, $errors socket errors"
 echo "/v1 writes: $writes, by status (000: no answer):"
