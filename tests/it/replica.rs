@@ -8,7 +8,7 @@
 
 use crate::console_fixtures::{person_in, Browser, PASSWORD};
 use crate::fixtures::{agentcard, assert_error, new_site};
-use crate::harness::{self, new_org, Resp, TestDatabase};
+use crate::harness::{self, new_org, OwnServer, Resp, TestDatabase};
 use agentcard::db;
 use agentcard::domain::Role;
 use jiff::{SignedDuration, Timestamp};
@@ -53,12 +53,30 @@ fn csv_requests(csv: &Resp) -> i64 {
         .sum()
 }
 
+/// An organisation of the test's database with a viewer (its id and email), and `requests`
+/// served to it there.
+fn publisher(db: &mut postgres::Client, requests: i64) -> (String, String) {
+    let org = new_org(db, "Replicated Publisher").to_string();
+    let email = person_in(db, Some(&org), Role::Viewer);
+    add_served(db, &org, requests);
+    (org, email)
+}
+
+/// A server on the test's database reading the reports at `replica`, and a browser of the
+/// person `email` signed in to its console.
+fn reading_on(replica: &str, email: &str) -> (OwnServer, Browser) {
+    let primary = harness::server();
+    let server =
+        harness::start_server(&primary.database_url, &[("AGENTCARD_REPLICA_URL", replica)]);
+    let mut browser = Browser::on(server.addr);
+    assert_eq!(browser.sign_in(email, PASSWORD).status, 303);
+    (server, browser)
+}
+
 #[test]
 fn the_reports_read_the_replica_when_one_is_set_and_the_primary_otherwise() {
     let primary = harness::server();
-    let mut db = primary.db();
-    let org = new_org(&mut db, "Replicated Publisher").to_string();
-    let email = person_in(&mut db, Some(&org), Role::Viewer);
+    let (org, email) = publisher(&mut primary.db(), 3);
     let replica = TestDatabase::create();
     let mut on_replica = db::connect(&replica.url).unwrap();
     on_replica
@@ -67,15 +85,9 @@ fn the_reports_read_the_replica_when_one_is_set_and_the_primary_otherwise() {
             &[&org],
         )
         .unwrap();
-    add_served(&mut db, &org, 3);
     add_served(&mut on_replica, &org, 7);
 
-    let with_replica = harness::start_server(
-        &primary.database_url,
-        &[("AGENTCARD_REPLICA_URL", replica.url.as_str())],
-    );
-    let mut browser = Browser::on(with_replica.addr);
-    assert_eq!(browser.sign_in(&email, PASSWORD).status, 303);
+    let (_server, browser) = reading_on(&replica.url, &email);
     let page = browser.get("/reports?window=7d");
     assert_eq!(total_requests(&page), 7, "the replica's numbers");
     assert!(
@@ -103,16 +115,9 @@ fn the_reports_read_the_replica_when_one_is_set_and_the_primary_otherwise() {
 
 #[test]
 fn a_replica_that_does_not_answer_leaves_the_reports_to_the_primary() {
-    let primary = harness::server();
-    let mut db = primary.db();
-    let org = new_org(&mut db, "Unreplicated Publisher").to_string();
-    let email = person_in(&mut db, Some(&org), Role::Viewer);
-    add_served(&mut db, &org, 3);
-    let gone = format!("{}_no_such_replica", primary.database_url);
-    let with_replica =
-        harness::start_server(&primary.database_url, &[("AGENTCARD_REPLICA_URL", &gone)]);
-    let mut browser = Browser::on(with_replica.addr);
-    assert_eq!(browser.sign_in(&email, PASSWORD).status, 303);
+    let (_, email) = publisher(&mut harness::server().db(), 3);
+    let gone = format!("{}_no_such_replica", harness::server().database_url);
+    let (_server, browser) = reading_on(&gone, &email);
     assert_eq!(total_requests(&browser.get("/reports?window=7d")), 3);
     assert_eq!(csv_requests(&browser.get("/reports.csv?window=7d")), 3);
 }
