@@ -74,7 +74,8 @@ bench_workdir agentcard-bench
 
 ensure_tools() {
 	ensure_bench_tools
-	curl --help all | grep -q -- '--rate' || die "curl 7.84 or newer is needed (the writes phase paces with --rate)"
+	# Read whole, then matched: a `grep -q` gone at its match would kill curl (SIGPIPE).
+	[[ "$(curl --help all)" == *--rate* ]] || die "curl 7.84 or newer is needed (the writes phase paces with --rate)"
 }
 
 # ---------------------------------------------------------------- database and build

@@ -87,7 +87,9 @@ phase_rolling() {
 database_up_everywhere() {
 	local i
 	for ((i = 0; i < INSTANCES; i++)); do
-		curl -fsS "http://127.0.0.1:$(instance_port "$i")/ready" | grep -q '"database":"up"' || return 1
+		# The answer read whole before it is matched: a `grep -q` gone at its match would kill
+		# curl (SIGPIPE) under pipefail.
+		[[ "$(curl -fsS "http://127.0.0.1:$(instance_port "$i")/ready")" == *'"database":"up"'* ]] || return 1
 	done
 }
 

@@ -57,7 +57,7 @@ mapfile -t known < <(cargo fuzz list)
 targets=("$@")
 ((${#targets[@]} > 0)) || targets=("${known[@]}")
 for target in "${targets[@]}"; do
-	if ! printf '%s\n' "${known[@]}" | grep -qxF -- "$target"; then
+	if ! grep -qxF -- "$target" <<<"$(printf '%s\n' "${known[@]}")"; then
 		echo "scripts/fuzz.sh: no target '$target' (known: ${known[*]})" >&2
 		exit 2
 	fi

@@ -9,7 +9,7 @@ use crate::icon::Fetcher;
 use crate::limits::RateLimiter;
 use crate::mail::Mailer;
 use crate::password::Passwords;
-use crate::pool::Pool;
+use crate::pool::{Conn, Pool, Role};
 use crate::proof_of_work::Proofs;
 use crate::token_use::TokenUse;
 use std::net::IpAddr;
@@ -26,7 +26,10 @@ const PASSWORD_THREADS: usize = 2;
 
 pub struct App {
     pub config: Config,
+    /// The primary's pool: writes, and every read that must see them.
     pub pool: Pool,
+    /// The replica's pool (`AGENTCARD_REPLICA_URL`), for the reads that may lag: the reports.
+    replica: Option<Pool>,
     pub blocking: BlockingPool,
     pub limiter: RateLimiter,
     pub token_use: TokenUse,
@@ -48,7 +51,10 @@ impl App {
     /// Opens the pool and starts the background threads (cache refresher, report writer,
     /// token-use writer, icon fetch).
     pub fn new(config: Config) -> Result<Arc<App>, postgres::Error> {
-        let pool = Pool::start(&config.database_url, config.db_pool_size)?;
+        let pool = Pool::start(&config.database_url, config.db_pool_size, Role::Primary)?;
+        let replica = (config.replica_url.as_deref())
+            .map(|url| Pool::start(url, config.db_pool_size, Role::Replica))
+            .transpose()?;
         Ok(Arc::new(App {
             token_use: TokenUse::start(pool.clone()),
             delivery: Delivery::start(&config),
@@ -60,17 +66,28 @@ impl App {
             mailer: Mailer::configured(&config),
             stopping: AtomicBool::new(false),
             pool,
+            replica,
             config,
         }))
     }
 
     /// Stops the background threads (cache refresher, report writer without a last flush,
-    /// token-use writer, icon fetch, the pool's probe), and waits until they have stopped.
+    /// token-use writer, icon fetch, the pools' probes), and waits until they have stopped.
     pub fn stop(&self) {
         self.delivery.stop();
         self.token_use.stop();
         self.icons.stop();
         self.pool.stop();
+        if let Some(replica) = &self.replica {
+            replica.stop();
+        }
+    }
+
+    /// A connection to the replica for a read that may lag, when one is set and answers;
+    /// `None`: read on the primary.
+    pub fn replica(&self) -> Option<Conn> {
+        let replica = self.replica.as_ref().filter(|pool| pool.database_up())?;
+        replica.get().ok()
     }
 
     /// From now on the instance says it is not ready, so that a load balancer drains it.

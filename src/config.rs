@@ -21,7 +21,12 @@ pub struct ConfigError {
 
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// The primary: every write, the snapshot and its version checks. Several hosts with
+    /// `target_session_attrs=read-write` follow a failover.
     pub database_url: String,
+    /// Where the reports, their CSV and `admin report` read (`AGENTCARD_REPLICA_URL`), a
+    /// standby that may lag; `None`: they read the primary.
+    pub replica_url: Option<String>,
     pub listen: SocketAddr,
     /// Host names, lowercase, without port. `None` base host: every other host is the base.
     pub base_host: Option<String>,
@@ -166,6 +171,9 @@ impl Config {
         let console_host = get("AGENTCARD_CONSOLE_HOST").map(|h| normalize_host(&h));
         Ok(Config {
             database_url,
+            replica_url: get("AGENTCARD_REPLICA_URL")
+                .map(|url| replica_url(&url))
+                .transpose()?,
             listen,
             base_host: get("AGENTCARD_BASE_HOST").map(|h| normalize_host(&h)),
             console_url: ConsoleUrl::configured(
@@ -235,6 +243,17 @@ impl Config {
                 &crate::limits::UNKNOWN_BROWSER_HASHES_PER_BLOCK.to_string(),
             )? as usize,
         })
+    }
+}
+
+/// `AGENTCARD_REPLICA_URL`: a connection string, read as `DATABASE_URL` is.
+fn replica_url(url: &str) -> Result<String, ConfigError> {
+    match crate::db::pg_config(url) {
+        Ok(_) => Ok(url.to_string()),
+        Err(error) => Err(ConfigError {
+            var: "AGENTCARD_REPLICA_URL",
+            message: format!("not a PostgreSQL connection string: {error}"),
+        }),
     }
 }
 

@@ -12,6 +12,8 @@ use serde_json::Value;
 
 /// The `retry_after` value and `Retry-After` header of every `429`.
 pub const RETRY_AFTER_SECONDS: u32 = 60;
+/// The `Retry-After` header of a `503 unavailable`: a failover's new primary takes seconds.
+pub const UNAVAILABLE_RETRY_AFTER_SECONDS: u32 = 5;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -39,6 +41,9 @@ pub enum ApiError {
     Validation { field: String, message: String },
     #[error("rate limited")]
     RateLimited,
+    /// The database does not answer, or accepts no writes: an outage, a failover's gap.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
     #[error("internal: {0}")]
     Internal(String),
 }
@@ -71,6 +76,7 @@ impl ApiError {
             ApiError::Conflict { .. } => 409,
             ApiError::Validation { .. } => 422,
             ApiError::RateLimited => 429,
+            ApiError::Unavailable(_) => 503,
             ApiError::Internal(_) => 500,
         }
     }
@@ -89,6 +95,7 @@ impl ApiError {
             ApiError::Conflict { .. } => "conflict",
             ApiError::Validation { .. } => "validation",
             ApiError::RateLimited => "rate_limited",
+            ApiError::Unavailable(_) => "unavailable",
             ApiError::Internal(_) => "internal",
         }
     }
@@ -115,6 +122,10 @@ impl ApiError {
             ApiError::RateLimited => {
                 format!("rate limited — retry after {RETRY_AFTER_SECONDS} seconds")
             }
+            ApiError::Unavailable(_) => format!(
+                "the database is not available at this moment — retry after \
+                 {UNAVAILABLE_RETRY_AFTER_SECONDS} seconds"
+            ),
             ApiError::Internal(_) => "internal error".into(),
         }
     }
@@ -135,12 +146,19 @@ impl ApiError {
     }
 
     /// The answer: the status and the error object, never stored by a cache; a `405` lists the
-    /// allowed methods.
+    /// allowed methods, a `503` when to retry.
     pub fn response(&self) -> Response {
         match self {
             ApiError::MethodNotAllowed { allow } => http::method_not_allowed(allow),
-            _ => Response::json(self.status(), &self.to_json()).header("Cache-Control", "no-store"),
+            ApiError::Unavailable(_) => self
+                .json_response()
+                .header("Retry-After", UNAVAILABLE_RETRY_AFTER_SECONDS.to_string()),
+            _ => self.json_response(),
         }
+    }
+
+    fn json_response(&self) -> Response {
+        Response::json(self.status(), &self.to_json()).header("Cache-Control", "no-store")
     }
 }
 
@@ -163,12 +181,12 @@ impl ApiError {
 }
 
 /// The database being unavailable changes no state here: the pool follows it and says the
-/// outage in the log once (`pool`); a request only fails with it.
+/// outage in the log once (`pool`); a request only fails with it, `503`, to be retried.
 impl From<postgres::Error> for ApiError {
     fn from(error: postgres::Error) -> Self {
         let cause = db::describe(&error);
         if db::is_unavailable(&error) {
-            ApiError::Internal(cause)
+            ApiError::Unavailable(cause)
         } else {
             ApiError::internal(cause)
         }
@@ -177,9 +195,9 @@ impl From<postgres::Error> for ApiError {
 
 impl From<r2d2::Error> for ApiError {
     fn from(error: r2d2::Error) -> Self {
-        // The pool gives up a checkout only when no connection can be made: the database is
-        // unavailable, and the pool has marked it so.
-        ApiError::Internal(format!("no database connection: {error}"))
+        // The pool gives up a checkout only when no connection can be made (or none accepts
+        // writes): the database is unavailable, and the pool has marked it so.
+        ApiError::Unavailable(format!("no database connection: {error}"))
     }
 }
 

@@ -147,7 +147,8 @@ fn run(command: Command) -> Result<(), String> {
         }
         Command::Admin { command } => {
             let config = Config::from_env().map_err(|e| e.to_string())?;
-            let mut db = startup::connect(&config.database_url).map_err(|e| e.to_string())?;
+            let url = admin::database_url(&command, &config);
+            let mut db = startup::connect(url).map_err(|e| e.to_string())?;
             let output =
                 admin::run(command, &config, &mut db).map_err(|e| admin::error_line(&e))?;
             print(&output.to_string())

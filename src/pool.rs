@@ -8,20 +8,37 @@
 //! connection out every second, so that the state is known without traffic. While the
 //! database is down a checkout does not wait; r2d2 keeps trying to connect meanwhile, and the
 //! first connection made ends the outage.
+//!
+//! The primary's pool holds only connections that accept writes: it connects with
+//! `target_session_attrs=read-write` (of several hosts, to the one that accepts writes), and a
+//! connection checked out is first asked whether its server became read-only (a standby, a
+//! demoted primary, `default_transaction_read_only`). A server that accepts no writes counts as
+//! an outage, so that the writes of a failover's gap answer `503` at once, and the first
+//! connection to the new primary ends it. A replica's pool
+//! (`AGENTCARD_REPLICA_URL`) is read-only by nature and asks nothing.
 
 use crate::background::Background;
-use crate::db::pg_config;
+use crate::db::{self, pg_config};
 use crate::failure_log::FailureLog;
-use postgres::NoTls;
+use postgres::config::TargetSessionAttrs;
+use postgres::{Client, NoTls};
 use r2d2::event::{AcquireEvent, CheckoutEvent, HandleEvent};
-use r2d2::HandleError;
+use r2d2::{HandleError, ManageConnection};
 use r2d2_postgres::PostgresConnectionManager;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-type Manager = PostgresConnectionManager<NoTls>;
 pub type Conn = r2d2::PooledConnection<Manager>;
+
+/// What a pool's server is to the service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// `DATABASE_URL`: every write; its connections must accept them.
+    Primary,
+    /// `AGENTCARD_REPLICA_URL`: reads that may lag.
+    Replica,
+}
 
 /// How long a checkout waits for a connection while the database answers.
 const CHECKOUT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -52,9 +69,17 @@ impl Pool {
     /// A pool that does not require the database to be up at start (connections are made on
     /// demand), and the thread that keeps its state; the thread stops with the pool (its last
     /// clone dropped) or [`Pool::stop`].
-    pub fn start(database_url: &str, size: u32) -> Result<Pool, postgres::Error> {
-        let manager = PostgresConnectionManager::new(pg_config(database_url)?, NoTls);
-        let database = Arc::new(DatabaseState::default());
+    pub fn start(database_url: &str, size: u32, role: Role) -> Result<Pool, postgres::Error> {
+        let mut config = pg_config(database_url)?;
+        if role == Role::Primary {
+            // Of several hosts, the one that accepts writes; of one, only while it does.
+            config.target_session_attrs(TargetSessionAttrs::ReadWrite);
+        }
+        let manager = Manager {
+            connections: PostgresConnectionManager::new(config, NoTls),
+            role,
+        };
+        let database = Arc::new(DatabaseState::of(role));
         let connections = r2d2::Pool::builder()
             .max_size(size)
             .min_idle(Some(0))
@@ -126,15 +151,6 @@ struct DatabaseState {
     outage: FailureLog,
 }
 
-impl Default for DatabaseState {
-    fn default() -> Self {
-        DatabaseState {
-            up: AtomicBool::new(true),
-            outage: FailureLog::new("the database"),
-        }
-    }
-}
-
 impl std::fmt::Debug for DatabaseState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DatabaseState")
@@ -144,6 +160,18 @@ impl std::fmt::Debug for DatabaseState {
 }
 
 impl DatabaseState {
+    /// Up, until the pool sees otherwise; its outages logged under the role's name.
+    fn of(role: Role) -> Self {
+        let name = match role {
+            Role::Primary => "the database",
+            Role::Replica => "the replica",
+        };
+        DatabaseState {
+            up: AtomicBool::new(true),
+            outage: FailureLog::new(name),
+        }
+    }
+
     fn answered(&self) {
         if !self.up.swap(true, Ordering::AcqRel) {
             self.outage.succeeded();
@@ -151,14 +179,53 @@ impl DatabaseState {
     }
 }
 
+/// r2d2_postgres's connections, checked for their role when checked out.
+#[derive(Debug)]
+pub struct Manager {
+    connections: PostgresConnectionManager<NoTls>,
+    role: Role,
+}
+
+/// Why a connection was not made, or not kept.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectionError {
+    #[error("{}", db::describe(.0))]
+    Postgres(#[from] postgres::Error),
+    #[error("the server accepts no writes (a standby, or default_transaction_read_only is on)")]
+    ReadOnly,
+}
+
+impl ManageConnection for Manager {
+    type Connection = Client;
+    type Error = ConnectionError;
+
+    fn connect(&self) -> Result<Client, ConnectionError> {
+        Ok(self.connections.connect()?)
+    }
+
+    /// One round trip, as r2d2_postgres's own check: the primary's asks whether it still
+    /// accepts writes.
+    fn is_valid(&self, client: &mut Client) -> Result<(), ConnectionError> {
+        match self.role {
+            Role::Primary if db::is_read_only(client)? => Err(ConnectionError::ReadOnly),
+            Role::Primary => Ok(()),
+            Role::Replica => Ok(self.connections.is_valid(client)?),
+        }
+    }
+
+    fn has_broken(&self, client: &mut Client) -> bool {
+        self.connections.has_broken(client)
+    }
+}
+
 /// What r2d2 tells of its connections, turned into the database's state.
 #[derive(Debug)]
 struct Observer(Arc<DatabaseState>);
 
-impl HandleError<postgres::Error> for Observer {
-    fn handle_error(&self, error: postgres::Error) {
+impl HandleError<ConnectionError> for Observer {
+    fn handle_error(&self, error: ConnectionError) {
         self.0.up.store(false, Ordering::Release);
-        self.0.outage.failed(&crate::db::describe(&error));
+        self.0.outage.failed(&error.to_string());
     }
 }
 

@@ -46,10 +46,11 @@ impl std::fmt::Display for Output {
 
 /// How a refusal is printed on standard error, after `agentcard: `: `<field>: <message>` for a
 /// refused value, with the `field` and `message` `/v1` gives for the same value, else the
-/// message alone (an internal error with its cause).
+/// message alone (an internal error or an unavailable database with its cause).
 pub fn error_line(error: &ApiError) -> String {
     match (error, error.field()) {
         (ApiError::Internal(cause), _) => format!("internal error: {cause}"),
+        (ApiError::Unavailable(cause), _) => format!("database unavailable: {cause}"),
         (_, Some(field)) => format!("{field}: {}", error.message()),
         (_, None) => error.message(),
     }
@@ -168,7 +169,16 @@ pub enum LineFormat {
     Text,
 }
 
-/// Runs one command against `db`, the database of `config`.
+/// The database a command runs on: `admin report` reads the replica when one is set
+/// (`AGENTCARD_REPLICA_URL`), every other command the primary.
+pub fn database_url<'c>(command: &AdminCommand, config: &'c Config) -> &'c str {
+    match (command, &config.replica_url) {
+        (AdminCommand::Report(_), Some(replica)) => replica,
+        _ => &config.database_url,
+    }
+}
+
+/// Runs one command against `db`, the database of `config` (`database_url`).
 pub fn run(
     command: AdminCommand,
     config: &Config,

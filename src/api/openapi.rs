@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 const FRAME: &str = include_str!("openapi_frame.json");
 
 /// Each refusal's response in `components.responses`, by status.
-const REFUSALS: [(u16, &str); 8] = [
+const REFUSALS: [(u16, &str); 9] = [
     (400, "BadRequest"),
     (401, "Unauthorized"),
     (403, "PlatformCard"),
@@ -21,10 +21,12 @@ const REFUSALS: [(u16, &str); 8] = [
     (422, "ValidationFailed"),
     (429, "RateLimited"),
     (500, "InternalError"),
+    (503, "Unavailable"),
 ];
 
-/// The refusals of every operation: the token, the limits, a failure of ours.
-const EVERY_OPERATION_REFUSES: [u16; 3] = [401, 429, 500];
+/// The refusals of every operation: the token, the limits, a failure of ours, the database
+/// unavailable.
+const EVERY_OPERATION_REFUSES: [u16; 4] = [401, 429, 500, 503];
 /// The refusals of an operation with a body: its syntax or members (`400`), its shape (`422`).
 const A_BODY_REFUSES: [u16; 2] = [400, 422];
 

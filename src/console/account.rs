@@ -29,7 +29,7 @@ pub fn home(ctx: &mut PersonContext) -> Answer {
             let sites = ops::sites::list_sites(ctx.db, &caller)?;
             let connect = (sites.first()).map(|site| format!("/sites/{}/connect", site.domain));
             let silent = live::last_requests(ctx.db, &caller.org, 1)?.is_empty();
-            let glance = reports::glance(ctx.db, &caller)?;
+            let glance = reports::glance(ctx, &caller)?;
             (sites.is_empty() || silent, connect, Some(glance))
         }
         None => (false, None, None),

@@ -5,7 +5,7 @@ use super::layout::Layout;
 use super::notice::Notice;
 use super::refusal::PageRefusal;
 use super::session::Visit;
-use crate::error::{ApiError, RETRY_AFTER_SECONDS};
+use crate::error::{ApiError, RETRY_AFTER_SECONDS, UNAVAILABLE_RETRY_AFTER_SECONDS};
 use crate::http::Response;
 use crate::password::Caller;
 use askama::Template;
@@ -85,6 +85,9 @@ pub fn refusal(refusal: &PageRefusal, visit: Option<&Visit>) -> Response {
         | PageRefusal::Hashes(_)
         | PageRefusal::UnknownBrowsers => {
             response.header("Retry-After", RETRY_AFTER_SECONDS.to_string())
+        }
+        PageRefusal::Api(ApiError::Unavailable(_)) => {
+            response.header("Retry-After", UNAVAILABLE_RETRY_AFTER_SECONDS.to_string())
         }
         _ => response,
     }

@@ -183,7 +183,8 @@ fn read(ctx: &mut PageContext, filter: &Filter) -> Result<Option<Page>, PageRefu
     let Some(query) = filter.query() else {
         return Ok(None);
     };
-    Ok(Some(audit::page(ctx.db, &ctx.caller, &query)?))
+    let caller = ctx.caller.clone();
+    Ok(Some(ctx.on_replica(|db| audit::page(db, &caller, &query))?))
 }
 
 /// `GET /audit?actor=…&from=…&to=…&limit=…&before=…`: an unknown limit counts as the
@@ -225,7 +226,7 @@ pub fn csv(ctx: &mut PageContext) -> Answer {
         return Err(refused.unwrap_or(ApiError::NotFound).into());
     };
     let caller = ctx.caller.clone();
-    let body = audit::csv(ctx.db, &caller, &query)?;
+    let body = ctx.on_replica(|db| audit::csv(db, &caller, &query))?;
     let org = caller.org.id;
     Ok(Response::new(200)
         .header("Content-Type", "text/csv; charset=utf-8")

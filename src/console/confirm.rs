@@ -32,7 +32,8 @@ pub fn traffic(ctx: &mut PageContext, touched: Option<Touched>) -> Result<String
     let Some(touched) = touched else {
         return Ok("No request to /fragment goes through it: delivery is not touched.".into());
     };
-    let requests = reports::last_day(ctx.db, &ctx.caller.org, touched, Timestamp::now())?;
+    let org = ctx.caller.org.clone();
+    let requests = ctx.on_replica(|db| reports::last_day(db, &org, touched, Timestamp::now()))?;
     let count = match requests {
         0 => "no request".to_string(),
         1 => "1 request".to_string(),

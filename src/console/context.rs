@@ -65,6 +65,17 @@ impl<'a, V, C> PageContext<'a, V, C> {
     }
 }
 
+impl<V, C> PageContext<'_, V, C> {
+    /// Runs a read that may lag (the reports, the audit log) on the replica, when one is set
+    /// and answers (`App::replica`), else on the page's own connection to the primary.
+    pub fn on_replica<T>(&mut self, read: impl FnOnce(&mut Client) -> T) -> T {
+        match self.app.replica() {
+            Some(mut replica) => read(&mut replica),
+            None => read(self.db),
+        }
+    }
+}
+
 impl<C> PageContext<'_, Visit, C> {
     /// The layout of this person's pages, with the notice of the query.
     pub fn layout(&self) -> Layout {

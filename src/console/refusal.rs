@@ -63,7 +63,7 @@ impl PageRefusal {
     pub fn of_input(&self) -> bool {
         !matches!(
             self,
-            PageRefusal::Busy | PageRefusal::Api(ApiError::Internal(_))
+            PageRefusal::Busy | PageRefusal::Api(ApiError::Internal(_) | ApiError::Unavailable(_))
         )
     }
 }

@@ -22,8 +22,8 @@ use crate::ops::Caller;
 use askama::Template;
 use jiff::civil::Date;
 use jiff::Timestamp;
-use postgres::Client;
 use std::cmp::Reverse;
+use std::time::Duration;
 
 /// The windows of the picker: the query's value, its label, the window.
 const WINDOWS: [(&str, &str, Option<ConsoleWindow>); 4] = [
@@ -48,6 +48,9 @@ const UNMATCHED_SHOWN: i64 = 20;
 /// requests first, then all others as one row): a month holds up to ~100 000 of them, which
 /// the CSV holds.
 const TOP_SHOWN: i64 = 100;
+
+/// A replica's lag beyond which the page says its numbers are late.
+const LAG_SHOWN: Duration = Duration::from_secs(10);
 
 /// The groups of the picker, by their `By` name, and their name on the page.
 const GROUPS: [(By, &str); 5] = [
@@ -121,6 +124,9 @@ pub struct Numbers {
     pub csv: String,
     /// The User-Agents that matched no marker, most requests first.
     pub unmatched: Vec<(String, i64)>,
+    /// Seconds the replica the numbers were read on is behind the primary, beyond
+    /// [`LAG_SHOWN`].
+    pub behind: Option<u64>,
 }
 
 /// The rows of a group, most requests first (the others, together, last).
@@ -237,15 +243,9 @@ pub fn page(ctx: &mut PageContext) -> Answer {
     let now = Timestamp::now();
     let org = ctx.caller.org.clone();
     let bounds = asked.window.bounds(now);
-    let view = reports::view(
-        ctx.db,
-        &org,
-        asked.window,
-        asked.by,
-        TOP_SHOWN,
-        UNMATCHED_SHOWN,
-        now,
-    )?;
+    let (window, by) = (asked.window, asked.by);
+    let view =
+        ctx.on_replica(|db| reports::view(db, &org, window, by, TOP_SHOWN, UNMATCHED_SHOWN, now))?;
     let points = series(&view.by_bucket, &asked.window.buckets(now));
     let title = "Requests and served".to_string();
     let chart = Chart::new("window", title, &points, asked.window.by());
@@ -256,6 +256,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
     let by = view.grouped.as_ref().and_then(groups);
     let change = Change::of(&total, &view.previous, Period::of(bounds.preceding()));
     let unmatched = view.unmatched;
+    let behind = (view.lag > LAG_SHOWN).then_some(view.lag.as_secs());
     let csv = csv_link(&form);
     let page = ReportsPage {
         layout: ctx.layout().in_utc(),
@@ -272,6 +273,7 @@ pub fn page(ctx: &mut PageContext) -> Answer {
             top,
             csv,
             unmatched,
+            behind,
         }),
     };
     Ok(answers::html(200, &page))
@@ -294,7 +296,8 @@ fn download(ctx: &mut PageContext, asked: &Asked) -> Answer {
     let org = ctx.caller.org.clone();
     let bounds = asked.window.bounds(now);
     let view = asked.by.unwrap_or(asked.window.by());
-    let report = reports::report(&mut reports::snapshot(ctx.db)?, &org, bounds, Some(view))?;
+    let report = ctx
+        .on_replica(|db| reports::report(&mut reports::snapshot(db)?, &org, bounds, Some(view)))?;
     let day = |at: Timestamp| at.strftime("%Y-%m-%d").to_string();
     let name = format!(
         "agentcard-report-{}-by-{}-{}-{}.csv",
@@ -430,8 +433,11 @@ fn refusals(total: &Counts) -> Vec<(Refused, i64)> {
 }
 
 /// The organisation's last 24 hours (`ops::reports::glance`).
-pub(super) fn glance(db: &mut Client, caller: &Caller) -> Result<Glance, PageRefusal> {
-    let glance = reports::glance(db, &caller.org, Timestamp::now())?;
+pub(super) fn glance<V, C>(
+    ctx: &mut PageContext<V, C>,
+    caller: &Caller,
+) -> Result<Glance, PageRefusal> {
+    let glance = ctx.on_replica(|db| reports::glance(db, &caller.org, Timestamp::now()))?;
     let total = &glance.by_hour.total;
     let title = "Requests and served, last 24 hours".to_string();
     let rows = |groups: &[reports::Group]| groups.iter().map(|g| row(&g.key, &g.counts)).collect();
@@ -448,7 +454,7 @@ pub(super) fn glance(db: &mut Client, caller: &Caller) -> Result<Glance, PageRef
 /// The card's last 7 days (`ops::reports::card_week`).
 pub(super) fn week(ctx: &mut PageContext, card: &CardRow) -> Result<Week, PageRefusal> {
     let org = ctx.caller.org.clone();
-    let week = reports::card_week(ctx.db, &org, &card.id, Timestamp::now())?;
+    let week = ctx.on_replica(|db| reports::card_week(db, &org, &card.id, Timestamp::now()))?;
     let page = |page: reports::CardPage| WeekPage {
         why: (page.site.as_ref()).map(|site| why_link(site, &page.page, card)),
         page: readable_page(&page.page),

@@ -62,7 +62,19 @@ pub fn describe(error: &postgres::Error) -> String {
     }
 }
 
-/// Is this the error of a database that is not there (down, restarting, unreachable)?
+/// Whether the server accepts no writes in this session: a standby, or
+/// `default_transaction_read_only`.
+pub fn is_read_only(client: &mut postgres::Client) -> Result<bool, postgres::Error> {
+    let rows = client.simple_query("SHOW transaction_read_only")?;
+    let value = rows.iter().find_map(|message| match message {
+        postgres::SimpleQueryMessage::Row(row) => row.get(0),
+        _ => None,
+    });
+    Ok(value == Some("on"))
+}
+
+/// Is this the error of a database that is not there (down, restarting, unreachable), or
+/// of a primary that became read-only (a failover's gap)?
 pub fn is_unavailable(error: &postgres::Error) -> bool {
     if types::is_bad_stored_value(error) {
         return false;
@@ -72,6 +84,7 @@ pub fn is_unavailable(error: &postgres::Error) -> bool {
             code.code().starts_with("08")
                 || *code == postgres::error::SqlState::ADMIN_SHUTDOWN
                 || *code == postgres::error::SqlState::CANNOT_CONNECT_NOW
+                || *code == postgres::error::SqlState::READ_ONLY_SQL_TRANSACTION
         }
         None => true,
     }

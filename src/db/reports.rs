@@ -36,6 +36,24 @@ pub fn snapshot(db: &mut Client) -> Result<Transaction<'_>, postgres::Error> {
     Ok(transaction)
 }
 
+/// How far the server read is behind its primary: zero on a primary, and on a standby that has
+/// replayed all it received from a primary it streams from; else the age of the last
+/// transaction it replayed (a standby cut off from its primary ages).
+pub fn replica_lag(db: &mut impl GenericClient) -> Result<Duration, postgres::Error> {
+    let row = db.query_one(
+        "SELECT CASE
+                  WHEN NOT pg_is_in_recovery() THEN 0
+                  WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn()
+                   AND EXISTS (SELECT FROM pg_stat_wal_receiver WHERE status = 'streaming')
+                  THEN 0
+                  ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0)
+                END::float8 AS lag",
+        &[],
+    )?;
+    let seconds: f64 = row.try_get("lag")?;
+    Ok(Duration::from_secs_f64(seconds.max(0.0)))
+}
+
 /// The buckets that start at or after `since` and before `until`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {

@@ -94,6 +94,8 @@
 //!   every page again at a phone's width (390×844: axe with target size, no sideways scroll).
 //! - `hardening`: the defects a hostile-input campaign found, each with its test.
 //! - `outage`: PostgreSQL stopped and restarted under a running server (a private cluster).
+//! - `replica`: the reports read on a replica (a second clone with numbers of its own), and
+//!   writes meeting a primary that accepts none (`503` with `Retry-After`, then writes again).
 //! - `startup`: the real binary started with each mistake (database port, database, user, URL,
 //!   a listen address in use, no console host for a link): stderr names cause and fix; and
 //!   scripts/run.sh refusing a DATABASE_URL that cannot be used, silent when serve fails.
@@ -155,6 +157,7 @@ mod metrics;
 mod other_routes;
 mod outage;
 mod refused;
+mod replica;
 mod report;
 mod report_mail;
 mod routes;

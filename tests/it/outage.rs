@@ -1,7 +1,8 @@
 //! A database outage: with PostgreSQL stopped, `/fragment` keeps serving the last snapshot
 //! (answers come while the management API waits on the database), `/ready` stays `200` and says
-//! (as `/metrics` does) that the database is down, the management API answers `500 internal`,
-//! and everything recovers by itself when PostgreSQL returns. How fast is the benchmarks'
+//! (as `/metrics` does) that the database is down, the management API answers
+//! `503 unavailable` with `Retry-After`, and everything recovers by itself when PostgreSQL
+//! returns. How fast is the benchmarks'
 //! business: a bound here only catches a hang.
 //! The report counts every request exactly once across two processes, a graceful restart and
 //! the outage. The tests stop and start PostgreSQL clusters of their own, never the shared
@@ -213,13 +214,14 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 }
 
 #[track_caller]
-fn assert_internal(resp: &Resp) {
+fn assert_unavailable(resp: &Resp) {
     assert_eq!(
         (resp.status, resp.code()),
-        (500, "internal".to_string()),
+        (503, "unavailable".to_string()),
         "{}",
         resp.text()
     );
+    assert_eq!(resp.header("retry-after"), Some("5"));
 }
 
 /// A request answered on another thread.
@@ -352,7 +354,7 @@ fn fragment_serves_through_a_database_outage_and_everything_recovers() {
     cluster.stop();
     let me = Pending::send(&s.management, "/v1/me");
     s.fragments_keep_serving(&before, &[&me]);
-    assert_internal(&me.wait());
+    assert_unavailable(&me.wait());
     // The outage known, /ready still says the instance serves, and says the database is down.
     wait_until("/ready says the database is down", || {
         s.ready()["database"] == "down"
@@ -366,7 +368,7 @@ fn fragment_serves_through_a_database_outage_and_everything_recovers() {
     );
     assert!(body["report_pending_counters"].is_u64(), "{body}");
     assert_eq!(s.database_up_gauge(), Some(0.0));
-    assert_internal(&s.management.get("/v1/me"));
+    assert_unavailable(&s.management.get("/v1/me"));
 
     // After: PostgreSQL is back; nobody restarts the service.
     cluster.start();

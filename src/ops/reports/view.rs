@@ -1,15 +1,16 @@
 //! What the console's Reports page reads of a window, in one call: the totals and chart by
 //! bucket and those of the window before, the view asked for (its top groups when it is by site, fragment, card or page),
 //! the fragments with requests answered without a card (the no-fill reasons), the User-Agents
-//! that matched no marker.
+//! that matched no marker, and how far behind its primary the server read is (a replica's lag).
 //! `examples/report_page.rs` times this call (`scripts/bench-report.sh`).
 
 use super::{report, top, unfilled, unmatched_agents, By, ConsoleWindow, Counts, Report};
 use crate::db::orgs::Org;
-use crate::db::reports::snapshot;
+use crate::db::reports::{replica_lag, snapshot};
 use crate::error::ApiError;
 use jiff::Timestamp;
 use postgres::Client;
+use std::time::Duration;
 
 /// The reads of one page.
 pub struct View {
@@ -24,6 +25,8 @@ pub struct View {
     pub by_fragment: Option<Report>,
     /// The User-Agents that matched no marker, most requests first.
     pub unmatched: Vec<(String, i64)>,
+    /// How far behind its primary the numbers are: zero when read on the primary.
+    pub lag: Duration,
 }
 
 /// What the page shows of `window` at `now`, grouped `by` when given: at most `top` groups of
@@ -53,6 +56,7 @@ pub fn view(
     };
     let unmatched = unmatched_agents(db, org, bounds, unmatched)?;
     Ok(View {
+        lag: replica_lag(db)?,
         unmatched,
         by_bucket,
         previous,
