@@ -56,6 +56,19 @@ agentcard_venv schemathesis==4.32.5 jsonschema==4.26.0 prometheus_client==0.26.0
 # install is not fatal here: the test that needs them fails and says what is missing.
 agentcard_browser || true
 
+# The edge's runtimes: tests/it/connect.rs runs the recipes downloaded from the console in nginx
+# and workerd, so they are installed before cargo test, not only for the recipes' own tests.
+# A failure to install is not fatal here either: the tests that need them say what is missing.
+if ! [[ -x /usr/sbin/nginx || -x /sbin/nginx || -x /usr/bin/nginx ]]; then
+	agentcard_apt_install nginx || true
+fi
+if [[ ! -d recipes/cloudflare/node_modules ]]; then
+	command -v npm >/dev/null 2>&1 || agentcard_apt_install nodejs npm || true
+	echo "agentcard: installing the npm packages of recipes/cloudflare/package-lock.json" \
+		"(workerd, the Workers runtime) into recipes/cloudflare/node_modules/ (npm ci)" >&2
+	(cd recipes/cloudflare && npm ci --no-audit --no-fund >&2) || true
+fi
+
 locked=()
 [[ -f Cargo.lock ]] && locked=(--locked)
 run_recipes=$((!$#))
@@ -144,13 +157,6 @@ step "cargo test --doc --no-fail-fast${locked[*]:+ ${locked[*]}}${*:+ $*}"
 counted_run cargo_counts cargo test --doc --no-fail-fast "${locked[@]}" "$@"
 
 if ((run_recipes)); then
-	# Installed here, not by recipes/cloudflare/test.sh, so that it is said first.
-	if [[ ! -d recipes/cloudflare/node_modules ]]; then
-		command -v npm >/dev/null 2>&1 || agentcard_apt_install nodejs npm || true
-		echo "agentcard: installing the npm packages of recipes/cloudflare/package-lock.json" \
-			"(workerd, the Workers runtime) into recipes/cloudflare/node_modules/ (npm ci)" >&2
-		(cd recipes/cloudflare && npm ci --no-audit --no-fund >&2) || true
-	fi
 	for recipe in nginx varnish cloudflare; do
 		step "recipes/$recipe/test.sh (the $recipe recipe against recipes/cases)"
 		counted_run recipe_counts bash "recipes/$recipe/test.sh"
