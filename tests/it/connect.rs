@@ -527,7 +527,7 @@ fn workerd_binary() -> PathBuf {
     ));
     assert!(
         binary.is_file(),
-        "workerd: recipes/cloudflare/test.sh installs it (npm ci)"
+        "workerd: scripts/test.sh installs it (npm ci in recipes/cloudflare/)"
     );
     binary
 }
