@@ -30,6 +30,11 @@ class JourneyFailed(AssertionError):
     pass
 
 
+def expect(what, got, wanted):
+    if got != wanted:
+        raise JourneyFailed(f"{what}: got {got!r}, expected {wanted!r}")
+
+
 def start_chromium():
     """Headless Chromium with no network of its own: without the background-networking flags it
     tries Google's hosts at every start, and this machine refuses them."""

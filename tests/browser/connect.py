@@ -19,7 +19,7 @@ import urllib.request
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from browser import JourneyFailed, Person, screenshots_folder
+from browser import JourneyFailed, Person, expect, screenshots_folder
 
 env = os.environ
 CONSOLE = env["AGENTCARD_CONSOLE"]
@@ -27,11 +27,6 @@ API = env["AGENTCARD_API"]
 PASSWORD = "edge owner's passphrase"
 SITE = "edge-day.example"
 GPTBOT = "Mozilla/5.0 (compatible; GPTBot/1.2; +https://openai.com/gptbot)"
-
-
-def expect(what, got, wanted):
-    if got != wanted:
-        raise JourneyFailed(f"{what}: got {got!r}, expected {wanted!r}")
 
 
 def maps_a_site_with_a_served_default(owner):

@@ -48,7 +48,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.virtual_authenticator import (Protocol, Transport,
                                                             VirtualAuthenticatorOptions)
 
-from browser import JourneyFailed, Keys, Person, screenshots_folder
+from browser import JourneyFailed, Keys, Person, expect, screenshots_folder
 
 env = os.environ
 CONSOLE = env["AGENTCARD_CONSOLE"]
@@ -85,11 +85,6 @@ def api(method, path, token=None, body=None):
         return status, json.loads(text), text
     except ValueError:
         return status, None, text
-
-
-def expect(what, got, wanted):
-    if got != wanted:
-        raise JourneyFailed(f"{what}: got {got!r}, expected {wanted!r}")
 
 
 def shown_secret(person, prefix):
