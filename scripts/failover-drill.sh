@@ -67,13 +67,9 @@ PROMOTE_AFTER=$(knob PROMOTE_AFTER "${PROMOTE_AFTER:-3}" 600)
 WRITERS=$(knob WRITERS "${WRITERS:-6}" 50)
 PREBUILT_BIN=${AGENTCARD_BIN:-}
 
-bench_server_env
-bench_workdir agentcard-failover-drill
-RESULTS=$WORKDIR/results.tsv
-: >"$RESULTS"
 # shellcheck source=scripts/lib/fleet.sh
 source scripts/lib/fleet.sh
-fleet_knobs
+fleet_setup agentcard-failover-drill
 
 STANDBY_DIR=$WORKDIR/standby
 STOP_FILE=$WORKDIR/stop

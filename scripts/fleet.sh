@@ -53,12 +53,9 @@ STEADY=$(knob STEADY "${STEADY:-$((QUICK == 1 ? 5 : 10))}" 600)
 OUTAGE=$(knob OUTAGE "${OUTAGE:-$((QUICK == 1 ? 10 : 30))}" 600)
 WRITES=$(knob WRITES "${WRITES:-6}" 50)
 
-bench_server_env
-bench_workdir agentcard-fleet
-RESULTS=$WORKDIR/results.tsv
 # shellcheck source=scripts/lib/fleet.sh
 source scripts/lib/fleet.sh
-fleet_knobs
+fleet_setup agentcard-fleet
 
 # ---------------------------------------------------------------- phases
 
@@ -199,7 +196,6 @@ summary() {
 	echo "instances that exited with a status other than 0: $BAD_EXITS"
 }
 
-: >"$RESULTS"
 MANAGEMENT_REQUESTS=0
 DIRECT_REQUESTS=0
 PROPAGATION=()

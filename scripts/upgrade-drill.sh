@@ -55,13 +55,9 @@ fi
 git rev-parse --verify --quiet "$REF^{commit}" >/dev/null || die "$REF is not a commit of this repository"
 SETTLE=$(knob SETTLE "${SETTLE:-5}" 600)
 
-bench_server_env
-bench_workdir agentcard-upgrade-drill
-RESULTS=$WORKDIR/results.tsv
-: >"$RESULTS"
 # shellcheck source=scripts/lib/fleet.sh
 source scripts/lib/fleet.sh
-fleet_knobs
+fleet_setup agentcard-upgrade-drill
 
 PREVIOUS=$WORKDIR/previous
 cleanup() {

@@ -1,16 +1,18 @@
 # shellcheck shell=bash
 # scripts/lib/fleet.sh: instances of `agentcard serve` behind HAProxy over a PostgreSQL cluster
-# of their own, under wrk. Sourced by scripts/fleet.sh and scripts/upgrade-drill.sh after
-# scripts/lib/bench.sh and `bench_workdir` (WORKDIR, STARTED_PIDS; its `cleanup` is replaced by
-# the one here, which stops the cluster too). The caller sets:
+# of their own, under wrk. Sourced by scripts/fleet.sh, scripts/failover-drill.sh and
+# scripts/upgrade-drill.sh after scripts/lib/bench.sh, which then call `fleet_setup` (its
+# `cleanup` replaces bench.sh's, and stops the cluster too). The caller sets:
 #   LB_PORT FIRST_PORT PG_PORT STATS_PORT   HAProxy, the first instance (the others follow),
 #                                           the cluster, HAProxy's statistics
-#   AGENT_UA RESULTS (a file: one line per wrk run), and the knobs (fleet_knobs)
+#   AGENT_UA
 #   AGENTCARD_BIN                           the binary start_instance starts
 #   DB_URL                                  once the cluster and its database are made
 #
 # Functions:
-#   fleet_knobs                   INSTANCES (3), CONNECTIONS (64), THREADS (2), DRAIN_MS (5000)
+#   fleet_setup NAME              the servers' environment, WORKDIR (bench_workdir NAME), an
+#                                 empty RESULTS in it (a line per wrk run) and the knobs:
+#                                 INSTANCES (3), CONNECTIONS (64), THREADS (2), DRAIN_MS (5000)
 #                                 from the environment, bounded
 #   cluster_create, cluster_start, cluster_stop [MODE]   the cluster in WORKDIR/pg
 #   start_instance I, stop_instance I (SIGTERM; a status other than 0 counts in BAD_EXITS)
@@ -23,12 +25,16 @@
 #   read_demo                     TOKEN, SITE, FRAGMENT_PATH, WRITTEN_PATH from WORKDIR/demo.json
 #   report_total                  the report's count of requests (minutes and hours)
 
-PG_DIR=$WORKDIR/pg
 PG_BINDIR=
 BAD_EXITS=0
 declare -a INSTANCE_PIDS=()
 
-fleet_knobs() {
+fleet_setup() {
+	bench_server_env
+	bench_workdir "$1"
+	PG_DIR=$WORKDIR/pg
+	RESULTS=$WORKDIR/results.tsv
+	: >"$RESULTS"
 	INSTANCES=$(knob INSTANCES "${INSTANCES:-3}" 9)
 	CONNECTIONS=$(knob CONNECTIONS "${CONNECTIONS:-64}" 2000)
 	THREADS=$(knob THREADS "${THREADS:-2}" 64)
